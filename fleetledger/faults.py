@@ -1,0 +1,83 @@
+"""Named crash points, for tests and the chaos harness (the method of DBOS's debug triggers).
+
+Production code calls ``hit("ledger.after_commit")`` at the places where a crash matters. In a
+normal run no point is armed and ``hit`` is one global lookup and a ``None`` test.
+
+A test arms one point for a child process through the environment::
+
+    FLEETLEDGER_FAULT="ledger.after_commit:3:kill"
+
+meaning: the 3rd time the point is reached, act. Actions:
+
+* ``kill``  -- SIGKILL this process (a real crash: no ``finally``, no atexit, no flush);
+* ``stop``  -- SIGSTOP this process (a pause, for fencing tests; SIGCONT resumes it);
+* ``eio``   -- raise ``OSError(EIO)`` at the point (a failing disk), once;
+* ``exit``  -- ``os._exit(86)``.
+
+``FLEETLEDGER_FAULT_LOG=path`` appends the name of every point reached (one per line, with the
+process id) so a harness can enumerate the points a workload passes through.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+
+_ENV = "FLEETLEDGER_FAULT"
+_LOG_ENV = "FLEETLEDGER_FAULT_LOG"
+
+
+class _Armed:
+    __slots__ = ("name", "remaining", "action")
+
+    def __init__(self, spec: str) -> None:
+        parts = spec.split(":")
+        if len(parts) not in (2, 3):
+            raise ValueError(f"{_ENV}={spec!r}: expected NAME:COUNT[:ACTION], e.g. ledger.after_commit:3:kill")
+        self.name = parts[0]
+        self.remaining = int(parts[1])
+        self.action = parts[2] if len(parts) == 3 else "kill"
+        if self.action not in ("kill", "stop", "eio", "exit"):
+            raise ValueError(f"{_ENV}={spec!r}: action must be kill, stop, eio or exit")
+
+
+_armed: _Armed | None = _Armed(os.environ[_ENV]) if os.environ.get(_ENV) else None
+_log_path: str | None = os.environ.get(_LOG_ENV) or None
+
+
+def arm(spec: str | None) -> None:
+    """Arms a point in this process (``"NAME:COUNT[:ACTION]"``), or disarms with ``None``.
+
+    Raises:
+        ValueError: the spec is malformed.
+    """
+    global _armed
+    _armed = _Armed(spec) if spec else None
+
+
+def hit(name: str) -> None:
+    """Marks that execution reached the crash point ``name``; acts if it is the armed one.
+
+    Raises:
+        OSError: with errno EIO, when the armed action is ``eio`` and this is its occurrence.
+    """
+    if _log_path is not None:
+        with open(_log_path, "a", encoding="utf-8") as log:
+            log.write(f"{os.getpid()} {name}\n")
+    armed = _armed
+    if armed is None or armed.name != name:
+        return
+    armed.remaining -= 1
+    if armed.remaining > 0:
+        return
+    action = armed.action
+    if action == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif action == "stop":
+        os.kill(os.getpid(), signal.SIGSTOP)
+    elif action == "exit":
+        os._exit(86)
+    elif action == "eio":
+        arm(None)
+        raise OSError(errno.EIO, f"injected I/O error at {name}")

@@ -1,0 +1,264 @@
+"""The data shapes that pass between the scan job's sprints.
+
+Every shape is a frozen, keyword-only dataclass that round-trips through plain JSON
+(``to_json()`` / ``from_json()``), because every one of them is written into a ledger record
+payload and read back by replay. Nothing here reads files or the clock.
+
+Conventions:
+    * ``path`` is the file's path relative to the scanned root, with forward slashes.
+    * ``line`` is 1-based and is the line number Python's parser gives (``ast`` ``lineno``).
+    * ``col`` is a 0-based *character* column (``ast`` ``col_offset`` counts UTF-8 bytes; the
+      detect step converts it), so SARIF's 1-based ``startColumn`` is ``col + 1``.
+    * ``cwe`` is the CWE number as an int (``78`` for CWE-78), or ``None`` when unknown.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Verdict = Literal["vulnerable", "not_vulnerable", "uncertain"]
+Severity = Literal["critical", "high", "medium", "low", "info"]
+SEVERITIES: tuple[str, ...] = ("critical", "high", "medium", "low", "info")
+
+
+def _from(cls: type, data: dict[str, Any]) -> Any:
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Candidate:
+    """A place a detector flagged; the input of the investigate sprint.
+
+    Attributes:
+        id: Stable identifier, ``candidate_id(path, line, col, rule_id)``; equal across runs
+            for the same finding in the same file content.
+        path: File path relative to the scanned root (forward slashes).
+        line: 1-based line of the flagged node, as the parser gives it.
+        col: 0-based character column of the flagged node.
+        end_line: 1-based last line of the flagged node (>= ``line``).
+        rule_id: Detector rule id, e.g. ``"B602"`` for bandit.
+        rule_name: Detector rule name, e.g. ``"subprocess_popen_with_shell_equals_true"``.
+        detector: ``"bandit"`` or the name of a fleetledger detector.
+        cwe: CWE number the detector assigns, or ``None``.
+        detector_severity: ``"LOW"``, ``"MEDIUM"`` or ``"HIGH"`` as the detector rates it.
+        detector_confidence: ``"LOW"``, ``"MEDIUM"`` or ``"HIGH"`` as the detector rates it.
+        message: The detector's one-line message.
+        snippet: The source text of the flagged line(s), decoded leniently.
+        scope: Qualified name of the enclosing function or class from the syntax tree
+            (``"<module>"`` at module level).
+    """
+
+    id: str
+    path: str
+    line: int
+    col: int
+    end_line: int
+    rule_id: str
+    rule_name: str
+    detector: str
+    cwe: int | None
+    detector_severity: str
+    detector_confidence: str
+    message: str
+    snippet: str
+    scope: str = "<module>"
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the candidate as a JSON-ready dict (read-only)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Candidate":
+        """Builds a candidate from ``to_json()`` output; unknown keys are ignored."""
+        return _from(cls, data)
+
+
+def candidate_id(path: str, line: int, col: int, rule_id: str) -> str:
+    """Returns the stable id of a candidate: 16 hex digits of SHA-256 over its location and rule."""
+    return hashlib.sha256(f"{path}\0{line}\0{col}\0{rule_id}".encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileReport:
+    """What the detect step learned about one file.
+
+    Attributes:
+        path: File path relative to the scanned root.
+        sha256: Hex SHA-256 of the file's bytes as read.
+        size_bytes: Size of the file in bytes.
+        status: ``"scanned"`` when the detectors ran, ``"skipped"`` when they could not.
+        reason: Why the file was skipped (``"NUL byte at line 2"``, ``"exceeds size limit
+            (20971520 bytes > 1048576)"``, ``"needs a newer Python"``...); ``None`` if scanned.
+        warnings: Non-fatal problems, e.g. ``"line 2 is not valid UTF-8"``.
+        candidates: What the detectors flagged.
+        internal_errors: One line per detector check that raised (the other checks still ran).
+    """
+
+    path: str
+    sha256: str
+    size_bytes: int
+    status: Literal["scanned", "skipped"]
+    reason: str | None = None
+    warnings: tuple[str, ...] = ()
+    candidates: tuple[Candidate, ...] = ()
+    internal_errors: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the report as a JSON-ready dict (read-only)."""
+        return {
+            "path": self.path,
+            "sha256": self.sha256,
+            "size_bytes": self.size_bytes,
+            "status": self.status,
+            "reason": self.reason,
+            "warnings": list(self.warnings),
+            "candidates": [c.to_json() for c in self.candidates],
+            "internal_errors": list(self.internal_errors),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "FileReport":
+        """Builds a report from ``to_json()`` output."""
+        return cls(
+            path=data["path"],
+            sha256=data["sha256"],
+            size_bytes=data["size_bytes"],
+            status=data["status"],
+            reason=data.get("reason"),
+            warnings=tuple(data.get("warnings", ())),
+            candidates=tuple(Candidate.from_json(c) for c in data.get("candidates", ())),
+            internal_errors=tuple(data.get("internal_errors", ())),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRequest:
+    """What the model seam is asked about one candidate.
+
+    Attributes:
+        candidate: The candidate under investigation.
+        source: The whole decoded text of the candidate's file (the code context; a provider
+            that sends text to a paid API cuts it down to the enclosing function).
+        brief: The repository brief (a few hundred words at most).
+        pass_name: ``"investigate"`` for the first look, ``"revalidate"`` for the sceptical
+            second pass.
+        prior: The first pass's answer (``ModelAnswer.to_json()``) on ``"revalidate"``, else None.
+    """
+
+    candidate: Candidate
+    source: str
+    brief: str
+    pass_name: Literal["investigate", "revalidate"] = "investigate"
+    prior: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelAnswer:
+    """What the model seam answers about one candidate.
+
+    Attributes:
+        verdict: ``"vulnerable"``, ``"not_vulnerable"`` or ``"uncertain"``.
+        confidence: 0 (a guess) to 10 (certain), an int.
+        cwe: CWE number of the weakness the answer is about, or None.
+        rationale: One paragraph a security engineer can check.
+        signals: Machine-readable facts the answer rests on, e.g. ``{"source": "request",
+            "sanitised": False, "in_test": False}``; used by triage.
+    """
+
+    verdict: Verdict
+    confidence: int
+    cwe: int | None
+    rationale: str
+    signals: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.verdict not in ("vulnerable", "not_vulnerable", "uncertain"):
+            raise ValueError(f"verdict must be vulnerable, not_vulnerable or uncertain, not {self.verdict!r}")
+        if not isinstance(self.confidence, int) or not 0 <= self.confidence <= 10:
+            raise ValueError(f"confidence must be an int from 0 to 10, not {self.confidence!r}")
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the answer as a JSON-ready dict (read-only)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "ModelAnswer":
+        """Builds an answer from ``to_json()`` output.
+
+        Raises:
+            ValueError: the verdict or confidence is out of range (a malformed model answer).
+        """
+        return _from(cls, data)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    """A candidate that survived the pipeline, as exported.
+
+    Attributes:
+        candidate: Where and what the detector flagged.
+        investigation: The first pass's answer.
+        severity: ``critical``/``high``/``medium``/``low``/``info`` from triage.
+        severity_reason: Why triage chose that severity.
+        revalidation: The sceptical pass's answer (its verdict is ``"vulnerable"`` or
+            ``"uncertain"`` for a finding that is kept).
+    """
+
+    candidate: Candidate
+    investigation: ModelAnswer
+    severity: Severity
+    severity_reason: str
+    revalidation: ModelAnswer
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the finding as a JSON-ready dict (read-only)."""
+        return {
+            "candidate": self.candidate.to_json(),
+            "investigation": self.investigation.to_json(),
+            "severity": self.severity,
+            "severity_reason": self.severity_reason,
+            "revalidation": self.revalidation.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Finding":
+        """Builds a finding from ``to_json()`` output."""
+        return cls(
+            candidate=Candidate.from_json(data["candidate"]),
+            investigation=ModelAnswer.from_json(data["investigation"]),
+            severity=data["severity"],
+            severity_reason=data["severity_reason"],
+            revalidation=ModelAnswer.from_json(data["revalidation"]),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScanReport:
+    """Everything export needs, computed from the ledger's fold (never from memory).
+
+    Attributes:
+        run_id: The run's id, e.g. ``"scan-3f2a9c"``.
+        target: Absolute path of the scanned root.
+        findings: Surviving findings, any order (export sorts).
+        files: Every file the plan covered with what detect learned (skipped ones included).
+        complete: True when every sprint before export finished; False for a halted or
+            aborted run's partial export.
+        halt_reason: Why the run stopped early, or None.
+        dismissed: Number of candidates thrown out by investigate or revalidate.
+        tool_version: fleetledger's version string.
+        started_utc: ISO-8601 UTC start of the run (``"2026-11-29T11:45:00Z"``).
+    """
+
+    run_id: str
+    target: str
+    findings: tuple[Finding, ...]
+    files: tuple[FileReport, ...]
+    complete: bool
+    halt_reason: str | None = None
+    dismissed: int = 0
+    tool_version: str = "0"
+    started_utc: str | None = None
