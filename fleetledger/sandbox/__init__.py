@@ -1,0 +1,102 @@
+"""The tool-execution seam: how a worker process that reads the untrusted repository is started.
+
+A ``Sandbox`` turns the worker's command line into one that runs confined, and gives it a
+clean environment (the host's environment, credentials included, never reaches a worker).
+The backend in use is recorded in the ledger at every start.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import errors
+
+PASSTHROUGH_ENV = ("FLEETLEDGER_FAULT", "FLEETLEDGER_FAULT_LOG", "FLEETLEDGER_TEST_HOOKS")
+"""Test-only variables that reach workers; everything else of the host environment does not."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Launch:
+    """A command ready to start: ``argv`` and the complete environment ``env``."""
+
+    argv: list[str]
+    env: dict[str, str]
+
+
+class Sandbox(abc.ABC):
+    """A way to run a worker process confined.
+
+    Attributes:
+        name: Backend name as given to ``--sandbox`` and recorded in the ledger.
+    """
+
+    name: str
+
+    @abc.abstractmethod
+    def check_available(self) -> None:
+        """Checks the backend can run here.
+
+        Raises:
+            SandboxUnavailable: it cannot; the message says how to install it.
+        """
+
+    @abc.abstractmethod
+    def wrap(self, argv: list[str], *, read_only: list[Path], scratch: Path) -> Launch:
+        """Returns the confined launch of ``argv``.
+
+        Args:
+            argv: The worker command (``python -m fleetledger.worker ...``).
+            read_only: Folders the worker may read (the scan target).
+            scratch: A folder the worker may write (its temporary files).
+        """
+
+
+class SandboxUnavailable(errors.FleetledgerError):
+    """The configured sandbox cannot run on this machine; install it or choose another with --sandbox."""
+
+    exit_code = 2
+
+
+def clean_env(scratch: Path) -> dict[str, str]:
+    """Returns the minimal environment a worker gets: no credentials, no host variables."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": str(scratch),
+        "TMPDIR": str(scratch),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    for name in PASSTHROUGH_ENV:
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+class NoSandbox(Sandbox):
+    """No confinement: the worker runs as a plain process with a clean environment.
+
+    Only when asked for (``--sandbox none``); every start records it and warns.
+    """
+
+    name = "none"
+
+    def check_available(self) -> None:
+        return None
+
+    def wrap(self, argv: list[str], *, read_only: list[Path], scratch: Path) -> Launch:
+        return Launch(argv=list(argv), env=clean_env(scratch))
+
+
+def get_sandbox(name: str) -> Sandbox:
+    """Returns the sandbox backend called ``name``.
+
+    Raises:
+        UsageError: no backend has that name.
+    """
+    if name == "none":
+        return NoSandbox()
+    raise errors.UsageError(f"unknown sandbox {name!r}; available: none")

@@ -79,7 +79,8 @@ class Candidate:
 
 def candidate_id(path: str, line: int, col: int, rule_id: str) -> str:
     """Returns the stable id of a candidate: 16 hex digits of SHA-256 over its location and rule."""
-    return hashlib.sha256(f"{path}\0{line}\0{col}\0{rule_id}".encode()).hexdigest()[:16]
+    text = f"{path}\0{line}\0{col}\0{rule_id}"
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,164 @@
+"""What a validating regular expression lets through.
+
+A value checked with ``re.fullmatch(r"[A-Za-z0-9_-]+", name)`` can only contain the characters
+of that class. ``alphabet`` computes that character set for the simple patterns validation code
+uses (literals, classes, ``\\d``/``\\w``, quantifiers, groups, alternation) and gives up (None) on
+anything that can match an arbitrary character (``.``, negated classes, ``\\S``...), so a caller
+never mistakes a loose pattern for a tight one.
+"""
+
+from __future__ import annotations
+
+import string
+
+_DIGITS = frozenset(string.digits)
+# \w also matches non-ASCII letters; none of them is a metacharacter of a shell, SQL or Python.
+_WORD = frozenset(string.ascii_letters + string.digits + "_")
+_SPACE = frozenset(" \t\n\r\f\v")
+_CLASS_ESCAPES = {"d": _DIGITS, "w": _WORD, "s": _SPACE}
+_ANCHOR_ESCAPES = frozenset("AZbB")
+_LOOSE_ESCAPES = frozenset("DWS")
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v"}
+
+
+def alphabet(pattern: str) -> frozenset[str] | None:
+    """Returns the set of characters a match of ``pattern`` can contain.
+
+    Args:
+        pattern: A regular expression source, as passed to ``re``.
+
+    Returns:
+        The characters, or None when the pattern can match characters this simple reading
+        cannot bound (a ``.``, a negated class, ``\\S``, a lookaround, a backreference...).
+    """
+    chars: set[str] = set()
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            escaped = _escape(pattern, i)
+            if escaped is None:
+                return None
+            chars |= escaped[0]
+            i = escaped[1]
+        elif c == "[":
+            parsed = _char_class(pattern, i)
+            if parsed is None:
+                return None
+            chars |= parsed[0]
+            i = parsed[1]
+        elif c == ".":
+            return None
+        elif c == "(":
+            if pattern.startswith("(?:", i):
+                i += 3
+            elif pattern.startswith("(?P<", i):
+                end = pattern.find(">", i)
+                if end < 0:
+                    return None
+                i = end + 1
+            elif pattern.startswith("(?", i):
+                return None
+            else:
+                i += 1
+        elif c == "{":
+            end = pattern.find("}", i)
+            if end < 0 or not all(ch.isdigit() or ch == "," for ch in pattern[i + 1 : end]):
+                chars.add("{")
+                i += 1
+            else:
+                i = end + 1
+        elif c in "^$)|*+?":
+            i += 1
+        else:
+            chars.add(c)
+            i += 1
+    return frozenset(chars)
+
+
+def anchored(pattern: str, method: str) -> bool:
+    """Tells whether a match with ``method`` must cover the whole string.
+
+    Args:
+        pattern: The regular expression source.
+        method: ``"fullmatch"``, ``"match"`` or ``"search"``.
+
+    Returns:
+        True for ``fullmatch``; for ``match``, when the pattern ends in ``$`` or ``\\Z``; for
+        ``search``, when it also starts with ``^`` or ``\\A``. A top-level ``|`` outside a group
+        defeats the anchors, so such patterns count as unanchored.
+    """
+    if method == "fullmatch":
+        return True
+    if _top_level_alternation(pattern):
+        return False
+    ends = pattern.endswith("\\Z") or (pattern.endswith("$") and not pattern.endswith("\\$"))
+    if method == "match":
+        return ends
+    return ends and (pattern.startswith("^") or pattern.startswith("\\A"))
+
+
+def _escape(pattern: str, i: int) -> tuple[frozenset[str], int] | None:
+    if i + 1 >= len(pattern):
+        return None
+    e = pattern[i + 1]
+    if e in _CLASS_ESCAPES:
+        return _CLASS_ESCAPES[e], i + 2
+    if e in _ANCHOR_ESCAPES:
+        return frozenset(), i + 2
+    if e in _LOOSE_ESCAPES or e.isdigit() or e in "xuUN":
+        return None
+    return frozenset(_SIMPLE_ESCAPES.get(e, e)), i + 2
+
+
+def _char_class(pattern: str, start: int) -> tuple[frozenset[str], int] | None:
+    i = start + 1
+    if i < len(pattern) and pattern[i] == "^":
+        return None
+    chars: set[str] = set()
+    first = True
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "]" and not first:
+            return frozenset(chars), i + 1
+        first = False
+        if c == "\\":
+            escaped = _escape(pattern, i)
+            if escaped is None:
+                return None
+            members, i = escaped
+            chars |= members
+            continue
+        if i + 2 < len(pattern) and pattern[i + 1] == "-" and pattern[i + 2] != "]":
+            low, high = c, pattern[i + 2]
+            if high == "\\" or ord(high) < ord(low) or ord(high) - ord(low) > 256:
+                return None
+            chars.update(chr(code) for code in range(ord(low), ord(high) + 1))
+            i += 3
+            continue
+        chars.add(c)
+        i += 1
+    return None
+
+
+def _top_level_alternation(pattern: str) -> bool:
+    depth = 0
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            return True
+        i += 1
+    return False

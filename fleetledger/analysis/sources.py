@@ -1,0 +1,254 @@
+"""Where outside data enters a program: web requests, the command line, stdin, env, network.
+
+Recognised (by the shape of the expression, with import aliases resolved):
+
+* Flask/Quart/Werkzeug/Bottle ``request.args|form|values|json|cookies|headers|data|files|...``
+  and ``request.get_json()``/``get_data()``; Django/DRF ``request.GET|POST|body|COOKIES|META|
+  FILES|data|query_params``, also as ``self.request.*`` in class-based views; Starlette/FastAPI
+  ``request.query_params|path_params|json()|form()|body()``; aiohttp ``request.match_info|
+  post()|read()``; Tornado ``self.get_argument()`` and friends.
+* Parameters of route handlers: functions decorated with ``@app.route``/``@bp.get``/
+  ``@router.post``/``@app.api_route`` (Flask, FastAPI, Quart, Sanic, Bottle) and Django views
+  (a first parameter named ``request``). A Flask converter (``<int:id>``) or a FastAPI type
+  annotation (``id: int``) makes the framework reject anything but that type.
+* ``input()``, ``sys.argv``, ``sys.stdin``, ``argparse`` results, ``os.environ``/``os.getenv``,
+  parameters of ``click`` commands, and HTTP client or socket reads (``requests.get``,
+  ``urlopen``, ``sock.recv``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from .tree import FunctionNode, SourceTree
+
+Channel = Literal["http", "network", "cli", "stdin", "env"]
+
+REQUEST_ATTRIBUTES = frozenset({
+    "args", "form", "values", "json", "cookies", "headers", "data", "files", "get_json",
+    "get_data", "view_args", "stream", "environ", "query_string", "path", "full_path", "url",
+    "base_url", "GET", "POST", "body", "COOKIES", "META", "FILES", "query_params",
+    "path_params", "match_info", "post", "read", "text", "content", "rel_url", "query",
+    "params", "matchdict", "json_body", "raw_post_data", "host", "referrer", "user_agent",
+    "authorization", "form_data",
+})
+_TORNADO_GETTERS = frozenset({
+    "get_argument", "get_arguments", "get_query_argument", "get_query_arguments",
+    "get_body_argument", "get_body_arguments", "get_cookie", "decode_argument",
+})
+_REQUEST_MODULES = ("flask.request", "quart.request", "werkzeug.request", "bottle.request",
+                    "sanic.request")
+_ROUTE_DECORATORS = frozenset({"route", "get", "post", "put", "patch", "delete", "head",
+                               "options", "api_route", "websocket", "view_functions"})
+_REQUEST_TYPES = frozenset({"Request", "HttpRequest", "WebSocket", "HTTPConnection"})
+_DEPENDENCY_MARKERS = frozenset({"Depends", "Security"})
+_SAFE_TYPES = frozenset({"int", "float", "bool", "UUID", "uuid.UUID", "date", "datetime",
+                         "datetime.date", "datetime.datetime", "Decimal", "decimal.Decimal",
+                         "PositiveInt", "NonNegativeInt", "conint", "confloat"})
+_SAFE_CONVERTERS = frozenset({"int", "float", "uuid"})
+_STDIN_CALLS = frozenset({"input", "raw_input", "getpass.getpass", "click.prompt"})
+_ENV_CALLS = frozenset({"os.getenv", "os.environ.get", "os.getenvb", "os.environ.setdefault"})
+_NETWORK_CALLS = frozenset({
+    *(f"{lib}.{verb}" for lib in ("requests", "httpx") for verb in
+      ("get", "post", "put", "patch", "delete", "head", "options", "request", "stream")),
+    "urllib.request.urlopen", "urllib2.urlopen", "urllib.urlopen",
+})
+_NETWORK_METHODS = frozenset({"recv", "recvfrom", "recv_into", "recvmsg", "makefile"})
+_CLI_METHODS = frozenset({"parse_args", "parse_known_args", "parse_intermixed_args"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Source:
+    """Outside data an expression reads.
+
+    Attributes:
+        channel: ``"http"`` (a web request), ``"network"`` (a response or socket read),
+            ``"cli"``, ``"stdin"`` or ``"env"``.
+        description: What it is, e.g. ``"request.args (Flask query string)"``.
+        sanitiser: Set when the framework admits only a safe type (``<int:id>``, ``id: int``).
+    """
+
+    channel: Channel
+    description: str
+    sanitiser: str | None = None
+
+
+def source_of(tree: SourceTree, expr: ast.expr) -> Source | None:
+    """Tells whether ``expr`` itself reads outside data.
+
+    Args:
+        tree: The parsed file.
+        expr: A name, attribute, subscript or call expression.
+
+    Returns:
+        The source, or None when the expression is not a known entry point (its value may
+        still derive from one; the taint tracer follows it further).
+    """
+    if isinstance(expr, ast.Call):
+        name = tree.qualname(expr.func) or ""
+        if name in _STDIN_CALLS or name.startswith("sys.stdin."):
+            return Source(channel="stdin", description=f"{name}() (standard input)")
+        if name in _ENV_CALLS:
+            return Source(channel="env", description=f"{name}() (environment variable)")
+        if name in _NETWORK_CALLS:
+            return Source(channel="network", description=f"the response of {name}()")
+        if isinstance(expr.func, ast.Attribute):
+            method = expr.func.attr
+            if method in _NETWORK_METHODS:
+                return Source(channel="network", description=f".{method}() (bytes read from a socket)")
+            if method in _CLI_METHODS:
+                return Source(channel="cli", description=f".{method}() (command-line arguments)")
+            if method in _TORNADO_GETTERS and _is_self(expr.func.value):
+                return Source(channel="http", description=f"self.{method}() (Tornado request argument)")
+    name = tree.qualname(expr) or ""
+    if name == "sys.argv" or name.startswith("sys.argv."):
+        return Source(channel="cli", description="sys.argv (command-line arguments)")
+    if name == "sys.stdin" or name.startswith("sys.stdin."):
+        return Source(channel="stdin", description="sys.stdin (standard input)")
+    if name == "os.environ":
+        return Source(channel="env", description="os.environ (environment variables)")
+    return _request_attribute(tree, expr)
+
+
+def _request_attribute(tree: SourceTree, expr: ast.expr) -> Source | None:
+    """Recognises ``request.args[...]``, ``self.request.GET.get(...)``, ``await request.json()``."""
+    attributes: list[str] = []
+    current = expr
+    while True:
+        if isinstance(current, ast.Attribute):
+            attributes.append(current.attr)
+            current = current.value
+        elif isinstance(current, ast.Call):
+            current = current.func
+        elif isinstance(current, (ast.Subscript, ast.Await)):
+            current = current.value
+        else:
+            break
+    attributes.reverse()
+    if isinstance(current, ast.Name) and current.id == "self" and attributes[:1] == ["request"]:
+        attributes = attributes[1:]
+        root = "self.request"
+    elif isinstance(current, ast.Name) and _is_request_object(tree, current):
+        root = current.id
+    else:
+        return None
+    if not attributes or attributes[0] not in REQUEST_ATTRIBUTES:
+        return None
+    return Source(channel="http", description=f"{root}.{attributes[0]} (request data)")
+
+
+def _is_request_object(tree: SourceTree, name: ast.Name) -> bool:
+    imported = tree.imports.get(name.id)
+    if imported is not None:
+        return imported in _REQUEST_MODULES
+    if name.id not in ("request", "req"):
+        return False
+    function = tree.function_of(name)
+    while function is not None:
+        for arg in _all_args(function):
+            if arg.arg == name.id:
+                return True
+        function = tree.function_of(function)
+    return False
+
+
+def _is_self(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Name) and expr.id == "self"
+
+
+def _all_args(function: FunctionNode | ast.Lambda) -> list[ast.arg]:
+    args = function.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    if args.vararg:
+        every.append(args.vararg)
+    if args.kwarg:
+        every.append(args.kwarg)
+    return every
+
+
+def handler_kind(tree: SourceTree, function: FunctionNode) -> Literal["route", "view", "cli"] | None:
+    """Tells whether a function is called by a framework with outside data as arguments.
+
+    Returns:
+        ``"route"`` for a function under a route decorator, ``"view"`` for a Django-style view
+        (first parameter ``request``, or a class-based view method ``get(self, request, ...)``),
+        ``"cli"`` for a ``click`` command, None otherwise.
+    """
+    for decorator in function.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = tree.qualname(target) or ""
+        last = name.rsplit(".", 1)[-1]
+        if name.startswith("click.") or last in ("command", "argument", "option") and "." in name:
+            return "cli"
+        if last in _ROUTE_DECORATORS and (isinstance(decorator, ast.Call) or "." in name):
+            return "route"
+        if last == "api_view":
+            return "view"
+    positional = [*function.args.posonlyargs, *function.args.args]
+    names = [arg.arg for arg in positional]
+    if names[:1] == ["request"] or names[:2] == ["self", "request"]:
+        return "view"
+    return None
+
+
+def handler_parameter(tree: SourceTree, function: FunctionNode, name: str) -> Source | None:
+    """Classifies a parameter of a route handler, view or CLI command.
+
+    Args:
+        tree: The parsed file.
+        function: The function that declares the parameter.
+        name: The parameter's name.
+
+    Returns:
+        A source when the framework fills the parameter from the request or command line
+        (with a sanitiser when it admits only a safe type); None when the function is not a
+        handler, or the parameter is ``self``, the request object itself or a dependency.
+    """
+    kind = handler_kind(tree, function)
+    if kind is None or name in ("self", "cls", "request", "req"):
+        return None
+    arg = next((a for a in _all_args(function) if a.arg == name), None)
+    if arg is None:
+        return None
+    annotation = tree.qualname(arg.annotation) if arg.annotation is not None else None
+    if annotation is not None and annotation.rsplit(".", 1)[-1] in _REQUEST_TYPES:
+        return None
+    default = _default_of(function, arg)
+    if isinstance(default, ast.Call) and (tree.qualname(default.func) or "").rsplit(".", 1)[-1] in _DEPENDENCY_MARKERS:
+        return None
+    channel: Channel = "cli" if kind == "cli" else "http"
+    where = "command-line option" if kind == "cli" else "request parameter"
+    description = f"parameter {name!r} of {kind} handler {function.name}() ({where})"
+    if annotation is not None and annotation in _SAFE_TYPES:
+        return Source(channel=channel, description=description, sanitiser=f"the framework converts {name!r} to {annotation}")
+    converter = _route_converter(function, name)
+    if converter in _SAFE_CONVERTERS:
+        return Source(channel=channel, description=description, sanitiser=f"the route converter <{converter}:{name}> admits only that type")
+    return Source(channel=channel, description=description)
+
+
+def _default_of(function: FunctionNode, arg: ast.arg) -> ast.expr | None:
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    if arg in positional:
+        offset = len(positional) - len(args.defaults)
+        index = positional.index(arg)
+        return args.defaults[index - offset] if index >= offset else None
+    if arg in args.kwonlyargs:
+        return args.kw_defaults[args.kwonlyargs.index(arg)]
+    return None
+
+
+def _route_converter(function: FunctionNode, name: str) -> str | None:
+    for decorator in function.decorator_list:
+        if not isinstance(decorator, ast.Call) or not decorator.args:
+            continue
+        rule = decorator.args[0]
+        if isinstance(rule, ast.Constant) and isinstance(rule.value, str):
+            match = re.search(r"<(?:(\w+)(?:\([^)]*\))?:)?" + re.escape(name) + ">", rule.value)
+            if match:
+                return match.group(1) or "string"
+    return None

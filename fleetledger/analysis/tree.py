@@ -1,0 +1,252 @@
+"""A parsed source file and the structural lookups the analysis needs.
+
+Every walk here is iterative (an explicit stack or ``ast.walk``), so a deeply nested expression
+such as ``a+a+...+a`` with thousands of terms cannot exhaust the interpreter's stack; nothing
+here raises the recursion limit.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+ScopeNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef | ast.Module
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
+# The line terminators of Python's tokenizer; str.splitlines() knows more (\x0c, \u2028...).
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class ParseError(Exception):
+    """The source could not be parsed into a syntax tree; the message says why."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceTree:
+    """A module's syntax tree with parent links, import aliases and a line index.
+
+    Attributes:
+        module: The parsed module.
+        lines: The source lines as Python's tokenizer numbers them (index 0 is line 1).
+        parents: Each node's parent node (the module has none).
+        imports: Local name bound by an import -> the qualified name it stands for, e.g.
+            ``{"sp": "subprocess", "run": "subprocess.run"}``.
+        by_line: Line number -> nodes whose ``lineno`` is that line, in walk order.
+    """
+
+    module: ast.Module
+    lines: tuple[str, ...]
+    parents: Mapping[ast.AST, ast.AST]
+    imports: Mapping[str, str]
+    by_line: Mapping[int, tuple[ast.AST, ...]]
+
+    @classmethod
+    def parse(cls, source: str) -> SourceTree:
+        """Parses ``source`` and builds the lookups.
+
+        Args:
+            source: The decoded text of a Python file (a leading BOM is ignored).
+
+        Returns:
+            The parsed tree.
+
+        Raises:
+            ParseError: the text is not valid Python for this interpreter, contains NUL bytes,
+                or nests too deeply for the parser to build a tree.
+        """
+        text = source.removeprefix("\ufeff")
+        try:
+            module = ast.parse(text)
+        except SyntaxError as exc:
+            raise ParseError(f"syntax error at line {exc.lineno}: {exc.msg}") from None
+        except (ValueError, RecursionError, MemoryError) as exc:
+            raise ParseError(f"the parser refused the file: {exc}") from None
+        parents: dict[ast.AST, ast.AST] = {}
+        by_line: dict[int, list[ast.AST]] = {}
+        imports: dict[str, str] = {}
+        for node in ast.walk(module):
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+            lineno = getattr(node, "lineno", None)
+            if lineno is not None:
+                by_line.setdefault(lineno, []).append(node)
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        imports[alias.asname] = alias.name
+                    else:
+                        head = alias.name.split(".")[0]
+                        imports[head] = head
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        return cls(
+            module=module,
+            lines=tuple(_LINE_BREAK.split(text)),
+            parents=parents,
+            imports=imports,
+            by_line={line: tuple(nodes) for line, nodes in by_line.items()},
+        )
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        """Returns the node's parent, or None for the module (read-only)."""
+        return self.parents.get(node)
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        """Yields the node's parent, grandparent and so on up to the module."""
+        current = self.parents.get(node)
+        while current is not None:
+            yield current
+            current = self.parents.get(current)
+
+    def scope_of(self, node: ast.AST) -> ScopeNode:
+        """Returns the innermost function, lambda, class or module that contains ``node``.
+
+        Default values and decorators belong to the enclosing scope, as in Python.
+        """
+        child = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if child in ancestor.body:
+                    return ancestor
+            elif isinstance(ancestor, ast.Lambda):
+                if child is ancestor.body:
+                    return ancestor
+            elif isinstance(ancestor, ast.ClassDef):
+                if child in ancestor.body:
+                    return ancestor
+            elif isinstance(ancestor, ast.Module):
+                return ancestor
+            child = ancestor
+        return self.module
+
+    def function_of(self, node: ast.AST) -> FunctionNode | None:
+        """Returns the innermost ``def`` whose body contains ``node``, or None at module level."""
+        scope = self.scope_of(node)
+        while not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            scope = self.scope_of(scope)
+        return scope if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+    def enclosing_class(self, function: FunctionNode) -> ast.ClassDef | None:
+        """Returns the class whose body defines ``function`` directly, or None."""
+        parent = self.parents.get(function)
+        return parent if isinstance(parent, ast.ClassDef) else None
+
+    def statement_of(self, node: ast.AST) -> ast.stmt | None:
+        """Returns the innermost statement containing ``node`` (``node`` itself if a statement)."""
+        if isinstance(node, ast.stmt):
+            return node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, ast.stmt):
+                return ancestor
+        return None
+
+    def qualname(self, expr: ast.AST) -> str | None:
+        """Returns the dotted name an expression stands for, with import aliases resolved.
+
+        ``sp.run`` after ``import subprocess as sp`` is ``"subprocess.run"``; ``run`` after
+        ``from subprocess import run`` is too; an unimported ``request.args`` stays as written.
+
+        Returns:
+            The dotted name, or None when the expression is not a name or attribute chain.
+        """
+        parts: list[str] = []
+        current = expr
+        while isinstance(current, ast.Attribute):
+            parts.append(current.attr)
+            current = current.value
+        if not isinstance(current, ast.Name):
+            return None
+        parts.append(self.imports.get(current.id, current.id))
+        return ".".join(reversed(parts))
+
+    def segment(self, node: ast.AST, limit: int = 70) -> str:
+        """Returns the node's source text on one line, cut to ``limit`` characters."""
+        lineno = getattr(node, "lineno", None)
+        end = getattr(node, "end_lineno", None)
+        if lineno is None or end is None or lineno > len(self.lines):
+            return type(node).__name__
+        start_col = _char_col(self.lines[lineno - 1], node.col_offset)
+        if lineno == end:
+            text = self.lines[lineno - 1][start_col:_char_col(self.lines[end - 1], node.end_col_offset)]
+        else:
+            pieces = [self.lines[lineno - 1][start_col:]]
+            pieces.extend(self.lines[lineno:end - 1])
+            pieces.append(self.lines[end - 1][:_char_col(self.lines[end - 1], node.end_col_offset)])
+            text = " ".join(piece.strip() for piece in pieces)
+        text = " ".join(text.split())
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+    def locate(self, line: int, col: int, kinds: tuple[type[ast.AST], ...]) -> ast.AST | None:
+        """Finds the flagged node of one of ``kinds`` at a detector's position.
+
+        Prefers a node starting exactly at (``line``, ``col``); then the nearest node starting
+        on ``line``; then the innermost node spanning ``line`` (a detector may report the line
+        of a keyword inside a multi-line call).
+
+        Args:
+            line: 1-based line as the parser numbers it.
+            col: 0-based character column (converted here to the parser's UTF-8 byte offset).
+            kinds: Node types that can carry the finding.
+
+        Returns:
+            The node, or None when nothing of those kinds is on or spans the line.
+        """
+        byte_col = col
+        if 0 < line <= len(self.lines):
+            byte_col = len(self.lines[line - 1][:col].encode("utf-8"))
+        starting = [n for n in self.by_line.get(line, ()) if isinstance(n, kinds)]
+        exact = [n for n in starting if n.col_offset == byte_col]
+        if exact:
+            return exact[0]
+        if starting:
+            return min(starting, key=lambda n: (abs(n.col_offset - byte_col), n.col_offset))
+        spanning = [
+            node
+            for node in ast.walk(self.module)
+            if isinstance(node, kinds)
+            and getattr(node, "lineno", line + 1) <= line <= (getattr(node, "end_lineno", None) or 0)
+        ]
+        if not spanning:
+            return None
+        return max(spanning, key=lambda n: (n.lineno, n.col_offset))
+
+    def module_function(self, name: str) -> FunctionNode | None:
+        """Returns the last module-level ``def name`` (the one later calls see), or None."""
+        found = None
+        for stmt in self.module.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+                found = stmt
+        return found
+
+
+def _char_col(line: str, byte_col: int) -> int:
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def walk_scope(root: ast.AST) -> Iterator[ast.AST]:
+    """Yields ``root``'s descendants that belong to its scope, iteratively.
+
+    Nested functions, lambdas and classes are yielded themselves but not entered, so the
+    assignments found are the ones that bind names in ``root``'s own scope.
+    """
+    stack = list(reversed(list(ast.iter_child_nodes(root))))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def words(identifier: str) -> tuple[str, ...]:
+    """Splits an identifier or dotted name into lower-case words.
+
+    ``"userPasswordHash"``, ``"user_password_hash"`` and ``"user.password.hash"`` all give
+    ``("user", "password", "hash")``.
+    """
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", identifier)
+    return tuple(part for part in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if part)

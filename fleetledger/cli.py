@@ -1,0 +1,381 @@
+"""The ``fleetledger`` command: a thin shell over the library.
+
+Each command builds the objects a Python user would (``Workspace``, ``ScanJob``,
+``Coordinator``) and calls one method; library errors become CLI errors only here, with their
+exit codes: 0 done, 1 error, 2 bad input, 3 the workspace is in use, 75 HALTED.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import errors, runstate
+from .coordinator import EXIT_HALTED, Coordinator, RunOptions, RunResult, wall_clock_ms
+from .gate import Policy
+from .ledger import open_storage
+from .ledger.records import iso_utc
+from .replay import RunView, fold
+from .workspace import Workspace
+
+DEFAULT_WORKSPACE = ".run"
+
+
+def _workspace_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--workspace", "-w", default=DEFAULT_WORKSPACE, show_default=True, envvar="FLEETLEDGER_WORKSPACE",
+                        show_envvar=True, type=click.Path(file_okay=False),
+                        help="The folder fleetledger writes: ledger, run-state file, reports.")(fn)
+
+
+def _run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--workers", "-n", default=4, show_default=True, envvar="FLEETLEDGER_WORKERS", show_envvar=True,
+                     type=click.IntRange(1, 256), help="Worker processes."),
+        click.option("--model-quota", type=click.IntRange(0), default=None, envvar="FLEETLEDGER_MODEL_QUOTA",
+                     show_envvar=True, help="Model calls the run may make in total; when spent the run HALTs (exit 75)."),
+        click.option("--lease-ttl", type=click.FloatRange(0.1), default=30.0, show_default=True,
+                     help="Seconds a task lease lasts without a heartbeat."),
+        click.option("--sandbox", default="none", show_default=True, envvar="FLEETLEDGER_SANDBOX", show_envvar=True,
+                     help="Sandbox for worker processes."),
+        click.option("--policy", "policy_path", type=click.Path(dir_okay=False, exists=True), default=None,
+                     envvar="FLEETLEDGER_POLICY", show_envvar=True,
+                     help="Policy TOML file (default: <workspace>/policy.toml if present, else safe defaults)."),
+        click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal)."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _fail(exc: errors.FleetledgerError) -> None:
+    click.echo(f"fleetledger: {exc}", err=True)
+    sys.exit(exc.exit_code)
+
+
+def _policy(workspace: Workspace, policy_path: str | None) -> Policy:
+    if policy_path:
+        return Policy.load(Path(policy_path))
+    default = workspace.root / "policy.toml"
+    return Policy.load(default if default.is_file() else None)
+
+
+class _Progress:
+    """Rich progress bars, one per sprint, fed from the run view."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._bars: dict[str, Any] = {}
+        self._progress = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(TextColumn("{task.description:<12}"), BarColumn(), MofNCompleteColumn(),
+                                      TextColumn("tasks"), TimeElapsedColumn(), console=Console(stderr=True))
+
+    def __enter__(self) -> "_Progress":
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def update(self, view: RunView) -> None:
+        if self._progress is None:
+            return
+        for sprint in view.sprints.values():
+            if sprint.status == "pending":
+                continue
+            done, total = view.sprint_progress(sprint.id)
+            if sprint.id not in self._bars:
+                self._bars[sprint.id] = self._progress.add_task(sprint.id, total=max(total, 1))
+            self._progress.update(self._bars[sprint.id], total=max(total, 1),
+                                  completed=done if total else (1 if sprint.status == "completed" else 0))
+
+
+def _execute(coordinator_factory: Callable[[Callable[[RunView], None]], Coordinator], progress: bool | None) -> None:
+    enabled = sys.stderr.isatty() if progress is None else progress
+    with _Progress(enabled) as bars:
+        coordinator = coordinator_factory(bars.update)
+        result = coordinator.run()
+        bars.update(coordinator.view)
+    _report(result)
+
+
+def _report(result: RunResult) -> None:
+    click.echo(result.message)
+    sys.exit(result.exit_code)
+
+
+def _job_from_view(view: RunView, workspace: Workspace):  # type: ignore[no-untyped-def]
+    from .jobs.scan.job import ScanJob
+
+    job = view.job
+    if job.get("kind") != "scan":
+        raise errors.UsageError(f"run {view.run_id} is a {job.get('kind')!r} job, which this CLI cannot resume")
+    return ScanJob(Path(job["target"]), workspace=workspace.root, argv=job.get("argv", []),
+                   model=job.get("options", {}).get("model", "offline"))
+
+
+def _current_view(workspace: Workspace) -> RunView:
+    if not workspace.exists():
+        raise errors.NoRunError(f"no ledger in {workspace.root}; start a run with `fleetledger scan PATH`")
+    with open_storage(workspace.ledger_url) as storage:
+        runs = storage.runs()
+        if not runs:
+            raise errors.NoRunError()
+        run_id = runs[-1][0]
+        try:
+            state = runstate.read(workspace.state_path)
+            if state is not None and any(r[0] == state.plan_id for r in runs):
+                run_id = state.plan_id
+        except errors.StateFileError:
+            pass
+        return fold(storage.read(run_id), run_id=run_id)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="fleetledger")
+def main() -> None:
+    """fleetledger: a crash-only runtime for fleets of agent workers, and a multi-worker scan."""
+
+
+@main.command()
+@click.argument("path", default=".", type=click.Path(exists=True, file_okay=False))
+@_workspace_option
+@_run_options
+@click.option("--new", "new_run", is_flag=True, help="Start a new run even if this job already has one.")
+@click.option("--demo", is_flag=True, help="Scan the small vulnerable web shop embedded in fleetledger instead of PATH.")
+def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
+         policy_path: str | None, progress: bool | None, new_run: bool, demo: bool) -> None:
+    """Scan the source repository at PATH (default: the current folder).
+
+    Running the same command again resumes the same run and pays only for missing work; after
+    the run finished it does nothing but say so.
+    """
+    from .jobs.scan.job import ScanJob
+
+    try:
+        ws = Workspace.at(workspace)
+        target = Path(__file__).resolve().parent / "demo_repo" if demo else Path(path)
+        job = ScanJob(target, workspace=ws.root, argv=["fleetledger", *sys.argv[1:]])
+        options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
+                             new_run=new_run, explicit_resume=True)
+        policy = _policy(ws, policy_path)
+        _execute(lambda on_progress: Coordinator(job, ws, options, policy=policy, on_progress=on_progress), progress)
+    except errors.FleetledgerError as exc:
+        _fail(exc)
+
+
+def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
+            policy_path: str | None, progress: bool | None, *, explicit: bool) -> None:
+    ws = Workspace.at(workspace)
+    holder = ws.lock_holder()
+    if holder is not None:
+        click.echo(f"run is live in fleetledger pid {holder.get('pid', '?')}; nothing to do (see `fleetledger status`)")
+        return
+    view = _current_view(ws)
+    if view.state == "JACKED_OUT":
+        click.echo(f"run {view.run_id} is JACKED_OUT (finished); nothing to do")
+        return
+    if view.state == "HALTED" and not explicit:
+        click.echo(f"run {view.run_id} is HALTED: {view.halt.get('reason') if view.halt else '?'}\n"
+                   "it waits for an explicit `fleetledger resume` (or the same job command again)")
+        sys.exit(EXIT_HALTED)
+    job = _job_from_view(view, ws)
+    options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
+                         explicit_resume=explicit)
+    policy = _policy(ws, policy_path)
+    _execute(lambda on_progress: Coordinator(job, ws, options, policy=policy, on_progress=on_progress), progress)
+
+
+@main.command()
+@_workspace_option
+@_run_options
+def resume(**kwargs: Any) -> None:
+    """Continue the workspace's run: RUNNING or HALTED (an explicit resume); a finished run is left alone."""
+    try:
+        _resume(**kwargs, explicit=True)
+    except errors.FleetledgerError as exc:
+        _fail(exc)
+
+
+@main.command()
+@_workspace_option
+@_run_options
+def recover(**kwargs: Any) -> None:
+    """Apply the three-state rule: RUNNING resumes now, HALTED prints why and waits, JACKED_OUT does nothing."""
+    try:
+        _resume(**kwargs, explicit=False)
+    except errors.FleetledgerError as exc:
+        _fail(exc)
+
+
+def status_data(view: RunView, workspace: Workspace, now_ms: int) -> dict[str, Any]:
+    """Returns the status of a run as JSON-ready data (read-only)."""
+    holder = workspace.lock_holder()
+    sprints = []
+    for s in view.sprints.values():
+        done, total = view.sprint_progress(s.id)
+        sprints.append({"id": s.id, "status": s.status, "tasks_done": done, "tasks_total": total})
+    workers = {}
+    for wid, w in sorted(view.workers.items()):
+        workers[wid] = {"task": w.get("task"), "pid": w.get("pid"),
+                        "heartbeat_age_s": round((now_ms - w["last_seen_ms"]) / 1000, 1) if w.get("last_seen_ms") else None}
+    leases = [{"task": l.task, "worker": l.worker, "epoch": l.epoch,
+               "expires_in_s": round((l.expires_ms - now_ms) / 1000, 1),
+               "heartbeat_age_s": round((now_ms - l.renewed_ms) / 1000, 1)} for l in view.leases()]
+    return {"run_id": view.run_id, "state": view.state, "live_pid": holder.get("pid") if holder else None,
+            "target": view.job.get("target"), "started": iso_utc(view.started_ms),
+            "last_activity": iso_utc(view.last_activity_ms),
+            "last_activity_age_s": round((now_ms - view.last_activity_ms) / 1000, 1),
+            "halt": view.halt, "sprints": sprints, "leases": leases, "workers": workers,
+            "model": view.model, "records": view.records, "last_seq": view.last_seq}
+
+
+@main.command()
+@_workspace_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(workspace: str, as_json: bool) -> None:
+    """Show the run: state, sprints, who holds which task, heartbeat ages (read-only)."""
+    try:
+        ws = Workspace.at(workspace)
+        data = status_data(_current_view(ws), ws, wall_clock_ms())
+    except errors.FleetledgerError as exc:
+        _fail(exc)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    live = f"live (pid {data['live_pid']})" if data["live_pid"] else "no coordinator running"
+    click.echo(f"run {data['run_id']}: {data['state']}, {live}")
+    click.echo(f"target {data['target']}; last activity {data['last_activity']} ({data['last_activity_age_s']} s ago)")
+    if data["halt"]:
+        click.echo(f"halted: {data['halt'].get('reason')}")
+    for s in data["sprints"]:
+        click.echo(f"  {s['id']:<12} {s['status']:<12} {s['tasks_done']}/{s['tasks_total']} tasks")
+    for lease in data["leases"]:
+        click.echo(f"  lease {lease['task']} -> {lease['worker']} epoch {lease['epoch']}, "
+                   f"expires in {lease['expires_in_s']} s, heartbeat {lease['heartbeat_age_s']} s ago")
+    click.echo(f"model calls: {int(data['model']['calls'])}; records: {data['records']}")
+
+
+@main.command()
+@_workspace_option
+@click.option("--reason", default="halted by `fleetledger halt`", show_default=True, help="Recorded halt reason.")
+@click.option("--timeout", "timeout_s", default=60.0, show_default=True, help="Seconds to wait for a live run to stop.")
+def halt(workspace: str, reason: str, timeout_s: float) -> None:
+    """Stop the run and mark it HALTED with a reason (a live coordinator is asked to stop)."""
+    ws = Workspace.at(workspace)
+    try:
+        holder = ws.lock_holder()
+        if holder is not None and holder.get("pid"):
+            (ws.root / "halt-request").write_text(reason, encoding="utf-8")
+            os.kill(int(holder["pid"]), signal.SIGTERM)
+            deadline = time.monotonic() + timeout_s
+            while ws.lock_holder() is not None:
+                if time.monotonic() > deadline:
+                    raise errors.FleetledgerError(f"the run (pid {holder['pid']}) did not stop within {timeout_s:g} s")
+                time.sleep(0.1)
+        else:
+            from .coordinator import halt_idle_run
+
+            halt_idle_run(ws, reason)
+        view = _current_view(ws)
+    except errors.FleetledgerError as exc:
+        _fail(exc)
+    click.echo(f"run {view.run_id}: {view.state}" + (f" ({view.halt.get('reason')})" if view.halt else ""))
+
+
+@main.command()
+@click.argument("path")
+@_workspace_option
+@click.option("--worker", default=None, help="Only actions by this worker (e.g. w03).")
+@click.option("--task", default=None, help="Only actions in this task.")
+@click.option("--since", default=None, help="Only actions at or after this UTC time (ISO-8601).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
+def audit(path: str, workspace: str, worker: str | None, task: str | None, since: str | None, as_json: bool) -> None:
+    """Every recorded action that touched PATH (relative to the scanned root): by whom, when, and why."""
+    import datetime as dt
+
+    from .audit import audit as run_audit
+
+    try:
+        ws = Workspace.at(workspace)
+        view = _current_view(ws)
+        since_ms = None
+        if since:
+            try:
+                moment = dt.datetime.fromisoformat(since.replace("Z", "+00:00"))
+            except ValueError as exc:
+                raise errors.UsageError(f"--since {since!r} is not an ISO-8601 time such as 2026-11-29T10:00:00Z") from exc
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=dt.timezone.utc)
+            since_ms = int(moment.timestamp() * 1000)
+        with open_storage(ws.ledger_url) as storage:
+            rows = run_audit(view, storage.read(view.run_id), path, worker=worker, task=task, since_ms=since_ms)
+    except errors.FleetledgerError as exc:
+        _fail(exc)
+    if as_json:
+        for row in rows:
+            click.echo(json.dumps(row))
+        return
+    if not rows:
+        click.echo(f"no recorded action touched {path}")
+        return
+    for row in rows:
+        where = f"{row['task']}@{row['epoch']}" if row["task"] else "-"
+        click.echo(f"{row['ts']}  {row['worker']:<11} {where:<20} {row['kind']:<13} {row['step'] or '':<40} {row['why']}")
+
+
+@main.command()
+@_workspace_option
+@click.option("--all-runs", is_flag=True, help="Every run in the ledger, not only the current one.")
+@click.option("--kind", default=None, help="Only records of this kind.")
+def log(workspace: str, all_runs: bool, kind: str | None) -> None:
+    """Print the ledger's records as JSON lines."""
+    try:
+        ws = Workspace.at(workspace)
+        run_id = None if all_runs else _current_view(ws).run_id
+        with open_storage(ws.ledger_url) as storage:
+            for record in storage.read(run_id):
+                if kind is None or record.kind == kind:
+                    click.echo(json.dumps(record.to_json(), ensure_ascii=False))
+    except errors.FleetledgerError as exc:
+        _fail(exc)
+
+
+@main.command()
+@_workspace_option
+def verify(workspace: str) -> None:
+    """Check the hash chains and invariants: every result has an intent, no key completed twice, no stale epoch."""
+    from .verify import verify_records
+
+    try:
+        ws = Workspace.at(workspace)
+        if not ws.exists():
+            raise errors.NoRunError(f"no ledger in {ws.root}")
+        with open_storage(ws.ledger_url) as storage:
+            report = verify_records(storage.read())
+            integrity = storage.execute_raw("PRAGMA integrity_check")  # type: ignore[attr-defined]
+    except errors.FleetledgerError as exc:
+        _fail(exc)
+    if integrity and integrity[0][0] != "ok":
+        report.problems.append(f"SQLite integrity_check: {integrity[0][0]}")
+    for problem in report.problems:
+        click.echo(f"problem: {problem}")
+    click.echo(f"{report.records} records in {report.runs} run(s): {'OK' if report.ok else f'{len(report.problems)} problem(s)'}")
+    sys.exit(0 if report.ok else 1)
+
+
+if __name__ == "__main__":
+    main()

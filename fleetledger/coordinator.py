@@ -1,0 +1,601 @@
+"""The coordinator: the trusted process that runs a run, and the single writer of its ledger.
+
+There is one way to start: recovery. ``Coordinator.run`` takes the workspace's run lock, folds
+the run from the ledger, records ``run.started`` or ``run.resumed``, takes back the leases that
+a dead predecessor left, and then drives the sprints: plan a sprint's tasks, lease them to
+worker processes, append what the workers send (many workers' records grouped into one durable
+commit per loop turn), take back leases whose heartbeats stopped, and restart workers that die.
+A sprint ends when all its tasks have ended; the run ends with ``run.finished`` (JACKED_OUT) or
+``run.halted`` (HALTED, with a reason).
+
+Every decision reads the fold (``RunView``) kept up to date by applying each appended record;
+nothing else is remembered between loop turns that a restart would need.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import errors, faults, runstate
+from .gate import Action, Gate, Policy
+from .jobs.base import Job, JobOutcome
+from .leases import expired
+from .ledger import Appended, NewRecord, Outcome, Refused, Storage, open_storage
+from .ledger.records import iso_utc
+from .pool import WorkerPool, WorkerProc, describe_exit
+from .replay import RunView, TaskView, fold
+from .sandbox import Sandbox, get_sandbox
+from .workspace import Workspace
+
+EXIT_OK = 0
+EXIT_HALTED = 75
+
+
+def wall_clock_ms() -> int:
+    """Returns the current UTC time in epoch milliseconds."""
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    """How to run (none of these changes what the run computes).
+
+    Attributes:
+        workers: Number of worker processes (logical workers ``w01``...).
+        lease_ttl_s: Seconds a lease lasts without a heartbeat.
+        heartbeat_s: Seconds between a busy worker's heartbeats (default ``lease_ttl_s / 3``).
+        model_quota: Model calls the run may make in total, or None for no limit.
+        max_task_attempts: Assignments of one task before it is given up as failed.
+        state_interval_s: Least seconds between two writes of the run-state file.
+        sandbox: Sandbox backend name for worker processes.
+        explicit_resume: True when a person asked to continue a HALTED run (``resume``, or
+            the same job command again); ``recover`` passes False and leaves HALTED alone.
+        new_run: Start a new run even if a run of the same job exists.
+    """
+
+    workers: int = 4
+    lease_ttl_s: float = 30.0
+    heartbeat_s: float | None = None
+    model_quota: int | None = None
+    max_task_attempts: int = 3
+    state_interval_s: float = 1.0
+    sandbox: str = "none"
+    explicit_resume: bool = True
+    new_run: bool = False
+
+    def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise errors.UsageError(f"--workers must be at least 1, not {self.workers}")
+        if self.lease_ttl_s <= 0:
+            raise errors.UsageError("--lease-ttl must be positive (seconds)")
+        if self.model_quota is not None and self.model_quota < 0:
+            raise errors.UsageError("--model-quota must be zero or more")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunResult:
+    """How a coordinator session ended.
+
+    Attributes:
+        run_id: The run.
+        state: RUNNING, HALTED or JACKED_OUT after the session.
+        exit_code: 0 finished (or nothing to do), 75 halted.
+        message: What to tell the person.
+        outcome: The job's summary, when the run finished.
+        already_done: True when the run had finished before this session (nothing was done).
+    """
+
+    run_id: str
+    state: str
+    exit_code: int
+    message: str
+    outcome: JobOutcome | None = None
+    already_done: bool = False
+
+
+class HostContext:
+    """What a job's host-side code (export) gets: the view, appends, and effects."""
+
+    def __init__(self, coordinator: "Coordinator") -> None:
+        self._c = coordinator
+
+    @property
+    def view(self) -> RunView:
+        """The run view, current as of the last append."""
+        return self._c.view
+
+    @property
+    def workspace(self) -> Workspace:
+        """The run's workspace."""
+        return self._c.workspace
+
+    @property
+    def gate(self) -> Gate:
+        """The gate with the policy in force now."""
+        return self._c.gate
+
+    def append(self, records: Sequence[NewRecord]) -> list[Outcome]:
+        """Appends coordinator records durably (see ``Coordinator.append``)."""
+        return self._c.append(records)
+
+    def record(self, kind: str, **fields: Any) -> list[Outcome]:
+        """Appends one coordinator record of ``kind`` with ``fields`` (key, task, why, payload)."""
+        return self._c.append([self._c.new_record(kind, **fields)])
+
+
+class Coordinator:
+    """Runs one run of a job in a workspace, from whatever the ledger holds.
+
+    Args:
+        job: The job (its ``describe()["identity"]`` selects which run of the ledger to resume).
+        workspace: The workspace folder (run lock, ledger, state file, outputs).
+        options: How to run.
+        policy: The policy in force now (read afresh at every start by the caller).
+        ledger_url: The ledger; the workspace's SQLite file by default.
+        clock: Returns epoch ms UTC; injectable for tests.
+        on_progress: Called with the view after each loop turn that changed it.
+    """
+
+    def __init__(self, job: Job, workspace: Workspace, options: RunOptions, *, policy: Policy | None = None,
+                 ledger_url: str | None = None, clock: Callable[[], int] = wall_clock_ms,
+                 on_progress: Callable[[RunView], None] | None = None) -> None:
+        self.job = job
+        self.workspace = workspace
+        self.options = options
+        self.policy = policy or Policy()
+        self.ledger_url = ledger_url or workspace.ledger_url
+        self.clock = clock
+        self.on_progress = on_progress
+        self.session = secrets.token_hex(4)
+        target = Path(job.describe().get("target", "/"))
+        self.gate = Gate(self.policy, target=target, workspace=workspace.root)
+        self.sandbox: Sandbox = get_sandbox(options.sandbox)
+        self.storage: Storage | None = None
+        self.view: RunView = RunView(run_id="")
+        self.pool: WorkerPool | None = None
+        self._stop_reason: str | None = None
+        self._state_written_ms = 0
+        self._reserved: dict[str, int] = {}
+        self._calls_made: dict[str, int] = {}
+        self._pending_records: list[tuple[WorkerProc | None, NewRecord]] = []
+
+    # -- records ------------------------------------------------------------------------
+
+    def new_record(self, kind: str, *, key: str | None = None, task: str | None = None,
+                   epoch: int | None = None, why: str = "", payload: dict[str, Any] | None = None,
+                   actor: str = "coordinator") -> NewRecord:
+        """Builds a record of this run under the policy in force (nothing is appended)."""
+        return NewRecord(run_id=self.view.run_id, actor=actor, kind=kind, key=key, task=task, epoch=epoch,
+                         why=why, payload=payload or {}, policy_hash=self.policy.hash)
+
+    def append(self, records: Sequence[NewRecord]) -> list[Outcome]:
+        """Appends records in one durable transaction and folds the appended ones into the view.
+
+        Raises:
+            LedgerError: the storage failed; nothing of the batch is stored.
+        """
+        assert self.storage is not None
+        outcomes = self.storage.append(records, now_ms=self.clock())
+        for outcome in outcomes:
+            if isinstance(outcome, Appended):
+                self.view.apply(outcome.record)
+        return outcomes
+
+    # -- the run ------------------------------------------------------------------------
+
+    def run(self) -> RunResult:
+        """Runs (starts, resumes or leaves alone) the workspace's run of this job.
+
+        Returns:
+            How the session ended.
+
+        Raises:
+            RunLockedError: another process runs this workspace now.
+            SandboxUnavailable: the configured sandbox cannot run here.
+            LedgerError: the ledger cannot be read or written.
+        """
+        self.sandbox.check_available()
+        with self.workspace.lock(self.session):
+            self.storage = open_storage(self.ledger_url)
+            previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+            for sig in previous:
+                signal.signal(sig, self._on_signal)
+            try:
+                return self._run_locked()
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+                if self.pool is not None:
+                    self.pool.stop_all()
+                    self.pool = None
+                self.storage.close()
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        name = signal.Signals(signum).name
+        request = self.workspace.root / "halt-request"
+        reason = f"interrupted by {name}"
+        try:
+            text = request.read_text(encoding="utf-8").strip()
+            request.unlink()
+            if text:
+                reason = text
+        except OSError:
+            pass
+        self._stop_reason = reason
+
+    def _find_run(self) -> RunView | None:
+        assert self.storage is not None
+        identity = self.job.describe()["identity"]
+        latest: RunView | None = None
+        for run_id, *_ in self.storage.runs():
+            first = next(self.storage.read(run_id), None)
+            if first is not None and first.kind == "run.started" and first.payload["job"].get("identity") == identity:
+                latest = fold(self.storage.read(run_id), run_id=run_id)
+        return latest
+
+    def _session_payload(self) -> dict[str, Any]:
+        return {"session": {"id": self.session, "pid": os.getpid(), "host": socket.gethostname()},
+                "policy": {"hash": self.policy.hash, "source": self.policy.source},
+                "sandbox": self.sandbox.name,
+                "options": {"workers": self.options.workers, "lease_ttl_s": self.options.lease_ttl_s,
+                            "model_quota": self.options.model_quota}}
+
+    def _run_locked(self) -> RunResult:
+        existing = None if self.options.new_run else self._find_run()
+        if existing is not None and existing.state == "JACKED_OUT":
+            self.view = existing
+            self._write_state(force=True)
+            outcome = self.job.outcome(self.view, str(self.workspace.root))
+            return RunResult(run_id=existing.run_id, state="JACKED_OUT", exit_code=EXIT_OK, already_done=True,
+                             outcome=outcome, message=f"run {existing.run_id} already finished; {outcome.summary}")
+        if existing is not None and existing.state == "HALTED" and not self.options.explicit_resume:
+            self.view = existing
+            self._write_state(force=True)
+            return RunResult(run_id=existing.run_id, state="HALTED", exit_code=EXIT_HALTED,
+                             message=f"run {existing.run_id} is HALTED: {existing.halt and existing.halt.get('reason')}; "
+                                     "it waits for `fleetledger resume`")
+        if existing is None:
+            self.view = RunView(run_id=f"{self.job.kind}-{secrets.token_hex(3)}")
+            payload = {"job": self.job.describe(), "sprints": list(self.job.sprints), **self._session_payload()}
+            self.append([self.new_record("run.started", key=self.view.run_id, payload=payload,
+                                         why=f"start {self.job.kind} of {self.job.describe().get('target')}")])
+        else:
+            self.view = existing
+            why = "resume after a crash" if existing.state == "RUNNING" else f"explicit resume of a HALTED run ({existing.halt and existing.halt.get('reason')})"
+            self.append([self.new_record("run.resumed", payload=self._session_payload(), why=why)])
+        self._reconcile_state()
+        faults.hit("recovery.after_resume_record")
+        self._adopt_orphans()
+        return self._drive()
+
+    def _reconcile_state(self) -> None:
+        _, note = runstate.reconcile(self.workspace.state_path, self.view, self.ledger_url, now_ms=self.clock())
+        self._state_written_ms = self.clock()
+        if note:
+            self.append([self.new_record("decision", why=f"run-state file rebuilt: {note}", payload={"state_file": note})])
+
+    def _adopt_orphans(self) -> None:
+        """Takes back every lease granted by an earlier coordinator session (it is gone: we hold the lock)."""
+        records = []
+        for lease in self.view.leases():
+            if lease.session != self.session:
+                records.append(self.new_record(
+                    "lease.expired", task=lease.task, epoch=lease.epoch,
+                    why=f"holder {lease.worker} belonged to coordinator session {lease.session or '?'}, which is gone",
+                    payload={"worker": lease.worker, "cause": "coordinator restarted"}))
+        if records:
+            self.append(records)
+            faults.hit("recovery.after_adopt")
+
+    # -- the loop -----------------------------------------------------------------------
+
+    def _drive(self) -> RunResult:
+        host = HostContext(self)
+        while True:
+            if self._stop_reason is not None:
+                return self._halt("interrupted", self._stop_reason)
+            sprint = self.view.current_sprint()
+            if sprint is None:
+                return self._finish()
+            status = self.view.sprints[sprint].status
+            if status == "pending":
+                self._plan(sprint)
+                continue
+            if sprint in self.job.host_sprints:
+                self.job.run_host_sprint(sprint, host)
+                self.append([self.new_record("sprint.finished", key=sprint, why=f"{sprint} done")])
+                self._write_state(force=True)
+                continue
+            if self._sprint_over(sprint):
+                done, total = self.view.sprint_progress(sprint)
+                self.append([self.new_record("sprint.finished", key=sprint, why=f"{sprint}: {done} of {total} tasks ended")])
+                self._write_state(force=True)
+                continue
+            halted = self._turn(sprint)
+            if halted is not None:
+                return halted
+
+    def _plan(self, sprint: str) -> None:
+        specs = self.job.plan(sprint, self.view)
+        records = [self.new_record("sprint.started", key=sprint, why=f"plan {sprint}: {len(specs)} tasks",
+                                   payload={"tasks": len(specs)})]
+        records += [self.new_record("task.planned", key=spec.id, task=spec.id, why=spec.why,
+                                    payload={"sprint": sprint, "inputs": spec.inputs}) for spec in specs]
+        self.append(records)
+        faults.hit("coordinator.after_plan")
+        self._write_state(force=True)
+
+    def _sprint_over(self, sprint: str) -> bool:
+        return all(self.view.tasks[t].status in ("finished", "failed") for t in self.view.sprints[sprint].tasks)
+
+    def _ensure_pool(self) -> WorkerPool:
+        if self.pool is None:
+            ttl = self.options.lease_ttl_s
+            self.pool = WorkerPool(
+                sandbox=self.sandbox, job_module=self.job.worker_module,
+                read_only=[Path(p) for p in self.job.read_only_paths()],
+                scratch=self.workspace.root / "scratch", logs=self.workspace.logs,
+                heartbeat_s=self.options.heartbeat_s or ttl / 3)
+            records = []
+            for n in range(1, self.options.workers + 1):
+                worker = self.pool.start(f"w{n:02d}")
+                records.append(self._worker_started(worker))
+            self.append(records)
+        return self.pool
+
+    def _worker_started(self, worker: WorkerProc) -> NewRecord:
+        return self.new_record("worker.started", why=f"{worker.id} is pid {worker.pid}",
+                               payload={"worker": worker.id, "pid": worker.pid, "sandbox": self.sandbox.name})
+
+    def _turn(self, sprint: str) -> RunResult | None:
+        """One loop turn: assign, wait for messages, append them, take back dead leases."""
+        pool = self._ensure_pool()
+        halted = self._assign(sprint, pool)
+        if halted is not None:
+            return halted
+        messages, dead = pool.poll(self._poll_timeout_s())
+        batch: list[tuple[WorkerProc | None, NewRecord]] = []
+        for worker, message in messages:
+            self._on_message(worker, message, batch)
+        for worker in dead:
+            batch.extend(self._on_death(worker))
+        batch.extend((None, r) for r in self._expire_leases(pool))
+        if batch:
+            outcomes = self.append([r for _, r in batch])
+            self._after_append(batch, outcomes, pool)
+            for worker in dead:
+                if self._stop_reason is None:
+                    restarted = pool.start(worker.id)
+                    self.append([self._worker_started(restarted)])
+            if self.on_progress is not None:
+                self.on_progress(self.view)
+        self._write_state()
+        return None
+
+    def _poll_timeout_s(self) -> float:
+        now = self.clock()
+        nearest = min((lease.expires_ms for lease in self.view.leases()), default=now + 1000)
+        return max(0.01, min(1.0, (nearest - now) / 1000 + 0.01))
+
+    def _assign(self, sprint: str, pool: WorkerPool) -> RunResult | None:
+        idle = [w for w in pool.workers.values() if w.ready and w.task is None and not w.lost]
+        pending = [self.view.tasks[t] for t in self.view.sprints[sprint].tasks if self.view.tasks[t].status == "pending"]
+        records: list[NewRecord] = []
+        sends: list[tuple[WorkerProc, TaskView]] = []
+        quota_blocked = False
+        for task in pending:
+            if task.attempts >= self.options.max_task_attempts:
+                last = task.errors[-1] if task.errors else "no error recorded"
+                records.append(self.new_record("task.failed", task=task.id, epoch=task.epoch,
+                                               why=f"given up after {task.attempts} attempts; last: {last}",
+                                               payload={"retry": False, "attempts": task.attempts}))
+                continue
+            if not idle:
+                continue
+            denial = self._check_actions(task)
+            if denial is not None:
+                return denial
+            needed = self.job.calls_needed(task, self.view)
+            allowed = needed
+            if needed and self.options.model_quota is not None:
+                allowed = min(needed, self._calls_left())
+                if allowed == 0:
+                    quota_blocked = True
+                    continue
+            worker = idle.pop(0)
+            self._reserved[task.id] = allowed
+            self._calls_made[task.id] = 0
+            expires = self.clock() + int(self.options.lease_ttl_s * 1000)
+            records.append(self.new_record(
+                "task.assigned", task=task.id, epoch=task.epoch + 1,
+                why=f"{worker.id} takes {task.id} (attempt {task.attempts + 1})",
+                payload={"worker": worker.id, "pid": worker.pid, "expires_ms": expires, "session": self.session,
+                         "calls_allowed": allowed}))
+            sends.append((worker, task))
+        if records:
+            self.append(records)
+            faults.hit("coordinator.after_assign")
+        for worker, task in sends:
+            if task.lease is None or task.lease.worker != worker.id:
+                continue
+            worker.ready = False
+            worker.task = (task.id, task.epoch)
+            message = {"op": "assign", "task": task.id, "epoch": task.epoch, "sprint": task.sprint,
+                       "inputs": task.inputs, "calls_allowed": self._reserved.get(task.id, 0),
+                       "done": {self.view.steps[k]["name"]: self.view.steps[k]["input_hash"] for k in self.view.steps_by_task.get(task.id, ())},
+                       "context": self.job.task_context(task, self.view)}
+            pool.send(worker, message)
+        if quota_blocked and not any(self.view.tasks[t].status == "leased" for t in self.view.sprints[sprint].tasks):
+            used = int(self.view.model["calls"])
+            return self._halt("quota", f"model quota exhausted: {used} of {self.options.model_quota} calls used; "
+                              "run the same command with a larger --model-quota to continue",
+                              extra={"calls_used": used, "quota": self.options.model_quota})
+        return None
+
+    def _calls_left(self) -> int:
+        assert self.options.model_quota is not None
+        in_flight = sum(max(0, self._reserved[t] - self._calls_made.get(t, 0)) for t in self._reserved)
+        return max(0, self.options.model_quota - int(self.view.model["calls"]) - in_flight)
+
+    def _check_actions(self, task: TaskView) -> RunResult | None:
+        for action in self.job.actions(task):
+            decision = self.gate.check(action)
+            if not decision.allowed:
+                self.append([self.new_record("policy.denied", task=task.id, why=decision.rule,
+                                             payload={"action": action.kind, "target": action.target, "rule": decision.rule})])
+                return self._halt("policy", f"policy denied {action.kind} {action.target!r} for task {task.id}: {decision.rule}")
+        return None
+
+    def _on_message(self, worker: WorkerProc, message: dict[str, Any], batch: list[tuple[WorkerProc | None, NewRecord]]) -> None:
+        op = message.get("op")
+        if op == "ready":
+            worker.ready = True
+            worker.lost = False
+            worker.task = None
+            return
+        if op == "hello":
+            return
+        task, epoch = message.get("task"), message.get("epoch")
+        if op == "record":
+            if message["kind"] == "model.call":
+                self._calls_made[task] = self._calls_made.get(task, 0) + 1
+            batch.append((worker, self.new_record(message["kind"], key=message.get("key"), task=task, epoch=epoch,
+                                                  why=message.get("why", ""), payload=message.get("payload"),
+                                                  actor=worker.id)))
+        elif op == "heartbeat":
+            lease = self.view.tasks[task].lease if task in self.view.tasks else None
+            if lease is not None and lease.epoch == epoch and lease.worker == worker.id:
+                expires = self.clock() + int(self.options.lease_ttl_s * 1000)
+                batch.append((worker, self.new_record("lease.renewed", task=task, epoch=epoch,
+                                                      payload={"worker": worker.id, "expires_ms": expires})))
+        elif op == "finished":
+            batch.append((worker, self.new_record("task.finished", key=task, task=task, epoch=epoch,
+                                                  why=f"{worker.id} finished {task}", payload=message.get("result", {}),
+                                                  actor=worker.id)))
+        elif op == "failed":
+            batch.append((worker, self.new_record("task.failed", task=task, epoch=epoch, why=message.get("error", "")[:500],
+                                                  payload={"retry": bool(message.get("retry", True))}, actor=worker.id)))
+        elif op == "released":
+            batch.append((worker, self.new_record("lease.released", task=task, epoch=epoch, why=message.get("why", ""),
+                                                  payload={"reason": message.get("reason")}, actor=worker.id)))
+
+    def _on_death(self, worker: WorkerProc) -> list[tuple[WorkerProc | None, NewRecord]]:
+        how = describe_exit(worker.proc.returncode)
+        out: list[tuple[WorkerProc | None, NewRecord]] = [(None, self.new_record(
+            "worker.exited", why=f"{worker.id} (pid {worker.pid}) {how}",
+            payload={"worker": worker.id, "pid": worker.pid, "returncode": worker.proc.returncode}))]
+        for lease in self.view.leases():
+            if lease.worker == worker.id and lease.session == self.session:
+                out.append((None, self.new_record("lease.expired", task=lease.task, epoch=lease.epoch,
+                                                  why=f"holder {worker.id} (pid {worker.pid}) {how}",
+                                                  payload={"worker": worker.id, "cause": "worker died"})))
+        return out
+
+    def _expire_leases(self, pool: WorkerPool) -> list[NewRecord]:
+        now = self.clock()
+        out = []
+        for lease in self.view.leases():
+            if expired(lease, now):
+                silent_s = (now - lease.renewed_ms) / 1000
+                out.append(self.new_record("lease.expired", task=lease.task, epoch=lease.epoch,
+                                           why=f"no heartbeat from {lease.worker} for {silent_s:.1f} s (ttl {self.options.lease_ttl_s:g} s)",
+                                           payload={"worker": lease.worker, "cause": "heartbeat timeout"}))
+                holder = pool.workers.get(lease.worker)
+                if holder is not None and holder.task == (lease.task, lease.epoch):
+                    holder.lost = True
+                    holder.task = None
+                    pool.send(holder, {"op": "fenced", "task": lease.task})
+        return out
+
+    def _after_append(self, batch: list[tuple[WorkerProc | None, NewRecord]], outcomes: list[Outcome], pool: WorkerPool) -> None:
+        for (worker, record), outcome in zip(batch, outcomes):
+            if record.task is not None and record.kind in ("task.finished", "task.failed", "lease.released", "lease.expired"):
+                self._reserved.pop(record.task, None)
+                self._calls_made.pop(record.task, None)
+            if worker is None or not isinstance(outcome, Refused):
+                continue
+            if isinstance(outcome.error, errors.StaleEpochError):
+                pool.send(worker, {"op": "fenced", "task": record.task})
+                if worker.task is not None and worker.task[0] == record.task:
+                    worker.task = None
+                    worker.lost = True
+            elif isinstance(outcome.error, errors.ConflictingResultError) and record.task is not None:
+                task = self.view.tasks.get(record.task)
+                if task is not None and task.lease is not None:
+                    self.append([self.new_record("task.failed", task=record.task, epoch=task.lease.epoch,
+                                                 why=str(outcome.error)[:500], payload={"retry": False})])
+
+    # -- endings ------------------------------------------------------------------------
+
+    def _halt(self, kind: str, reason: str, *, extra: dict[str, Any] | None = None) -> RunResult:
+        if self.pool is not None:
+            self.pool.stop_all()
+            self.pool = None
+        released = [self.new_record("lease.expired", task=lease.task, epoch=lease.epoch,
+                                    why=f"run halting ({kind}); lease of {lease.worker} taken back",
+                                    payload={"worker": lease.worker, "cause": "halt"})
+                    for lease in self.view.leases()]
+        self.append(released + [self.new_record("run.halted", why=reason, payload={"kind": kind, **(extra or {})})])
+        self.job.on_halt(HostContext(self))
+        self._write_state(force=True)
+        return RunResult(run_id=self.view.run_id, state="HALTED", exit_code=EXIT_HALTED,
+                         message=f"run {self.view.run_id} HALTED: {reason}")
+
+    def _finish(self) -> RunResult:
+        if self.pool is not None:
+            self.pool.stop_all()
+            self.pool = None
+        outcome = self.job.outcome(self.view, str(self.workspace.root))
+        self.append([self.new_record("run.finished", key=self.view.run_id, why=outcome.summary,
+                                     payload={"outputs": outcome.outputs})])
+        self._write_state(force=True)
+        return RunResult(run_id=self.view.run_id, state="JACKED_OUT", exit_code=EXIT_OK, outcome=outcome,
+                         message=f"run {self.view.run_id} finished; {outcome.summary}")
+
+    def _write_state(self, *, force: bool = False) -> None:
+        now = self.clock()
+        if not force and now - self._state_written_ms < self.options.state_interval_s * 1000:
+            return
+        if self.view.state is None:
+            return
+        runstate.write(self.workspace.state_path, runstate.project(self.view, self.ledger_url))
+        self._state_written_ms = now
+
+
+def halt_idle_run(workspace: Workspace, reason: str, *, clock: Callable[[], int] = wall_clock_ms) -> RunView:
+    """Marks the workspace's latest run HALTED when no coordinator runs it (after a crash).
+
+    Its open leases are taken back (their holders are gone: the run lock is free).
+
+    Returns:
+        The run's view after the halt (unchanged if it was not RUNNING).
+
+    Raises:
+        RunLockedError: a coordinator runs it now (ask it to stop instead).
+        NoRunError: the workspace holds no run.
+    """
+    with workspace.lock(f"halt-{secrets.token_hex(2)}"), open_storage(workspace.ledger_url) as storage:
+        runs = storage.runs()
+        if not runs:
+            raise errors.NoRunError()
+        view = fold(storage.read(runs[-1][0]), run_id=runs[-1][0])
+        if view.state != "RUNNING":
+            return view
+        def record(kind: str, **fields: Any) -> NewRecord:
+            return NewRecord(run_id=view.run_id, actor="coordinator", kind=kind, **fields)
+        batch = [record("lease.expired", task=l.task, epoch=l.epoch, why=f"run halted; lease of {l.worker} taken back",
+                        payload={"worker": l.worker, "cause": "halt"}) for l in view.leases()]
+        batch.append(record("run.halted", why=reason, payload={"kind": "user"}))
+        for outcome in storage.append(batch, now_ms=clock()):
+            if isinstance(outcome, Appended):
+                view.apply(outcome.record)
+        runstate.write(workspace.state_path, runstate.project(view, workspace.ledger_url))
+        return view

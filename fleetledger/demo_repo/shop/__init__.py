@@ -1,0 +1,1 @@
+"""shop: fleetledger's demo target."""

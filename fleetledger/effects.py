@@ -1,0 +1,92 @@
+"""Effects: actions whose result lives outside the ledger, done exactly once as seen from outside.
+
+``perform`` records ``effect.intent`` with the idempotency key and commits it durably *before*
+the effect starts (write-ahead), then runs it, then records ``effect.done``. On a later start an
+intent without ``effect.done`` is uncertain: ``reconcile(key)`` asks the target whether it
+happened; an effect declared idempotent is repeated with the same key; anything else halts the
+run and names the effect, because only a person can say whether it happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from . import errors, faults
+from .gate import Action
+from .ledger import Appended, Duplicate
+
+if TYPE_CHECKING:
+    from .coordinator import HostContext
+
+
+class EffectUncertain(errors.FleetledgerError):
+    """An effect was started but its result was never recorded, and it can neither be reconciled nor safely repeated; a person must check its target, then record the outcome or approve a retry."""
+
+    exit_code = 75
+
+
+class EffectDenied(errors.FleetledgerError):
+    """The policy does not allow this effect now; it did not happen."""
+
+    exit_code = 75
+
+
+def perform(host: "HostContext", key: str, fn: Callable[[str], dict[str, Any]], *, kind: str, why: str,
+            intent: dict[str, Any] | None = None, reconcile: Callable[[str], dict[str, Any] | None] | None = None,
+            idempotent: bool = False) -> dict[str, Any]:
+    """Performs an effect at most once per idempotency key, as far as its target can tell.
+
+    Args:
+        host: The coordinator's host context (appends, view, gate).
+        key: Idempotency key; the same key is handed to ``fn`` on every attempt.
+        fn: Does the effect given the key; returns its result (JSON-ready), e.g. what it created.
+        kind: Effect kind, checked by the gate (``policy.approval_required``).
+        why: The reason, recorded with the intent.
+        intent: Facts recorded with the intent (what is about to be done).
+        reconcile: Asks the target whether the effect with ``key`` happened: returns its result
+            if it did, None if it did not.
+        idempotent: Repeating ``fn`` with the same key is harmless (the target deduplicates).
+
+    Returns:
+        The effect's result: recorded, reconciled, or new.
+
+    Raises:
+        EffectDenied: the gate denies the effect (the denial is recorded).
+        EffectUncertain: an earlier attempt's outcome is unknown and cannot be settled here.
+        LedgerError: the intent or the result could not be recorded.
+    """
+    recorded = host.view.effects.get(key)
+    if recorded is not None and recorded.get("done") is not None:
+        return recorded["done"]
+    decision = host.gate.check(Action(kind="effect", target=kind, detail={"key": key}))
+    if not decision.allowed and not _approved(host, kind, key):
+        host.record("policy.denied", key=key, why=decision.rule, payload={"action": "effect", "target": kind, "key": key})
+        raise EffectDenied(f"effect {kind} {key!r} denied: {decision.rule}; approve it with `fleetledger approve`",
+                           key=key)
+    if recorded is not None:
+        settled = reconcile(key) if reconcile is not None else None
+        if settled is not None:
+            host.record("effect.done", key=key, why=f"reconciled: the target says {key} happened", payload=settled)
+            return settled
+        if reconcile is None and not idempotent:
+            raise EffectUncertain(
+                f"effect {kind} {key!r} was started (seq of intent in the ledger) but its result was never "
+                "recorded; check the target, then resume", key=key, kind=kind)
+    else:
+        outcome = host.record("effect.intent", key=key, why=why, payload={"kind": kind, **(intent or {})})[0]
+        if not isinstance(outcome, (Appended, Duplicate)):
+            raise errors.LedgerError(f"effect intent for {key!r} was refused: {outcome}")
+    faults.hit("effect.after_intent")
+    result = fn(key)
+    faults.hit("effect.before_done")
+    host.record("effect.done", key=key, why=f"{kind} done", payload=result)
+    return result
+
+
+def _approved(host: "HostContext", kind: str, key: str) -> bool:
+    for approval in host.view.approvals:
+        scope = approval.get("scope", {})
+        if scope.get("action") == "effect" and scope.get("target") in (kind, key):
+            return True
+    return False

@@ -1,0 +1,88 @@
+"""What a job must provide to run on the coordinator.
+
+A job splits its work into sprints and tasks (``plan``), says what its tasks need (model calls,
+actions the gate must allow), runs the sprints that belong on the host (``run_host_sprint``,
+e.g. export), and names the module whose ``run_task(ctx)`` a worker process runs. Planning is a
+pure function of the run view, so a crash during planning plans the same tasks again.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..gate import Action
+from ..replay import RunView, TaskView
+
+if TYPE_CHECKING:
+    from ..coordinator import HostContext
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskSpec:
+    """A planned task: ``id`` unique in the run, ``inputs`` for the worker, ``why`` for the audit."""
+
+    id: str
+    inputs: dict[str, Any]
+    why: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobOutcome:
+    """What the job says at the end of a run: a one-line ``summary`` and the output paths."""
+
+    summary: str
+    outputs: dict[str, str] = field(default_factory=dict)
+
+
+class Job(abc.ABC):
+    """A job the coordinator can run.
+
+    Attributes:
+        kind: Job kind, e.g. ``"scan"``.
+        sprints: Sprint ids in order.
+        host_sprints: Sprints the coordinator runs itself (no worker tasks).
+        worker_module: Module with ``run_task(ctx: TaskContext) -> dict`` for worker processes.
+    """
+
+    kind: str
+    sprints: tuple[str, ...]
+    host_sprints: frozenset[str] = frozenset()
+    worker_module: str
+
+    @abc.abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """Returns the job record of ``run.started``: ``kind``, ``target``, ``argv``,
+        ``identity`` (what makes two runs the same job) and ``options``."""
+
+    @abc.abstractmethod
+    def plan(self, sprint: str, view: RunView) -> list[TaskSpec]:
+        """Plans a sprint's tasks from the run so far (pure, deterministic)."""
+
+    def calls_needed(self, task: TaskView, view: RunView) -> int:
+        """Returns how many model calls the task still needs (0 by default)."""
+        return 0
+
+    def actions(self, task: TaskView) -> list[Action]:
+        """Returns the actions the gate must allow before the task may be assigned."""
+        return []
+
+    def task_context(self, task: TaskView, view: RunView) -> dict[str, Any]:
+        """Returns job data a worker needs besides the task inputs (e.g. the target root)."""
+        return {}
+
+    def read_only_paths(self) -> list[str]:
+        """Returns the folders worker processes may read (bound read-only in a sandbox)."""
+        return []
+
+    def run_host_sprint(self, sprint: str, host: "HostContext") -> None:
+        """Runs a sprint on the coordinator (for ``host_sprints``)."""
+        raise NotImplementedError(sprint)
+
+    def on_halt(self, host: "HostContext") -> None:
+        """Called when the run halts, e.g. to write partial outputs (optional)."""
+
+    @abc.abstractmethod
+    def outcome(self, view: RunView, workspace: str) -> JobOutcome:
+        """Summarises a run for the person at the terminal."""

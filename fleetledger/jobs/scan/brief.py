@@ -1,0 +1,133 @@
+"""The repository brief: a few hundred words on what the scanned repository is.
+
+Every investigation sees it. It is derived once per run from the README, the packaging files
+and the top-level layout, capped in size (an exhaustive project file buries the signal; a short
+brief sharpens it), and recorded in the ledger as the result of the ``brief`` step.
+
+Reading is defensive: the repository is untrusted, so only a few named files are read, each
+capped in size, and nothing is executed (``setup.py`` is read as text, never run).
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+MAX_WORDS = 300
+MAX_FILE_BYTES = 256 * 1024
+README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
+FRAMEWORKS = {
+    "django": "Django", "flask": "Flask", "fastapi": "FastAPI", "starlette": "Starlette",
+    "aiohttp": "aiohttp", "tornado": "Tornado", "pyramid": "Pyramid", "bottle": "Bottle",
+    "sanic": "Sanic", "falcon": "Falcon", "sqlalchemy": "SQLAlchemy", "celery": "Celery",
+    "jinja2": "Jinja2", "pydantic": "pydantic", "requests": "requests", "click": "click",
+    "paramiko": "paramiko", "boto3": "boto3", "pyyaml": "PyYAML", "numpy": "NumPy",
+}
+ENTRY_FILES = ("manage.py", "app.py", "wsgi.py", "asgi.py", "main.py", "__main__.py", "server.py", "cli.py")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        if not path.is_file() or path.is_symlink():
+            return ""
+        with open(path, "rb") as handle:
+            return handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _readme_summary(root: Path) -> str:
+    for name in README_NAMES:
+        text = _read_text(root / name)
+        if not text:
+            continue
+        paragraphs = []
+        for block in re.split(r"\n\s*\n", text):
+            line = " ".join(block.split())
+            if not line or line.startswith(("#", "=", "-", "[!", "![", "..", "<", "|", "```", ":")):
+                continue
+            paragraphs.append(line)
+            if sum(len(p.split()) for p in paragraphs) > 120:
+                break
+        return " ".join(paragraphs)
+    return ""
+
+
+def _packaging(root: Path) -> dict[str, Any]:
+    facts: dict[str, Any] = {"deps": [], "scripts": []}
+    text = _read_text(root / "pyproject.toml")
+    if text:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            data = {}
+        project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
+        poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
+        facts["name"] = project.get("name") or poetry.get("name")
+        facts["description"] = project.get("description") or poetry.get("description")
+        deps = project.get("dependencies") or list((poetry.get("dependencies") or {}).keys())
+        facts["deps"] += [str(d) for d in deps if isinstance(d, str)]
+        facts["scripts"] += sorted(str(k) for k in (project.get("scripts") or {}).keys())
+    cfg_text = _read_text(root / "setup.cfg")
+    if cfg_text:
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(cfg_text)
+            facts.setdefault("name", parser.get("metadata", "name", fallback=None))
+            facts["description"] = facts.get("description") or parser.get("metadata", "description", fallback=None)
+            facts["deps"] += parser.get("options", "install_requires", fallback="").split()
+        except configparser.Error:
+            pass
+    setup_py = _read_text(root / "setup.py")
+    for field in ("name", "description"):
+        if not facts.get(field):
+            match = re.search(rf"\b{field}\s*=\s*['\"]([^'\"]{{1,200}})['\"]", setup_py)
+            if match:
+                facts[field] = match.group(1)
+    facts["deps"] += _read_text(root / "requirements.txt").split()
+    return facts
+
+
+def _frameworks(deps: list[str], root: Path) -> list[str]:
+    names = {re.split(r"[<>=!~\[; ]", d.strip().lower(), maxsplit=1)[0] for d in deps if d.strip()}
+    found = {label for key, label in FRAMEWORKS.items() if key in names}
+    if (root / "manage.py").is_file():
+        found.add("Django")
+    return sorted(found)
+
+
+def derive_brief(root: Path) -> dict[str, Any]:
+    """Derives the brief of the repository at ``root`` (read-only, deterministic).
+
+    Args:
+        root: The scanned root.
+
+    Returns:
+        ``{"text": str (at most MAX_WORDS words), "name", "frameworks": [...],
+        "entry_points": [...], "sources": [files read]}``.
+    """
+    facts = _packaging(root)
+    readme = _readme_summary(root)
+    try:
+        top = sorted(p.name + ("/" if p.is_dir() else "") for p in root.iterdir()
+                     if not p.name.startswith(".") and not p.is_symlink())
+    except OSError:
+        top = []
+    name = facts.get("name") or root.name
+    frameworks = _frameworks(facts["deps"], root)
+    entries = [f"console script {s}" for s in facts["scripts"]] + [f for f in ENTRY_FILES if (root / f).is_file()]
+    parts = [f"Repository {name}."]
+    if facts.get("description"):
+        parts.append(f"Purpose: {facts['description']}.")
+    if readme:
+        parts.append(f"README: {readme}")
+    parts.append(f"Frameworks and notable libraries: {', '.join(frameworks) or 'none detected'}.")
+    parts.append(f"Entry points: {', '.join(entries) or 'none detected'}.")
+    parts.append(f"Top level: {', '.join(top[:40])}{' ...' if len(top) > 40 else ''}.")
+    words = " ".join(parts).split()
+    text = " ".join(words[:MAX_WORDS]) + (" ..." if len(words) > MAX_WORDS else "")
+    sources = [n for n in ("pyproject.toml", "setup.cfg", "setup.py", "requirements.txt", *README_NAMES) if (root / n).is_file()]
+    return {"text": text, "name": name, "frameworks": frameworks, "entry_points": entries, "sources": sources}

@@ -1,0 +1,181 @@
+"""The scan job on the coordinator: identity, planning of each sprint, export.
+
+Sprints: ``detect`` (bandit and file hygiene over every file, plus the repository brief) ->
+``investigate`` (the model judges each candidate) -> ``triage`` (severity) -> ``revalidate``
+(a sceptical second look at the survivors) -> ``export`` (SARIF 2.1.0, Markdown, JSON; an
+idempotent effect, run on the coordinator). The workers' side is ``tasks.py``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ... import __version__, effects
+from ...gate import Action
+from ...ledger.records import canonical_json
+from ...replay import RunView, TaskView
+from ..base import Job, JobOutcome, TaskSpec
+from . import export, report
+from .export import OUTPUT_NAMES
+from .detect import DETECT_VERSION
+from .plan import blocks, candidate_blocks, discover
+
+if TYPE_CHECKING:
+    from ...coordinator import HostContext
+
+SPRINTS = ("detect", "investigate", "triage", "revalidate", "export")
+
+
+class ScanJob(Job):
+    """A multi-worker vulnerability scan of one source tree.
+
+    Args:
+        target: The folder to scan (made absolute).
+        workspace: The workspace folder (left out of the scan when inside the target).
+        argv: The command line that started it (recorded so an agent can run it again).
+        model: Model provider spec (``"offline"``).
+
+    Raises:
+        UsageError: ``target`` is not a folder.
+    """
+
+    kind = "scan"
+    sprints = SPRINTS
+    host_sprints = frozenset({"export"})
+    worker_module = "fleetledger.jobs.scan.tasks"
+
+    def __init__(self, target: Path, *, workspace: Path, argv: list[str], model: str = "offline") -> None:
+        from ...errors import UsageError
+
+        self.target = Path(target).expanduser().resolve()
+        if not self.target.is_dir():
+            raise UsageError(f"scan target {target} is not a folder; give the path of a source repository")
+        self.workspace = Path(workspace).resolve()
+        self.argv = list(argv)
+        self.model = model
+
+    def describe(self) -> dict[str, Any]:
+        identity = {"kind": "scan", "target": str(self.target), "detect": DETECT_VERSION, "model": self.model}
+        return {"kind": "scan", "target": str(self.target), "argv": self.argv, "identity": identity,
+                "options": {"model": self.model}}
+
+    def read_only_paths(self) -> list[str]:
+        return [str(self.target)]
+
+    # -- planning -----------------------------------------------------------------------
+
+    def plan(self, sprint: str, view: RunView) -> list[TaskSpec]:
+        if sprint == "detect":
+            return self._plan_detect()
+        if sprint == "investigate":
+            return self._plan_items("investigate", [{"candidate": c.to_json()} for c in report.candidates(view)], view)
+        first = report.answers(view, "investigate")
+        by_id = {c.id: c for c in report.candidates(view)}
+        if sprint == "triage":
+            items = [{"candidate": by_id[cid].to_json(), "answer": a.to_json()}
+                     for cid, a in first.items() if cid in by_id and report.survives(a)]
+            return self._plan_items("triage", items, view)
+        if sprint == "revalidate":
+            triaged = report.severities(view)
+            items = [{"candidate": by_id[cid].to_json(), "answer": first[cid].to_json(), "severity": triaged[cid][0]}
+                     for cid in triaged if cid in by_id and cid in first]
+            return self._plan_items("revalidate", items, view)
+        return []
+
+    def _plan_detect(self) -> list[TaskSpec]:
+        exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
+        files = discover(self.target, exclude=exclude)
+        listing = hashlib.sha256(canonical_json([f.to_json() for f in files]).encode()).hexdigest()
+        specs = [TaskSpec(id="brief", inputs={"kind": "brief", "listing_sha": listing},
+                          why="derive the repository brief from README, packaging and layout")]
+        for n, block in enumerate(blocks(files), start=1):
+            folder = block[0].path.rsplit("/", 1)[0] if "/" in block[0].path else "."
+            specs.append(TaskSpec(id=f"detect-{n:04d}", inputs={"kind": "detect", "files": [f.to_json() for f in block]},
+                                  why=f"detect {len(block)} file(s) in {folder}"))
+        return specs
+
+    def _plan_items(self, kind: str, items: list[dict[str, Any]], view: RunView) -> list[TaskSpec]:
+        shas = {p: f["sha256"] for p, f in report.planned_files(view).items()}
+        from .shapes import Candidate
+
+        by_id = {it["candidate"]["id"]: it for it in items}
+        specs = []
+        for n, block in enumerate(candidate_blocks([Candidate.from_json(it["candidate"]) for it in items]), start=1):
+            paths = sorted({c.path for c in block})
+            specs.append(TaskSpec(
+                id=f"{kind}-{n:04d}",
+                inputs={"kind": kind, "items": [by_id[c.id] for c in block], "files": {p: shas[p] for p in paths}},
+                why=f"{kind} {len(block)} candidate(s) in {len(paths)} file(s)"))
+        return specs
+
+    # -- what tasks need ----------------------------------------------------------------
+
+    def calls_needed(self, task: TaskView, view: RunView) -> int:
+        if task.inputs.get("kind") not in ("investigate", "revalidate"):
+            return 0
+        return max(0, len(task.inputs["items"]) - len(view.steps_by_task.get(task.id, ())))
+
+    def actions(self, task: TaskView) -> list[Action]:
+        kind = task.inputs.get("kind")
+        read = Action(kind="read", target=str(self.target))
+        if kind == "brief":
+            return [Action(kind="tool", target="brief"), read]
+        if kind == "detect":
+            return [Action(kind="tool", target="bandit"), read]
+        if kind in ("investigate", "revalidate"):
+            return [Action(kind="tool", target="analyst"), Action(kind="model", target=self.model), read]
+        return []
+
+    def task_context(self, task: TaskView, view: RunView) -> dict[str, Any]:
+        context: dict[str, Any] = {"root": str(self.target)}
+        if task.inputs.get("kind") in ("investigate", "revalidate"):
+            context["brief"] = brief_text(view)
+        return context
+
+    # -- export -------------------------------------------------------------------------
+
+    def run_host_sprint(self, sprint: str, host: "HostContext") -> None:
+        self._export(host, final=True)
+
+    def on_halt(self, host: "HostContext") -> None:
+        self._export(host, final=False)
+
+    def _export(self, host: "HostContext", *, final: bool) -> None:
+        scan = report.build_report(host.view, tool_version=__version__)
+        body = export.to_json(scan)
+        digest = hashlib.sha256(canonical_json(body).encode()).hexdigest()[:16]
+        key = f"export:{'final' if final else 'partial'}:{digest}"
+        workspace = host.workspace.root
+        for name in OUTPUT_NAMES:
+            decision = host.gate.check(Action(kind="write", target=str(workspace / name)))
+            if not decision.allowed:
+                host.record("policy.denied", why=decision.rule, payload={"action": "write", "target": str(workspace / name)})
+                raise effects.EffectDenied(f"writing {workspace / name} denied: {decision.rule}")
+        effects.perform(host, key, lambda k: {"files": export.write_outputs(scan, workspace)}, kind="export",
+                        why=f"write {', '.join(OUTPUT_NAMES)} ({len(scan.findings)} findings, "
+                            f"{'complete' if scan.complete else 'partial'})",
+                        intent={"files": list(OUTPUT_NAMES), "findings": len(scan.findings), "complete": scan.complete},
+                        idempotent=True)
+
+    def outcome(self, view: RunView, workspace: str) -> JobOutcome:
+        scan = report.build_report(view, tool_version=__version__)
+        counts: dict[str, int] = {}
+        for f in scan.findings:
+            counts[f.severity] = counts.get(f.severity, 0) + 1
+        by_sev = ", ".join(f"{counts[s]} {s}" for s in ("critical", "high", "medium", "low", "info") if s in counts)
+        skipped = sum(1 for f in scan.files if f.status == "skipped")
+        outputs = {name: str(Path(workspace) / name) for name in OUTPUT_NAMES}
+        summary = (f"{len(scan.findings)} finding(s){f' ({by_sev})' if by_sev else ''}; "
+                   f"{len(scan.files) - skipped} file(s) scanned, {skipped} skipped; "
+                   f"{scan.dismissed} candidate verdict(s) dismissed; reports: {outputs['findings.sarif']}, "
+                   f"{outputs['findings.md']}, {outputs['findings.json']}")
+        return JobOutcome(summary=summary, outputs=outputs)
+
+
+def brief_text(view: RunView) -> str:
+    """Returns the recorded repository brief text ("" before the brief step ran)."""
+    for key in view.steps_by_task.get("brief", ()):
+        return view.steps[key]["result"].get("text", "")
+    return ""

@@ -1,0 +1,155 @@
+"""The Markdown report of a scan: what a person reads first.
+
+Every finding is listed (no cap, no merging), in the SARIF order (``sarif.order_key``). Text
+that comes from the scanned repository or a model (paths, messages, rationales, snippets) is
+escaped, so it can neither break the tables nor inject links or HTML.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .sarif import finding_cwe, order_key
+from .shapes import SEVERITIES, Finding, ModelAnswer, ScanReport
+
+_RATIONALE_CHARS = 160
+# CommonMark §2.4: any ASCII punctuation may be backslash-escaped; these are the ones that start
+# inline markup, links, HTML or entities, or end a table cell (GFM).
+_SPECIAL = re.compile(r"[\\`*_\[\]<>|~&!]")
+
+
+def to_markdown(report: ScanReport) -> str:
+    """Renders the report: summary, incomplete-run banner, findings table, details, skipped files.
+
+    Args:
+        report: The scan report.
+
+    Returns:
+        The Markdown text, ending in one newline; equal reports give equal text.
+    """
+    findings = sorted(report.findings, key=order_key)
+    parts = [_header(report), _summary(report, findings), _table(findings), _details(findings), _files(report)]
+    return "\n\n".join(part for part in parts if part) + "\n"
+
+
+def _header(report: ScanReport) -> str:
+    lines = [
+        f"# fleetledger scan {_inline(report.run_id)}",
+        "",
+        f"- Target: {_inline(report.target)}",
+        f"- fleetledger {_inline(report.tool_version)}, started {_inline(report.started_utc or 'unknown')}",
+    ]
+    if not report.complete:
+        reason = _inline(report.halt_reason or "no reason recorded")
+        lines += ["", f"> **Incomplete run.** The run stopped before every step finished: {reason}. "
+                      "The findings below are partial."]
+    return "\n".join(lines)
+
+
+def _summary(report: ScanReport, findings: list[Finding]) -> str:
+    counts = Counter(f.severity for f in findings)
+    skipped = sum(f.status == "skipped" for f in report.files)
+    lines = ["## Summary", "", "| Severity | Findings |", "| --- | ---: |"]
+    lines += [f"| {severity} | {counts[severity]} |" for severity in SEVERITIES]
+    lines += [
+        f"| **total** | **{len(findings)}** |",
+        "",
+        f"Files planned: {len(report.files)}; skipped: {skipped}; "
+        f"candidates dismissed as false positives: {report.dismissed}.",
+    ]
+    if skipped:
+        lines.append(f"Coverage is incomplete: {skipped} skipped files were not scanned (listed below).")
+    return "\n".join(lines)
+
+
+def _table(findings: list[Finding]) -> str:
+    if not findings:
+        return "## Findings\n\nNo findings."
+    lines = ["## Findings", "", "| # | Severity | CWE | Location | Rule | Rationale |", "| ---: | --- | --- | --- | --- | --- |"]
+    for number, f in enumerate(findings, 1):
+        c = f.candidate
+        rationale = _one_line(f.revalidation.rationale or f.investigation.rationale)
+        lines.append(
+            f"| {number} | {f.severity} | {_cwe(f)} | {_inline(_where(f))} | {_inline(c.rule_id)} "
+            f"{_inline(c.rule_name)} | {_inline(rationale)} |"
+        )
+    return "\n".join(lines)
+
+
+def _details(findings: list[Finding]) -> str:
+    return "\n\n".join(_detail(number, f) for number, f in enumerate(findings, 1))
+
+
+def _detail(number: int, f: Finding) -> str:
+    c = f.candidate
+    lines = [
+        f"### {number}. {f.severity} {_cwe(f)}: {_inline(_where(f))}",
+        "",
+        f"- Rule: {_inline(c.rule_id)} {_inline(c.rule_name)} ({_inline(c.detector)}; detector severity "
+        f"{_inline(c.detector_severity)}, confidence {_inline(c.detector_confidence)})",
+        f"- Message: {_inline(c.message)}",
+        f"- Scope: {_inline(c.scope)}",
+        f"- Severity: {f.severity}, because {_inline(f.severity_reason)}",
+        "",
+        _fenced(c.snippet),
+        "",
+        _answer("Investigation", f.investigation),
+        "",
+        _answer("Revalidation", f.revalidation),
+    ]
+    return "\n".join(lines)
+
+
+def _answer(title: str, answer: ModelAnswer) -> str:
+    head = f"**{title}**: {answer.verdict}, confidence {answer.confidence}/10"
+    body = [f"> {_inline(line)}" if line.strip() else ">" for line in answer.rationale.splitlines()]
+    return "\n".join([head, ""] + (body or ["> (no rationale given)"]))
+
+
+def _files(report: ScanReport) -> str:
+    files = sorted(report.files, key=lambda f: f.path)
+    skipped = [f"| {_inline(f.path)} | {_inline(f.reason or 'no reason recorded')} |" for f in files
+               if f.status == "skipped"]
+    problems = [
+        f"| {_inline(f.path)} | {kind} | {_inline(detail)} |"
+        for f in files
+        for kind, details in (("warning", f.warnings), ("internal error", f.internal_errors))
+        for detail in details
+    ]
+    sections = []
+    if skipped:
+        sections.append("\n".join(["## Skipped files", "", "| File | Reason |", "| --- | --- |"] + skipped))
+    if problems:
+        sections.append("\n".join(["## File problems", "", "| File | Kind | Detail |", "| --- | --- | --- |"] + problems))
+    return "\n\n".join(sections)
+
+
+def _where(f: Finding) -> str:
+    c = f.candidate
+    return f"{c.path}:{c.line}:{c.col + 1}"
+
+
+def _cwe(f: Finding) -> str:
+    cwe = finding_cwe(f)
+    return f"CWE-{cwe}" if cwe is not None else "no CWE"
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _RATIONALE_CHARS else line[: _RATIONALE_CHARS - 1] + "…"
+
+
+def _inline(text: str) -> str:
+    """Escapes text for one line of Markdown (a table cell, a heading, a list item).
+
+    Line breaks (a file name may hold one) become ``<br>``, the one HTML tag emitted.
+    """
+    return "<br>".join(_SPECIAL.sub(r"\\\g<0>", line) for line in text.splitlines())
+
+
+def _fenced(snippet: str) -> str:
+    """Returns a code block whose fence is longer than any backtick run inside (CommonMark §4.5)."""
+    longest = max((len(run) for run in re.findall(r"`+", snippet)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}python\n{snippet.rstrip()}\n{fence}"

@@ -1,0 +1,149 @@
+"""The scan's worker side: what a worker process does with each kind of task.
+
+``run_task(ctx)`` dispatches on the task's ``kind`` input. Every unit of work is a step
+(``ctx.step``), so a task that is run again after a crash skips what is already recorded.
+This module runs inside the worker process (and its sandbox): it is the only part of the scan
+that reads the repository.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from ...steps import StepFailed, TaskContext, input_hash
+from .brief import derive_brief
+from .detect import DETECT_VERSION, detect_file
+from .shapes import Candidate, FileReport, ModelAnswer, ModelRequest
+from .source import decode_source
+from .triage import triage
+
+_provider = None
+
+
+def _model():
+    global _provider
+    if _provider is None:
+        from ...models import get_provider
+
+        _provider = get_provider("offline")
+    return _provider
+
+
+def run_task(ctx: TaskContext) -> dict[str, Any]:
+    """Runs one scan task; returns the task's summary (``task.finished`` payload).
+
+    Raises:
+        ValueError: the task's ``kind`` is unknown (a planning bug).
+    """
+    kind = ctx.inputs["kind"]
+    handler = {"brief": _brief, "detect": _detect, "investigate": _judge, "revalidate": _judge,
+               "triage": _triage}.get(kind)
+    if handler is None:
+        raise ValueError(f"unknown scan task kind {kind!r}")
+    return handler(ctx)
+
+
+def _each(ctx: TaskContext, items: list[Any], body) -> None:  # type: ignore[no-untyped-def]
+    for item in items:
+        try:
+            body(item)
+        except StepFailed:
+            continue
+
+
+def _brief(ctx: TaskContext) -> dict[str, Any]:
+    root = Path(ctx.context["root"])
+    ctx.step("brief", input_hash("brief", ctx.inputs.get("listing_sha", "")),
+             lambda key: derive_brief(root), why="derive the repository brief")
+    return {"steps": ctx.ran_steps}
+
+
+def _detect(ctx: TaskContext) -> dict[str, Any]:
+    root = Path(ctx.context["root"])
+
+    def one(f: dict[str, Any]) -> None:
+        def run(key: str) -> dict[str, Any]:
+            if f.get("link"):
+                return FileReport(path=f["path"], sha256="", size_bytes=0, status="skipped",
+                                  reason="symbolic link, not followed").to_json()
+            report = detect_file(root, f["path"])
+            if report.sha256 != f["sha256"]:
+                return FileReport(path=f["path"], sha256=report.sha256, size_bytes=report.size_bytes,
+                                  status="skipped",
+                                  reason=f"changed during the scan (planned sha256 {f['sha256'][:12]}, "
+                                         f"now {report.sha256[:12]}); start a new run with --new").to_json()
+            return report.to_json()
+
+        ctx.step(f"detect:{f['path']}", input_hash(f["path"], f["sha256"], DETECT_VERSION), run,
+                 why=f"detect {f['path']}")
+
+    _each(ctx, ctx.inputs["files"], one)
+    return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}
+
+
+class _Sources:
+    """Reads and decodes each file once per task, checking it is the content that was planned."""
+
+    def __init__(self, root: Path, shas: dict[str, str]) -> None:
+        self.root = root
+        self.shas = shas
+        self._cache: dict[str, str] = {}
+
+    def text(self, path: str) -> str:
+        if path not in self._cache:
+            data = (self.root / path).read_bytes()
+            digest = hashlib.sha256(data).hexdigest()
+            if digest != self.shas[path]:
+                raise ValueError(f"{path} changed since it was detected (sha256 {self.shas[path][:12]} -> {digest[:12]})")
+            self._cache[path] = decode_source(data).text
+        return self._cache[path]
+
+
+def _judge(ctx: TaskContext) -> dict[str, Any]:
+    """Investigate or revalidate: one model call per candidate."""
+    pass_name = ctx.inputs["kind"]
+    provider = _model()
+    sources = _Sources(Path(ctx.context["root"]), ctx.inputs["files"])
+    brief = ctx.context.get("brief", "")
+    brief_sha = hashlib.sha256(brief.encode()).hexdigest()
+
+    def one(item: dict[str, Any]) -> None:
+        candidate = Candidate.from_json(item["candidate"])
+        prior = item.get("answer")
+
+        def run(key: str) -> dict[str, Any]:
+            request = ModelRequest(candidate=candidate, source=sources.text(candidate.path), brief=brief,
+                                   pass_name=pass_name, prior=prior)
+            result = provider.call(request)
+            answer = result.answer.to_json()
+            ctx.record("model.call", key=key, why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}",
+                       payload={"provider": provider.name, "model": provider.model, "pass": pass_name,
+                                "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
+                                "cost_usd": result.cost_usd, "answer": answer})
+            return {"candidate": candidate.id, "answer": answer}
+
+        ctx.step(f"{pass_name}:{candidate.id}",
+                 input_hash(item, ctx.inputs["files"][candidate.path], provider.name, provider.model, brief_sha),
+                 run, spends_call=True,
+                 why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}")
+
+    _each(ctx, ctx.inputs["items"], one)
+    return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}
+
+
+def _triage(ctx: TaskContext) -> dict[str, Any]:
+    def one(item: dict[str, Any]) -> None:
+        candidate = Candidate.from_json(item["candidate"])
+        answer = ModelAnswer.from_json(item["answer"])
+
+        def run(key: str) -> dict[str, Any]:
+            severity, reason = triage(candidate, answer)
+            return {"candidate": candidate.id, "severity": severity, "reason": reason}
+
+        ctx.step(f"triage:{candidate.id}", input_hash(item), run,
+                 why=f"triage {candidate.rule_id} at {candidate.path}:{candidate.line}")
+
+    _each(ctx, ctx.inputs["items"], one)
+    return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}

@@ -1,0 +1,91 @@
+"""Leases and fencing: which worker holds which task, and which records it may still write.
+
+A task is held under a lease: a worker, an epoch and an expiry. The epoch is a fencing token
+(Kleppmann, "How to do distributed locking", 2016): it grows by one with each assignment, every
+record a holder writes carries it, and the ledger refuses a record whose epoch is not the
+task's current, open lease. A worker paused past its expiry that wakes up after the task was
+handed to someone else is therefore refused at the writer, whatever it believes.
+
+The rules here are pure: the storage applies ``check_fence`` inside its append transaction,
+and the coordinator uses ``expired`` to decide when to take a lease back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from . import errors
+from .ledger import records as rec
+
+
+class LeaseEvent(NamedTuple):
+    """The last lease event of a task: ``kind`` is task.assigned or a lease-ending kind."""
+
+    kind: str
+    epoch: int
+
+
+def check_fence(new: rec.NewRecord, last: LeaseEvent | None) -> errors.LedgerError | None:
+    """Checks a record that carries a task and an epoch against the task's last lease event.
+
+    Rules:
+        * ``task.assigned`` at epoch E needs E == previous epoch + 1 (1 for a first assignment)
+          and no open lease (a lease ends with lease.expired, task.finished or task.failed).
+        * any other record at epoch E needs the open lease to be at E.
+
+    Args:
+        new: The submitted record (``task`` and ``epoch`` set).
+        last: The task's last lease event in the ledger, or None if it was never assigned.
+
+    Returns:
+        None when the record may be appended, else the error to refuse it with:
+        ``LeaseHeldError`` for an assignment of a held task, ``StaleEpochError`` otherwise.
+    """
+    assert new.task is not None and new.epoch is not None
+    is_open = last is not None and last.kind == "task.assigned"
+    if new.kind == "task.assigned":
+        expected = (last.epoch if last else 0) + 1
+        if is_open:
+            return errors.LeaseHeldError(
+                f"task {new.task} is still leased at epoch {last.epoch}; record lease.expired first",
+                task=new.task, epoch=last.epoch)
+        if new.epoch != expected:
+            return errors.StaleEpochError(
+                f"assignment of task {new.task} at epoch {new.epoch}, expected {expected}",
+                task=new.task, epoch=new.epoch, current=expected - 1)
+        return None
+    if is_open and last.epoch == new.epoch:
+        return None
+    current = last.epoch if last else 0
+    state = "open" if is_open else (last.kind if last else "never assigned")
+    return errors.StaleEpochError(
+        f"{new.kind} for task {new.task} at epoch {new.epoch} refused: the task's lease is at "
+        f"epoch {current} ({state}); the writer was fenced and must stop working on it",
+        task=new.task, epoch=new.epoch, current=current)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Lease:
+    """A held lease as replay sees it.
+
+    Attributes:
+        task: Task id.
+        worker: Worker id holding it.
+        epoch: Fencing token.
+        expires_ms: Expiry, epoch ms UTC; renewed by heartbeats.
+        renewed_ms: Time of the last assignment or renewal, epoch ms UTC.
+        session: Id of the coordinator process that granted it.
+    """
+
+    task: str
+    worker: str
+    epoch: int
+    expires_ms: int
+    renewed_ms: int
+    session: str
+
+
+def expired(lease: Lease, now_ms: int) -> bool:
+    """True when the lease's expiry has passed at ``now_ms`` (epoch ms)."""
+    return now_ms >= lease.expires_ms

@@ -1,0 +1,9 @@
+"""The ledger: append-only, hash-chained records, and the storage backends that keep them."""
+
+from .records import KINDS, UNIQUE_KINDS, NewRecord, Record, canonical_json, iso_utc
+from .storage import Appended, Duplicate, Outcome, Refused, Storage, open_storage
+
+__all__ = [
+    "KINDS", "UNIQUE_KINDS", "NewRecord", "Record", "canonical_json", "iso_utc",
+    "Appended", "Duplicate", "Outcome", "Refused", "Storage", "open_storage",
+]

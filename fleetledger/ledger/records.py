@@ -1,0 +1,211 @@
+"""Ledger records: their fields, their kinds, and the per-run hash chain.
+
+A record is immutable. It is submitted as a ``NewRecord`` (what the actor says) and stored as a
+``Record`` (what the ledger adds: a global sequence number, a UTC timestamp in epoch ms, and the
+hash chained to the previous record of the same run).
+
+The hash of a record is SHA-256 over the previous record's hash and the canonical JSON of the
+record's fields (``canonical_json``: sorted keys, no whitespace, ASCII with ``\\u`` escapes;
+close to RFC 8785 for the values fleetledger writes, but not identical to it). The payload is stored as that canonical text, so verification hashes
+exactly the stored bytes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+GENESIS_HASH = "0" * 64
+
+KINDS: frozenset[str] = frozenset(
+    {
+        "run.started", "run.resumed", "run.halted", "run.finished",
+        "sprint.started", "sprint.finished",
+        "task.planned", "task.assigned", "lease.renewed", "lease.expired", "lease.released",
+        "task.finished", "task.failed",
+        "step.intent", "step.done", "step.failed",
+        "effect.intent", "effect.done", "effect.failed",
+        "model.call", "policy.denied", "approval.granted", "checkpoint", "decision",
+        "worker.started", "worker.exited",
+    }
+)
+"""Every kind the ledger accepts. Unknown kinds are refused so a typo cannot hide a record."""
+
+UNIQUE_KINDS: frozenset[str] = frozenset(
+    {
+        "run.started", "run.finished", "sprint.started", "sprint.finished", "task.planned",
+        "task.finished", "step.done", "effect.intent", "effect.done", "model.call",
+    }
+)
+"""Kinds whose ``key`` is an idempotency key: at most one record per (run, kind, key).
+
+Appending a second one is a no-op when its payload is equal, and ``ConflictingResultError``
+when it differs.
+"""
+
+LEASE_END_KINDS: frozenset[str] = frozenset({"lease.expired", "lease.released", "task.finished", "task.failed"})
+"""Kinds that end the lease at their epoch; after one, records at that epoch are fenced."""
+
+
+def canonical_json(value: Any) -> str:
+    """Returns the canonical JSON text of ``value`` (sorted keys, no spaces, ASCII only).
+
+    Non-ASCII characters are written as ``\\u`` escapes, so a file name that is not valid
+    UTF-8 (held by Python as lone surrogates) is stored and hashed like any other string.
+
+    Raises:
+        TypeError: ``value`` holds something JSON cannot represent (a set, bytes, an object).
+        ValueError: ``value`` holds NaN or infinity, which JSON has no spelling for.
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def text_field(value: str) -> str:
+    """Returns ``value`` unchanged when it is valid Unicode; a string holding lone surrogates
+    (a file name that is not UTF-8) gets them written as ``\\xNN`` escapes, so it can be
+    stored in a text column."""
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def iso_utc(epoch_ms: int) -> str:
+    """Formats epoch milliseconds as ISO-8601 UTC with a ``Z`` suffix, to the millisecond."""
+    moment = dt.datetime.fromtimestamp(epoch_ms / 1000, tz=dt.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{epoch_ms % 1000:03d}Z"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class NewRecord:
+    """A record as its actor submits it, before the ledger numbers and chains it.
+
+    Attributes:
+        run_id: The run this record belongs to.
+        actor: ``"coordinator"`` or a worker id such as ``"w03"``.
+        kind: One of ``KINDS``.
+        why: A short reason or decision, for the audit (may be empty for routine records).
+        payload: JSON-ready dict.
+        key: Idempotency key (required for ``UNIQUE_KINDS``, optional otherwise).
+        task: Task id, where the record is about a task.
+        epoch: Lease epoch (fencing token) the actor holds the task under, where it has one.
+        policy_hash: Hash of the policy in force when the action was allowed.
+    """
+
+    run_id: str
+    actor: str
+    kind: str
+    why: str = ""
+    payload: dict[str, Any] = field(default_factory=dict)
+    key: str | None = None
+    task: str | None = None
+    epoch: int | None = None
+    policy_hash: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("why", "key", "task"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, text_field(value))
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown record kind {self.kind!r}; known kinds: {', '.join(sorted(KINDS))}")
+        if self.kind in UNIQUE_KINDS and not self.key:
+            raise ValueError(f"a {self.kind} record needs an idempotency key")
+        if not self.run_id or not self.actor:
+            raise ValueError("a record needs a run_id and an actor")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Record:
+    """A stored ledger record. Immutable; produced only by a storage backend or by decoding.
+
+    Attributes:
+        seq: Global sequence number, contiguous from 1 across the whole ledger.
+        run_id, actor, kind, why, key, task, epoch, policy_hash: As in ``NewRecord``.
+        ts_ms: UTC time of the append, epoch milliseconds.
+        payload_json: The payload's canonical JSON text, exactly as hashed.
+        prev_hash: Hash of the previous record of the same run (``GENESIS_HASH`` for the first).
+        hash: This record's hash, ``record_hash(...)``.
+    """
+
+    seq: int
+    run_id: str
+    ts_ms: int
+    actor: str
+    kind: str
+    key: str | None
+    task: str | None
+    epoch: int | None
+    why: str
+    payload_json: str
+    policy_hash: str
+    prev_hash: str
+    hash: str
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        """The payload, decoded from its canonical JSON (a new dict each call)."""
+        return json.loads(self.payload_json)
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the record as a JSON-ready dict, the form ``fleetledger log`` prints."""
+        return {
+            "seq": self.seq, "run_id": self.run_id, "ts": iso_utc(self.ts_ms), "ts_ms": self.ts_ms,
+            "actor": self.actor, "kind": self.kind, "key": self.key, "task": self.task,
+            "epoch": self.epoch, "why": self.why, "payload": self.payload,
+            "policy_hash": self.policy_hash, "prev_hash": self.prev_hash, "hash": self.hash,
+        }
+
+
+def record_hash(
+    *, prev_hash: str, seq: int, run_id: str, ts_ms: int, actor: str, kind: str, key: str | None,
+    task: str | None, epoch: int | None, why: str, payload_json: str, policy_hash: str,
+) -> str:
+    """Returns the chained SHA-256 hex digest of a record's fields (see the module docstring)."""
+    header = canonical_json([seq, run_id, ts_ms, actor, kind, key, task, epoch, why, policy_hash])
+    digest = hashlib.sha256()
+    digest.update(prev_hash.encode("ascii"))
+    digest.update(b"\n")
+    digest.update(header.encode("utf-8"))
+    digest.update(b"\n")
+    digest.update(payload_json.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def seal(new: NewRecord, *, seq: int, ts_ms: int, prev_hash: str, payload_json: str | None = None) -> Record:
+    """Numbers, timestamps and chains a submitted record.
+
+    Args:
+        new: The submitted record.
+        seq: The global sequence number it gets.
+        ts_ms: The append time, epoch ms UTC.
+        prev_hash: Hash of the run's previous record (``GENESIS_HASH`` for its first).
+        payload_json: ``canonical_json(new.payload)`` if the caller already computed it.
+
+    Returns:
+        The stored form of the record.
+    """
+    text = canonical_json(new.payload) if payload_json is None else payload_json
+    digest = record_hash(
+        prev_hash=prev_hash, seq=seq, run_id=new.run_id, ts_ms=ts_ms, actor=new.actor, kind=new.kind,
+        key=new.key, task=new.task, epoch=new.epoch, why=new.why, payload_json=text,
+        policy_hash=new.policy_hash,
+    )
+    return Record(
+        seq=seq, run_id=new.run_id, ts_ms=ts_ms, actor=new.actor, kind=new.kind, key=new.key,
+        task=new.task, epoch=new.epoch, why=new.why, payload_json=text, policy_hash=new.policy_hash,
+        prev_hash=prev_hash, hash=digest,
+    )
+
+
+def expected_hash(record: Record) -> str:
+    """Recomputes a stored record's hash from its fields (used by ``verify``)."""
+    return record_hash(
+        prev_hash=record.prev_hash, seq=record.seq, run_id=record.run_id, ts_ms=record.ts_ms,
+        actor=record.actor, kind=record.kind, key=record.key, task=record.task, epoch=record.epoch,
+        why=record.why, payload_json=record.payload_json, policy_hash=record.policy_hash,
+    )

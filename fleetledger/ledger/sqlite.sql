@@ -1,0 +1,80 @@
+-- Named queries of the SQLite ledger. Each query follows a "-- name: NAME" header and runs as
+-- it is written; no SQL is built at run time. The kind lists below must equal
+-- records.UNIQUE_KINDS and records.LEASE_END_KINDS + task.assigned (a test checks it).
+
+-- name: schema
+CREATE TABLE IF NOT EXISTS records (
+    seq         INTEGER PRIMARY KEY,
+    run_id      TEXT    NOT NULL,
+    ts_ms       INTEGER NOT NULL,
+    actor       TEXT    NOT NULL,
+    kind        TEXT    NOT NULL,
+    key         TEXT,
+    task        TEXT,
+    epoch       INTEGER,
+    why         TEXT    NOT NULL,
+    payload     TEXT    NOT NULL,
+    policy_hash TEXT    NOT NULL,
+    prev_hash   TEXT    NOT NULL,
+    hash        TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_by_run ON records (run_id, seq);
+CREATE UNIQUE INDEX IF NOT EXISTS records_unique_key ON records (run_id, key, kind)
+    WHERE kind IN ('run.started', 'run.finished', 'sprint.started', 'sprint.finished',
+                   'task.planned', 'task.finished', 'step.done', 'effect.intent',
+                   'effect.done', 'model.call');
+CREATE INDEX IF NOT EXISTS records_lease_events ON records (run_id, task, seq)
+    WHERE kind IN ('task.assigned', 'lease.expired', 'lease.released', 'task.finished', 'task.failed');
+CREATE TRIGGER IF NOT EXISTS records_no_update BEFORE UPDATE ON records
+BEGIN
+    SELECT RAISE(ABORT, 'fleetledger: the ledger is append-only; UPDATE refused');
+END;
+CREATE TRIGGER IF NOT EXISTS records_no_delete BEFORE DELETE ON records
+BEGIN
+    SELECT RAISE(ABORT, 'fleetledger: the ledger is append-only; DELETE refused');
+END;
+CREATE TABLE IF NOT EXISTS meta (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+INSERT OR IGNORE INTO meta (name, value) VALUES ('schema_version', '1');
+
+-- name: last_seq
+SELECT coalesce(max(seq), 0) FROM records;
+
+-- name: run_head
+SELECT hash FROM records WHERE run_id = ? ORDER BY seq DESC LIMIT 1;
+
+-- name: find_unique
+SELECT seq, payload FROM records
+WHERE run_id = ? AND key = ? AND kind = ?
+  AND kind IN ('run.started', 'run.finished', 'sprint.started', 'sprint.finished',
+               'task.planned', 'task.finished', 'step.done', 'effect.intent',
+               'effect.done', 'model.call');
+
+-- name: lease_state
+SELECT kind, epoch FROM records
+WHERE run_id = ? AND task = ?
+  AND kind IN ('task.assigned', 'lease.expired', 'lease.released', 'task.finished', 'task.failed')
+ORDER BY seq DESC LIMIT 1;
+
+-- name: insert
+INSERT INTO records (seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload,
+                     policy_hash, prev_hash, hash)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: read_run
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records WHERE run_id = ? AND seq > ? ORDER BY seq;
+
+-- name: read_all
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records WHERE seq > ? ORDER BY seq;
+
+-- name: runs
+SELECT run_id, min(seq), max(seq), count(*) FROM records GROUP BY run_id ORDER BY min(seq);
+
+-- name: schema_version
+SELECT value FROM meta WHERE name = 'schema_version';

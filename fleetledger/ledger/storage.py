@@ -1,0 +1,190 @@
+"""The ledger storage interface, and the append rules every backend shares.
+
+A backend (``sqlite.py``; PostgreSQL later) implements a handful of primitives that run inside
+one of its transactions (``Txn``). The rules that make the ledger a ledger live here, once:
+fencing by lease epoch, idempotency keys (an equal duplicate is a no-op, a different one a
+conflict), contiguous global sequence numbers and the per-run hash chain. A whole batch is one
+transaction and one durable commit (group commit: many workers' records share one fsync).
+
+The shape follows DBOS's ``SystemDatabase`` (one interface, a backend picked from the URL) and
+its transaction-inside / retry-outside split.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from .. import errors, faults
+from . import records as rec
+from ..leases import LeaseEvent, check_fence
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """The record was appended; ``record`` is its stored form."""
+
+    record: rec.Record
+
+
+@dataclass(frozen=True, slots=True)
+class Duplicate:
+    """An equal record with the same idempotency key was already stored at ``seq``: nothing added."""
+
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """The record was refused (stale epoch, held lease, conflicting result); nothing added."""
+
+    error: errors.LedgerError
+
+
+Outcome = Appended | Duplicate | Refused
+
+
+class Txn(Protocol):
+    """The primitives a backend offers inside one write transaction."""
+
+    def last_seq(self) -> int:
+        """Returns the highest sequence number in the ledger (0 when empty)."""
+
+    def run_head(self, run_id: str) -> str | None:
+        """Returns the hash of the run's last record, or None when the run has none."""
+
+    def find_unique(self, run_id: str, kind: str, key: str) -> tuple[int, str] | None:
+        """Returns (seq, payload_json) of the stored record with that idempotency key, if any."""
+
+    def lease_state(self, run_id: str, task: str) -> LeaseEvent | None:
+        """Returns the task's last lease event (assigned or ended) with its epoch, if any."""
+
+    def insert(self, record: rec.Record) -> None:
+        """Inserts one sealed record."""
+
+
+class Storage(abc.ABC):
+    """An append-only, hash-chained ledger store.
+
+    Attributes:
+        url: The ledger URL (``sqlite:///path``), recorded in the run-state file.
+    """
+
+    url: str
+
+    def append(self, batch: Sequence[rec.NewRecord], *, now_ms: int) -> list[Outcome]:
+        """Appends a batch of records in one durable transaction.
+
+        Records are checked in order; a refused or duplicate record does not stop the others.
+        When this returns, every ``Appended`` record is durable (committed and synced).
+
+        Args:
+            batch: The records to append, in order.
+            now_ms: The append time, epoch ms UTC, stamped on every appended record.
+
+        Returns:
+            One outcome per submitted record, in order.
+
+        Raises:
+            LedgerError: the storage failed (I/O error, disk full, locked for too long); the
+                whole batch is then rolled back and nothing of it is stored.
+        """
+        if not batch:
+            return []
+        return self._run_txn(lambda txn: _apply(txn, batch, now_ms))
+
+    @abc.abstractmethod
+    def _run_txn(self, body):  # type: ignore[no-untyped-def]
+        """Runs ``body(txn)`` in one write transaction, commits durably, returns its result."""
+
+    @abc.abstractmethod
+    def read(self, run_id: str | None = None, *, after_seq: int = 0) -> Iterator[rec.Record]:
+        """Yields records in sequence order (read-only).
+
+        Args:
+            run_id: Only this run's records; all runs' when None.
+            after_seq: Only records with ``seq`` greater than this.
+        """
+
+    @abc.abstractmethod
+    def runs(self) -> list[tuple[str, int, int, int]]:
+        """Returns ``(run_id, first_seq, last_seq, count)`` per run, oldest first (read-only)."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Releases the connection. Idempotent."""
+
+    def __enter__(self) -> "Storage":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _apply(txn: Txn, batch: Sequence[rec.NewRecord], now_ms: int) -> list[Outcome]:
+    seq = txn.last_seq()
+    heads: dict[str, str] = {}
+    leases: dict[tuple[str, str], LeaseEvent | None] = {}
+    seen: dict[tuple[str, str, str], tuple[int, str]] = {}
+    outcomes: list[Outcome] = []
+    for new in batch:
+        if new.task is not None and new.epoch is not None:
+            lease_key = (new.run_id, new.task)
+            if lease_key not in leases:
+                leases[lease_key] = txn.lease_state(new.run_id, new.task)
+            problem = check_fence(new, leases[lease_key])
+            if problem is not None:
+                outcomes.append(Refused(problem))
+                continue
+        text = rec.canonical_json(new.payload)
+        if new.kind in rec.UNIQUE_KINDS:
+            ident = (new.run_id, new.kind, new.key or "")
+            found = seen.get(ident) or txn.find_unique(*ident)
+            if found is not None:
+                if found[1] == text:
+                    outcomes.append(Duplicate(found[0]))
+                else:
+                    outcomes.append(Refused(errors.ConflictingResultError(
+                        f"{new.kind} {new.key!r} already has a different result (seq {found[0]}); "
+                        "the step is not deterministic, or its inputs changed since it was recorded",
+                        kind=new.kind, key=new.key, seq=found[0])))
+                continue
+        prev = heads.get(new.run_id)
+        if prev is None:
+            prev = txn.run_head(new.run_id) or rec.GENESIS_HASH
+        seq += 1
+        sealed = rec.seal(new, seq=seq, ts_ms=now_ms, prev_hash=prev, payload_json=text)
+        txn.insert(sealed)
+        heads[new.run_id] = sealed.hash
+        if new.kind in rec.UNIQUE_KINDS:
+            seen[(new.run_id, new.kind, new.key or "")] = (seq, text)
+        if new.task is not None and new.epoch is not None and (
+            new.kind == "task.assigned" or new.kind in rec.LEASE_END_KINDS
+        ):
+            leases[(new.run_id, new.task)] = LeaseEvent(new.kind, new.epoch)
+        outcomes.append(Appended(sealed))
+    faults.hit("ledger.before_commit")
+    return outcomes
+
+
+def open_storage(url: str) -> Storage:
+    """Opens the ledger at ``url``, creating it if needed.
+
+    Args:
+        url: ``sqlite:///relative/or/absolute/path.sqlite3`` (three slashes, then the path;
+            four for an absolute path, as in SQLAlchemy).
+
+    Returns:
+        The backend for that URL.
+
+    Raises:
+        UsageError: the URL's scheme is not one fleetledger supports.
+        LedgerError: the ledger cannot be opened (not a ledger, unreadable, newer schema).
+    """
+    if url.startswith("sqlite:///"):
+        from .sqlite import SQLiteStorage
+
+        return SQLiteStorage(url[len("sqlite:///"):])
+    raise errors.UsageError(f"unsupported ledger URL {url!r}: use sqlite:///PATH")

@@ -1,0 +1,179 @@
+"""The worker processes of one coordinator: start, talk to, notice the death of.
+
+Each logical worker (``w01``...) is one OS process started through the sandbox seam, speaking
+JSON lines (see ``worker``). The pool reads every worker's output with one ``selectors`` loop,
+so the coordinator wakes as soon as any worker says something or dies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .sandbox import Sandbox
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(eq=False)
+class WorkerProc:
+    """One worker process and what the coordinator knows of it.
+
+    Attributes:
+        id: Logical worker id.
+        proc: The OS process.
+        ready: True when the worker said it is idle and nothing was assigned since.
+        task: ``(task id, epoch)`` currently assigned, or None.
+        lost: True when its lease was taken back while the process lives (paused or stuck);
+            it gets no work until it says ``ready`` again.
+    """
+
+    id: str
+    proc: subprocess.Popen[bytes]
+    ready: bool = False
+    task: tuple[str, int] | None = None
+    lost: bool = False
+    buffer: bytearray = field(default_factory=bytearray)
+
+    @property
+    def pid(self) -> int:
+        """The OS process id."""
+        return self.proc.pid
+
+
+def describe_exit(returncode: int | None) -> str:
+    """Says how a process ended: ``"exit status 3"`` or ``"killed by SIGKILL"``."""
+    if returncode is None:
+        return "still running"
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+class WorkerPool:
+    """Starts and watches the worker processes.
+
+    Args:
+        sandbox: How to start a worker confined.
+        job_module: Module the workers run tasks from.
+        read_only: Folders workers may read.
+        scratch: Folder for the workers' temporary files.
+        logs: Folder where each worker's stderr goes (``<id>.log``).
+        heartbeat_s: Seconds between a busy worker's heartbeats.
+    """
+
+    def __init__(self, *, sandbox: Sandbox, job_module: str, read_only: list[Path], scratch: Path,
+                 logs: Path, heartbeat_s: float) -> None:
+        self.sandbox = sandbox
+        self.job_module = job_module
+        self.read_only = read_only
+        self.scratch = scratch
+        self.logs = logs
+        self.heartbeat_s = heartbeat_s
+        self.workers: dict[str, WorkerProc] = {}
+        self._selector = selectors.DefaultSelector()
+
+    def start(self, worker_id: str) -> WorkerProc:
+        """Starts (or restarts) the process of logical worker ``worker_id``.
+
+        Raises:
+            OSError: the process could not be started.
+        """
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        package_root = str(Path(__file__).resolve().parent.parent)
+        argv = [sys.executable, "-m", "fleetledger.worker", worker_id, self.job_module, str(self.heartbeat_s)]
+        launch = self.sandbox.wrap(argv, read_only=self.read_only, scratch=self.scratch)
+        env = dict(launch.env)
+        env["PYTHONPATH"] = package_root
+        with open(self.logs / f"{worker_id}.log", "ab") as log:
+            proc = subprocess.Popen(launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=log, env=env, close_fds=True)
+        os.set_blocking(proc.stdout.fileno(), False)  # type: ignore[union-attr]
+        worker = WorkerProc(id=worker_id, proc=proc)
+        self.workers[worker_id] = worker
+        self._selector.register(proc.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]
+        return worker
+
+    def send(self, worker: WorkerProc, message: dict[str, Any]) -> bool:
+        """Sends one command; returns False when the worker's input is closed (it died)."""
+        try:
+            worker.proc.stdin.write((json.dumps(message, separators=(",", ":")) + "\n").encode())  # type: ignore[union-attr]
+            worker.proc.stdin.flush()  # type: ignore[union-attr]
+            return True
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+
+    def poll(self, timeout_s: float) -> tuple[list[tuple[WorkerProc, dict[str, Any]]], list[WorkerProc]]:
+        """Waits up to ``timeout_s`` for output, then returns ``(messages, dead workers)``.
+
+        Messages come in arrival order per worker. A dead worker is unregistered and reaped;
+        its complete lines sent before death are still returned.
+        """
+        messages: list[tuple[WorkerProc, dict[str, Any]]] = []
+        dead: list[WorkerProc] = []
+        for key, _ in self._selector.select(timeout_s):
+            worker: WorkerProc = key.data
+            eof = False
+            while True:
+                try:
+                    chunk = os.read(key.fd, 1 << 16)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    eof = True
+                    break
+                worker.buffer += chunk
+            while (end := worker.buffer.find(b"\n")) >= 0:
+                line = bytes(worker.buffer[:end])
+                del worker.buffer[: end + 1]
+                try:
+                    messages.append((worker, json.loads(line)))
+                except json.JSONDecodeError:
+                    continue
+            if eof or len(worker.buffer) > MAX_LINE_BYTES:
+                self._forget(worker)
+                dead.append(worker)
+        return messages, dead
+
+    def _forget(self, worker: WorkerProc) -> None:
+        try:
+            self._selector.unregister(worker.proc.stdout)  # type: ignore[arg-type]
+        except (KeyError, ValueError):
+            pass
+        for stream in (worker.proc.stdin, worker.proc.stdout):
+            try:
+                stream.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+        try:
+            worker.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            worker.proc.kill()
+            worker.proc.wait()
+        if self.workers.get(worker.id) is worker:
+            del self.workers[worker.id]
+
+    def stop_all(self, grace_s: float = 5.0) -> None:
+        """Asks every worker to stop, waits up to ``grace_s`` seconds, then kills the rest."""
+        for worker in list(self.workers.values()):
+            self.send(worker, {"op": "stop"})
+        deadline = time.monotonic() + grace_s
+        for worker in list(self.workers.values()):
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                worker.proc.wait(timeout=remaining)
+            except subprocess.TimeoutExpired:
+                worker.proc.kill()
+            self._forget(worker)
+        self._selector.close()

@@ -1,0 +1,151 @@
+"""Steps: the unit of recorded work inside a task, as a worker runs it.
+
+A step has a deterministic key: the task, the step's name, and a hash of its inputs
+(``step_key``). Before acting, the worker looks the step up in what the ledger already holds
+for the task: a recorded step is skipped, and a recorded step of the same name whose input
+hash differs is a ``NondeterminismError`` naming the step. Otherwise the worker sends
+``step.intent``, runs the step, and sends ``step.done`` (or ``step.failed``). Pure steps send
+their records without waiting: losing the intent in a crash only means the step runs again.
+
+A model call is a step too; it spends one call of the task's allowance, which the coordinator
+reserves from the run's quota when it assigns the task, and is recorded as ``model.call``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from . import errors
+from .ledger.records import canonical_json
+
+
+def input_hash(*parts: Any) -> str:
+    """Returns SHA-256 hex of the canonical JSON of ``parts``: a step's input hash."""
+    return hashlib.sha256(canonical_json(list(parts)).encode("utf-8")).hexdigest()
+
+
+def step_key(task: str, name: str, inputs_hash: str) -> str:
+    """Returns a step's idempotency key: ``<task>/<name>@<first 16 hex of the input hash>``."""
+    return f"{task}/{name}@{inputs_hash[:16]}"
+
+
+class Fenced(BaseException):
+    """The coordinator says this worker's lease on the task is gone; stop working on it.
+
+    A BaseException so that step code cannot swallow it with ``except Exception``.
+    """
+
+
+class OutOfCalls(Exception):
+    """The task's model-call allowance is spent; the task is handed back unfinished."""
+
+
+class StepFailed(Exception):
+    """A step raised; its ``step.failed`` record was sent and the task goes on with the others."""
+
+
+class Channel(Protocol):
+    """Where a worker sends its messages (the coordinator, over a pipe)."""
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Sends one message; raises OSError when the coordinator is gone."""
+
+
+class TaskContext:
+    """What a task's code gets from the runtime: its inputs, and ``step`` to do recorded work.
+
+    Args:
+        channel: Where records go.
+        worker: This worker's id.
+        assignment: The ``assign`` message: ``task``, ``epoch``, ``sprint``, ``inputs``,
+            ``done`` ({step name: input hash} already recorded), ``calls_allowed`` and the
+            job's ``context``.
+        fenced: Set by the worker's reader thread when the coordinator fences this task.
+    """
+
+    def __init__(self, channel: Channel, worker: str, assignment: dict[str, Any], fenced: threading.Event) -> None:
+        self.channel = channel
+        self.worker = worker
+        self.task: str = assignment["task"]
+        self.epoch: int = assignment["epoch"]
+        self.sprint: str = assignment["sprint"]
+        self.inputs: dict[str, Any] = assignment["inputs"]
+        self.context: dict[str, Any] = assignment.get("context", {})
+        self.done: dict[str, str] = assignment.get("done", {})
+        self.calls_left: int = assignment.get("calls_allowed", 0)
+        self.failed_steps: list[str] = []
+        self.ran_steps = 0
+        self._fenced = fenced
+
+    def record(self, kind: str, *, key: str | None = None, why: str = "", payload: dict[str, Any] | None = None) -> None:
+        """Sends a record under this task's lease (the coordinator appends it, fenced)."""
+        self.channel.send({"op": "record", "kind": kind, "key": key, "task": self.task,
+                           "epoch": self.epoch, "why": why, "payload": payload or {}})
+
+    def check_fenced(self) -> None:
+        """Raises ``Fenced`` if the coordinator took the task away."""
+        if self._fenced.is_set():
+            raise Fenced(self.task)
+
+    def step(self, name: str, inputs_hash: str, fn: Callable[[str], dict[str, Any]], *, why: str = "",
+             spends_call: bool = False) -> dict[str, Any] | None:
+        """Runs a pure step once per key, recording intent and result.
+
+        Args:
+            name: Step name, unique in the task (e.g. ``"detect:pkg/mod.py"``).
+            inputs_hash: Hash of everything the result depends on (``input_hash(...)``).
+            fn: Computes the result (a JSON-ready dict); it is given the step key, which a
+                model call records its ``model.call`` under.
+            why: The reason recorded with the intent (for the audit).
+            spends_call: The step makes one model call: it takes one call of the task's
+                allowance before its intent is recorded.
+
+        Returns:
+            The result, or None when the step was already recorded (skipped).
+
+        Raises:
+            NondeterminismError: a step of this name was recorded with other inputs.
+            StepFailed: ``fn`` raised; the failure was recorded.
+            OutOfCalls: the step needs a model call and the allowance is spent.
+            Fenced: the lease is gone.
+        """
+        self.check_fenced()
+        recorded = self.done.get(name)
+        if recorded is not None:
+            if recorded != inputs_hash[:16]:
+                raise errors.NondeterminismError(
+                    f"step {name!r} of task {self.task} was recorded with input hash {recorded}, "
+                    f"but its inputs now hash to {inputs_hash[:16]}: the code or the scanned files "
+                    "changed since the run was recorded; start a new run with --new",
+                    step=name, task=self.task)
+            return None
+        if spends_call:
+            self.spend_call()
+        key = step_key(self.task, name, inputs_hash)
+        self.record("step.intent", key=key, why=why, payload={"name": name})
+        try:
+            result = fn(key)
+        except (Fenced, errors.Cancelled, KeyboardInterrupt, OutOfCalls):
+            raise
+        except Exception as exc:  # noqa: BLE001 - every step error is recorded, never lost
+            message = f"{type(exc).__name__}: {exc}"
+            self.record("step.failed", key=key, why=message[:500], payload={"name": name})
+            self.failed_steps.append(name)
+            raise StepFailed(message) from exc
+        self.record("step.done", key=key, payload={"name": name, "input_hash": inputs_hash[:16], "result": result})
+        self.done[name] = inputs_hash[:16]
+        self.ran_steps += 1
+        return result
+
+    def spend_call(self) -> None:
+        """Takes one model call from the task's allowance.
+
+        Raises:
+            OutOfCalls: the allowance is spent; the task must be handed back.
+        """
+        if self.calls_left <= 0:
+            raise OutOfCalls(self.task)
+        self.calls_left -= 1

@@ -1,0 +1,87 @@
+"""``fleetledger verify``: check the ledger's hash chains and invariants (read-only).
+
+Checks, per run unless noted:
+    * sequence numbers are contiguous from 1 across the ledger;
+    * each record's ``prev_hash`` is the hash of the run's previous record, and its ``hash``
+      recomputes from its fields (an edited or removed record breaks the chain);
+    * every ``step.done``/``step.failed`` has an earlier ``step.intent`` with its key, and every
+      ``effect.done`` an earlier ``effect.intent``;
+    * no idempotency key is completed twice (at most one record per (kind, key) of
+      ``UNIQUE_KINDS``);
+    * no record carries a stale lease epoch (the fence rules replayed over the records).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .leases import LeaseEvent, check_fence
+from .ledger.records import GENESIS_HASH, LEASE_END_KINDS, UNIQUE_KINDS, NewRecord, Record, expected_hash
+
+
+@dataclass
+class VerifyReport:
+    """What ``verify`` found: ``problems`` (empty when the ledger is sound), and counts."""
+
+    records: int = 0
+    runs: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when no problem was found."""
+        return not self.problems
+
+
+def verify_records(records: Iterable[Record]) -> VerifyReport:
+    """Verifies records of a whole ledger given in sequence order (read-only).
+
+    Returns:
+        The report; each problem names the record's seq and run.
+    """
+    report = VerifyReport()
+    heads: dict[str, str] = {}
+    intents: dict[tuple[str, str], int] = {}
+    effects: set[tuple[str, str]] = set()
+    unique: dict[tuple[str, str, str], int] = {}
+    leases: dict[tuple[str, str], LeaseEvent] = {}
+    expected_seq = 1
+    for r in records:
+        report.records += 1
+        problems = report.problems
+        if r.seq != expected_seq:
+            problems.append(f"seq {r.seq}: expected seq {expected_seq} (records missing or out of order)")
+        expected_seq = r.seq + 1
+        if r.run_id not in heads:
+            report.runs += 1
+        prev = heads.get(r.run_id, GENESIS_HASH)
+        if r.prev_hash != prev:
+            problems.append(f"seq {r.seq} (run {r.run_id}): prev_hash does not match the run's previous record; "
+                            "a record was removed or changed")
+        if expected_hash(r) != r.hash:
+            problems.append(f"seq {r.seq} (run {r.run_id}): hash does not match the record's content; it was edited")
+        heads[r.run_id] = r.hash
+        if r.kind == "step.intent":
+            intents[(r.run_id, r.key or "")] = r.seq
+        elif r.kind in ("step.done", "step.failed") and (r.run_id, r.key or "") not in intents:
+            problems.append(f"seq {r.seq} (run {r.run_id}): {r.kind} {r.key!r} has no step.intent before it")
+        elif r.kind == "effect.intent":
+            effects.add((r.run_id, r.key or ""))
+        elif r.kind == "effect.done" and (r.run_id, r.key or "") not in effects:
+            problems.append(f"seq {r.seq} (run {r.run_id}): effect.done {r.key!r} has no effect.intent before it")
+        if r.kind in UNIQUE_KINDS:
+            ident = (r.run_id, r.kind, r.key or "")
+            if ident in unique:
+                problems.append(f"seq {r.seq} (run {r.run_id}): {r.kind} {r.key!r} recorded twice (first at seq {unique[ident]})")
+            unique[ident] = r.seq
+        if r.task is not None and r.epoch is not None:
+            lease_key = (r.run_id, r.task)
+            new = NewRecord(run_id=r.run_id, actor=r.actor, kind=r.kind, key=r.key or ("-" if r.kind in UNIQUE_KINDS else None),
+                            task=r.task, epoch=r.epoch)
+            problem = check_fence(new, leases.get(lease_key))
+            if problem is not None:
+                problems.append(f"seq {r.seq} (run {r.run_id}): stale epoch: {problem}")
+            if r.kind == "task.assigned" or r.kind in LEASE_END_KINDS:
+                leases[lease_key] = LeaseEvent(r.kind, r.epoch)
+    return report

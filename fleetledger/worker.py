@@ -1,0 +1,138 @@
+"""A worker process: runs the tasks the coordinator assigns, one at a time.
+
+Started by the coordinator as ``python -m fleetledger.worker WORKER_ID JOB_MODULE`` (inside the
+sandbox), it speaks JSON lines: commands on stdin, messages on a private copy of stdout (the real
+fd 1 is pointed at stderr so a library that prints cannot corrupt the protocol).
+
+Messages to the coordinator: ``hello``, ``ready``, ``record``, ``heartbeat``, ``finished``,
+``failed``, ``released``. Commands: ``assign``, ``fenced``, ``stop``.
+
+The worker holds no state that matters: everything it learns is sent as records, and it dies
+with its coordinator (``PR_SET_PDEATHSIG``, and end of input on stdin).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import json
+import os
+import queue
+import signal
+import sys
+import threading
+import traceback
+from typing import Any
+
+from . import errors
+from .steps import Fenced, OutOfCalls, TaskContext
+
+PR_SET_PDEATHSIG = 1
+
+
+class _Channel:
+    def __init__(self, fd: int) -> None:
+        self._out = os.fdopen(fd, "w", encoding="utf-8", buffering=1)
+        self._lock = threading.Lock()
+
+    def send(self, message: dict[str, Any]) -> None:
+        line = json.dumps(message, separators=(",", ":")) + "\n"
+        with self._lock:
+            self._out.write(line)
+            self._out.flush()
+
+
+def _die_with_parent() -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:
+        os._exit(0)
+
+
+def _reader(commands: "queue.Queue[dict[str, Any] | None]", fenced: dict[str, threading.Event]) -> None:
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message.get("op") == "fenced":
+            event = fenced.get(message["task"])
+            if event is not None:
+                event.set()
+            continue
+        commands.put(message)
+    commands.put(None)
+
+
+def _heartbeat(channel: _Channel, current: dict[str, Any], interval_s: float, stop: threading.Event) -> None:
+    while not stop.wait(interval_s):
+        held = current.get("task")
+        if held is not None:
+            try:
+                channel.send({"op": "heartbeat", "task": held[0], "epoch": held[1]})
+            except OSError:
+                return
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the worker loop until ``stop`` or end of input. Returns the exit status."""
+    args = sys.argv[1:] if argv is None else argv
+    worker_id, job_module = args[0], args[1]
+    heartbeat_s = float(args[2]) if len(args) > 2 else 5.0
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    channel = _Channel(os.dup(1))
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    job = importlib.import_module(job_module)
+    commands: queue.Queue[dict[str, Any] | None] = queue.Queue()
+    fenced: dict[str, threading.Event] = {}
+    current: dict[str, Any] = {"task": None}
+    stop = threading.Event()
+    threading.Thread(target=_reader, args=(commands, fenced), daemon=True).start()
+    threading.Thread(target=_heartbeat, args=(channel, current, heartbeat_s, stop), daemon=True).start()
+    channel.send({"op": "hello", "worker": worker_id, "pid": os.getpid()})
+    channel.send({"op": "ready"})
+    try:
+        while True:
+            message = commands.get()
+            if message is None or message.get("op") == "stop":
+                return 0
+            if message.get("op") != "assign":
+                continue
+            task, epoch = message["task"], message["epoch"]
+            event = fenced.setdefault(task, threading.Event())
+            event.clear()
+            current["task"] = (task, epoch)
+            ctx = TaskContext(channel, worker_id, message, event)
+            try:
+                summary = job.run_task(ctx)
+                ctx.check_fenced()
+                if ctx.failed_steps:
+                    channel.send({"op": "failed", "task": task, "epoch": epoch, "retry": True,
+                                  "error": f"{len(ctx.failed_steps)} step(s) failed: {', '.join(ctx.failed_steps[:5])}"})
+                else:
+                    channel.send({"op": "finished", "task": task, "epoch": epoch, "result": summary or {}})
+            except Fenced:
+                pass
+            except OutOfCalls:
+                channel.send({"op": "released", "task": task, "epoch": epoch, "reason": "quota",
+                              "why": "the model calls reserved for this task are spent"})
+            except errors.FleetledgerError as exc:
+                channel.send({"op": "failed", "task": task, "epoch": epoch, "retry": False,
+                              "error": f"{type(exc).__name__}: {exc}"})
+            except Exception as exc:  # noqa: BLE001 - reported to the coordinator, recorded there
+                traceback.print_exc()
+                channel.send({"op": "failed", "task": task, "epoch": epoch, "retry": True,
+                              "error": f"{type(exc).__name__}: {exc}"})
+            current["task"] = None
+            fenced.pop(task, None)
+            channel.send({"op": "ready"})
+    except (BrokenPipeError, OSError):
+        return 0
+    finally:
+        stop.set()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""The workspace: the one folder fleetledger writes (``.run/`` by default).
+
+It holds the ledger (``ledger.sqlite3``), the run-state file, the run lock, worker logs and the
+exported reports. The run lock (``flock`` on ``lock``) makes the coordinator that holds it the
+single writer of the workspace; the kernel drops it when the process dies, however it dies.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import errors
+from .runstate import STATE_FILE
+
+LEDGER_FILE = "ledger.sqlite3"
+LOCK_FILE = "lock"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Paths of a workspace folder (nothing is created until ``ensure`` or ``lock``).
+
+    Attributes:
+        root: The workspace folder, absolute.
+    """
+
+    root: Path
+
+    @classmethod
+    def at(cls, path: str | Path) -> "Workspace":
+        """Returns the workspace at ``path`` (made absolute, symlinks resolved)."""
+        return cls(Path(path).expanduser().resolve())
+
+    @property
+    def ledger_url(self) -> str:
+        """The default ledger URL: ``sqlite:///<root>/ledger.sqlite3``."""
+        return f"sqlite:///{self.root / LEDGER_FILE}"
+
+    @property
+    def state_path(self) -> Path:
+        """The run-state file."""
+        return self.root / STATE_FILE
+
+    @property
+    def logs(self) -> Path:
+        """Folder of the worker processes' stderr logs."""
+        return self.root / "logs"
+
+    def exists(self) -> bool:
+        """True when the workspace holds a ledger."""
+        return (self.root / LEDGER_FILE).exists()
+
+    def ensure(self) -> None:
+        """Creates the workspace folders if missing.
+
+        Raises:
+            OSError: the folder cannot be created.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.logs.mkdir(exist_ok=True)
+
+    @contextmanager
+    def lock(self, session: str) -> Iterator[None]:
+        """Holds the run lock: the holder is the workspace's single writer.
+
+        Args:
+            session: This coordinator session's id, written into the lock file with the pid.
+
+        Raises:
+            RunLockedError: another live process holds the lock (its pid is in the message).
+        """
+        self.ensure()
+        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = self.lock_holder()
+                pid = holder.get("pid", "?") if holder else "?"
+                raise errors.RunLockedError(
+                    f"workspace {self.root} is in use by fleetledger pid {pid}; it is running the run "
+                    "now (see `fleetledger status`), or stop it with `fleetledger halt`",
+                    pid=pid) from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps({"pid": os.getpid(), "session": session}).encode(), 0)
+            yield
+        finally:
+            os.close(fd)
+
+    def lock_holder(self) -> dict | None:
+        """Returns ``{"pid", "session"}`` of the process holding the run lock, or None if free."""
+        path = self.root / LOCK_FILE
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                try:
+                    return json.loads(os.pread(fd, 4096, 0) or b"{}")
+                except json.JSONDecodeError:
+                    return {}
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return None
+        finally:
+            os.close(fd)

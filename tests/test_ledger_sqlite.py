@@ -1,0 +1,83 @@
+"""SQLite-specific ledger properties: the database itself refuses UPDATE and DELETE."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from fleetledger import errors
+from fleetledger.ledger import NewRecord, open_storage
+from fleetledger.ledger.records import LEASE_END_KINDS, UNIQUE_KINDS
+from fleetledger.ledger.sqlite import Q
+from fleetledger.verify import verify_records
+
+
+def _ledger(tmp_path: Path):
+    store = open_storage(f"sqlite:///{tmp_path / 'l.sqlite3'}")
+    store.append([NewRecord(run_id="r", actor="coordinator", kind="decision", why=f"n{i}", payload={"i": i})
+                  for i in range(3)], now_ms=1)
+    return store
+
+
+def test_update_and_delete_are_refused_by_the_database(tmp_path: Path) -> None:
+    store = _ledger(tmp_path)
+    with pytest.raises(errors.AppendOnlyViolation, match="UPDATE refused"):
+        store.execute_raw("UPDATE records SET why = 'rewritten' WHERE seq = 2")
+    with pytest.raises(errors.AppendOnlyViolation, match="DELETE refused"):
+        store.execute_raw("DELETE FROM records WHERE seq = 3")
+    store.close()
+    # Another client, not going through fleetledger, is refused too.
+    conn = sqlite3.connect(tmp_path / "l.sqlite3")
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("DELETE FROM records")
+    conn.close()
+
+
+def test_verify_detects_an_edited_record(tmp_path: Path) -> None:
+    _ledger(tmp_path).close()
+    conn = sqlite3.connect(tmp_path / "l.sqlite3")
+    conn.execute("DROP TRIGGER records_no_update")
+    conn.execute("UPDATE records SET payload = '{\"i\":42}' WHERE seq = 2")
+    conn.commit()
+    conn.close()
+    with open_storage(f"sqlite:///{tmp_path / 'l.sqlite3'}") as store:
+        report = verify_records(store.read())
+    assert not report.ok
+    assert any("seq 2" in p and "edited" in p for p in report.problems)
+
+
+def test_verify_detects_a_removed_record(tmp_path: Path) -> None:
+    _ledger(tmp_path).close()
+    conn = sqlite3.connect(tmp_path / "l.sqlite3")
+    conn.execute("DROP TRIGGER records_no_delete")
+    conn.execute("DELETE FROM records WHERE seq = 2")
+    conn.commit()
+    conn.close()
+    with open_storage(f"sqlite:///{tmp_path / 'l.sqlite3'}") as store:
+        problems = verify_records(store.read()).problems
+    assert any("expected seq 2" in p for p in problems)
+    assert any("prev_hash" in p for p in problems)
+
+
+def test_wal_and_full_sync(tmp_path: Path) -> None:
+    store = _ledger(tmp_path)
+    assert store.execute_raw("PRAGMA journal_mode")[0][0] == "wal"
+    assert store.execute_raw("PRAGMA synchronous")[0][0] == 2  # FULL
+
+
+def test_sql_kind_lists_match_the_python_constants() -> None:
+    for kind in UNIQUE_KINDS:
+        assert f"'{kind}'" in Q["find_unique"]
+    for kind in LEASE_END_KINDS | {"task.assigned"}:
+        assert f"'{kind}'" in Q["lease_state"]
+    assert Q["find_unique"].count("'") // 2 == len(UNIQUE_KINDS)
+    assert Q["lease_state"].count("'") // 2 == len(LEASE_END_KINDS) + 1
+
+
+def test_not_a_ledger_gives_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "junk.sqlite3"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(errors.LedgerError, match="not a usable fleetledger ledger"):
+        open_storage(f"sqlite:///{bad}")
