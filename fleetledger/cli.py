@@ -128,19 +128,13 @@ def _job_from_view(view: RunView, workspace: Workspace):  # type: ignore[no-unty
 
 
 def _current_view(workspace: Workspace) -> RunView:
+    """Folds the workspace's current run (read-only; the run-state file is not touched)."""
+    from .coordinator import current_run_id
+
     if not workspace.exists():
         raise errors.NoRunError(f"no ledger in {workspace.root}; start a run with `fleetledger scan PATH`")
     with open_storage(workspace.ledger_url) as storage:
-        runs = storage.runs()
-        if not runs:
-            raise errors.NoRunError()
-        run_id = runs[-1][0]
-        try:
-            state = runstate.read(workspace.state_path)
-            if state is not None and any(r[0] == state.plan_id for r in runs):
-                run_id = state.plan_id
-        except errors.StateFileError:
-            pass
+        run_id = current_run_id(workspace, storage)
         return fold(storage.read(run_id), run_id=run_id)
 
 
@@ -179,12 +173,16 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
 
 def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
             policy_path: str | None, progress: bool | None, *, explicit: bool) -> None:
+    from .coordinator import settle_state_file
+
     ws = Workspace.at(workspace)
     holder = ws.lock_holder()
     if holder is not None:
         click.echo(f"run is live in fleetledger pid {holder.get('pid', '?')}; nothing to do (see `fleetledger status`)")
         return
-    view = _current_view(ws)
+    view, note = settle_state_file(ws)
+    if note:
+        click.echo(f"warning: {note}", err=True)
     if view.state == "JACKED_OUT":
         click.echo(f"run {view.run_id} is JACKED_OUT (finished); nothing to do")
         return

@@ -37,6 +37,8 @@ from .workspace import Workspace
 
 EXIT_OK = 0
 EXIT_HALTED = 75
+MAX_FAILED_STARTS = 3
+"""Worker processes that die before they start, in a row, before the run halts (a broken install)."""
 
 
 def wall_clock_ms() -> int:
@@ -165,7 +167,7 @@ class Coordinator:
         self._state_written_ms = 0
         self._reserved: dict[str, int] = {}
         self._calls_made: dict[str, int] = {}
-        self._pending_records: list[tuple[WorkerProc | None, NewRecord]] = []
+        self._failed_starts = 0
 
     # -- records ------------------------------------------------------------------------
 
@@ -372,6 +374,11 @@ class Coordinator:
             outcomes = self.append([r for _, r in batch])
             self._after_append(batch, outcomes, pool)
             for worker in dead:
+                if not worker.started:
+                    self._failed_starts += 1
+                    if self._failed_starts >= MAX_FAILED_STARTS:
+                        return self._halt("worker", f"worker processes cannot start ({self._failed_starts} died before "
+                                          f"saying hello); last log lines of {worker.id}: {pool.log_tail(worker.id)}")
                 if self._stop_reason is None:
                     restarted = pool.start(worker.id)
                     self.append([self._worker_started(restarted)])
@@ -462,6 +469,8 @@ class Coordinator:
             worker.task = None
             return
         if op == "hello":
+            worker.started = True
+            self._failed_starts = 0
             return
         task, epoch = message.get("task"), message.get("epoch")
         if op == "record":
@@ -570,6 +579,42 @@ class Coordinator:
         self._state_written_ms = now
 
 
+def current_run_id(workspace: Workspace, storage: Storage) -> str:
+    """Returns the workspace's current run: the run-state file's, if the ledger has it, else the
+    ledger's latest run (read-only).
+
+    Raises:
+        NoRunError: the ledger holds no run.
+    """
+    runs = [r[0] for r in storage.runs()]
+    if not runs:
+        raise errors.NoRunError(f"no run in {workspace.root}; start one with `fleetledger scan PATH`")
+    try:
+        state = runstate.read(workspace.state_path)
+    except errors.StateFileError:
+        state = None
+    return state.plan_id if state is not None and state.plan_id in runs else runs[-1]
+
+
+def settle_state_file(workspace: Workspace, *, clock: Callable[[], int] = wall_clock_ms) -> tuple[RunView, str | None]:
+    """Takes the run lock, folds the current run and makes the run-state file agree with it.
+
+    Returns:
+        ``(view, note)``: the run, and what was wrong with the file (None if nothing).
+
+    Raises:
+        RunLockedError: a coordinator runs the workspace now.
+        NoRunError: the workspace holds no run.
+    """
+    if not workspace.exists():
+        raise errors.NoRunError(f"no ledger in {workspace.root}; start a run with `fleetledger scan PATH`")
+    with workspace.lock(f"settle-{secrets.token_hex(2)}"), open_storage(workspace.ledger_url) as storage:
+        run_id = current_run_id(workspace, storage)
+        view = fold(storage.read(run_id), run_id=run_id)
+        _, note = runstate.reconcile(workspace.state_path, view, workspace.ledger_url, now_ms=clock())
+        return view, note
+
+
 def halt_idle_run(workspace: Workspace, reason: str, *, clock: Callable[[], int] = wall_clock_ms) -> RunView:
     """Marks the workspace's latest run HALTED when no coordinator runs it (after a crash).
 
@@ -583,10 +628,8 @@ def halt_idle_run(workspace: Workspace, reason: str, *, clock: Callable[[], int]
         NoRunError: the workspace holds no run.
     """
     with workspace.lock(f"halt-{secrets.token_hex(2)}"), open_storage(workspace.ledger_url) as storage:
-        runs = storage.runs()
-        if not runs:
-            raise errors.NoRunError()
-        view = fold(storage.read(runs[-1][0]), run_id=runs[-1][0])
+        run_id = current_run_id(workspace, storage)
+        view = fold(storage.read(run_id), run_id=run_id)
         if view.state != "RUNNING":
             return view
         def record(kind: str, **fields: Any) -> NewRecord:

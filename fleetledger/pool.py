@@ -34,6 +34,7 @@ class WorkerProc:
         task: ``(task id, epoch)`` currently assigned, or None.
         lost: True when its lease was taken back while the process lives (paused or stuck);
             it gets no work until it says ``ready`` again.
+        started: True once the process said ``hello`` (it imported and runs).
     """
 
     id: str
@@ -41,6 +42,7 @@ class WorkerProc:
     ready: bool = False
     task: tuple[str, int] | None = None
     lost: bool = False
+    started: bool = False
     buffer: bytearray = field(default_factory=bytearray)
 
     @property
@@ -163,6 +165,14 @@ class WorkerPool:
             worker.proc.wait()
         if self.workers.get(worker.id) is worker:
             del self.workers[worker.id]
+
+    def log_tail(self, worker_id: str, lines: int = 5) -> str:
+        """Returns the last ``lines`` lines of a worker's stderr log, joined by " | "."""
+        try:
+            text = (self.logs / f"{worker_id}.log").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:])
 
     def stop_all(self, grace_s: float = 5.0) -> None:
         """Asks every worker to stop, waits up to ``grace_s`` seconds, then kills the rest."""

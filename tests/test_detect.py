@@ -17,8 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from fleetledger.jobs.scan import detect
+from fleetledger.jobs.scan import detect, source
 from fleetledger.jobs.scan.detect import DetectLimits, detect_file
 from fleetledger.jobs.scan.shapes import FileReport, candidate_id
 
@@ -34,10 +36,13 @@ def scan(root: Path, relpath: str, data: bytes, **limits: float) -> FileReport:
 
 
 def found(report: FileReport) -> list[tuple[str, int, int | None]]:
+    """The report's candidates as (rule id, line, CWE)."""
     return [(c.rule_id, c.line, c.cwe) for c in report.candidates]
 
 
-def break_check(monkeypatch: pytest.MonkeyPatch, rule_id: str, replacement: Callable[..., object]) -> None:
+def break_check(
+    monkeypatch: pytest.MonkeyPatch, rule_id: str, replacement: Callable[..., object]
+) -> None:
     """Replaces one bandit check, for this test only, by ``replacement``."""
     extension = detect.b_extensions.MANAGER.plugins_by_id[rule_id]
     monkeypatch.setattr(extension, "plugin", functools.wraps(extension.plugin)(replacement))
@@ -66,7 +71,8 @@ def check(password="hunter2"):
 
 def test_normal_file_gives_rule_ids_lines_cwes_and_scopes(tmp_path: Path) -> None:
     report = scan(tmp_path, "pkg/store.py", NORMAL)
-    assert (report.status, report.reason, report.warnings, report.internal_errors) == ("scanned", None, (), ())
+    assert (report.status, report.reason, report.warnings) == ("scanned", None, ())
+    assert report.internal_errors == ()
     assert found(report) == [
         ("B403", 1, 502),
         ("B404", 2, 78),
@@ -95,7 +101,8 @@ def test_normal_file_gives_rule_ids_lines_cwes_and_scopes(tmp_path: Path) -> Non
 
 def test_a_call_split_over_lines_is_reported_where_the_call_starts(tmp_path: Path) -> None:
     # Bandit moves B602's line to the shell=True argument but keeps the call's column.
-    report = scan(tmp_path, "m.py", b"import subprocess\nx = 1; subprocess.call(\n    cmd,\n    shell=True,\n)\n")
+    data = b"import subprocess\nx = 1; subprocess.call(\n    cmd,\n    shell=True,\n)\n"
+    report = scan(tmp_path, "m.py", data)
     popen = next(c for c in report.candidates if c.rule_id == "B602")
     assert (popen.line, popen.col, popen.end_line) == (2, 7, 5)
 
@@ -230,7 +237,9 @@ def test_a3d_form_feed_in_indentation_makes_a_module_level_call(tmp_path: Path) 
     ["+" * 1000 + "1", "x = " + "+".join(["a"] * 5000), "[" * 1000 + "]" * 1000],
     ids=["unary-1000", "binop-5000", "brackets-1000"],
 )
-def test_a4_deep_nesting_is_skipped_without_touching_the_recursion_limit(tmp_path: Path, text: str) -> None:
+def test_a4_deep_nesting_is_skipped_without_raising_the_recursion_limit(
+    tmp_path: Path, text: str
+) -> None:
     limit = sys.getrecursionlimit()
     report = scan(tmp_path, "deep.py", text.encode())
     assert (report.status, report.reason, report.candidates) == ("skipped", "nesting too deep", ())
@@ -409,6 +418,30 @@ def test_detect_file_writes_nothing(tmp_path: Path) -> None:
     reports = [detect_file(tmp_path, relpath) for relpath in files]
     assert snapshot() == before
     assert [r.status for r in reports] == ["scanned", "scanned", "scanned", "skipped", "skipped", "skipped"]
+
+
+_FRAGMENTS = [
+    b"import os\n", b"os.system(x)", b"def f(a='\xc3\xa9'):\n    ", b"class C:\n    ", b"eval(x)",
+    b"\n", b"\r\n", b"\r", b"\x0c", b"\xe2\x80\xa8", b"\xe2\x80\xae", b"\xff", b"\x00", b"# ",
+    b"'", b"f'{x}'", b"(", b"[", b"# coding: latin-1\n", b"\xef\xbb\xbf", b"type X = int\n", b"\t",
+]
+
+
+@settings(
+    derandomize=True, database=None, deadline=None, max_examples=150,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(st.one_of(st.sampled_from(_FRAGMENTS), st.binary(max_size=3)), max_size=40).map(b"".join))
+def test_any_bytes_give_a_report_never_an_exception(tmp_path: Path, data: bytes) -> None:
+    report = scan(tmp_path, "any.py", data)
+    if report.status == "skipped":
+        assert report.reason and report.candidates == ()
+        return
+    lines = source.split_lines(source.decode_source(data).text)
+    for candidate in report.candidates:
+        assert 1 <= candidate.line <= candidate.end_line <= len(lines)
+        assert 0 <= candidate.col <= len(lines[candidate.line - 1])
+        assert lines[candidate.line - 1] in candidate.snippet
 
 
 def test_limits_must_be_positive() -> None:

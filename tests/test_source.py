@@ -93,6 +93,7 @@ def test_wide_encodings_with_a_bom_are_undecodable(data: bytes) -> None:
         (codecs.BOM_UTF8 + b"# coding: latin-1\nx = 1\n", "encoding problem"),
         (b"# coding: utf-16\nx = 1\n", "not an ASCII-compatible text encoding"),
         (b"# coding: rot13\nx = 1\n", "not an ASCII-compatible text encoding"),
+        (b"# coding: idna\nx = '\xff'\n", "line 2 is not valid idna"),
     ],
 )
 def test_cookies_cpython_refuses_make_the_file_undecodable(data: bytes, message: str) -> None:
@@ -200,7 +201,9 @@ def test_parser_nesting_limits_become_nesting_too_deep(text: str) -> None:
 def test_syntax_error_reason_names_line_and_message() -> None:
     with pytest.raises(source.UnparsableSourceError) as caught:
         source.parse_source("x = 1\nprint 'hello'\n")
-    assert str(caught.value) == "syntax error at line 2: Missing parentheses in call to 'print'. Did you mean print(...)?"
+    assert str(caught.value) == (
+        "syntax error at line 2: Missing parentheses in call to 'print'. Did you mean print(...)?"
+    )
 
 
 @pytest.mark.parametrize(
@@ -224,12 +227,19 @@ def test_newer_syntax_needs_a_newer_python(line: str, construct: str) -> None:
         source.parse_source(text)
     assert str(caught.value) == "needs a newer Python"
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
-    assert caught.value.notes == (f"line 2 uses {construct}, which needs Python 3.12 or newer (running {running})",)
+    assert caught.value.notes == (
+        f"line 2 uses {construct}, which needs Python 3.12 or newer (running {running})",
+    )
 
 
 @pytest.mark.parametrize(
     "text",
-    ["type = 3\ntype x\n", "def f[](): pass\n" if NEWER else "def f(:\n", "x = f'{}'\n", "x = f'{{a}'\n"],
+    [
+        "type = 3\ntype x\n",
+        "def f[](): pass\n" if NEWER else "def f(:\n",
+        "x = f'{}'\n",
+        "x = f'{{a}'\n",
+    ],
 )
 def test_broken_code_is_not_mistaken_for_newer_syntax(text: str) -> None:
     with pytest.raises(source.UnparsableSourceError, match="^syntax error at line"):

@@ -172,8 +172,9 @@ class _BackwardWalk:
                 if isinstance(item, (ast.Global, ast.Nonlocal)) and self.name in item.names:
                     self.declared_global = True
                     return
-                if isinstance(item, ast.If) and exits(item.body, self.tree):
-                    self._collect(item.orelse)
+                if isinstance(item, ast.If) and (exits(item.body, self.tree) or _definite_block(item.body, self.name)):
+                    # `if bad: abort()` or `if bad: name = DEFAULT`: past it, the old value passed the check.
+                    self._collect(item.orelse if exits(item.body, self.tree) else [*item.body, *item.orelse])
                     self.note_guard(item.test, False)
                     if _definite_block(item.orelse, self.name):
                         return
@@ -190,7 +191,7 @@ class _BackwardWalk:
         if relation in ("if-body", "if-else"):
             assert isinstance(owner, ast.If)
             self.note_guard(owner.test, relation == "if-body")
-            for node in walk_scope(owner.test):
+            for node in [owner.test, *walk_scope(owner.test)]:
                 if isinstance(node, ast.NamedExpr) and node.target.id == name:
                     self.add(Binding(kind="value", node=node.value, detail=f"{name} := ... (line {node.lineno})"))
                     return True
@@ -279,8 +280,12 @@ def _index(block: list[ast.AST], item: ast.AST) -> int:
 
 
 def _bindings_in(tree: SourceTree, stmt: ast.stmt, name: str) -> Iterator[Binding]:
-    """Yields every binding of ``name`` a statement (and its nested blocks) may make."""
-    for node in [stmt, *walk_scope(stmt)]:
+    """Yields every binding of ``name`` a statement (and its nested blocks) may make.
+
+    A ``def`` or ``class`` statement binds only its own name here; its body is another scope.
+    """
+    nested = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    for node in [stmt] if nested else [stmt, *walk_scope(stmt)]:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 value = _destructured(target, node.value, name)
@@ -414,12 +419,44 @@ def _outer(tree: SourceTree, home: ast.AST, name: str, guard: str | None) -> tup
             found = [b for stmt in body for b in _bindings_in(tree, stmt, name)]
             if found:
                 return tuple(_guarded(b, guard) for b in found)
-    found = [b for stmt in tree.module.body for b in _bindings_in(tree, stmt, name)]
+    found = _module_bindings(tree).get(name, ())
     if found:
         return tuple(_guarded(b, guard) for b in found)
     if name in _BUILTINS:
         return (Binding(kind="constant", node=None, detail=f"the builtin {name}", guard=guard),)
     return (Binding(kind="unknown", node=None, detail=f"{name!r}, not defined in this file", guard=guard),)
+
+
+def _module_bindings(tree: SourceTree) -> dict[str, tuple[Binding, ...]]:
+    """Every module-level binding by name, computed once per tree."""
+    index = tree.memo.get("module-bindings")
+    if index is None:
+        collected: dict[str, list[Binding]] = {}
+        for stmt in tree.module.body:
+            for name in sorted(_names_bound(stmt)):
+                collected.setdefault(name, []).extend(_bindings_in(tree, stmt, name))
+        index = {name: tuple(found) for name, found in collected.items() if found}
+        tree.memo["module-bindings"] = index
+    return index
+
+
+def _names_bound(stmt: ast.stmt) -> set[str]:
+    """The names a module-level statement may bind (a superset is fine; it only narrows a search)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    found: set[str] = set()
+    for node in [stmt, *walk_scope(stmt)]:
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update(a.asname or a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            found.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            found.add(node.name)
+    return found
 
 
 def _guarded(binding: Binding, guard: str | None) -> Binding:

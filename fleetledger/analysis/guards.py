@@ -29,7 +29,7 @@ from .tree import SourceTree
 _DIGIT_CHECKS = frozenset({"isdigit", "isdecimal", "isnumeric"})
 _WORD_CHECKS = frozenset({"isalnum", "isalpha", "isidentifier"})
 _NUMERIC_TYPES = frozenset({"int", "float", "bool", "decimal.Decimal", "uuid.UUID"})
-_EXIT_CALLS = frozenset({"abort", "exit", "_exit", "quit", "fail", "throw"})
+_EXIT_CALLS = frozenset({"abort", "exit", "_exit", "quit"})
 _MAX_TERMS = 64
 
 

@@ -10,7 +10,8 @@ Recognised (by the shape of the expression, with import aliases resolved):
 * Parameters of route handlers: functions decorated with ``@app.route``/``@bp.get``/
   ``@router.post``/``@app.api_route`` (Flask, FastAPI, Quart, Sanic, Bottle) and Django views
   (a first parameter named ``request``). A Flask converter (``<int:id>``) or a FastAPI type
-  annotation (``id: int``) makes the framework reject anything but that type.
+  annotation (``id: int``, ``level: Literal["info", "warn"]``) makes the framework reject
+  anything but that type or those values.
 * ``input()``, ``sys.argv``, ``sys.stdin``, ``argparse`` results, ``os.environ``/``os.getenv``,
   parameters of ``click`` commands, and HTTP client or socket reads (``requests.get``,
   ``urlopen``, ``sock.recv``).
@@ -87,6 +88,8 @@ def source_of(tree: SourceTree, expr: ast.expr) -> Source | None:
         The source, or None when the expression is not a known entry point (its value may
         still derive from one; the taint tracer follows it further).
     """
+    while isinstance(expr, (ast.Subscript, ast.Await)):
+        expr = expr.value
     if isinstance(expr, ast.Call):
         name = tree.qualname(expr.func) or ""
         if name in _STDIN_CALLS or name.startswith("sys.stdin."):
@@ -214,6 +217,8 @@ def handler_parameter(tree: SourceTree, function: FunctionNode, name: str) -> So
     if arg is None:
         return None
     annotation = tree.qualname(arg.annotation) if arg.annotation is not None else None
+    if isinstance(arg.annotation, ast.Subscript) and (tree.qualname(arg.annotation.value) or "") in ("Literal", "typing.Literal", "typing_extensions.Literal"):
+        annotation = "Literal"
     if annotation is not None and annotation.rsplit(".", 1)[-1] in _REQUEST_TYPES:
         return None
     default = _default_of(function, arg)
@@ -222,6 +227,8 @@ def handler_parameter(tree: SourceTree, function: FunctionNode, name: str) -> So
     channel: Channel = "cli" if kind == "cli" else "http"
     where = "command-line option" if kind == "cli" else "request parameter"
     description = f"parameter {name!r} of {kind} handler {function.name}() ({where})"
+    if annotation == "Literal":
+        return Source(channel=channel, description=description, sanitiser=f"the framework admits only the Literal values declared for {name!r}")
     if annotation is not None and annotation in _SAFE_TYPES:
         return Source(channel=channel, description=description, sanitiser=f"the framework converts {name!r} to {annotation}")
     converter = _route_converter(function, name)

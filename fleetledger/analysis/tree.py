@@ -10,12 +10,12 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 ScopeNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef | ast.Module
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 # The line terminators of Python's tokenizer; str.splitlines() knows more (\x0c, \u2028...).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -35,6 +35,8 @@ class SourceTree:
         imports: Local name bound by an import -> the qualified name it stands for, e.g.
             ``{"sp": "subprocess", "run": "subprocess.run"}``.
         by_line: Line number -> nodes whose ``lineno`` is that line, in walk order.
+        memo: Facts other modules derive from the whole tree once (e.g. the module-level
+            bindings by name), keyed by the deriving module; not part of equality.
     """
 
     module: ast.Module
@@ -42,6 +44,7 @@ class SourceTree:
     parents: Mapping[ast.AST, ast.AST]
     imports: Mapping[str, str]
     by_line: Mapping[int, tuple[ast.AST, ...]]
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def parse(cls, source: str) -> SourceTree:
@@ -180,39 +183,34 @@ class SourceTree:
         text = " ".join(text.split())
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
-    def locate(self, line: int, col: int, kinds: tuple[type[ast.AST], ...]) -> ast.AST | None:
-        """Finds the flagged node of one of ``kinds`` at a detector's position.
+    def locate(self, line: int, col: int, kinds: tuple[type[ast.AST], ...]) -> Iterator[ast.AST]:
+        """Yields the nodes of ``kinds`` a detector's position may mean, best guess first.
 
-        Prefers a node starting exactly at (``line``, ``col``); then the nearest node starting
-        on ``line``; then the innermost node spanning ``line`` (a detector may report the line
-        of a keyword inside a multi-line call).
+        First the nodes starting exactly at (``line``, ``col``), innermost first (``a.b(x).c()``
+        starts three calls at one column; which one a rule means depends on the rule, so the
+        caller tries them in turn); then the other nodes starting on ``line``, nearest column
+        first; then, searched only if the caller asks for more, the nodes spanning ``line``,
+        innermost first (a detector may report the line of a keyword inside a multi-line call).
 
         Args:
             line: 1-based line as the parser numbers it.
             col: 0-based character column (converted here to the parser's UTF-8 byte offset).
             kinds: Node types that can carry the finding.
 
-        Returns:
-            The node, or None when nothing of those kinds is on or spans the line.
+        Yields:
+            The nodes, possibly none.
         """
         byte_col = col
         if 0 < line <= len(self.lines):
             byte_col = len(self.lines[line - 1][:col].encode("utf-8"))
         starting = [n for n in self.by_line.get(line, ()) if isinstance(n, kinds)]
-        exact = [n for n in starting if n.col_offset == byte_col]
-        if exact:
-            return exact[0]
-        if starting:
-            return min(starting, key=lambda n: (abs(n.col_offset - byte_col), n.col_offset))
-        spanning = [
-            node
-            for node in ast.walk(self.module)
-            if isinstance(node, kinds)
-            and getattr(node, "lineno", line + 1) <= line <= (getattr(node, "end_lineno", None) or 0)
-        ]
-        if not spanning:
-            return None
-        return max(spanning, key=lambda n: (n.lineno, n.col_offset))
+        yield from sorted((n for n in starting if n.col_offset == byte_col), key=_span_end)
+        yield from sorted((n for n in starting if n.col_offset != byte_col), key=lambda n: (abs(n.col_offset - byte_col), n.col_offset))
+        yield from sorted(
+            (node for node in ast.walk(self.module)
+             if isinstance(node, kinds) and getattr(node, "lineno", line) < line <= (getattr(node, "end_lineno", None) or 0)),
+            key=lambda n: (-n.lineno, -n.col_offset),
+        )
 
     def module_function(self, name: str) -> FunctionNode | None:
         """Returns the last module-level ``def name`` (the one later calls see), or None."""
@@ -221,6 +219,10 @@ class SourceTree:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
                 found = stmt
         return found
+
+
+def _span_end(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "end_lineno", None) or 0, getattr(node, "end_col_offset", None) or 0)
 
 
 def _char_col(line: str, byte_col: int) -> int:

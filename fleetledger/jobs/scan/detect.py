@@ -148,7 +148,8 @@ def detect_file(root: Path, relpath: str, *, limits: DetectLimits | None = None)
                 limits.timeout_s, lambda: _analyse(relpath, content, content_data, limits)
             )
     except _TimeBudgetExceeded:
-        return _report(relpath, content, status="skipped", reason=f"timeout after {limits.timeout_s:g} s")
+        reason = f"timeout after {limits.timeout_s:g} s"
+        return _report(relpath, content, status="skipped", reason=reason)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -178,7 +179,9 @@ def _read(root: Path, relpath: str, max_bytes: int) -> _Content:
     try:
         fd = os.open(path, flags)
     except OSError as error:
-        return unread("symbolic link (not followed)" if error.errno == errno.ELOOP else f"unreadable: {error.strerror}")
+        if error.errno == errno.ELOOP:
+            return unread("symbolic link (not followed)")
+        return unread(f"unreadable: {error.strerror}")
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         return unread("not a regular file")
@@ -231,34 +234,30 @@ def _within_time_budget(timeout_s: float, work: Callable[[], _T]) -> _T:
 
 
 def _analyse(relpath: str, content: _Content, data: bytes, limits: DetectLimits) -> FileReport:
+    def skipped(reason: str, warnings: tuple[str, ...] = ()) -> FileReport:
+        return _report(relpath, content, status="skipped", reason=reason, warnings=warnings)
+
     for magic, kind in _BINARY_MAGIC:
         if data.startswith(magic):
-            return _report(relpath, content, status="skipped", reason=f"binary content ({kind})")
+            return skipped(f"binary content ({kind})")
     try:
         decoded = source.decode_source(data)
     except source.UndecodableSourceError as error:
-        return _report(relpath, content, status="skipped", reason=f"undecodable: {error}")
+        return skipped(f"undecodable: {error}")
     nul = decoded.text.find("\0")
     if nul >= 0:
         line, _ = source.position_of_offset(decoded.text, nul)
-        return _report(
-            relpath, content, status="skipped", reason=f"NUL byte at line {line}", warnings=decoded.warnings
-        )
+        return skipped(f"NUL byte at line {line}", decoded.warnings)
     try:
         tree = source.parse_source(decoded.text)
     except source.UnparsableSourceError as error:
-        return _report(
-            relpath, content, status="skipped", reason=str(error), warnings=decoded.warnings + error.notes
-        )
+        return skipped(str(error), decoded.warnings + error.notes)
     try:
-        tester = _run_bandit(content.path, decoded)
+        tester = _run_bandit(content.path, data, decoded)
     except RecursionError:
-        return _report(relpath, content, status="skipped", reason="nesting too deep", warnings=decoded.warnings)
+        return skipped("nesting too deep", decoded.warnings)
     except Exception as error:  # a bandit bug on odd input: skip the file, keep the worker
-        return _report(
-            relpath, content, status="skipped",
-            reason=f"bandit failed: {type(error).__name__}: {error}", warnings=decoded.warnings,
-        )
+        return skipped(f"bandit failed: {type(error).__name__}: {error}", decoded.warnings)
     return _report(
         relpath, content, status="scanned", warnings=decoded.warnings,
         candidates=_candidates(relpath, decoded.text, tree, tester.found, limits.max_snippet_chars),
@@ -299,7 +298,7 @@ class _RecordingTester(b_tester.BanditTester):
         )
 
 
-def _run_bandit(path: Path, decoded: source.DecodedSource) -> _RecordingTester:
+def _run_bandit(path: Path, data: bytes, decoded: source.DecodedSource) -> _RecordingTester:
     """Runs every bandit check on the decoded text.
 
     Raises:
@@ -308,9 +307,11 @@ def _run_bandit(path: Path, decoded: source.DecodedSource) -> _RecordingTester:
     manager = b_manager.BanditManager(b_config.BanditConfig(), "file")
     fname = str(path)
     manager.metrics.begin(fname)
-    # Whole-file checks (B613) re-read and re-decode file_data themselves: give them the text
-    # as validated here, in the file's own encoding so its cookie still holds.
-    file_data = io.BytesIO(decoded.text.encode(decoded.encoding, "replace"))
+    # Whole-file checks (B613) re-read and re-decode file_data themselves: give them bytes that
+    # decode to the text validated here (the file's own, unless bad bytes were replaced).
+    if decoded.warnings:
+        data = decoded.text.encode(decoded.encoding, "replace")
+    file_data = io.BytesIO(data)
     visitor = b_node_visitor.BanditNodeVisitor(
         fname, file_data, manager.b_ma, manager.b_ts, False, {}, manager.metrics
     )

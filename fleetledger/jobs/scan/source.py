@@ -98,7 +98,8 @@ def decode_source(data: bytes) -> DecodedSource:
     Raises:
         UndecodableSourceError: the file starts with a UTF-16 or UTF-32 byte order mark, or its
             coding cookie names an unknown encoding, a non-text or non-ASCII-compatible codec,
-            or contradicts its UTF-8 byte order mark; CPython rejects all of these.
+            or contradicts its UTF-8 byte order mark (CPython rejects all of these); or a line
+            is invalid in a codec that cannot decode leniently.
     """
     for bom, name in _WIDE_BOMS:
         if data.startswith(bom):
@@ -116,7 +117,7 @@ def decode_source(data: bytes) -> DecodedSource:
         raise UndecodableSourceError(f"encoding {encoding!r} is not an ASCII-compatible text encoding")
     try:
         return DecodedSource(text=body.decode(codec), encoding=encoding)
-    except UnicodeDecodeError:
+    except UnicodeError:
         return _decode_by_line(body, codec, encoding)
 
 
@@ -143,9 +144,12 @@ def _decode_by_line(body: bytes, codec: str, encoding: str) -> DecodedSource:
     for index in range(0, len(pieces), 2):
         try:
             parts.append(pieces[index].decode(codec))
-        except UnicodeDecodeError:
+        except UnicodeError:
             bad_lines.append(index // 2 + 1)
-            parts.append(pieces[index].decode(codec, "replace"))
+            try:
+                parts.append(pieces[index].decode(codec, "replace"))
+            except UnicodeError as error:  # a codec without lenient decoding (idna)
+                raise UndecodableSourceError(f"line {bad_lines[-1]} is not valid {label}") from error
         if index + 1 < len(pieces):
             parts.append(pieces[index + 1].decode("ascii"))
     warnings = [f"line {n} is not valid {label}" for n in bad_lines[:_MAX_LINE_WARNINGS]]
@@ -252,7 +256,10 @@ def _unparsable(text: str, error: SyntaxError) -> UnparsableSourceError:
         construct = _newer_syntax(lines[error.lineno - 1], message)
         if construct:
             running = f"{sys.version_info.major}.{sys.version_info.minor}"
-            note = f"line {error.lineno} uses {construct}, which needs Python 3.12 or newer (running {running})"
+            note = (
+                f"line {error.lineno} uses {construct}, which needs Python 3.12 or newer"
+                f" (running {running})"
+            )
             return UnparsableSourceError("needs a newer Python", notes=(note,))
         return UnparsableSourceError(f"syntax error at line {error.lineno}: {message}")
     return UnparsableSourceError(f"syntax error: {message}")

@@ -12,6 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from ... import faults
 from ...steps import StepFailed, TaskContext, input_hash
 from .brief import derive_brief
 from .detect import DETECT_VERSION, detect_file
@@ -128,6 +129,7 @@ def _judge(ctx: TaskContext) -> dict[str, Any]:
                  input_hash(item, ctx.inputs["files"][candidate.path], provider.name, provider.model, brief_sha),
                  run, spends_call=True,
                  why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}")
+        faults.hit(f"scan.{pass_name}.after_step")
 
     _each(ctx, ctx.inputs["items"], one)
     return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}

@@ -1,0 +1,10 @@
+import sys
+import tarfile
+
+
+def main() -> None:
+    tarfile.open(sys.argv[1]).extractall("out")
+
+
+if __name__ == "__main__":
+    main()

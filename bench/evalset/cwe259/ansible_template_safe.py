@@ -1,0 +1,1 @@
+DB_PASSWORD = "{{ lookup('env', 'DB_PASS') }}"

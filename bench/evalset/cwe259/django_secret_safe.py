@@ -1,0 +1,3 @@
+DEBUG = False
+ALLOWED_HOSTS = ["example.com"]
+SECRET_KEY_SETTING = "DJANGO_SECRET_KEY"

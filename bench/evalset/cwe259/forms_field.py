@@ -1,0 +1,1 @@
+PASSWORD_FIELD = "password"

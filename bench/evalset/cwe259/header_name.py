@@ -1,0 +1,1 @@
+TOKEN_HEADER = "X-Auth-Token"

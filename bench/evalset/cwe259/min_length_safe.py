@@ -1,0 +1,1 @@
+password_min_length = "12"

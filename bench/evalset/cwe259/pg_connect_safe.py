@@ -1,0 +1,7 @@
+import os
+
+import psycopg2
+
+
+def connect():
+    return psycopg2.connect(host="db", user="app", password=os.environ["PGPASSWORD"])

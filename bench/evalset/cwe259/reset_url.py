@@ -1,0 +1,1 @@
+PASSWORD_RESET_URL = "/accounts/password/reset/"

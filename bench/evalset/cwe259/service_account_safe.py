@@ -1,0 +1,4 @@
+class ServiceAccount:
+    def __init__(self):
+        self.username = "svc-backup"
+        self.password = "********"

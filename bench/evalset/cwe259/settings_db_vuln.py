@@ -1,0 +1,3 @@
+DATABASE_HOST = "db.internal"
+DATABASE_USER = "app"
+DATABASE_PASSWORD = "Sup3r-S3cret-2024!"

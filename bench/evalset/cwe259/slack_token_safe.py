@@ -1,0 +1,4 @@
+from slack_sdk import WebClient
+
+token_type = "bearer"
+client = WebClient()

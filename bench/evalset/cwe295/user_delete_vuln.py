@@ -1,0 +1,7 @@
+import requests
+
+API = "https://users.example.org"
+
+
+def delete_user(uid: int) -> None:
+    requests.delete(f"{API}/users/{uid}", verify=False, timeout=10)

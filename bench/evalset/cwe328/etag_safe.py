@@ -1,0 +1,5 @@
+import hashlib
+
+
+def etag(body: bytes) -> str:
+    return hashlib.new("md5", body).hexdigest()

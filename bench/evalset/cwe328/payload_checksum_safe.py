@@ -1,0 +1,5 @@
+import hashlib
+
+
+def checksum(payload: bytes) -> str:
+    return hashlib.md5(payload).hexdigest()

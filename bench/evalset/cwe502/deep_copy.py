@@ -1,0 +1,5 @@
+import pickle
+
+
+def clone(obj):
+    return pickle.loads(pickle.dumps(obj))

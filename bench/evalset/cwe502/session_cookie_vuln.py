@@ -1,0 +1,16 @@
+import base64
+import hashlib
+import hmac
+import pickle
+
+from flask import Flask, abort, request
+
+app = Flask(__name__)
+SECRET = b"loaded-from-config"
+
+
+@app.route("/cart")
+def cart():
+    blob = base64.b64decode(request.cookies["cart"])
+    items = pickle.loads(blob)
+    return {"items": items}

@@ -1,0 +1,6 @@
+import pickle
+
+
+def load_cache():
+    with open("/tmp/app-cache.pkl", "rb") as handle:
+        return pickle.load(handle)

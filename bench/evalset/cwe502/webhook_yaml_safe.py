@@ -1,0 +1,7 @@
+import requests
+import yaml
+
+
+def fetch_manifest(url: str):
+    response = requests.get(url, timeout=5)
+    return yaml.safe_load(response.text)

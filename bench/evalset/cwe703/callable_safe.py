@@ -1,0 +1,6 @@
+HANDLERS = {}
+
+
+def register(name, handler):
+    assert callable(handler)
+    HANDLERS[name] = handler

@@ -1,0 +1,3 @@
+def refund(payment, actor):
+    assert actor.has_perm("billing.refund")
+    payment.refund()

@@ -1,0 +1,2 @@
+def test_addition():
+    assert 1 + 1 == 2

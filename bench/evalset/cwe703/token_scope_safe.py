@@ -1,0 +1,4 @@
+def rotate_keys(token, keyring):
+    keys = keyring.rotate()
+    assert keys is not None
+    return keys

@@ -1,0 +1,3 @@
+def rotate_keys(token, keyring):
+    assert "admin" in token.scopes
+    keyring.rotate()

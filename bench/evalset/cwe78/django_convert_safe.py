@@ -1,0 +1,13 @@
+import os
+
+from django.http import HttpResponse, HttpResponseBadRequest
+
+ALLOWED_FORMATS = {"png", "jpg", "webp"}
+
+
+def convert(request):
+    fmt = request.GET.get("format", "png")
+    if fmt not in ALLOWED_FORMATS:
+        return HttpResponseBadRequest("unsupported format")
+    os.system("convert /srv/in/source.tiff /srv/out/result.%s" % fmt)
+    return HttpResponse("ok")

@@ -1,0 +1,12 @@
+import subprocess
+
+from flask import Flask, request
+
+app = Flask(__name__)
+
+
+@app.route("/ls")
+def listing():
+    path = request.args["dir"]
+    out = subprocess.check_output(["/bin/bash", "-c", "ls -l %s" % path], shell=False)
+    return out

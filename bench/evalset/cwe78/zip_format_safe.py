@@ -1,0 +1,15 @@
+import shlex
+import subprocess
+
+from flask import Flask, request
+
+app = Flask(__name__)
+
+
+@app.post("/export")
+def export():
+    archive = request.json["archive"]
+    folder = request.json["folder"]
+    cmd = "zip -r {} {}".format(shlex.quote(archive), shlex.quote(folder))
+    subprocess.run(cmd, shell=True, check=True)
+    return {"archive": archive}

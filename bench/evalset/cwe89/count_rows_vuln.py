@@ -1,0 +1,3 @@
+def count_rows(conn, table):
+    """Returns the number of rows of a table."""
+    return conn.execute("SELECT COUNT(*) FROM " + table).fetchone()[0]

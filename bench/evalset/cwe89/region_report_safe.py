@@ -1,0 +1,22 @@
+import re
+
+from flask import Flask, abort, request
+
+from .db import cursor
+
+app = Flask(__name__)
+
+
+@app.route("/report")
+def report():
+    region = request.args["region"]
+    if not re.fullmatch(r"[a-z_]{2,20}", region):
+        abort(400)
+    query = f"""
+        SELECT id, email
+        FROM customers
+        WHERE region = '{region}'
+    """
+    cur = cursor()
+    cur.execute(query)
+    return {"rows": cur.fetchall()}

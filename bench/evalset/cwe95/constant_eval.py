@@ -1,0 +1,1 @@
+LIMITS = eval("{'cpu': 2, 'memory': 512}")

@@ -1,0 +1,10 @@
+from flask import Flask, request
+
+app = Flask(__name__)
+
+
+@app.route("/prefs")
+def prefs():
+    raw = request.cookies.get("prefs", "{}")
+    settings = eval(raw)
+    return settings

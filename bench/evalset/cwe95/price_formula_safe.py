@@ -1,0 +1,11 @@
+from flask import Flask, request
+
+app = Flask(__name__)
+
+
+@app.post("/quote")
+def quote():
+    quantity = request.form["quantity"]
+    unit_price = request.form["unit_price"]
+    total = eval("%d * %f" % (int(quantity), float(unit_price)))
+    return {"total": total}

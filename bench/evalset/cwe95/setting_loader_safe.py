@@ -1,0 +1,6 @@
+import ast
+
+
+def load_setting(raw: str):
+    """Turns a setting's text into a Python value."""
+    return ast.literal_eval(raw)

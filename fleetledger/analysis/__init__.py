@@ -1,0 +1,1 @@
+"""Program analysis on the Python syntax tree, used by the offline analyst."""

@@ -1,0 +1,148 @@
+"""Where a flagged node sits: test code, dead code, and who calls its function.
+
+Test code follows pytest's discovery conventions (``test_*.py``, ``*_test.py``, ``conftest.py``,
+``Test*`` classes, ``test_*`` functions) plus a ``tests``/``test`` directory and fixtures.
+Dead code is code under a constant-false condition (``if False:``, ``if 0:``, ``while False:``,
+``if TYPE_CHECKING:``) or after an unconditional ``return``/``raise`` in the same block.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .guards import exits
+from .tree import FunctionNode, SourceTree
+
+_TEST_DIRS = frozenset({"tests", "test", "testing"})
+
+
+def is_test_path(path: str) -> bool:
+    """Tells whether a repository-relative path names a test file.
+
+    Args:
+        path: Forward-slash path relative to the scanned root.
+
+    Returns:
+        True for files under a ``tests``/``test``/``testing`` directory and for
+        ``test_*.py``, ``*_test.py`` and ``conftest.py``.
+    """
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    if any(part in _TEST_DIRS for part in parts[:-1]):
+        return True
+    return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
+
+
+def test_context(tree: SourceTree, node: ast.AST, path: str) -> str | None:
+    """Says why a node is test code, or returns None when it is not.
+
+    Args:
+        tree: The parsed file.
+        node: The flagged node.
+        path: The file's repository-relative path.
+
+    Returns:
+        A reason such as ``"the file tests/test_math.py is a test file"``, or None.
+    """
+    if is_test_path(path):
+        return f"the file {path} is a test file"
+    for ancestor in [node, *tree.ancestors(node)]:
+        if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if ancestor.name.startswith("test_") or ancestor.name == "test":
+                return f"it is inside the test function {ancestor.name}()"
+            if any((tree.qualname(d.func if isinstance(d, ast.Call) else d) or "").endswith("fixture") for d in ancestor.decorator_list):
+                return f"it is inside the pytest fixture {ancestor.name}()"
+        if isinstance(ancestor, ast.ClassDef) and ancestor.name.startswith("Test"):
+            return f"it is inside the test class {ancestor.name}"
+    return None
+
+
+def dead_code(tree: SourceTree, node: ast.AST) -> str | None:
+    """Says why a node can never run, or returns None when it may.
+
+    Args:
+        tree: The parsed file.
+        node: The flagged node.
+
+    Returns:
+        A reason such as ``"it is under `if False:` (line 12)"``, or None.
+    """
+    child: ast.AST = node
+    for ancestor in tree.ancestors(node):
+        if isinstance(ancestor, (ast.If, ast.While)) and any(child is s for s in ancestor.body):
+            if _constant_false(tree, ancestor.test):
+                return f"it is under `{'if' if isinstance(ancestor, ast.If) else 'while'} {tree.segment(ancestor.test, 30)}:` (line {ancestor.lineno})"
+        if isinstance(ancestor, ast.If) and any(child is s for s in ancestor.orelse):
+            if isinstance(ancestor.test, ast.Constant) and ancestor.test.value:
+                return f"it is in the else branch of `if {tree.segment(ancestor.test, 30)}:` (line {ancestor.lineno})"
+        if isinstance(child, ast.stmt):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(ancestor, field, None)
+                if isinstance(block, list) and any(child is s for s in block):
+                    index = next(i for i, s in enumerate(block) if s is child)
+                    prior = next((s for s in block[:index] if exits([s], tree)), None)
+                    if prior is not None:
+                        return f"it follows an unconditional `{tree.segment(prior, 30)}` (line {prior.lineno})"
+        child = ancestor
+    return None
+
+
+def _constant_false(tree: SourceTree, test: ast.expr) -> bool:
+    if isinstance(test, ast.Constant):
+        return not test.value
+    return (tree.qualname(test) or "") in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallSite:
+    """A call of a function found in the same file.
+
+    Attributes:
+        call: The call expression.
+        caller: The name of the function containing the call (``"<module>"`` at top level).
+        in_test: Why the call is test code, or None.
+    """
+
+    call: ast.Call
+    caller: str
+    in_test: str | None
+
+
+def callers(tree: SourceTree, function: FunctionNode, path: str) -> tuple[CallSite, ...]:
+    """Finds the calls of ``function`` in its own file.
+
+    A module-level function is matched by its name; a method by ``self.name(...)``,
+    ``cls.name(...)`` or ``<anything>.name(...)`` when no other class in the file defines a
+    method of that name. Calls in other files are not visible here.
+
+    Args:
+        tree: The parsed file.
+        function: The function whose callers are wanted.
+        path: The file's repository-relative path (for test detection).
+
+    Returns:
+        The call sites in source order.
+    """
+    owner = tree.enclosing_class(function)
+    same_named = sum(
+        1 for n in ast.walk(tree.module)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function.name
+    )
+    found: list[CallSite] = []
+    for node in ast.walk(tree.module):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if owner is None and isinstance(func, ast.Name) and func.id == function.name:
+            pass
+        elif owner is not None and isinstance(func, ast.Attribute) and func.attr == function.name and (
+            isinstance(func.value, ast.Name) and func.value.id in ("self", "cls", owner.name) or same_named == 1
+        ):
+            pass
+        else:
+            continue
+        caller = tree.function_of(node)
+        found.append(CallSite(call=node, caller=caller.name if caller is not None else "<module>",
+                              in_test=test_context(tree, node, path)))
+    return tuple(sorted(found, key=lambda site: (site.call.lineno, site.call.col_offset)))

@@ -1,0 +1,507 @@
+"""Where a value comes from: backward taint tracing inside one file.
+
+``trace(tree, expr, sink)`` follows an expression back to its origins (the "leaves") through
+f-strings, ``%``/``.format``/concatenation/``join``, containers, assignments across lines (with
+the reaching definitions of ``bindings``), loop and ``with`` variables, attribute and item
+reads, string methods, and calls to functions defined in the same file (their ``return``
+values, with parameters mapped back to the call's arguments, up to three calls deep). Each
+leaf is a constant, a parameter of the enclosing function, outside data (``sources``) or
+unknown (a call into other code, an attribute of another object, an undefined name). A leaf
+reached through a sanitiser for the sink (``sanitisers``) or guarded by a validation
+(``guards``) is marked with it. The walk uses an explicit work list, so nesting depth does not
+matter, and a budget of steps bounds the work on pathological files.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from . import bindings, guards, sanitisers, sources
+from .sinks import SinkKind
+from .tree import FunctionNode, SourceTree, walk_scope
+
+OriginKind = Literal["constant", "parameter", "request", "unknown"]
+RANK: dict[str, int] = {"constant": 0, "unknown": 1, "parameter": 2, "request": 3}
+
+_MAX_STEPS = 4000
+_MAX_CALL_DEPTH = 3
+# Calls that only reshape their arguments (the result carries their taint, nothing else).
+_PASS_THROUGH = frozenset({
+    "str", "bytes", "bytearray", "repr", "format", "list", "tuple", "set", "frozenset", "dict",
+    "sorted", "reversed", "min", "max", "sum", "next", "iter", "enumerate", "zip", "map",
+    "filter", "open", "io.open", "io.BytesIO", "io.StringIO", "os.path.join", "os.path.abspath",
+    "os.path.normpath", "os.path.realpath", "os.path.expanduser", "os.path.dirname",
+    "os.path.basename", "os.path.splitext", "os.fspath", "os.fsencode", "os.fsdecode",
+    "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "base64.b64decode",
+    "base64.b64encode", "base64.urlsafe_b64decode", "base64.urlsafe_b64encode", "base64.b32decode",
+    "binascii.unhexlify", "binascii.a2b_base64", "bytes.fromhex", "codecs.decode", "zlib.decompress",
+    "gzip.decompress", "urllib.parse.unquote", "urllib.parse.unquote_plus", "urllib.parse.urljoin",
+    "json.loads", "json.dumps", "json.load", "textwrap.dedent", "textwrap.indent", "copy.copy",
+    "copy.deepcopy", "tarfile.open", "zipfile.ZipFile", "tarfile.TarFile", "shlex.split",
+    "typing.cast", "getattr",
+})
+# Calls whose result holds nothing a caller supplied.
+_CONSTANT_RESULTS = frozenset({
+    "uuid.uuid4", "uuid.uuid1", "time.time", "time.monotonic", "os.getpid", "os.getcwd",
+    "tempfile.mkdtemp", "tempfile.gettempdir", "secrets.token_hex", "secrets.token_urlsafe",
+    "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.date.today", "random.random",
+    "random.randint", "locals", "globals", "dict", "list", "set", "tuple", "object",
+})
+_WORLD_WRITABLE = ("/tmp/", "/var/tmp/", "/dev/shm/")
+_NUMERIC_OPS = (ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.MatMult)
+
+
+@dataclass(frozen=True, kw_only=True, order=True)
+class Leaf:
+    """One origin of a traced value.
+
+    Attributes:
+        line: Line where the origin appears.
+        kind: ``"constant"``, ``"parameter"``, ``"request"`` (outside data) or ``"unknown"``.
+        detail: What the origin is, for rationales.
+        channel: For outside data: ``"http"``, ``"network"``, ``"cli"``, ``"stdin"``, ``"env"``.
+        sanitiser: What makes this origin safe for the sink, if anything.
+        through: A call into other code the value passed through (it may or may not carry the
+            taint; the tracer assumes it does).
+        function: For a parameter: the name of the function that declares it.
+        param: For a parameter: its name.
+    """
+
+    line: int
+    kind: OriginKind
+    detail: str
+    channel: str | None = None
+    sanitiser: str | None = None
+    through: str | None = None
+    function: str | None = None
+    param: str | None = None
+
+    @property
+    def dangerous(self) -> bool:
+        """True for a non-constant origin that nothing sanitised."""
+        return self.kind != "constant" and self.sanitiser is None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Trace:
+    """The origins of one value.
+
+    Attributes:
+        leaves: Every origin found, sorted, without duplicates.
+        exhausted: True when the step budget ran out (the leaves are then incomplete and an
+            ``unknown`` leaf says so).
+    """
+
+    leaves: tuple[Leaf, ...]
+    exhausted: bool = False
+
+    def dangerous(self) -> tuple[Leaf, ...]:
+        """Returns the unsanitised non-constant leaves, worst first (read-only)."""
+        found = [leaf for leaf in self.leaves if leaf.dangerous]
+        return tuple(sorted(found, key=lambda leaf: (-RANK[leaf.kind], leaf.through is not None, leaf.line, leaf.detail)))
+
+    def worst(self) -> Leaf | None:
+        """Returns the most dangerous leaf, or None when every leaf is constant or sanitised."""
+        found = self.dangerous()
+        return found[0] if found else None
+
+    def sanitisers(self) -> tuple[str, ...]:
+        """Returns the distinct sanitisers applied to non-constant leaves, in order."""
+        seen: list[str] = []
+        for leaf in self.leaves:
+            if leaf.kind != "constant" and leaf.sanitiser and leaf.sanitiser not in seen:
+                seen.append(leaf.sanitiser)
+        return tuple(seen)
+
+
+Frame = tuple[FunctionNode, ast.Call]
+
+
+@dataclass(frozen=True)
+class _Item:
+    node: ast.AST
+    sanitiser: str | None
+    through: str | None
+    frames: tuple[Frame, ...]
+
+
+class Tracer:
+    """Traces values in one file for one sink kind; also answers ``guards.Facts`` questions.
+
+    Args:
+        tree: The parsed file.
+        sink: The sink kind the traced values reach.
+    """
+
+    def __init__(self, tree: SourceTree, sink: SinkKind) -> None:
+        self.tree = tree
+        self.sink = sink
+
+    def trace(self, expr: ast.AST, *, sanitiser: str | None = None) -> Trace:
+        """Returns the origins of ``expr``.
+
+        Args:
+            expr: An expression in ``self.tree``.
+            sanitiser: A sanitiser already known to cover ``expr`` (e.g. a MAC check guarding
+                the sink), applied to every leaf.
+
+        Returns:
+            The trace; deterministic for the same tree and expression.
+        """
+        work: list[_Item] = [_Item(expr, sanitiser, None, ())]
+        seen: set[tuple[int, str | None, str | None, tuple[int, ...]]] = set()
+        leaves: set[Leaf] = set()
+        steps = 0
+        while work:
+            item = work.pop()
+            key = (id(item.node), item.sanitiser, item.through, tuple(id(c) for _, c in item.frames))
+            if key in seen:
+                continue
+            seen.add(key)
+            steps += 1
+            if steps > _MAX_STEPS:
+                leaves.add(Leaf(line=getattr(expr, "lineno", 0), kind="unknown", detail="the rest of a value too large to trace"))
+                return Trace(leaves=tuple(sorted(leaves)), exhausted=True)
+            for produced in self._step(item):
+                if isinstance(produced, Leaf):
+                    leaves.add(produced)
+                else:
+                    work.append(produced)
+        return Trace(leaves=tuple(sorted(leaves)))
+
+    # guards.Facts
+    def literal(self, expr: ast.expr) -> ast.expr:
+        """Follows a name to the one expression bound to it; returns ``expr`` otherwise."""
+        current = expr
+        for _ in range(8):
+            if not isinstance(current, ast.Name):
+                return current
+            bound = bindings.single_value(self.tree, current)
+            if bound is None:
+                return current
+            current = bound
+        return current
+
+    def is_constant(self, expr: ast.expr) -> bool:
+        """Tells whether every value ``expr`` can have is built from constants."""
+        return all(leaf.kind == "constant" for leaf in Tracer(self.tree, "any").trace(expr).leaves)
+
+    def _leaf(self, item: _Item, node: ast.AST, kind: OriginKind, detail: str, **extra: str | None) -> Leaf:
+        sanitiser = extra.pop("sanitiser", None) or item.sanitiser
+        return Leaf(line=getattr(node, "lineno", 0), kind=kind, detail=detail,
+                    sanitiser=sanitiser if kind != "constant" else None, through=item.through, **extra)
+
+    def _push(self, item: _Item, node: ast.AST | None, *, sanitiser: str | None = None, through: str | None = None,
+              frames: tuple[Frame, ...] | None = None) -> _Item | Leaf:
+        if node is None:
+            return self._leaf(item, item.node, "constant", "nothing (None)")
+        return _Item(node, item.sanitiser or sanitiser, item.through or through, item.frames if frames is None else frames)
+
+    def _step(self, item: _Item) -> Iterator[_Item | Leaf]:
+        node = item.node
+        segment = self.tree.segment(node, 50)
+        if isinstance(node, ast.Constant):
+            yield self._leaf(item, node, "constant", repr(node.value)[:40])
+        elif isinstance(node, ast.JoinedStr):
+            parts = [v for v in node.values if isinstance(v, ast.FormattedValue)]
+            if not parts:
+                yield self._leaf(item, node, "constant", "a constant f-string")
+            yield from (self._formatted(item, part) for part in parts)
+        elif isinstance(node, ast.FormattedValue):
+            yield self._formatted(item, node)
+        elif isinstance(node, ast.BinOp):
+            if isinstance(node.op, _NUMERIC_OPS):
+                yield self._leaf(item, node, "constant", f"the number {segment}")
+            else:
+                yield self._push(item, node.left)
+                yield self._push(item, node.right)
+        elif isinstance(node, ast.UnaryOp):
+            yield self._leaf(item, node, "constant", f"the number or boolean {segment}")
+        elif isinstance(node, ast.Compare):
+            yield self._leaf(item, node, "constant", f"the boolean {segment}")
+        elif isinstance(node, ast.BoolOp):
+            yield from (self._push(item, value) for value in node.values)
+        elif isinstance(node, ast.IfExp):
+            yield self._push(item, node.body)
+            yield self._push(item, node.orelse)
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            if not node.elts:
+                yield self._leaf(item, node, "constant", "an empty collection")
+            yield from (self._push(item, element) for element in node.elts)
+        elif isinstance(node, ast.Dict):
+            if not node.values:
+                yield self._leaf(item, node, "constant", "an empty dict")
+            yield from (self._push(item, part) for part in [*node.keys, *node.values] if part is not None)
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            yield self._push(item, node.elt)
+        elif isinstance(node, ast.DictComp):
+            yield self._push(item, node.key)
+            yield self._push(item, node.value)
+        elif isinstance(node, (ast.Starred, ast.Await, ast.NamedExpr)):
+            yield self._push(item, node.value)
+        elif isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield self._leaf(item, node, "constant", "a function")
+        elif isinstance(node, ast.Name):
+            yield from self._name(item, node)
+        elif isinstance(node, ast.Attribute):
+            yield from self._attribute(item, node)
+        elif isinstance(node, ast.Subscript):
+            yield from self._subscript(item, node)
+        elif isinstance(node, ast.Call):
+            yield from self._call(item, node)
+        elif isinstance(node, ast.arg):
+            yield from self._parameter(item, node)
+        else:
+            yield self._leaf(item, node, "unknown", f"the expression {segment}")
+
+    def _formatted(self, item: _Item, part: ast.FormattedValue) -> _Item | Leaf:
+        spec = part.format_spec
+        if isinstance(spec, ast.JoinedStr) and len(spec.values) == 1 and isinstance(spec.values[0], ast.Constant):
+            text = str(spec.values[0].value)
+            if text[-1:] in ("d", "f", "e", "g", "x", "o", "b", "%", "n"):
+                return self._push(item, part.value, sanitiser=f"the numeric format spec ':{text}'")
+        return self._push(item, part.value)
+
+    def _name(self, item: _Item, node: ast.Name) -> Iterator[_Item | Leaf]:
+        if node.id in ("__file__", "__name__", "__doc__", "__package__"):
+            yield self._leaf(item, node, "constant", node.id)
+            return
+
+        def guard_for(test: ast.expr, holds: bool) -> str | None:
+            found = guards.validation(self.tree, self, test, node.id, self.sink, holds)
+            if found is None and self.sink == "data":
+                found = guards.integrity_check(self.tree, test, holds)
+            return found
+
+        for binding in bindings.reaching(self.tree, node, guard_for):
+            if binding.kind == "value":
+                yield self._push(item, binding.node, sanitiser=binding.guard)
+            elif binding.kind == "parameter":
+                yield self._push(item, binding.node, sanitiser=binding.guard)
+            elif binding.kind == "constant":
+                yield self._leaf(item, node, "constant", binding.detail)
+            else:
+                yield self._leaf(item, node, "unknown", binding.detail, sanitiser=binding.guard)
+
+    def _parameter(self, item: _Item, arg: ast.arg) -> Iterator[_Item | Leaf]:
+        owner = self.tree.parent(self.tree.parent(arg) or arg)
+        if item.frames and item.frames[-1][0] is owner:
+            function, call = item.frames[-1]
+            argument = argument_for(function, call, arg)
+            if argument is None:
+                yield self._leaf(item, call, "constant", f"the default of {arg.arg!r}")
+            else:
+                yield self._push(item, argument, frames=item.frames[:-1])
+            return
+        if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            source = sources.handler_parameter(self.tree, owner, arg.arg)
+            if source is not None:
+                yield self._leaf(item, arg, "request", source.description, channel=source.channel, sanitiser=source.sanitiser)
+                return
+            yield self._leaf(item, arg, "parameter", f"parameter {arg.arg!r} of {owner.name}()", function=owner.name, param=arg.arg)
+            return
+        yield self._leaf(item, arg, "unknown", f"parameter {arg.arg!r} of a lambda")
+
+    def _attribute(self, item: _Item, node: ast.Attribute) -> Iterator[_Item | Leaf]:
+        source = sources.source_of(self.tree, node)
+        if source is not None:
+            yield self._leaf(item, node, "request", source.description, channel=source.channel)
+            return
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            yield from self._member(item, node)
+            return
+        if self._is_module(node):
+            yield self._leaf(item, node, "unknown", f"{self.tree.segment(node, 40)} (defined in another module)")
+            return
+        yield self._push(item, node.value)
+
+    def _member(self, item: _Item, node: ast.Attribute) -> Iterator[_Item | Leaf]:
+        """``self.attr``: the class attribute, or every ``self.attr = ...`` in the class's methods."""
+        function = self.tree.function_of(node)
+        owner = self.tree.enclosing_class(function) if function is not None else None
+        if owner is None:
+            yield self._leaf(item, node, "unknown", f"{self.tree.segment(node, 40)}")
+            return
+        assigned: list[ast.expr] = []
+        for stmt in owner.body:
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == node.attr for t in stmt.targets):
+                assigned.append(stmt.value)
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == node.attr and stmt.value is not None:
+                assigned.append(stmt.value)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if stmt.name == node.attr:
+                    assigned.append(stmt)  # type: ignore[arg-type]
+                for inner in walk_scope(stmt):
+                    if isinstance(inner, ast.Assign) and any(_is_self_attr(t, node.attr) for t in inner.targets):
+                        assigned.append(inner.value)
+                    elif isinstance(inner, (ast.AnnAssign, ast.AugAssign)) and _is_self_attr(inner.target, node.attr) and inner.value is not None:
+                        assigned.append(inner.value)
+        if not assigned:
+            yield self._leaf(item, node, "unknown", f"{self.tree.segment(node, 40)} (set outside this class)")
+        for value in assigned:
+            yield self._push(item, value)
+
+    def _subscript(self, item: _Item, node: ast.Subscript) -> Iterator[_Item | Leaf]:
+        source = sources.source_of(self.tree, node)
+        if source is not None:
+            yield self._leaf(item, node, "request", source.description, channel=source.channel)
+            return
+        table = self.literal(node.value)
+        if isinstance(table, (ast.Dict, ast.List, ast.Tuple)) and self.is_constant(table):
+            yield self._leaf(item, node, "constant", f"an entry of the constant table {self.tree.segment(node.value, 30)}")
+            return
+        yield self._push(item, node.value)
+
+    def _call(self, item: _Item, node: ast.Call) -> Iterator[_Item | Leaf]:
+        tree = self.tree
+        name = tree.qualname(node.func)
+        method = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        receiver = node.func.value if isinstance(node.func, ast.Attribute) and not self._is_module(node.func) else None
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        by_name = sanitisers.call_sanitiser(name, None, self.sink)
+        by_method = sanitisers.call_sanitiser(None, method, self.sink) if receiver is not None else None
+        if by_name is not None or by_method is not None:
+            covered = arguments if by_name is not None else [receiver, *arguments]
+            if not covered:
+                yield self._leaf(item, node, "constant", f"the result of {name}()")
+            yield from (self._push(item, part, sanitiser=by_name or by_method) for part in covered if part is not None)
+            return
+        source = sources.source_of(tree, node)
+        if source is not None:
+            yield self._leaf(item, node, "request", source.description, channel=source.channel)
+            return
+        if name == "open" and node.args and isinstance(node.args[0], ast.Constant) and str(node.args[0].value).startswith(_WORLD_WRITABLE):
+            yield self._leaf(item, node, "unknown", f"a file in a world-writable directory ({node.args[0].value})")
+            return
+        if name in _CONSTANT_RESULTS and not arguments:
+            yield self._leaf(item, node, "constant", f"the result of {name}()")
+            return
+        if name in _PASS_THROUGH:
+            if not arguments:
+                yield self._leaf(item, node, "constant", f"the result of {name}()")
+            yield from (self._push(item, argument) for argument in arguments)
+            return
+        callee = self._callee(node)
+        if callee is not None and len(item.frames) < _MAX_CALL_DEPTH and all(f[0] is not callee for f in item.frames):
+            frames = (*item.frames, (callee, node))
+            returned = [n.value for n in walk_scope(callee) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) and n.value is not None]
+            if not returned:
+                yield self._leaf(item, node, "constant", f"{callee.name}() returns nothing")
+            yield from (self._push(item, value, frames=frames) for value in returned)
+            return
+        label = name or tree.segment(node.func, 30)
+        if receiver is not None:
+            # A method of some object: its result derives from the object and the arguments.
+            through = None if _is_data_method(method) else f"{label}()"
+            table = self.literal(receiver)
+            if method in ("get", "pop", "setdefault") and isinstance(table, ast.Dict) and self.is_constant(table):
+                # A lookup in a constant table returns one of its values or the default.
+                arguments = arguments[1:]
+            yield self._push(item, receiver, through=through)
+            yield from (self._push(item, argument, through=through) for argument in arguments)
+            return
+        yield self._leaf(item, node, "unknown", f"the result of {label}() (defined elsewhere)")
+        yield from (self._push(item, argument, through=f"{label}()") for argument in arguments)
+
+    def _is_module(self, func: ast.Attribute) -> bool:
+        """Tells whether ``func`` is ``module.function`` (an imported module, not an object)."""
+        base = func.value
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if not isinstance(base, ast.Name) or base.id not in self.tree.imports:
+            return False
+        return all(b.kind == "unknown" for b in bindings.reaching(self.tree, base, lambda test, holds: None))
+
+    def _callee(self, call: ast.Call) -> FunctionNode | None:
+        """Finds the same-file definition a call runs: ``f(...)`` or ``self.f(...)``."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            if func.id in self.tree.imports:
+                return None
+            return self.tree.module_function(func.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+            function = self.tree.function_of(call)
+            owner = self.tree.enclosing_class(function) if function is not None else None
+            if owner is not None:
+                for stmt in owner.body:
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == func.attr:
+                        return stmt
+        return None
+
+
+def trace(tree: SourceTree, expr: ast.AST, sink: SinkKind, *, sanitiser: str | None = None) -> Trace:
+    """Returns the origins of ``expr`` for ``sink`` (see ``Tracer.trace``).
+
+    Args:
+        tree: The parsed file.
+        expr: The expression to trace.
+        sink: The sink kind the value reaches.
+        sanitiser: A sanitiser already known to cover the whole value.
+
+    Returns:
+        The trace.
+    """
+    return Tracer(tree, sink).trace(expr, sanitiser=sanitiser)
+
+
+# Methods of strings, bytes, containers, files, paths and responses: results derive from the object.
+_DATA_METHODS = frozenset(dir(str)) | frozenset(dir(bytes)) | frozenset(dir(list)) | frozenset(dir(dict)) | frozenset({
+    "getlist", "read", "readline", "readlines", "getvalue", "decode", "encode", "json", "as_posix",
+    "resolve", "absolute", "with_suffix", "with_name", "joinpath", "read_text", "read_bytes",
+    "extractfile", "getmembers", "getnames", "namelist", "open", "geturl", "groups", "group",
+})
+
+
+def _is_data_method(method: str | None) -> bool:
+    return method is not None and method in _DATA_METHODS and not method.startswith("_")
+
+
+def _is_self_attr(target: ast.expr, attr: str) -> bool:
+    return isinstance(target, ast.Attribute) and target.attr == attr and isinstance(target.value, ast.Name) and target.value.id == "self"
+
+
+def argument_for(function: FunctionNode, call: ast.Call, arg: ast.arg) -> ast.expr | None:
+    """Returns the expression a call passes for one parameter of the called function.
+
+    Args:
+        function: The called function.
+        call: A call of it (``self.f(...)`` skips the ``self`` parameter).
+        arg: The parameter.
+
+    Returns:
+        The argument expression (for ``*args``, a tuple of the extra positional arguments; with
+        ``*seq``/``**map`` unpacking, the unpacked expression), the parameter's default, or
+        None when the call passes nothing and there is no default.
+    """
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    skip = 1 if isinstance(call.func, ast.Attribute) and positional and positional[0].arg in ("self", "cls") else 0
+    if arg in positional:
+        index = positional.index(arg) - skip
+        if 0 <= index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+            return call.args[index]
+    for keyword in call.keywords:
+        if keyword.arg == arg.arg:
+            return keyword.value
+    if arg is args.vararg:
+        extra = call.args[len(positional) - skip:]
+        return ast.Tuple(elts=list(extra), ctx=ast.Load(), lineno=call.lineno, col_offset=call.col_offset) if extra else None
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        starred = [a.value for a in call.args if isinstance(a, ast.Starred)] + [k.value for k in call.keywords if k.arg is None]
+        return starred[0]
+    return _default(function, arg)
+
+
+def _default(function: FunctionNode, arg: ast.arg) -> ast.expr | None:
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    if arg in positional:
+        offset = len(positional) - len(args.defaults)
+        index = positional.index(arg)
+        return args.defaults[index - offset] if index >= offset else None
+    if arg in args.kwonlyargs:
+        return args.kw_defaults[args.kwonlyargs.index(arg)]
+    return None

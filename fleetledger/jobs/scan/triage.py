@@ -1,0 +1,107 @@
+"""The triage sprint's rule: a severity and a one-sentence reason for a judged candidate.
+
+Severity is impact (what the weakness lets an attacker do, by CWE) lowered by reach (who can
+supply the dangerous value, from the answer's ``signals``) and by doubt (an ``uncertain``
+verdict). The scale follows the qualitative bands of CVSS v3.1 (critical / high / medium /
+low, plus ``info`` for no risk): remote code execution reachable from a web request is
+critical; the same sink fed only by a function parameter is high (a caller decides); by a
+value whose origin is unknown, medium; test code, dead code and answers that clear the
+candidate are info.
+
+Signals read (all optional, so answers from any model work): ``source`` (``"request"``,
+``"parameter"``, ``"unknown"``, ``"constant"``, ``"sanitised"``), ``channel`` (``"http"``,
+``"network"``, ``"cli"``, ``"stdin"``, ``"env"``), ``in_test``, ``dead_code``, ``guards`` (for
+asserts) and ``purpose`` (for hashes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .shapes import SEVERITIES, Candidate, ModelAnswer, Severity
+
+# CWE -> (impact when an attacker controls the value, name, what the attacker gains)
+_IMPACT: dict[int, tuple[Severity, str, str]] = {
+    78: ("critical", "Command injection", "run commands on the host"),
+    88: ("high", "Argument injection", "change what the started program does"),
+    89: ("critical", "SQL injection", "read or change the database"),
+    94: ("critical", "Code injection", "run code in the process"),
+    95: ("critical", "Eval injection", "run code in the process"),
+    502: ("critical", "Unsafe deserialisation", "run code in the process"),
+    22: ("high", "Path traversal", "write files outside the intended directory"),
+    259: ("high", "Hard-coded password", "log in with a credential published in the source"),
+    798: ("high", "Hard-coded credential", "use a secret published in the source"),
+    295: ("medium", "Certificate verification off", "read and change the traffic as a man in the middle"),
+    327: ("medium", "Weak cryptography", "forge or reverse what the algorithm protects"),
+    328: ("medium", "Weak hash", "forge collisions or crack what the hash protects"),
+    703: ("high", "Check removed by python -O", "get past a check that optimised Python drops"),
+}
+# CWEs whose severity depends on who supplies the dangerous value.
+_INJECTIONS = frozenset({78, 88, 89, 94, 95, 502, 22})
+# How many bands reach lowers an injection: outside data over the network costs nothing.
+_REACH_STEPS = {"http": 0, "network": 0, "cli": 1, "stdin": 1, "env": 2}
+_SOURCE_STEPS = {"request": 0, "parameter": 1, "unknown": 2, "constant": 3, "sanitised": 3, "none": 3}
+_DETECTOR_SEVERITY: dict[str, Severity] = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
+
+
+def triage(candidate: Candidate, answer: ModelAnswer) -> tuple[Severity, str]:
+    """Rates a judged candidate.
+
+    Args:
+        candidate: The detector's candidate.
+        answer: The model's answer about it (investigate or revalidate).
+
+    Returns:
+        ``(severity, reason)``: one of ``critical``/``high``/``medium``/``low``/``info`` and one
+        sentence saying why. Deterministic and read-only.
+    """
+    signals: dict[str, Any] = answer.signals or {}
+    cwe = answer.cwe if answer.cwe is not None else candidate.cwe
+    impact, name, gain = _IMPACT.get(cwe or -1, (_DETECTOR_SEVERITY.get(candidate.detector_severity.upper(), "low"),
+                                                 candidate.rule_name.replace("_", " ").capitalize() or "Finding",
+                                                 "exploit what the detector describes"))
+    label = f"{name} (CWE-{cwe})" if cwe is not None else name
+    if answer.verdict == "not_vulnerable":
+        return "info", f"{label} was judged not a vulnerability, so it carries no risk."
+    if signals.get("in_test"):
+        return "info", f"{label} is in test code, which is not deployed."
+    if signals.get("dead_code"):
+        return "info", f"{label} is in code that never runs."
+    steps, reach = _reach(cwe, signals)
+    if answer.verdict == "uncertain":
+        steps += 1
+        reach += "; the analysis could not confirm it"
+    severity = _lower(impact, steps)
+    return severity, f"{label} {reach}: an attacker could {gain}."
+
+
+def _reach(cwe: int | None, signals: dict[str, Any]) -> tuple[int, str]:
+    """Returns how many bands to lower the impact by, and the clause that says why."""
+    if cwe == 703:
+        guards = signals.get("guards")
+        if guards == "authorization":
+            return 0, "guards an authorisation decision with assert"
+        if guards == "input-validation":
+            return 1, "validates outside data with assert"
+        return 2, "uses assert as a check"
+    if cwe in (327, 328):
+        return (0, "protects a secret with it") if signals.get("purpose") == "security" else (1, "is used for an unclear purpose")
+    if cwe not in _INJECTIONS:
+        return 0, "is present"
+    source = signals.get("source")
+    channel = signals.get("channel")
+    if source == "request":
+        steps = _REACH_STEPS.get(channel or "http", 0)
+        where = {"http": "web requests", "network": "the network", "cli": "the command line",
+                 "stdin": "standard input", "env": "the environment"}.get(channel or "http", "outside data")
+        return steps, f"is fed by {where}"
+    if source in _SOURCE_STEPS:
+        clause = {"parameter": "is fed by a function parameter (its callers decide)",
+                  "unknown": "is fed by a value of unknown origin"}.get(source, "is fed only by constants or sanitised values")
+        return _SOURCE_STEPS[source], clause
+    return 1, "has no stated source"
+
+
+def _lower(severity: Severity, steps: int) -> Severity:
+    index = min(SEVERITIES.index(severity) + max(steps, 0), SEVERITIES.index("low"))
+    return SEVERITIES[index]  # type: ignore[return-value]

@@ -1,0 +1,87 @@
+"""Helpers for end-to-end tests: run the real CLI in a real process, read the real ledger."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fleetledger.ledger import Record, open_storage
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FLASK = REPO_ROOT / ".cache" / "repos" / "flask-3.0.3"
+
+
+def real_repo() -> Path:
+    """The Flask 3.0.3 sdist (fetched by .ci/fetch-test-repos); fails loudly when missing."""
+    if not (FLASK / "src" / "flask").is_dir():
+        raise AssertionError(f"{FLASK} is missing: run .ci/fetch-test-repos first (CI's .ci/run does)")
+    return FLASK
+
+
+def cli_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "fleetledger.cli", *args]
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+            timeout_s: float = 240) -> subprocess.CompletedProcess[str]:
+    """Runs ``fleetledger ARGS`` to completion in a new process and returns what it did."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(cli_argv(*args), cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout_s)
+
+
+def start_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """Starts ``fleetledger ARGS`` in the background (end it with ``kill_cli``)."""
+    return subprocess.Popen(cli_argv(*args), env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def kill_cli(proc: subprocess.Popen[str], sig: int = signal.SIGKILL) -> str:
+    """Sends ``sig`` to a started CLI process, reaps it and returns its stderr."""
+    os.kill(proc.pid, sig)
+    _, err = proc.communicate(timeout=120)
+    return err or ""
+
+
+def records(workspace: Path) -> list[Record]:
+    """Every record of the workspace's ledger, in order."""
+    with open_storage(f"sqlite:///{workspace / 'ledger.sqlite3'}") as store:
+        return list(store.read())
+
+
+def wait_for(predicate: Callable[[], bool], *, timeout_s: float = 120, what: str = "condition",
+             proc: subprocess.Popen[str] | None = None) -> None:
+    """Polls ``predicate`` until it holds (an event: a record appearing, a file changing)."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if proc is not None and proc.poll() is not None:
+            _, err = proc.communicate()
+            raise AssertionError(f"process ended (exit {proc.returncode}) before {what}: {err}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        time.sleep(0.02)
+
+
+def count(workspace: Path, kind: str, prefix: str = "") -> int:
+    """Number of records of ``kind`` whose key starts with ``prefix`` (0 when no ledger yet)."""
+    if not (workspace / "ledger.sqlite3").exists():
+        return 0
+    return sum(1 for r in records(workspace) if r.kind == kind and (r.key or "").startswith(prefix))
+
+
+def normalized_sarif(path: Path) -> dict[str, Any]:
+    """The SARIF log without what differs between two runs of the same scan (run id, start time)."""
+    log = copy.deepcopy(json.loads(path.read_text(encoding="utf-8")))
+    for run in log["runs"]:
+        run.get("properties", {}).pop("runId", None)
+        for invocation in run.get("invocations", []):
+            invocation.pop("startTimeUtc", None)
+            invocation.pop("endTimeUtc", None)
+    return log

@@ -1,0 +1,464 @@
+"""The offline analyst: verdicts per weakness, the cases of 09-findings.md, robustness, revalidation.
+
+Candidates come from the real detect step (bandit through its Python API) on files written to
+a temporary root, so lines, columns and rule ids are the ones the pipeline sees. The sink line
+of each snippet ends with the marker comment ``# sink``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from fleetledger.jobs.scan.detect import detect_file
+from fleetledger.jobs.scan.report import survives
+from fleetledger.jobs.scan.shapes import Candidate, ModelAnswer, ModelRequest, candidate_id
+from fleetledger.models.offline import OfflineAnalyst
+
+ANALYST = OfflineAnalyst()
+
+
+def _write(root: Path, relpath: str, source: str) -> str:
+    text = textwrap.dedent(source).lstrip("\n")
+    target = root / relpath
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    return text
+
+
+def _sink_line(text: str) -> int:
+    lines = [i for i, line in enumerate(text.splitlines(), start=1) if line.rstrip().endswith("# sink")]
+    assert len(lines) == 1, "mark exactly one line with '# sink'"
+    return lines[0]
+
+
+def _judged(root: Path, relpath: str, source: str, family: frozenset[str]) -> list[tuple[Candidate, ModelAnswer, ModelAnswer]]:
+    """Detects, investigates and revalidates the candidates of ``family`` on the sink line."""
+    text = _write(root, relpath, source)
+    line = _sink_line(text)
+    report = detect_file(root, relpath)
+    found = [c for c in report.candidates if c.line == line and c.rule_id in family]
+    assert found, f"bandit flags nothing of {sorted(family)} on line {line}: {[(c.line, c.rule_id) for c in report.candidates]}"
+    judged = []
+    for candidate in found:
+        first = ANALYST.analyze(ModelRequest(candidate=candidate, source=text, brief=""))
+        second = ANALYST.analyze(ModelRequest(candidate=candidate, source=text, brief="", pass_name="revalidate",
+                                              prior=first.to_json()))
+        judged.append((candidate, first, second))
+    return judged
+
+
+def _kept(judged: list[tuple[Candidate, ModelAnswer, ModelAnswer]]) -> bool:
+    """True when some candidate survives both passes (the pipeline's rule)."""
+    return any(survives(first) and survives(second) for _, first, second in judged)
+
+
+COMMAND = frozenset({"B602", "B603", "B604", "B605", "B606", "B607"})
+SQL = frozenset({"B608", "B610", "B611"})
+CODE = frozenset({"B102", "B307"})
+DATA = frozenset({"B301", "B302", "B506"})
+SECRETS = frozenset({"B105", "B106", "B107"})
+TLS = frozenset({"B501", "B323"})
+HASH = frozenset({"B303", "B324"})
+ARCHIVE = frozenset({"B202"})
+ASSERT = frozenset({"B101"})
+
+FLASK = """
+import os, pickle, subprocess, shlex, tarfile, hashlib, yaml, requests
+from flask import Flask, request
+app = Flask(__name__)
+"""
+
+# (id, family, expected cwe, kept after both passes, source)
+CASES = [
+    ("cmd-request-shell", COMMAND, 78, True, FLASK + """
+@app.route("/ping")
+def ping():
+    subprocess.run("ping -c1 " + request.args["host"], shell=True)  # sink
+"""),
+    ("cmd-quoted", COMMAND, 78, False, FLASK + """
+@app.route("/ping")
+def ping():
+    subprocess.run("ping -c1 " + shlex.quote(request.args["host"]), shell=True)  # sink
+"""),
+    ("cmd-input", COMMAND, 78, True, """
+import os
+os.system(input())  # sink
+"""),
+    ("cmd-constant", COMMAND, 78, False, """
+import os
+os.system("uptime")  # sink
+"""),
+    ("cmd-allowlist", COMMAND, 78, False, FLASK + """
+ACTIONS = {"start", "stop"}
+@app.post("/svc")
+def svc():
+    action = request.form["action"]
+    if action not in ACTIONS:
+        return "no", 400
+    os.system("systemctl " + action + " app")  # sink
+"""),
+    ("sql-request-fstring", SQL, 89, True, FLASK + """
+@app.route("/u")
+def user(cur):
+    cur.execute(f"SELECT * FROM users WHERE name = '{request.args['n']}'")  # sink
+"""),
+    ("sql-int-cast", SQL, 89, False, FLASK + """
+@app.route("/u")
+def user(cur):
+    cur.execute("SELECT * FROM users WHERE id = %d" % int(request.args["id"]))  # sink
+"""),
+    ("sql-log-only", SQL, 89, False, """
+import logging
+log = logging.getLogger(__name__)
+def fail(item):
+    log.error("delete from queue failed: %s" % item)  # sink
+"""),
+    ("eval-request", CODE, 95, True, FLASK + """
+@app.route("/calc")
+def calc():
+    return str(eval(request.args["q"]))  # sink
+"""),
+    ("eval-constant", CODE, 95, False, """
+LIMITS = eval("{'cpu': 2}")  # sink
+"""),
+    ("exec-request", CODE, 94, True, FLASK + """
+@app.post("/run")
+def run():
+    exec(request.form["code"], {"__builtins__": {}})  # sink
+"""),
+    ("pickle-request", DATA, 502, True, FLASK + """
+@app.post("/state")
+def state():
+    return pickle.loads(request.get_data())  # sink
+"""),
+    ("pickle-roundtrip", DATA, 502, False, """
+import pickle
+def clone(obj):
+    return pickle.loads(pickle.dumps(obj))  # sink
+"""),
+    ("pickle-hmac", DATA, 502, False, FLASK + """
+import hmac
+@app.post("/state")
+def state():
+    blob = request.get_data()
+    if not hmac.compare_digest(request.headers["X-Sig"], hmac.new(b"k", blob, "sha256").hexdigest()):
+        return "", 403
+    return pickle.loads(blob)  # sink
+"""),
+    ("yaml-request", DATA, 502, True, FLASK + """
+@app.post("/cfg")
+def cfg():
+    return yaml.load(request.data)  # sink
+"""),
+    ("secret-literal", SECRETS, 259, True, """
+DATABASE_PASSWORD = "Sup3r-S3cret-2024!"  # sink
+"""),
+    ("secret-field-name", SECRETS, 259, False, """
+PASSWORD_FIELD = "password"  # sink
+"""),
+    ("secret-token-type", SECRETS, 798, False, """
+token_type = "bearer"  # sink
+"""),
+    ("tls-remote", TLS, 295, True, """
+import requests
+requests.get("https://api.example.com/v1", verify=False, timeout=5)  # sink
+"""),
+    ("tls-loopback", TLS, 295, False, """
+import requests
+requests.get("https://127.0.0.1:8443/health", verify=False, timeout=5)  # sink
+"""),
+    ("hash-password", HASH, 328, True, """
+import hashlib
+def hash_password(password):
+    return hashlib.md5(password.encode()).hexdigest()  # sink
+"""),
+    ("hash-cache-key", HASH, 328, False, """
+import hashlib
+def cache_key(url):
+    return hashlib.md5(url.encode()).hexdigest()  # sink
+"""),
+    ("tar-upload", ARCHIVE, 22, True, FLASK + """
+@app.post("/bundle")
+def bundle():
+    tarfile.open(fileobj=request.files["b"].stream).extractall("/srv/b")  # sink
+"""),
+    ("tar-filter", ARCHIVE, 22, False, FLASK + """
+@app.post("/bundle")
+def bundle():
+    tarfile.open(fileobj=request.files["b"].stream).extractall("/srv/b", filter="tar")  # sink
+"""),
+    ("assert-invariant", ASSERT, 703, False, """
+def total(lines):
+    value = sum(line.amount for line in lines)
+    assert isinstance(value, int)  # sink
+    return value
+"""),
+]
+
+
+@pytest.mark.parametrize(("family", "cwe", "kept", "source"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_verdicts_per_weakness(tmp_path: Path, family: frozenset[str], cwe: int, kept: bool, source: str) -> None:
+    judged = _judged(tmp_path, "app/views.py", source, family)
+    assert _kept(judged) is kept, [first.rationale for _, first, _ in judged]
+    if kept:
+        assert any(first.verdict == "vulnerable" and first.cwe == cwe for _, first, _ in judged)
+    else:
+        assert all(not survives(first) or not survives(second) for _, first, second in judged)
+
+
+def test_b1_fixed_argument_lists_are_not_command_injection(tmp_path: Path) -> None:
+    """09-findings B1: a fixed argument list and shlex.split of a constant."""
+    for source in (
+        """
+        import subprocess
+        subprocess.check_output(["/usr/bin/git", "rev-parse", "HEAD"])  # sink
+        """,
+        """
+        import shlex, subprocess
+        subprocess.run(shlex.split("git status --short"), check=True)  # sink
+        """,
+    ):
+        judged = _judged(tmp_path, "app/vcs.py", source, COMMAND)
+        assert not _kept(judged)
+        assert all(first.verdict == "not_vulnerable" for _, first, _ in judged), [f.rationale for _, f, _ in judged]
+
+
+def test_b3_assert_in_tests_is_nothing(tmp_path: Path) -> None:
+    """09-findings B3, first half: ``assert 1 + 1 == 2`` in tests/test_math.py gives nothing."""
+    judged = _judged(tmp_path, "tests/test_math.py", """
+        def test_add():
+            assert 1 + 1 == 2  # sink
+        """, ASSERT)
+    for _, first, second in judged:
+        assert first.verdict == "not_vulnerable" and second.verdict == "not_vulnerable"
+        assert first.signals["in_test"] is True
+
+
+def test_b3_assert_guarding_delete_is_a_finding(tmp_path: Path) -> None:
+    """09-findings B3, second half: ``assert user.is_admin`` before ``obj.delete()`` in app code."""
+    judged = _judged(tmp_path, "app/perm.py", """
+        def remove(user, obj):
+            assert user.is_admin  # sink
+            obj.delete()
+        """, ASSERT)
+    assert _kept(judged)
+    (_, first, second), = judged
+    assert first.verdict == "vulnerable" and first.cwe == 703
+    assert "-O" in first.rationale and "obj.delete()" in first.rationale
+    assert second.verdict == "vulnerable"
+
+
+C1_SHAPES = [
+    ("fstring-column", 'cur.execute(f"SELECT {col} FROM foo WHERE id = 1")  # sink'),
+    ("fstring-table", 'cur.execute(f"INSERT INTO {table} VALUES (1)")  # sink'),
+    ("triple-quoted", 'cur.execute(f"""  # sink\n        SELECT a\n        FROM {v}\n        WHERE b = 1""")'),
+]
+
+
+@pytest.mark.parametrize("call", [c[1] for c in C1_SHAPES], ids=[c[0] for c in C1_SHAPES])
+def test_c1_sql_built_from_parameters(tmp_path: Path, call: str) -> None:
+    """09-findings C1: CWE-89 at each call where col, table and v are parameters.
+
+    (In the triple-quoted shape the marker is part of the SQL text; it changes nothing.)
+    """
+    judged = _judged(tmp_path, "app/queries.py", "def query(cur, col, table, v):\n    " + call + "\n", SQL)
+    assert _kept(judged)
+    assert all(first.cwe == 89 and first.verdict == "vulnerable" for _, first, _ in judged)
+    assert all(second.verdict == "vulnerable" for _, _, second in judged)
+
+
+def test_c1_concatenation_bandit_misses(tmp_path: Path) -> None:
+    """09-findings C1, ``"SELECT a " + "FROM " + v``: bandit 1.9 does not flag it, so the candidate
+    is built by hand at the first string, as a detector that did flag it would report it."""
+    text = _write(tmp_path, "app/queries.py", """
+        def query(cur, v):
+            cur.execute("SELECT a " + "FROM " + v)
+        """)
+    candidate = _candidate("app/queries.py", text, '"SELECT a "', "B608", 89)
+    first = ANALYST.analyze(ModelRequest(candidate=candidate, source=text, brief=""))
+    second = ANALYST.analyze(ModelRequest(candidate=candidate, source=text, brief="", pass_name="revalidate", prior=first.to_json()))
+    assert (first.verdict, first.cwe, second.verdict) == ("vulnerable", 89, "vulnerable"), first.rationale
+    assert "parameter 'v'" in first.rationale
+
+
+def test_c3_shell_hidden_in_argument_list(tmp_path: Path) -> None:
+    """09-findings C3: ``["/bin/bash", "-c", "ls -l %s" % path]`` with shell=False is CWE-78."""
+    judged = _judged(tmp_path, "app/files.py", """
+        import subprocess
+        def listing(path):
+            return subprocess.check_output(["/bin/bash", "-c", "ls -l %s" % path], shell=False)  # sink
+        """, COMMAND)
+    assert _kept(judged)
+    vulnerable = [first for _, first, _ in judged if first.verdict == "vulnerable"]
+    assert vulnerable and all(a.cwe == 78 for a in vulnerable)
+    assert "'-c'" in vulnerable[0].rationale
+
+
+def test_answers_are_deterministic_across_processes(tmp_path: Path) -> None:
+    """Same request, same answer: again in this process, and in a process with another hash seed."""
+    source = FLASK + """
+@app.route("/x/<name>")
+def view(name):
+    cmd = "ls " + name
+    if name in {"a", "b"}:
+        cmd += " -l"
+    subprocess.run(cmd + request.args.get("extra", ""), shell=True)  # sink
+"""
+    judged = _judged(tmp_path, "app/views.py", source, COMMAND)
+    candidate, first, _ = judged[0]
+    request = ModelRequest(candidate=candidate, source=(tmp_path / "app/views.py").read_text(), brief="")
+    assert OfflineAnalyst().analyze(request).to_json() == first.to_json()
+    script = ("import json, sys\nfrom fleetledger.jobs.scan.shapes import Candidate, ModelRequest\n"
+              "from fleetledger.models.offline import OfflineAnalyst\n"
+              "data = json.load(sys.stdin)\n"
+              "answer = OfflineAnalyst().analyze(ModelRequest(candidate=Candidate.from_json(data['c']), source=data['s'], brief=''))\n"
+              "print(json.dumps(answer.to_json(), sort_keys=True))\n")
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    result = subprocess.run([sys.executable, "-c", script], input=json.dumps({"c": candidate.to_json(), "s": request.source}),
+                            capture_output=True, text=True, env=env, check=True, timeout=60)
+    assert json.loads(result.stdout) == json.loads(json.dumps(first.to_json(), sort_keys=True))
+
+
+def _candidate(path: str, text: str, needle: str, rule_id: str, cwe: int) -> Candidate:
+    """Builds the candidate a detector would report at the first occurrence of ``needle``."""
+    line = next(i for i, row in enumerate(text.splitlines(), start=1) if needle in row)
+    col = text.splitlines()[line - 1].index(needle)
+    return Candidate(id=candidate_id(path, line, col, rule_id), path=path, line=line, col=col, end_line=line,
+                     rule_id=rule_id, rule_name="rule", detector="bandit", cwe=cwe, detector_severity="HIGH",
+                     detector_confidence="HIGH", message="flagged", snippet=text.splitlines()[line - 1])
+
+
+DEEP_SOURCES = [
+    ("long-concatenation", "import os\nx = " + " + ".join(['"-"'] * 1500) + "\ndef f(name):\n    os.system(x + name)\n",
+     "os.system(", "B605", 78),
+    ("nested-ifs", "import os\ndef f(name):\n" + "".join("    " * (i + 1) + "if name:\n" for i in range(90))
+     + "    " * 91 + "os.system(name)\n", "os.system(", "B605", 78),
+    ("not-chain", "def f(user, obj):\n    assert " + "not " * 900 + "user.is_admin\n    obj.delete()\n",
+     "assert", "B101", 703),
+    ("deep-unary", "import os\ndef f():\n    os.system(" + "-" * 1000 + "1)\n", "os.system(", "B605", 78),
+]
+
+
+@pytest.mark.parametrize(("source", "needle", "rule_id", "cwe"), [c[1:] for c in DEEP_SOURCES], ids=[c[0] for c in DEEP_SOURCES])
+def test_deep_nesting_does_not_crash(source: str, needle: str, rule_id: str, cwe: int) -> None:
+    """Detect may skip such files, but the analyst must survive them (iterative walks only)."""
+    limit = sys.getrecursionlimit()
+    candidate = _candidate("app/deep.py", source, needle, rule_id, cwe)
+    first = ANALYST.analyze(ModelRequest(candidate=candidate, source=source, brief=""))
+    second = ANALYST.analyze(ModelRequest(candidate=candidate, source=source, brief="", pass_name="revalidate", prior=first.to_json()))
+    assert first.signals["analysed"] is True and second.signals["analysed"] is True
+    assert first.verdict in ("vulnerable", "not_vulnerable", "uncertain")
+    assert sys.getrecursionlimit() == limit
+
+
+def test_source_that_does_not_parse_is_uncertain(tmp_path: Path) -> None:
+    source = "import os\nx = " + "+".join(["a"] * 5000) + "\nos.system(x)\n"
+    candidate = _candidate("app/deep.py", source, "os.system(", "B605", 78)
+    answer = ANALYST.analyze(ModelRequest(candidate=candidate, source=source, brief=""))
+    assert answer.verdict == "uncertain" and answer.confidence == 5
+    assert "could not be analysed" in answer.rationale
+    assert answer.signals["analysed"] is False
+
+
+def test_character_column_after_non_ascii_text(tmp_path: Path) -> None:
+    """The candidate's column counts characters; the parser's counts UTF-8 bytes."""
+    judged = _judged(tmp_path, "app/views.py", FLASK + """
+@app.route("/x")
+def view():
+    label = "café"; os.system("echo " + request.args["m"])  # sink
+""", COMMAND)
+    assert any(first.verdict == "vulnerable" and first.signals["analysed"] for _, first, _ in judged)
+
+
+REVALIDATION_DOWNGRADES = [
+    ("callers-pass-constants", """
+import subprocess
+def _run(command):
+    subprocess.run(command, shell=True)  # sink
+def rotate():
+    _run("logrotate /etc/logrotate.conf")
+""", "passes constants"),
+    ("dead-code", FLASK + """
+@app.route("/debug")
+def debug():
+    if False:
+        os.system(request.args["cmd"])  # sink
+    return ""
+""", "never runs"),
+    ("reachable-only-from-tests", """
+import subprocess
+def run_cli(arguments):
+    return subprocess.run("python -m app " + arguments, shell=True)  # sink
+def test_help():
+    assert run_cli("--help").returncode == 0
+""", "only from test code"),
+    ("origin-not-shown", """
+import subprocess
+from .config import settings
+def restart():
+    subprocess.run(settings.restart_command(), shell=True)  # sink
+""", "shown to come from outside the function; it is not"),
+]
+
+
+@pytest.mark.parametrize(("source", "reason"), [c[1:] for c in REVALIDATION_DOWNGRADES], ids=[c[0] for c in REVALIDATION_DOWNGRADES])
+def test_revalidation_downgrades_weak_first_verdicts(tmp_path: Path, source: str, reason: str) -> None:
+    judged = _judged(tmp_path, "app/tasks.py", source, COMMAND)
+    (_, first, second), = [j for j in judged if j[0].rule_id != "B607"]
+    assert survives(first), first.rationale
+    assert not survives(second), second.rationale
+    assert reason in second.rationale
+    assert second.rationale.startswith(f"Revalidation of the first pass's {first.verdict}")
+
+
+def test_revalidation_overrules_a_prior_from_another_model(tmp_path: Path) -> None:
+    """A first pass (say a paid model) called a constant command vulnerable; the re-check does not."""
+    judged = _judged(tmp_path, "app/ops.py", """
+        import subprocess
+        subprocess.run("systemctl restart nginx", shell=True)  # sink
+        """, COMMAND)
+    candidate = judged[0][0]
+    prior = ModelAnswer(verdict="vulnerable", confidence=8, cwe=78, rationale="shell=True").to_json()
+    answer = ANALYST.analyze(ModelRequest(candidate=candidate, source=(tmp_path / "app/ops.py").read_text(), brief="",
+                                          pass_name="revalidate", prior=prior))
+    assert answer.verdict == "not_vulnerable"
+    assert "first pass's vulnerable (8/10)" in answer.rationale and "not borne out" in answer.rationale
+
+
+def test_revalidation_confirms_with_a_caller_passing_request_data(tmp_path: Path) -> None:
+    judged = _judged(tmp_path, "app/views.py", FLASK + """
+def archive(path):
+    subprocess.call("tar czf out.tgz " + path, shell=True)  # sink
+@app.post("/archive")
+def archive_view():
+    archive(request.form["path"])
+    return ""
+""", COMMAND)
+    (_, first, second), = judged
+    assert first.verdict == "vulnerable" and first.confidence == 7
+    assert second.verdict == "vulnerable" and second.confidence == 9
+    assert "A caller passes outside data" in second.rationale
+
+
+def test_unclaimed_rule_is_passed_through(tmp_path: Path) -> None:
+    judged = _judged(tmp_path, "app/net.py", """
+        def serve(app):
+            app.run(host="0.0.0.0")  # sink
+        """, frozenset({"B104"}))
+    (candidate, first, _), = judged
+    assert first.verdict == "uncertain" and first.signals["analysed"] is False
+    assert "does not analyse rule B104" in first.rationale
+
+
+def test_import_is_not_a_weakness(tmp_path: Path) -> None:
+    judged = _judged(tmp_path, "app/run.py", """
+        import subprocess  # sink
+        """, frozenset({"B404"}))
+    assert all(first.verdict == "not_vulnerable" for _, first, _ in judged)

@@ -1,0 +1,136 @@
+"""The scan end to end: real CLI processes, real signals, a real repository, the real ledger."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from fleetledger import runstate
+from fleetledger.verify import verify_records
+
+from e2e import count, kill_cli, normalized_sarif, real_repo, records, run_cli, start_cli, wait_for
+from sarif_schema import validate
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An uninterrupted 10-worker scan of the real repository: the expected outputs."""
+    ws = tmp_path_factory.mktemp("reference") / "ws"
+    done = run_cli("scan", str(real_repo()), "--workers", "10", "--workspace", str(ws), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    return ws
+
+
+def _step_names(ws: Path, prefix: str) -> Counter[str]:
+    return Counter(r.payload["name"] for r in records(ws) if r.kind == "step.done" and r.payload["name"].startswith(prefix))
+
+
+def test_real_repository_with_ten_workers(reference: Path) -> None:
+    sarif = json.loads((reference / "findings.sarif").read_text())
+    validate(sarif)
+    run = sarif["runs"][0]
+    assert run["invocations"][0]["executionSuccessful"] is True
+    files = [r for r in records(reference) if r.kind == "worker.started"]
+    assert len({r.payload["worker"] for r in files}) == 10
+    state = runstate.read(reference / runstate.STATE_FILE)
+    assert state.state == "JACKED_OUT" and state.data["sprints"]["completed"] == 5
+    assert verify_records(records(reference)).ok
+    assert (reference / "findings.md").read_text().strip()
+    detected = _step_names(reference, "detect:")
+    assert len(detected) == 82 and max(detected.values()) == 1
+    assert count(reference, "model.call") == len(_step_names(reference, "investigate:")) + len(_step_names(reference, "revalidate:"))
+
+
+def test_finished_run_does_nothing_but_say_so(reference: Path, tmp_path: Path) -> None:
+    before = len(records(reference))
+    again = run_cli("scan", str(real_repo()), "--workers", "10", "--workspace", str(reference), "--no-progress")
+    assert again.returncode == 0
+    assert "already finished" in again.stdout and "findings.sarif" in again.stdout
+    assert len(records(reference)) == before
+
+
+def test_sigkill_during_investigate_then_same_command_finishes_identically(reference: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    args = ("scan", str(real_repo()), "--workers", "2", "--workspace", str(ws), "--no-progress")
+    # Each worker stops itself (SIGSTOP) after its 3rd investigation, so the run is certainly
+    # in the middle of investigate when the coordinator is killed.
+    proc = start_cli(*args, env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:3:stop"})
+    wait_for(lambda: count(ws, "model.call") >= 3, what="three recorded investigations", proc=proc)
+    kill_cli(proc)
+    assert proc.returncode == -signal.SIGKILL
+    assert runstate.read(ws / runstate.STATE_FILE).state == "RUNNING", "a crash leaves the run RUNNING"
+    calls_before = count(ws, "model.call")
+
+    rerun = run_cli(*args)
+    assert rerun.returncode == 0, rerun.stderr
+    assert normalized_sarif(ws / "findings.sarif") == normalized_sarif(reference / "findings.sarif")
+    all_records = records(ws)
+    assert verify_records(all_records).ok
+    assert max(_step_names(ws, "investigate:").values()) == 1, "no candidate investigated twice"
+    assert max(_step_names(ws, "detect:").values()) == 1, "no file detected twice"
+    calls = Counter(r.key for r in all_records if r.kind == "model.call")
+    assert max(calls.values()) == 1 and sum(calls.values()) == count(reference, "model.call")
+    assert calls_before >= 3
+    assert any(r.kind == "run.resumed" for r in all_records)
+    assert any(r.kind == "lease.expired" and "gone" in r.why for r in all_records), "orphaned leases taken back"
+
+
+def test_quota_halts_with_exit_75_and_resume_pays_only_for_the_rest(reference: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    base = ("scan", str(real_repo()), "--workers", "4", "--workspace", str(ws), "--no-progress")
+    first = run_cli(*base, "--model-quota", "40")
+    assert first.returncode == 75, first.stdout + first.stderr
+    assert "quota" in first.stdout
+    assert count(ws, "model.call") == 40
+    state = runstate.read(ws / runstate.STATE_FILE)
+    assert state.state == "HALTED" and "quota" in state.data["halt"]["reason"]
+    partial = json.loads((ws / "findings.sarif").read_text())
+    validate(partial)
+    assert partial["runs"][0]["invocations"][0]["executionSuccessful"] is False
+
+    same = run_cli(*base, "--model-quota", "40")
+    assert same.returncode == 75 and count(ws, "model.call") == 40, "resume before the quota grows spends nothing"
+    recovered = run_cli("recover", "--workspace", str(ws), "--no-progress")
+    assert recovered.returncode == 75 and "HALTED" in recovered.stdout and "quota" in recovered.stdout
+
+    final = run_cli(*base, "--model-quota", "100000")
+    assert final.returncode == 0, final.stderr
+    assert count(ws, "model.call") == count(reference, "model.call"), "only the missing calls were made"
+    assert normalized_sarif(ws / "findings.sarif") == normalized_sarif(reference / "findings.sarif")
+    assert verify_records(records(ws)).ok
+
+
+def test_recover_follows_the_three_states(reference: Path, tmp_path: Path) -> None:
+    done = run_cli("recover", "--workspace", str(reference), "--no-progress")
+    assert done.returncode == 0 and "JACKED_OUT" in done.stdout
+
+    ws = tmp_path / "ws"
+    proc = start_cli("scan", str(real_repo()), "--workers", "2", "--workspace", str(ws), "--no-progress",
+                     env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:1:stop"})
+    wait_for(lambda: count(ws, "model.call") >= 1, what="an investigation", proc=proc)
+    kill_cli(proc)
+    resumed = run_cli("recover", "--workspace", str(ws), "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+    assert runstate.read(ws / runstate.STATE_FILE).state == "JACKED_OUT"
+    assert normalized_sarif(ws / "findings.sarif") == normalized_sarif(reference / "findings.sarif")
+
+
+@pytest.mark.parametrize("damage", [b"", b'{"schema": 1, "plan_id": "scan-', b'{"schema": 1}'])
+def test_torn_or_empty_state_file_is_rebuilt_from_the_ledger(reference: Path, tmp_path: Path, damage: bytes) -> None:
+    ws = tmp_path / "ws"
+    import shutil
+
+    shutil.copytree(reference, ws)
+    (ws / runstate.STATE_FILE).write_bytes(damage)
+    result = run_cli("recover", "--workspace", str(ws), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    state = runstate.read(ws / runstate.STATE_FILE)
+    assert state is not None and state.state == "JACKED_OUT"
+    kept = [p for p in ws.iterdir() if p.name.startswith(runstate.STATE_FILE + ".bad-")]
+    assert [p.read_bytes() for p in kept] == [damage]

@@ -1,0 +1,126 @@
+"""Triage: severities ordered by impact, reach and doubt; one-sentence reasons."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fleetledger.jobs.scan.detect import detect_file
+from fleetledger.jobs.scan.shapes import SEVERITIES, Candidate, ModelAnswer, ModelRequest
+from fleetledger.jobs.scan.triage import triage
+from fleetledger.models.offline import OfflineAnalyst
+
+
+def _candidate(rule_id: str = "B602", cwe: int | None = 78, severity: str = "HIGH") -> Candidate:
+    return Candidate(id="0" * 16, path="app/views.py", line=3, col=4, end_line=3, rule_id=rule_id,
+                     rule_name="subprocess_popen_with_shell_equals_true", detector="bandit", cwe=cwe,
+                     detector_severity=severity, detector_confidence="HIGH", message="flagged", snippet="x")
+
+
+def _answer(verdict: str = "vulnerable", cwe: int | None = 78, **signals: Any) -> ModelAnswer:
+    return ModelAnswer(verdict=verdict, confidence=8, cwe=cwe, rationale="r", signals=signals)  # type: ignore[arg-type]
+
+
+def _rank(severity: str) -> int:
+    return SEVERITIES.index(severity)
+
+
+def test_request_data_command_injection_is_critical() -> None:
+    severity, reason = triage(_candidate(), _answer(source="request", channel="http"))
+    assert severity == "critical"
+    assert reason.startswith("Command injection (CWE-78) is fed by web requests")
+
+
+def test_constant_only_issue_in_test_code_is_info() -> None:
+    severity, reason = triage(_candidate(), _answer(verdict="not_vulnerable", source="constant", in_test=True))
+    assert severity == "info"
+    assert triage(_candidate(), _answer(source="constant", in_test=True))[0] == "info"
+    assert "test code" in triage(_candidate(), _answer(source="constant", in_test=True))[1]
+
+
+@pytest.mark.parametrize("cwe", [78, 89, 94, 95, 502, 22])
+def test_reach_orders_injection_severities(cwe: int) -> None:
+    """Web request >= network >= command line >= parameter >= environment/unknown >= constant."""
+    ladder = [
+        {"source": "request", "channel": "http"},
+        {"source": "request", "channel": "network"},
+        {"source": "request", "channel": "cli"},
+        {"source": "parameter"},
+        {"source": "unknown"},
+        {"source": "constant"},
+    ]
+    ranks = [_rank(triage(_candidate(cwe=cwe), _answer(cwe=cwe, **signals))[0]) for signals in ladder]
+    assert ranks == sorted(ranks)
+    assert ranks[0] <= _rank("high") and ranks[-1] >= _rank("medium")
+
+
+def test_doubt_lowers_one_band() -> None:
+    sure = triage(_candidate(), _answer(source="parameter"))[0]
+    unsure = triage(_candidate(), _answer(verdict="uncertain", source="parameter"))[0]
+    assert _rank(unsure) == _rank(sure) + 1
+
+
+def test_cleared_and_dead_candidates_are_info() -> None:
+    assert triage(_candidate(), _answer(verdict="not_vulnerable", source="request"))[0] == "info"
+    assert triage(_candidate(), _answer(source="request", dead_code=True))[0] == "info"
+
+
+def test_answers_without_signals_still_get_a_severity() -> None:
+    """A paid model may answer without signals: impact lowered one band for the unknown reach."""
+    severity, reason = triage(_candidate(), _answer())
+    assert severity == "high" and reason.endswith(".")
+    severity, _ = triage(_candidate(rule_id="B999", cwe=None, severity="MEDIUM"), _answer(cwe=None))
+    assert severity == "medium"
+
+
+def test_assert_and_hash_severities_follow_what_they_guard() -> None:
+    authz = triage(_candidate("B101", 703), _answer(cwe=703, guards="authorization"))[0]
+    invariant = triage(_candidate("B101", 703), _answer(verdict="uncertain", cwe=703, guards="argument-check"))[0]
+    assert authz == "high" and _rank(invariant) > _rank(authz)
+    password = triage(_candidate("B324", 327), _answer(cwe=328, purpose="security"))[0]
+    unclear = triage(_candidate("B324", 327), _answer(verdict="uncertain", cwe=328, purpose="unknown"))[0]
+    assert password == "medium" and _rank(unclear) > _rank(password)
+
+
+@pytest.mark.parametrize("signals", [{}, {"source": "request", "channel": "http"}, {"source": "parameter"},
+                                     {"in_test": True}, {"guards": "authorization"}])
+def test_reason_is_one_sentence(signals: dict[str, Any]) -> None:
+    for cwe in (78, 89, 259, 295, 328, 703, None):
+        _, reason = triage(_candidate(cwe=cwe), _answer(cwe=cwe, **signals))
+        assert reason.endswith(".") and reason.count(". ") == 0 and "\n" not in reason
+
+
+def test_pipeline_severities_on_real_code(tmp_path: Path) -> None:
+    """From detect through the offline analyst to triage, on one file."""
+    source = textwrap.dedent('''
+        import os, subprocess
+        from flask import Flask, request
+        app = Flask(__name__)
+
+        @app.route("/ping")
+        def ping():
+            os.system("ping -c1 " + request.args["host"])
+
+        def archive(path):
+            subprocess.call("tar czf out.tgz " + path, shell=True)
+
+        def perm(user, obj):
+            assert user.is_admin
+            obj.delete()
+    ''').lstrip()
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "views.py").write_text(source)
+    analyst = OfflineAnalyst()
+    severities = {}
+    for candidate in detect_file(tmp_path, "app/views.py").candidates:
+        first = analyst.analyze(ModelRequest(candidate=candidate, source=source, brief=""))
+        second = analyst.analyze(ModelRequest(candidate=candidate, source=source, brief="", pass_name="revalidate",
+                                              prior=first.to_json()))
+        severities[(candidate.line, candidate.rule_id)] = triage(candidate, second)[0]
+    assert severities[(7, "B605")] == "critical"
+    assert severities[(10, "B602")] == "high"
+    assert severities[(13, "B101")] == "high"
+    assert severities[(1, "B404")] == "info"
