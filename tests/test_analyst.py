@@ -462,3 +462,68 @@ def test_import_is_not_a_weakness(tmp_path: Path) -> None:
         import subprocess  # sink
         """, frozenset({"B404"}))
     assert all(first.verdict == "not_vulnerable" for _, first, _ in judged)
+
+
+def _investigate(source: str, needle: str, rule_id: str = "B605", cwe: int = 78) -> ModelAnswer:
+    candidate = _candidate("app/x.py", source, needle, rule_id, cwe)
+    return ANALYST.analyze(ModelRequest(candidate=candidate, source=source, brief=""))
+
+
+def test_parameter_rebound_to_a_constant_is_not_the_parameter() -> None:
+    """Regression: a certain rebinding ends the backward walk; the parameter no longer reaches."""
+    answer = _investigate("import os\ndef f(cmd):\n    cmd = 'uptime'\n    os.system(cmd)\n", "os.system(")
+    assert answer.verdict == "not_vulnerable", answer.rationale
+
+
+def test_walrus_in_if_test_binds_for_the_body() -> None:
+    """Regression: ``if (b := payload.get("branch")):`` binds ``b`` for the body."""
+    source = ("import os\nfrom flask import request\ndef deploy():\n    payload = request.get_json()\n"
+              "    if (branch := payload.get('branch')):\n        os.system('git checkout ' + branch)\n")
+    answer = _investigate(source, "os.system(")
+    assert answer.verdict == "vulnerable" and answer.signals["source"] == "request", answer.rationale
+
+
+def test_module_lookup_ignores_assignments_inside_other_functions() -> None:
+    """Regression: ``cmd`` assigned in another function is not a module-level binding."""
+    source = ("import os\nfrom flask import request\nCMD = 'uptime'\n"
+              "def other():\n    CMD = request.args['c']\n    return CMD\n"
+              "def run():\n    os.system(CMD)\n")
+    answer = _investigate(source, "os.system(")
+    assert answer.verdict == "not_vulnerable", answer.rationale
+
+
+def test_chained_call_on_the_flagged_column() -> None:
+    """``check_output(...).decode().strip()`` starts three calls at one column; B603 means the inner one."""
+    source = "import subprocess\ndef rev():\n    return subprocess.check_output(['/usr/bin/git', 'rev-parse', 'HEAD']).decode().strip()\n"
+    answer = _investigate(source, "subprocess.check_output(", "B603")
+    assert answer.verdict == "not_vulnerable" and answer.signals["analysed"] is True, answer.rationale
+
+
+def test_huge_allowlist_is_recognised() -> None:
+    """Allowlists with tens of thousands of literals are checked without tracing each entry."""
+    source = ("import os\nALLOWED = frozenset({" + ",".join(f'"v{i}"' for i in range(20000)) + "})\n"
+              "def f(x):\n    if x not in ALLOWED:\n        return\n    os.system('ls ' + x)\n")
+    answer = _investigate(source, "os.system(")
+    assert answer.verdict == "not_vulnerable" and "allowlist" in answer.rationale, answer.rationale
+
+
+def test_pathological_fan_out_is_bounded() -> None:
+    """Hundreds of branches re-assigning one name: the work budget bounds the trace, deterministically."""
+    source = ("import os\ndef f(x, c):\n" + "".join(f"    if c == {i}:\n        x = x + '{i}'\n" for i in range(300))
+              + "    os.system(x)\n")
+    first = _investigate(source, "os.system(")
+    assert first == _investigate(source, "os.system(")
+    assert first.verdict in ("vulnerable", "uncertain")
+
+
+@pytest.mark.parametrize(("template", "verdict"), [
+    ('shlex.split("git log " + ref)', "not_vulnerable"),
+    ('shlex.split("%s --version" % ref)', "vulnerable"),
+    ('shlex.split("{} --version".format(ref))', "vulnerable"),
+    ('shlex.split(f"bash -c {ref}")', "vulnerable"),
+])
+def test_shlex_split_program_slot(template: str, verdict: str) -> None:
+    """Without a shell, only a template whose first word is fixed keeps the program fixed."""
+    source = f"import shlex, subprocess\ndef run(ref):\n    subprocess.run({template})\n"
+    answer = _investigate(source, "subprocess.run(", "B603")
+    assert answer.verdict == verdict, answer.rationale

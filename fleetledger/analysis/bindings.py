@@ -25,6 +25,22 @@ from .tree import FunctionNode, SourceTree, walk_scope
 
 GuardFor = Callable[[ast.expr, bool], "str | None"]
 
+
+class Budget:
+    """A deterministic bound on the work of one trace, counted in statements and steps.
+
+    Args:
+        units: How much work is allowed.
+    """
+
+    def __init__(self, units: int) -> None:
+        self.remaining = units
+
+    def spend(self, units: int = 1) -> bool:
+        """Uses up ``units``; returns False once the budget is exhausted."""
+        self.remaining -= units
+        return self.remaining >= 0
+
 _RELATIONS: dict[type[ast.AST], dict[str, str]] = {
     ast.If: {"body": "if-body", "orelse": "if-else"},
     ast.For: {"body": "loop-body", "orelse": "loop-else"},
@@ -42,6 +58,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module, ast.
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _BUILTINS = frozenset(dir(builtins))
+_UNBOUNDED = 1 << 62
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,7 +83,7 @@ class Binding:
     guard: str | None = None
 
 
-def reaching(tree: SourceTree, use: ast.Name, guard_for: GuardFor) -> tuple[Binding, ...]:
+def reaching(tree: SourceTree, use: ast.Name, guard_for: GuardFor, budget: Budget | None = None) -> tuple[Binding, ...]:
     """Returns the bindings of ``use.id`` that may reach ``use``.
 
     Args:
@@ -74,9 +91,11 @@ def reaching(tree: SourceTree, use: ast.Name, guard_for: GuardFor) -> tuple[Bind
         use: A name being read.
         guard_for: ``guard_for(test, holds)`` describes the validation a condition gives the
             name for the sink at hand (see ``guards.validation``), or returns None.
+        budget: Work allowance shared with the caller; one unit per statement walked past.
 
     Returns:
-        The bindings, nearest first; never empty (an unresolvable name gives one ``unknown``).
+        The bindings, nearest first; never empty (an unresolvable name gives one ``unknown``,
+        and so does a walk that runs out of budget).
     """
     name = use.id
     comprehension = _comprehension_bindings(tree, use, guard_for)
@@ -90,10 +109,12 @@ def reaching(tree: SourceTree, use: ast.Name, guard_for: GuardFor) -> tuple[Bind
     stmt = tree.statement_of(use)
     if stmt is None:
         return (Binding(kind="unknown", node=None, detail=f"name {name!r}"),)
-    walk = _BackwardWalk(tree=tree, name=name, guard_for=guard_for)
+    walk = _BackwardWalk(tree=tree, name=name, guard_for=guard_for, budget=budget or Budget(_UNBOUNDED))
     walk.walrus_before(stmt, use)
     if not walk.definite:
         walk.run(stmt)
+    if walk.exhausted:
+        return (*walk.found, Binding(kind="unknown", node=None, detail=f"earlier values of {name!r} (too far back to trace)"))
     home = tree.scope_of(stmt)
     if walk.declared_global:
         return tuple(walk.found) + _outer(tree, tree.module, name, walk.guard)
@@ -105,7 +126,7 @@ def reaching(tree: SourceTree, use: ast.Name, guard_for: GuardFor) -> tuple[Bind
             walk.found.append(Binding(kind="parameter", node=arg, owner=home, guard=walk.guard,
                                       detail=f"parameter {name!r} of {home.name}()"))
             return tuple(walk.found)
-    if isinstance(home, ast.Module) or not _is_local(home, name):
+    if isinstance(home, ast.Module) or not _is_local(tree, home, name):
         return tuple(walk.found) + _outer(tree, home, name, walk.guard)
     if walk.found:
         return tuple(walk.found)
@@ -142,14 +163,16 @@ def single_value(tree: SourceTree, use: ast.Name) -> ast.expr | None:
 class _BackwardWalk:
     """State of one reaching-definitions walk (see the module docstring)."""
 
-    def __init__(self, *, tree: SourceTree, name: str, guard_for: GuardFor) -> None:
+    def __init__(self, *, tree: SourceTree, name: str, guard_for: GuardFor, budget: Budget) -> None:
         self.tree = tree
         self.name = name
         self.guard_for = guard_for
+        self.budget = budget
         self.found: list[Binding] = []
         self.guard: str | None = None
         self.definite = False
         self.declared_global = False
+        self.exhausted = False
 
     def note_guard(self, test: ast.expr, holds: bool) -> None:
         if self.guard is None:
@@ -167,7 +190,11 @@ class _BackwardWalk:
                 self.definite = True
 
     def run(self, stmt: ast.stmt) -> None:
+        """Walks back from ``stmt``; sets ``definite`` when a certain rebinding ends the walk."""
         for item, relation in _walk_back(self.tree, stmt):
+            if not self.budget.spend():
+                self.exhausted = True
+                return
             if relation == "before":
                 if isinstance(item, (ast.Global, ast.Nonlocal)) and self.name in item.names:
                     self.declared_global = True
@@ -176,13 +203,13 @@ class _BackwardWalk:
                     # `if bad: abort()` or `if bad: name = DEFAULT`: past it, the old value passed the check.
                     self._collect(item.orelse if exits(item.body, self.tree) else [*item.body, *item.orelse])
                     self.note_guard(item.test, False)
-                    if _definite_block(item.orelse, self.name):
-                        return
-                    continue
-                self._collect([item])
-                if _definite(item, self.name):
-                    return
-            elif self._enter(item, relation, stmt):
+                    self.definite = _definite_block(item.orelse, self.name)
+                else:
+                    self._collect([item])
+                    self.definite = _definite(item, self.name)
+            else:
+                self.definite = self._enter(item, relation, stmt)
+            if self.definite:
                 return
 
     def _enter(self, owner: ast.AST, relation: str, stmt: ast.stmt) -> bool:
@@ -390,18 +417,23 @@ def _param(function: FunctionNode | ast.Lambda, name: str) -> ast.arg | None:
     return None
 
 
-def _is_local(scope: ast.AST, name: str) -> bool:
+def _is_local(tree: SourceTree, scope: ast.AST, name: str) -> bool:
     """Tells whether ``name`` is bound somewhere in ``scope`` itself, which makes it local there."""
-    for node in walk_scope(scope):
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
-            return True
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-            return True
-        if isinstance(node, ast.ExceptHandler) and node.name == name:
-            return True
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name.split(".")[0]) == name for a in node.names):
-            return True
-    return False
+    key = f"locals:{id(scope)}"
+    local = tree.memo.get(key)
+    if local is None:
+        local = set()
+        for node in walk_scope(scope):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                local.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                local.add(node.name)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                local.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                local.update(a.asname or a.name.split(".")[0] for a in node.names)
+        tree.memo[key] = local
+    return name in local
 
 
 def _outer(tree: SourceTree, home: ast.AST, name: str, guard: str | None) -> tuple[Binding, ...]:

@@ -161,18 +161,27 @@ def _split_sink(api: str, text: ast.expr, literal: Callable[[ast.expr], ast.expr
 
 
 def _constant_prefix(expr: ast.expr) -> str:
-    """Returns the constant text an f-string, concatenation or constant starts with."""
+    """Returns the constant text a command template surely starts with.
+
+    For ``"%s ..." % x`` and ``"{} ...".format(x)`` the text stops at the first placeholder,
+    which the formatting replaces.
+    """
     current = expr
+    cut = ""
     while True:
         if isinstance(current, ast.Constant):
-            return current.value if isinstance(current.value, str) else ""
+            text = current.value if isinstance(current.value, str) else ""
+            return min((text.split(mark, 1)[0] for mark in cut), key=len) if cut else text
         if isinstance(current, ast.JoinedStr):
             head = current.values[0] if current.values else None
-            return head.value if isinstance(head, ast.Constant) and isinstance(head.value, str) else ""
+            current = head if isinstance(head, ast.Constant) else ast.Constant(value="")
+            continue
         if isinstance(current, ast.BinOp) and isinstance(current.op, (ast.Add, ast.Mod)):
+            cut += "%" if isinstance(current.op, ast.Mod) else ""
             current = current.left
             continue
         if _is_format_call(current):
+            cut += "{"
             current = current.func.value  # type: ignore[attr-defined]
             continue
         return ""

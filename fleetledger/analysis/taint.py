@@ -9,7 +9,8 @@ leaf is a constant, a parameter of the enclosing function, outside data (``sourc
 unknown (a call into other code, an attribute of another object, an undefined name). A leaf
 reached through a sanitiser for the sink (``sanitisers``) or guarded by a validation
 (``guards``) is marked with it. The walk uses an explicit work list, so nesting depth does not
-matter, and a budget of steps bounds the work on pathological files.
+matter, and a deterministic work budget (steps plus statements walked by binding look-ups)
+bounds pathological files: whatever is left untraced becomes an ``unknown`` leaf, never a guess.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from .tree import FunctionNode, SourceTree, walk_scope
 OriginKind = Literal["constant", "parameter", "request", "unknown"]
 RANK: dict[str, int] = {"constant": 0, "unknown": 1, "parameter": 2, "request": 3}
 
-_MAX_STEPS = 4000
+# Work allowed per trace: steps of the trace plus statements walked past by binding look-ups.
+_MAX_WORK = 100_000
 _MAX_CALL_DEPTH = 3
 # Calls that only reshape their arguments (the result carries their taint, nothing else).
 _PASS_THROUGH = frozenset({
@@ -139,6 +141,7 @@ class Tracer:
     def __init__(self, tree: SourceTree, sink: SinkKind) -> None:
         self.tree = tree
         self.sink = sink
+        self._budget = bindings.Budget(_MAX_WORK)
 
     def trace(self, expr: ast.AST, *, sanitiser: str | None = None) -> Trace:
         """Returns the origins of ``expr``.
@@ -152,17 +155,18 @@ class Tracer:
             The trace; deterministic for the same tree and expression.
         """
         work: list[_Item] = [_Item(expr, sanitiser, None, ())]
-        seen: set[tuple[int, str | None, str | None, tuple[int, ...]]] = set()
+        # Keyed by the nodes themselves (hashed by identity), which also keeps synthetic nodes
+        # alive so that no id is ever reused within one trace.
+        seen: set[tuple[ast.AST, str | None, str | None, tuple[ast.Call, ...]]] = set()
         leaves: set[Leaf] = set()
-        steps = 0
+        self._budget = bindings.Budget(_MAX_WORK)
         while work:
             item = work.pop()
-            key = (id(item.node), item.sanitiser, item.through, tuple(id(c) for _, c in item.frames))
+            key = (item.node, item.sanitiser, item.through, tuple(call for _, call in item.frames))
             if key in seen:
                 continue
             seen.add(key)
-            steps += 1
-            if steps > _MAX_STEPS:
+            if not self._budget.spend():
                 leaves.add(Leaf(line=getattr(expr, "lineno", 0), kind="unknown", detail="the rest of a value too large to trace"))
                 return Trace(leaves=tuple(sorted(leaves)), exhausted=True)
             for produced in self._step(item):
@@ -187,6 +191,8 @@ class Tracer:
 
     def is_constant(self, expr: ast.expr) -> bool:
         """Tells whether every value ``expr`` can have is built from constants."""
+        if _pure_literal(expr):
+            return True
         return all(leaf.kind == "constant" for leaf in Tracer(self.tree, "any").trace(expr).leaves)
 
     def _leaf(self, item: _Item, node: ast.AST, kind: OriginKind, detail: str, **extra: str | None) -> Leaf:
@@ -276,7 +282,7 @@ class Tracer:
                 found = guards.integrity_check(self.tree, test, holds)
             return found
 
-        for binding in bindings.reaching(self.tree, node, guard_for):
+        for binding in bindings.reaching(self.tree, node, guard_for, self._budget):
             if binding.kind == "value":
                 yield self._push(item, binding.node, sanitiser=binding.guard)
             elif binding.kind == "parameter":
@@ -430,6 +436,19 @@ class Tracer:
                     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == func.attr:
                         return stmt
         return None
+
+
+def _pure_literal(expr: ast.expr) -> bool:
+    """A display of constants only (``{"a", "b"}``, ``frozenset({...})``), checked without tracing.
+
+    Allowlists and lookup tables can hold tens of thousands of entries; tracing each one would
+    exhaust the step budget and turn a valid allowlist into an unknown.
+    """
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in ("frozenset", "set", "tuple", "list", "dict") and len(expr.args) == 1 and not expr.keywords:
+        expr = expr.args[0]
+    if not isinstance(expr, (ast.Set, ast.List, ast.Tuple, ast.Dict, ast.Constant)):
+        return False
+    return all(isinstance(node, (ast.Set, ast.List, ast.Tuple, ast.Dict, ast.Constant, ast.Load)) for node in ast.walk(expr))
 
 
 def trace(tree: SourceTree, expr: ast.AST, sink: SinkKind, *, sanitiser: str | None = None) -> Trace:

@@ -60,7 +60,10 @@ def canonical_json(value: Any) -> str:
         TypeError: ``value`` holds something JSON cannot represent (a set, bytes, an object).
         ValueError: ``value`` holds NaN or infinity, which JSON has no spelling for.
     """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return _ENCODER.encode(value)
+
+
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
 def text_field(value: str) -> str:

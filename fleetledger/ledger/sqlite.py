@@ -41,31 +41,75 @@ def _load_queries() -> dict[str, str]:
 Q = _load_queries()
 
 
-class _SQLiteTxn:
-    __slots__ = ("_conn",)
+class _Cache:
+    """What the writer knows of the ledger's tail: valid while no other connection commits.
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    SQLite's ``PRAGMA data_version`` changes exactly when another connection commits
+    (https://www.sqlite.org/pragma.html#pragma_data_version); a change empties the cache.
+    """
+
+    __slots__ = ("version", "last_seq", "heads", "leases")
+
+    def __init__(self) -> None:
+        self.version: int | None = None
+        self.last_seq: int | None = None
+        self.heads: dict[str, str | None] = {}
+        self.leases: dict[tuple[str, str], LeaseEvent | None] = {}
+
+    def reset(self, version: int | None) -> None:
+        self.version = version
+        self.last_seq = None
+        self.heads.clear()
+        self.leases.clear()
+
+
+class _SQLiteTxn:
+    __slots__ = ("_conn", "_cache")
+
+    def __init__(self, conn: sqlite3.Connection, cache: _Cache) -> None:
         self._conn = conn
+        self._cache = cache
 
     def last_seq(self) -> int:
-        return self._conn.execute(Q["last_seq"]).fetchone()[0]
+        if self._cache.last_seq is None:
+            self._cache.last_seq = self._conn.execute(Q["last_seq"]).fetchone()[0]
+        return self._cache.last_seq
 
     def run_head(self, run_id: str) -> str | None:
-        row = self._conn.execute(Q["run_head"], (run_id,)).fetchone()
-        return row[0] if row else None
-
-    def find_unique(self, run_id: str, kind: str, key: str) -> tuple[int, str] | None:
-        row = self._conn.execute(Q["find_unique"], (run_id, key, kind)).fetchone()
-        return (row[0], row[1]) if row else None
+        heads = self._cache.heads
+        if run_id not in heads:
+            row = self._conn.execute(Q["run_head"], (run_id,)).fetchone()
+            heads[run_id] = row[0] if row else None
+        return heads[run_id]
 
     def lease_state(self, run_id: str, task: str) -> LeaseEvent | None:
-        row = self._conn.execute(Q["lease_state"], (run_id, task)).fetchone()
-        return LeaseEvent(row[0], row[1]) if row else None
+        leases = self._cache.leases
+        key = (run_id, task)
+        if key not in leases:
+            row = self._conn.execute(Q["lease_state"], (run_id, task)).fetchone()
+            leases[key] = LeaseEvent(row[0], row[1]) if row else None
+        return leases[key]
 
-    def insert(self, r: rec.Record) -> None:
-        self._conn.execute(Q["insert"], (
-            r.seq, r.run_id, r.ts_ms, r.actor, r.kind, r.key, r.task, r.epoch, r.why,
-            r.payload_json, r.policy_hash, r.prev_hash, r.hash))
+    def insert(self, r: rec.Record) -> tuple[int, str] | None:
+        try:
+            self._conn.execute(Q["insert"], (
+                r.seq, r.run_id, r.ts_ms, r.actor, r.kind, r.key, r.task, r.epoch, r.why,
+                r.payload_json, r.policy_hash, r.prev_hash, r.hash))
+        except sqlite3.IntegrityError:
+            if r.kind not in rec.UNIQUE_KINDS:
+                raise
+            row = self._conn.execute(Q["find_unique"], (r.run_id, r.key, r.kind)).fetchone()
+            if row is None:
+                raise
+            return (row[0], row[1])
+        cache = self._cache
+        cache.last_seq = r.seq
+        cache.heads[r.run_id] = r.hash
+        if r.task is not None and r.epoch is not None and (
+            r.kind == "task.assigned" or r.kind in rec.LEASE_END_KINDS
+        ):
+            cache.leases[(r.run_id, r.task)] = LeaseEvent(r.kind, r.epoch)
+        return None
 
 
 def _row_to_record(row: tuple[Any, ...]) -> rec.Record:
@@ -89,6 +133,7 @@ class SQLiteStorage(Storage):
         self.path = Path(path)
         self.url = f"sqlite:///{self.path}"
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._cache = _Cache()
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                          timeout=BUSY_TIMEOUT_MS / 1000)
@@ -110,12 +155,17 @@ class SQLiteStorage(Storage):
 
     def _run_txn(self, body: Callable[[_SQLiteTxn], T]) -> T:
         conn = self._conn
+        cache = self._cache
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                result = body(_SQLiteTxn(conn))
+                version = conn.execute("PRAGMA data_version").fetchone()[0]
+                if version != cache.version:
+                    cache.reset(version)
+                result = body(_SQLiteTxn(conn, cache))
                 conn.execute("COMMIT")
             except BaseException:
+                cache.reset(None)
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
@@ -144,6 +194,7 @@ class SQLiteStorage(Storage):
         Raises:
             AppendOnlyViolation: the statement tried to update or delete a record.
         """
+        self._cache.reset(None)
         try:
             return self._conn.execute(sql, params).fetchall()
         except sqlite3.IntegrityError as exc:

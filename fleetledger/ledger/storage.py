@@ -47,7 +47,12 @@ Outcome = Appended | Duplicate | Refused
 
 
 class Txn(Protocol):
-    """The primitives a backend offers inside one write transaction."""
+    """The primitives a backend offers inside one write transaction.
+
+    Every primitive sees the records this transaction inserted so far (as SQL does on the
+    transaction's own connection); a backend may answer from a cache that it keeps only while
+    it is the ledger's only writer.
+    """
 
     def last_seq(self) -> int:
         """Returns the highest sequence number in the ledger (0 when empty)."""
@@ -55,14 +60,17 @@ class Txn(Protocol):
     def run_head(self, run_id: str) -> str | None:
         """Returns the hash of the run's last record, or None when the run has none."""
 
-    def find_unique(self, run_id: str, kind: str, key: str) -> tuple[int, str] | None:
-        """Returns (seq, payload_json) of the stored record with that idempotency key, if any."""
-
     def lease_state(self, run_id: str, task: str) -> LeaseEvent | None:
         """Returns the task's last lease event (assigned or ended) with its epoch, if any."""
 
-    def insert(self, record: rec.Record) -> None:
-        """Inserts one sealed record."""
+    def insert(self, record: rec.Record) -> tuple[int, str] | None:
+        """Inserts one sealed record.
+
+        Returns:
+            None when inserted; for a record of ``UNIQUE_KINDS`` whose (run, kind, key) is
+            already stored, nothing is inserted and ``(seq, payload_json)`` of the stored one
+            is returned (the database's unique index decides, so no lookup precedes inserts).
+        """
 
 
 class Storage(abc.ABC):
@@ -124,47 +132,26 @@ class Storage(abc.ABC):
 
 
 def _apply(txn: Txn, batch: Sequence[rec.NewRecord], now_ms: int) -> list[Outcome]:
-    seq = txn.last_seq()
-    heads: dict[str, str] = {}
-    leases: dict[tuple[str, str], LeaseEvent | None] = {}
-    seen: dict[tuple[str, str, str], tuple[int, str]] = {}
     outcomes: list[Outcome] = []
     for new in batch:
         if new.task is not None and new.epoch is not None:
-            lease_key = (new.run_id, new.task)
-            if lease_key not in leases:
-                leases[lease_key] = txn.lease_state(new.run_id, new.task)
-            problem = check_fence(new, leases[lease_key])
+            problem = check_fence(new, txn.lease_state(new.run_id, new.task))
             if problem is not None:
                 outcomes.append(Refused(problem))
                 continue
         text = rec.canonical_json(new.payload)
-        if new.kind in rec.UNIQUE_KINDS:
-            ident = (new.run_id, new.kind, new.key or "")
-            found = seen.get(ident) or txn.find_unique(*ident)
-            if found is not None:
-                if found[1] == text:
-                    outcomes.append(Duplicate(found[0]))
-                else:
-                    outcomes.append(Refused(errors.ConflictingResultError(
-                        f"{new.kind} {new.key!r} already has a different result (seq {found[0]}); "
-                        "the step is not deterministic, or its inputs changed since it was recorded",
-                        kind=new.kind, key=new.key, seq=found[0])))
-                continue
-        prev = heads.get(new.run_id)
-        if prev is None:
-            prev = txn.run_head(new.run_id) or rec.GENESIS_HASH
-        seq += 1
-        sealed = rec.seal(new, seq=seq, ts_ms=now_ms, prev_hash=prev, payload_json=text)
-        txn.insert(sealed)
-        heads[new.run_id] = sealed.hash
-        if new.kind in rec.UNIQUE_KINDS:
-            seen[(new.run_id, new.kind, new.key or "")] = (seq, text)
-        if new.task is not None and new.epoch is not None and (
-            new.kind == "task.assigned" or new.kind in rec.LEASE_END_KINDS
-        ):
-            leases[(new.run_id, new.task)] = LeaseEvent(new.kind, new.epoch)
-        outcomes.append(Appended(sealed))
+        sealed = rec.seal(new, seq=txn.last_seq() + 1, ts_ms=now_ms,
+                          prev_hash=txn.run_head(new.run_id) or rec.GENESIS_HASH, payload_json=text)
+        existing = txn.insert(sealed)
+        if existing is None:
+            outcomes.append(Appended(sealed))
+        elif existing[1] == text:
+            outcomes.append(Duplicate(existing[0]))
+        else:
+            outcomes.append(Refused(errors.ConflictingResultError(
+                f"{new.kind} {new.key!r} already has a different result (seq {existing[0]}); "
+                "the step is not deterministic, or its inputs changed since it was recorded",
+                kind=new.kind, key=new.key, seq=existing[0])))
     faults.hit("ledger.before_commit")
     return outcomes
 

@@ -47,7 +47,7 @@ from ..analysis.assessment import CERTAIN, LIKELY, OPEN, PROBABLE, Assessment, S
 from ..analysis.checks import archive, asserts, code, command, deserialization, hashes, imports, secrets, sql, tls
 from ..analysis.taint import RANK, Tracer, argument_for
 from ..analysis.tree import FunctionNode, ParseError, SourceTree
-from ..jobs.scan.shapes import Candidate, ModelAnswer, ModelRequest
+from ..jobs.scan.shapes import Candidate, ModelAnswer, ModelRequest, Verdict
 
 ANALYST_VERSION = "1"
 # Confidence of an "uncertain" answer the sceptical pass means to drop: one below the pipeline's
@@ -177,8 +177,9 @@ def _investigate(site: Site, found: Assessment, request: ModelRequest) -> ModelA
 
 def _revalidate(site: Site, found: Assessment, request: ModelRequest) -> ModelAnswer:
     prior = request.prior or {}
-    opening = (f"Revalidation of the first pass's {prior.get('verdict', 'unknown')} "
-               f"({prior.get('confidence', '?')}/10) checked test code, dead code, the dangerous value's origin and the callers in this file.")
+    judged = f"the first pass's {prior['verdict']} ({prior.get('confidence', '?')}/10)" if "verdict" in prior else "a candidate with no first-pass answer"
+    opening = (f"Revalidation of {judged} re-ran the analysis and checked test code, dead code and, for a value "
+               "from a parameter, the callers in this file.")
     facts = [opening, *found.facts]
     signals: dict[str, Any] = {**found.signals, "analysed": True, "in_test": site.in_test is not None, "dead_code": False}
     if site.in_test is not None:
@@ -203,7 +204,7 @@ def _revalidate(site: Site, found: Assessment, request: ModelRequest) -> ModelAn
         facts.append(f"The outside data reaches the sink only through {worst.through}, which this file does not show; "
                      "it may sanitise, so the finding is kept as uncertain.")
         return _answer("uncertain", 6, found.cwe, facts, signals, request)
-    facts.append("Confirmed.")
+    facts.append("Confirmed: the value reaches the sink as traced, in code that runs and is not test code.")
     return _answer("vulnerable", found.confidence, found.cwe, facts, signals, request)
 
 
@@ -266,14 +267,13 @@ def _pass_through(candidate: Candidate, request: ModelRequest, tree: SourceTree,
     return _answer("uncertain", confidence, candidate.cwe, [why, f"The detector says: {candidate.message}"], signals, request)
 
 
-def _answer(verdict: str, confidence: int, cwe: int | None, facts: list[str], signals: dict[str, Any],
+def _answer(verdict: Verdict, confidence: int, cwe: int | None, facts: list[str], signals: dict[str, Any],
             request: ModelRequest) -> ModelAnswer:
     signals = {**signals, "rule": request.candidate.rule_id, "pass": request.pass_name}
     label = f" (CWE-{cwe})" if cwe is not None else ""
     conclusion = {"vulnerable": f"Verdict: vulnerable{label}.", "not_vulnerable": f"Verdict: not a vulnerability{label}.",
                   "uncertain": f"Verdict: uncertain{label}."}[verdict]
-    return ModelAnswer(verdict=verdict, confidence=confidence, cwe=cwe,  # type: ignore[arg-type]
-                       rationale=" ".join([*facts, conclusion]), signals=signals)
+    return ModelAnswer(verdict=verdict, confidence=confidence, cwe=cwe, rationale=" ".join([*facts, conclusion]), signals=signals)
 
 
 def _function_named(tree: SourceTree, node: ast.AST, name: str | None) -> FunctionNode | None:
