@@ -10,7 +10,8 @@ still kept there:
 * investigate: the offline analyst's first answer keeps it (``report.survives``);
 * revalidate: the sceptical second answer (given the first as ``prior``) keeps it too.
 
-The table gives, per family and overall, precision, recall (TPR) and Youden's J (TPR - FPR).
+The table gives, per family and overall, precision, recall (TPR) and Youden's J (TPR - FPR);
+a last row repeats the overall figures for the held-out batch alone.
 Candidates kept on lines no label names are counted separately ("other kept"), so noise the
 labels do not cover stays visible.
 
@@ -61,12 +62,15 @@ class Sample:
         cwe: Family of the weakness (see ``RULE_FAMILY``).
         line: Line of the sink.
         vulnerable: The label.
+        batch: ``"held-out"`` for samples written after the analyst and measured before any
+            change to it (their first-run figures are in the analyst's history), else None.
     """
 
     file: str
     cwe: int
     line: int
     vulnerable: bool
+    batch: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,7 +83,15 @@ class Counts:
     tn: int = 0
 
     def add(self, predicted: bool, actual: bool) -> Counts:
-        """Returns the counts with one more outcome."""
+        """Returns the counts with one more outcome.
+
+        Args:
+            predicted: Whether the stage kept a candidate on the sink.
+            actual: The label.
+
+        Returns:
+            New counts (read-only: this one is unchanged).
+        """
         return Counts(tp=self.tp + (predicted and actual), fp=self.fp + (predicted and not actual),
                       fn=self.fn + (not predicted and actual), tn=self.tn + (not predicted and not actual))
 
@@ -101,7 +113,8 @@ def family(candidate: Candidate) -> int | None:
 def load_samples() -> list[Sample]:
     """Reads ``labels.json``; checks that every labelled line exists."""
     data = json.loads((EVALSET / "labels.json").read_text())
-    samples = [Sample(file=s["file"], cwe=s["cwe"], line=s["line"], vulnerable=s["vulnerable"]) for s in data["samples"]]
+    samples = [Sample(file=s["file"], cwe=s["cwe"], line=s["line"], vulnerable=s["vulnerable"], batch=s.get("batch"))
+               for s in data["samples"]]
     for sample in samples:
         lines = (EVALSET / sample.file).read_text().splitlines()
         if not 0 < sample.line <= len(lines):
@@ -111,6 +124,10 @@ def load_samples() -> list[Sample]:
 
 def judge(sample: Sample, analyst: OfflineAnalyst) -> tuple[dict[str, bool], dict[str, int]]:
     """Runs detect and both passes on one file.
+
+    Args:
+        sample: The labelled sink.
+        analyst: The analyst to ask.
 
     Returns:
         The prediction per stage for the labelled sink, and per stage the number of kept
@@ -151,7 +168,8 @@ def main() -> int:
         predicted, extra = judge(sample, analyst)
         for stage in STAGES:
             others[stage] += extra[stage]
-            for key in ((stage, sample.cwe), (stage, "all")):
+            keys = [(stage, sample.cwe), (stage, "all")] + ([(stage, sample.batch)] if sample.batch else [])
+            for key in keys:
                 counts[key] = counts[key].add(predicted[stage], sample.vulnerable)
             if predicted[stage] != sample.vulnerable:
                 wrong.append(f"  {stage:<11} {'FN' if sample.vulnerable else 'FP'}  {sample.file}:{sample.line}")
@@ -161,9 +179,10 @@ def main() -> int:
     header = "".join(f" | {stage:^17}" for stage in STAGES)
     print(f"{'family':<26} {'vul':>3} {'safe':>4}{header}")
     print(f"{'':<26} {'':>3} {'':>4}" + " | prec   rec    J  " * len(STAGES))
-    for key in [*families, "all"]:
-        members = [s for s in samples if key == "all" or s.cwe == key]
-        name = "overall" if key == "all" else f"CWE-{key} {FAMILY_NAMES.get(key, '')}"  # type: ignore[arg-type]
+    batches = sorted({s.batch for s in samples if s.batch})
+    for key in [*families, "all", *batches]:
+        members = [s for s in samples if key == "all" or s.cwe == key or s.batch == key]
+        name = "overall" if key == "all" else f"{key} batch" if key in batches else f"CWE-{key} {FAMILY_NAMES.get(key, '')}"  # type: ignore[arg-type]
         cells = "".join(f" | {counts[(stage, key)].row()}" for stage in STAGES)
         print(f"{name:<26} {sum(s.vulnerable for s in members):>3} {sum(not s.vulnerable for s in members):>4}{cells}")
     print()

@@ -53,11 +53,13 @@ class RunOptions:
     Attributes:
         workers: Number of worker processes (logical workers ``w01``...).
         lease_ttl_s: Seconds a lease lasts without a heartbeat.
-        heartbeat_s: Seconds between a busy worker's heartbeats (default ``lease_ttl_s / 3``).
+        heartbeat_s: Seconds between a busy worker's heartbeats (default ``lease_ttl_s / 3``;
+            0 switches heartbeats off, for tests of leases that outlive their work).
         model_quota: Model calls the run may make in total, or None for no limit.
         max_task_attempts: Assignments of one task before it is given up as failed.
         state_interval_s: Least seconds between two writes of the run-state file.
         sandbox: Sandbox backend name for worker processes.
+        ledger_retry_s: Seconds a failing ledger write is retried before the run gives up.
         explicit_resume: True when a person asked to continue a HALTED run (``resume``, or
             the same job command again); ``recover`` passes False and leaves HALTED alone.
         new_run: Start a new run even if a run of the same job exists.
@@ -70,6 +72,7 @@ class RunOptions:
     max_task_attempts: int = 3
     state_interval_s: float = 1.0
     sandbox: str = "none"
+    ledger_retry_s: float = 10.0
     explicit_resume: bool = True
     new_run: bool = False
 
@@ -181,11 +184,26 @@ class Coordinator:
     def append(self, records: Sequence[NewRecord]) -> list[Outcome]:
         """Appends records in one durable transaction and folds the appended ones into the view.
 
+        A failing write (the disk, a lock held too long) is retried with backoff for up to
+        ``options.ledger_retry_s`` seconds.
+
         Raises:
-            LedgerError: the storage failed; nothing of the batch is stored.
+            LedgerError: the storage kept failing; nothing of the batch is stored.
         """
         assert self.storage is not None
-        outcomes = self.storage.append(records, now_ms=self.clock())
+        started = time.monotonic()
+        delay_s = 0.05
+        while True:
+            try:
+                outcomes = self.storage.append(records, now_ms=self.clock())
+                break
+            except errors.LedgerError:
+                # The transaction rolled back (nothing of the batch is stored), so retrying
+                # cannot record anything twice.
+                if time.monotonic() - started + delay_s > self.options.ledger_retry_s:
+                    raise
+                time.sleep(delay_s)
+                delay_s = min(1.0, delay_s * 2)
         for outcome in outcomes:
             if isinstance(outcome, Appended):
                 self.view.apply(outcome.record)
@@ -212,6 +230,8 @@ class Coordinator:
                 signal.signal(sig, self._on_signal)
             try:
                 return self._run_locked()
+            except errors.LedgerError as exc:
+                return self._halt_after_error(exc)
             finally:
                 for sig, handler in previous.items():
                     signal.signal(sig, handler)
@@ -345,7 +365,7 @@ class Coordinator:
                 sandbox=self.sandbox, job_module=self.job.worker_module,
                 read_only=[Path(p) for p in self.job.read_only_paths()],
                 scratch=self.workspace.root / "scratch", logs=self.workspace.logs,
-                heartbeat_s=self.options.heartbeat_s or ttl / 3)
+                heartbeat_s=ttl / 3 if self.options.heartbeat_s is None else self.options.heartbeat_s)
             records = []
             for n in range(1, self.options.workers + 1):
                 worker = self.pool.start(f"w{n:02d}")
@@ -401,7 +421,7 @@ class Coordinator:
         for task in pending:
             if task.attempts >= self.options.max_task_attempts:
                 last = task.errors[-1] if task.errors else "no error recorded"
-                records.append(self.new_record("task.failed", task=task.id, epoch=task.epoch,
+                records.append(self.new_record("task.failed", task=task.id,
                                                why=f"given up after {task.attempts} attempts; last: {last}",
                                                payload={"retry": False, "attempts": task.attempts}))
                 continue
@@ -420,12 +440,12 @@ class Coordinator:
             worker = idle.pop(0)
             self._reserved[task.id] = allowed
             self._calls_made[task.id] = 0
-            expires = self.clock() + int(self.options.lease_ttl_s * 1000)
+            ttl_ms = lease_ttl_ms(self.options.lease_ttl_s, task.attempts)
             records.append(self.new_record(
                 "task.assigned", task=task.id, epoch=task.epoch + 1,
                 why=f"{worker.id} takes {task.id} (attempt {task.attempts + 1})",
-                payload={"worker": worker.id, "pid": worker.pid, "expires_ms": expires, "session": self.session,
-                         "calls_allowed": allowed}))
+                payload={"worker": worker.id, "pid": worker.pid, "expires_ms": self.clock() + ttl_ms, "ttl_ms": ttl_ms,
+                         "session": self.session, "calls_allowed": allowed}))
             sends.append((worker, task))
         if records:
             self.append(records)
@@ -482,7 +502,7 @@ class Coordinator:
         elif op == "heartbeat":
             lease = self.view.tasks[task].lease if task in self.view.tasks else None
             if lease is not None and lease.epoch == epoch and lease.worker == worker.id:
-                expires = self.clock() + int(self.options.lease_ttl_s * 1000)
+                expires = self.clock() + lease.ttl_ms
                 batch.append((worker, self.new_record("lease.renewed", task=task, epoch=epoch,
                                                       payload={"worker": worker.id, "expires_ms": expires})))
         elif op == "finished":
@@ -532,6 +552,9 @@ class Coordinator:
             if worker is None or not isinstance(outcome, Refused):
                 continue
             if isinstance(outcome.error, errors.StaleEpochError):
+                self.append([self.new_record("decision", why=f"fenced {worker.id}: {outcome.error}",
+                                             payload={"refused": record.kind, "worker": worker.id, "task": record.task,
+                                                      "epoch": record.epoch, "key": record.key})])
                 pool.send(worker, {"op": "fenced", "task": record.task})
                 if worker.task is not None and worker.task[0] == record.task:
                     worker.task = None
@@ -557,6 +580,25 @@ class Coordinator:
         self._write_state(force=True)
         return RunResult(run_id=self.view.run_id, state="HALTED", exit_code=EXIT_HALTED,
                          message=f"run {self.view.run_id} HALTED: {reason}")
+
+    def _halt_after_error(self, exc: errors.LedgerError) -> RunResult:
+        """Records HALTED after the ledger failed for longer than the retry window.
+
+        Raises:
+            LedgerError: the halt itself cannot be recorded (the ledger is still unwritable);
+                the run stays RUNNING in the ledger, so `recover` resumes it once it is back.
+        """
+        if self.pool is not None:
+            self.pool.stop_all()
+            self.pool = None
+        if not self.view.run_id or self.view.state is None:
+            raise exc
+        try:
+            return self._halt("ledger", f"the ledger could not be written for {self.options.ledger_retry_s:g} s: {exc}")
+        except errors.LedgerError:
+            raise errors.LedgerError(
+                f"{exc}; the run could not even be marked HALTED, so it stays RUNNING in the ledger and "
+                "`fleetledger recover` resumes it once the ledger is writable again") from exc
 
     def _finish(self) -> RunResult:
         if self.pool is not None:
@@ -613,6 +655,13 @@ def settle_state_file(workspace: Workspace, *, clock: Callable[[], int] = wall_c
         view = fold(storage.read(run_id), run_id=run_id)
         _, note = runstate.reconcile(workspace.state_path, view, workspace.ledger_url, now_ms=clock())
         return view, note
+
+
+def lease_ttl_ms(base_ttl_s: float, previous_attempts: int) -> int:
+    """Returns the lease TTL of an assignment in ms: the base TTL, doubled for each earlier
+    attempt (at most 8x), so work that outlives its lease without heartbeats still finishes
+    on a later attempt instead of being taken over forever."""
+    return int(base_ttl_s * 1000 * min(8, 2 ** previous_attempts))
 
 
 def halt_idle_run(workspace: Workspace, reason: str, *, clock: Callable[[], int] = wall_clock_ms) -> RunView:

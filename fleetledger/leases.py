@@ -13,10 +13,12 @@ and the coordinator uses ``expired`` to decide when to take a lease back.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import errors
-from .ledger import records as rec
+
+if TYPE_CHECKING:
+    from .ledger import records as rec
 
 
 class LeaseEvent(NamedTuple):
@@ -26,7 +28,7 @@ class LeaseEvent(NamedTuple):
     epoch: int
 
 
-def check_fence(new: rec.NewRecord, last: LeaseEvent | None) -> errors.LedgerError | None:
+def check_fence(new: "rec.NewRecord", last: LeaseEvent | None) -> errors.LedgerError | None:
     """Checks a record that carries a task and an epoch against the task's last lease event.
 
     Rules:
@@ -76,6 +78,7 @@ class Lease:
         expires_ms: Expiry, epoch ms UTC; renewed by heartbeats.
         renewed_ms: Time of the last assignment or renewal, epoch ms UTC.
         session: Id of the coordinator process that granted it.
+        ttl_ms: How long each grant or renewal lasts, ms.
     """
 
     task: str
@@ -84,6 +87,7 @@ class Lease:
     expires_ms: int
     renewed_ms: int
     session: str
+    ttl_ms: int = 30_000
 
 
 def expired(lease: Lease, now_ms: int) -> bool:

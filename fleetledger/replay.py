@@ -12,6 +12,7 @@ from one (``RunView.from_json``) and apply only the records after it.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -182,11 +183,7 @@ class RunView:
 
 
 def _task_json(t: TaskView) -> dict[str, Any]:
-    lease = None
-    if t.lease is not None:
-        lease = {"task": t.lease.task, "worker": t.lease.worker, "epoch": t.lease.epoch,
-                 "expires_ms": t.lease.expires_ms, "renewed_ms": t.lease.renewed_ms,
-                 "session": t.lease.session}
+    lease = dataclasses.asdict(t.lease) if t.lease is not None else None
     return {"id": t.id, "sprint": t.sprint, "inputs": copy.deepcopy(t.inputs), "status": t.status,
             "epoch": t.epoch, "lease": lease, "attempts": t.attempts,
             "result": copy.deepcopy(t.result), "errors": list(t.errors)}
@@ -270,15 +267,15 @@ def _task_assigned(v: RunView, r: Record) -> None:
     t.epoch = r.epoch
     t.attempts += 1
     t.lease = Lease(task=r.task, worker=p["worker"], epoch=r.epoch, expires_ms=p["expires_ms"],
-                    renewed_ms=r.ts_ms, session=p.get("session", ""))
+                    renewed_ms=r.ts_ms, session=p.get("session", ""),
+                    ttl_ms=p.get("ttl_ms", p["expires_ms"] - r.ts_ms))
     v.workers.setdefault(p["worker"], {"last_seen_ms": r.ts_ms, "task": None, "pid": None})["task"] = r.task
 
 
 def _lease_renewed(v: RunView, r: Record) -> None:
     t = v.tasks[r.task]
     if t.lease is not None and t.lease.epoch == r.epoch:
-        t.lease = Lease(task=t.lease.task, worker=t.lease.worker, epoch=t.lease.epoch,
-                        expires_ms=r.payload["expires_ms"], renewed_ms=r.ts_ms, session=t.lease.session)
+        t.lease = dataclasses.replace(t.lease, expires_ms=r.payload["expires_ms"], renewed_ms=r.ts_ms)
 
 
 def _release(v: RunView, t: TaskView) -> None:

@@ -91,7 +91,7 @@ class TaskContext:
             raise Fenced(self.task)
 
     def step(self, name: str, inputs_hash: str, fn: Callable[[str], dict[str, Any]], *, why: str = "",
-             spends_call: bool = False) -> dict[str, Any] | None:
+             spends_call: bool = False, outcome: Callable[[dict[str, Any]], str] | None = None) -> dict[str, Any] | None:
         """Runs a pure step once per key, recording intent and result.
 
         Args:
@@ -102,6 +102,8 @@ class TaskContext:
             why: The reason recorded with the intent (for the audit).
             spends_call: The step makes one model call: it takes one call of the task's
                 allowance before its intent is recorded.
+            outcome: Says in a few words what the result means (the ``why`` of ``step.done``,
+                shown by the audit).
 
         Returns:
             The result, or None when the step was already recorded (skipped).
@@ -135,7 +137,8 @@ class TaskContext:
             self.record("step.failed", key=key, why=message[:500], payload={"name": name})
             self.failed_steps.append(name)
             raise StepFailed(message) from exc
-        self.record("step.done", key=key, payload={"name": name, "input_hash": inputs_hash[:16], "result": result})
+        self.record("step.done", key=key, why=outcome(result) if outcome is not None else "",
+                    payload={"name": name, "input_hash": inputs_hash[:16], "result": result})
         self.done[name] = inputs_hash[:16]
         self.ran_steps += 1
         return result

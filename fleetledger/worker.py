@@ -90,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     current: dict[str, Any] = {"task": None}
     stop = threading.Event()
     threading.Thread(target=_reader, args=(commands, fenced), daemon=True).start()
-    threading.Thread(target=_heartbeat, args=(channel, current, heartbeat_s, stop), daemon=True).start()
+    if heartbeat_s > 0:
+        threading.Thread(target=_heartbeat, args=(channel, current, heartbeat_s, stop), daemon=True).start()
     channel.send({"op": "hello", "worker": worker_id, "pid": os.getpid()})
     channel.send({"op": "ready"})
     try:

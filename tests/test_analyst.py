@@ -15,9 +15,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fleetledger.jobs.scan.detect import detect_file
-from fleetledger.jobs.scan.report import survives
+from fleetledger.jobs.scan.shapes import survives
 from fleetledger.jobs.scan.shapes import Candidate, ModelAnswer, ModelRequest, candidate_id
 from fleetledger.models.offline import OfflineAnalyst
 
@@ -527,3 +529,31 @@ def test_shlex_split_program_slot(template: str, verdict: str) -> None:
     source = f"import shlex, subprocess\ndef run(ref):\n    subprocess.run({template})\n"
     answer = _investigate(source, "subprocess.run(", "B603")
     assert answer.verdict == verdict, answer.rationale
+
+
+def test_one_source_reaching_a_sink_both_sanitised_and_not() -> None:
+    """Regression: two leaves differing only in an optional field must still sort (no TypeError)."""
+    source = ("import os, shlex\nfrom flask import request\ndef view():\n    x = request.args['a']\n"
+              "    os.system(shlex.quote(x) + x)\n")
+    answer = _investigate(source, "os.system(")
+    assert answer.verdict == "vulnerable", answer.rationale
+
+
+FUZZ_SOURCE = (Path(__file__).resolve().parent.parent / "bench" / "evalset" / "cwe78" / "thumbnail_lines_vuln.py").read_text()
+RULES = sorted({"B101", "B102", "B105", "B106", "B107", "B202", "B301", "B307", "B324", "B501", "B602", "B603", "B605",
+                "B607", "B608", "B611", "B404", "B999"})
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(line=st.integers(-3, 40), col=st.integers(-3, 120), rule_id=st.sampled_from(RULES),
+       cwe=st.sampled_from([None, 22, 78, 89, 95, 259, 295, 328, 502, 703, 1234]),
+       revalidate=st.booleans(), source=st.one_of(st.just(FUZZ_SOURCE), st.text(max_size=200)))
+def test_any_request_gets_an_answer(line: int, col: int, rule_id: str, cwe: int | None, revalidate: bool, source: str) -> None:
+    """Wrong positions, unknown rules, garbage text: an answer every time, never an exception."""
+    candidate = Candidate(id="0" * 16, path="app/x.py", line=line, col=col, end_line=max(line, 0), rule_id=rule_id,
+                          rule_name="rule", detector="bandit", cwe=cwe, detector_severity="MEDIUM",
+                          detector_confidence="LOW", message="flagged", snippet="")
+    prior = {"verdict": "vulnerable", "confidence": 6} if revalidate else None
+    answer = ANALYST.analyze(ModelRequest(candidate=candidate, source=source, brief="",
+                                          pass_name="revalidate" if revalidate else "investigate", prior=prior))
+    assert answer.rationale.endswith(".") and 0 <= answer.confidence <= 10

@@ -136,9 +136,14 @@ def reaching(tree: SourceTree, use: ast.Name, guard_for: GuardFor, budget: Budge
 def dominating_tests(tree: SourceTree, node: ast.AST) -> Iterator[tuple[ast.expr, bool]]:
     """Yields the conditions known to hold (or fail) whenever ``node`` runs in its function.
 
-    Each item is ``(test, holds)``: ``holds`` is True for an ``if`` whose body contains the
-    node, False for one whose ``else`` does, and False for an earlier ``if`` in an enclosing
-    block whose body always exits (``if bad: abort(400)``).
+    Args:
+        tree: The parsed file.
+        node: The node whose dominating conditions are wanted.
+
+    Yields:
+        ``(test, holds)``: ``holds`` is True for an ``if`` whose body contains the node, False
+        for one whose ``else`` does, and False for an earlier ``if`` in an enclosing block
+        whose body always exits (``if bad: abort(400)``).
     """
     stmt = tree.statement_of(node)
     if stmt is None:
@@ -153,7 +158,16 @@ def dominating_tests(tree: SourceTree, node: ast.AST) -> Iterator[tuple[ast.expr
 
 
 def single_value(tree: SourceTree, use: ast.Name) -> ast.expr | None:
-    """Returns the one expression bound to ``use.id`` if exactly one binding reaches it."""
+    """Returns the one expression bound to a name where it is used, if exactly one reaches it.
+
+    Args:
+        tree: The parsed file.
+        use: The name being read.
+
+    Returns:
+        The bound expression, or None when no binding, several, or a non-expression one
+        (a parameter, an import) reaches the use.
+    """
     found = reaching(tree, use, lambda test, holds: None)
     if len(found) == 1 and found[0].kind == "value" and isinstance(found[0].node, ast.expr):
         return found[0].node
@@ -175,14 +189,17 @@ class _BackwardWalk:
         self.exhausted = False
 
     def note_guard(self, test: ast.expr, holds: bool) -> None:
+        """Records the first validation met; it covers every binding found after it."""
         if self.guard is None:
             self.guard = self.guard_for(test, holds)
 
     def add(self, binding: Binding) -> None:
+        """Records a binding under the validation met so far (between it and the use)."""
         self.found.append(Binding(kind=binding.kind, node=binding.node, detail=binding.detail,
                                   owner=binding.owner, guard=self.guard))
 
     def walrus_before(self, stmt: ast.stmt, use: ast.Name) -> None:
+        """Records an ``name := ...`` earlier in the same statement as the use (a certain binding)."""
         for node in walk_scope(stmt):
             if (isinstance(node, ast.NamedExpr) and node.target.id == self.name
                     and (node.lineno, node.col_offset) < (use.lineno, use.col_offset)):

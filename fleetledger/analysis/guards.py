@@ -104,7 +104,16 @@ def integrity_check(tree: SourceTree, test: ast.expr, holds: bool) -> str | None
 
 
 def exits(body: list[ast.stmt], tree: SourceTree) -> bool:
-    """Tells whether a block always leaves the enclosing flow (return, raise, abort, exit)."""
+    """Tells whether a block always leaves the enclosing flow.
+
+    Args:
+        body: The statements of the block.
+        tree: The parsed file (to resolve ``abort``/``sys.exit`` names).
+
+    Returns:
+        True when the block's last statement is ``return``, ``raise``, ``continue``, ``break``
+        or a call of ``abort``/``exit``/``_exit``/``quit``.
+    """
     if not body:
         return False
     last = body[-1]

@@ -201,7 +201,15 @@ def _constant_str(expr: ast.expr | None) -> str | None:
 
 
 def keyword(call: ast.Call, name: str) -> ast.expr | None:
-    """Returns the value of keyword argument ``name`` of ``call``, or None when absent."""
+    """Finds a keyword argument of a call.
+
+    Args:
+        call: The call.
+        name: The keyword.
+
+    Returns:
+        The argument's value, or None when the call does not pass it.
+    """
     for item in call.keywords:
         if item.arg == name:
             return item.value

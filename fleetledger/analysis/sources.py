@@ -175,6 +175,10 @@ def _all_args(function: FunctionNode | ast.Lambda) -> list[ast.arg]:
 def handler_kind(tree: SourceTree, function: FunctionNode) -> Literal["route", "view", "cli"] | None:
     """Tells whether a function is called by a framework with outside data as arguments.
 
+    Args:
+        tree: The parsed file.
+        function: The function.
+
     Returns:
         ``"route"`` for a function under a route decorator, ``"view"`` for a Django-style view
         (first parameter ``request``, or a class-based view method ``get(self, request, ...)``),

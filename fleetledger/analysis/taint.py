@@ -56,7 +56,7 @@ _WORLD_WRITABLE = ("/tmp/", "/var/tmp/", "/dev/shm/")
 _NUMERIC_OPS = (ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.MatMult)
 
 
-@dataclass(frozen=True, kw_only=True, order=True)
+@dataclass(frozen=True, kw_only=True)
 class Leaf:
     """One origin of a traced value.
 
@@ -86,13 +86,18 @@ class Leaf:
         """True for a non-constant origin that nothing sanitised."""
         return self.kind != "constant" and self.sanitiser is None
 
+    def sort_key(self) -> tuple[int, str, str, str, str, str, str, str]:
+        """A total order over leaves (optional fields compare as empty text)."""
+        return (self.line, self.kind, self.detail, self.channel or "", self.sanitiser or "",
+                self.through or "", self.function or "", self.param or "")
+
 
 @dataclass(frozen=True, kw_only=True)
 class Trace:
     """The origins of one value.
 
     Attributes:
-        leaves: Every origin found, sorted, without duplicates.
+        leaves: Every origin found, sorted by ``Leaf.sort_key``, without duplicates.
         exhausted: True when the step budget ran out (the leaves are then incomplete and an
             ``unknown`` leaf says so).
     """
@@ -168,13 +173,13 @@ class Tracer:
             seen.add(key)
             if not self._budget.spend():
                 leaves.add(Leaf(line=getattr(expr, "lineno", 0), kind="unknown", detail="the rest of a value too large to trace"))
-                return Trace(leaves=tuple(sorted(leaves)), exhausted=True)
+                return Trace(leaves=tuple(sorted(leaves, key=Leaf.sort_key)), exhausted=True)
             for produced in self._step(item):
                 if isinstance(produced, Leaf):
                     leaves.add(produced)
                 else:
                     work.append(produced)
-        return Trace(leaves=tuple(sorted(leaves)))
+        return Trace(leaves=tuple(sorted(leaves, key=Leaf.sort_key)))
 
     # guards.Facts
     def literal(self, expr: ast.expr) -> ast.expr:

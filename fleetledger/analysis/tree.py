@@ -167,7 +167,16 @@ class SourceTree:
         return ".".join(reversed(parts))
 
     def segment(self, node: ast.AST, limit: int = 70) -> str:
-        """Returns the node's source text on one line, cut to ``limit`` characters."""
+        """Returns a node's source text for rationales.
+
+        Args:
+            node: A node of this tree.
+            limit: Maximum length; longer text ends in ``...``.
+
+        Returns:
+            The text with its lines joined and whitespace collapsed (the node's type name for a
+            node without a position).
+        """
         lineno = getattr(node, "lineno", None)
         end = getattr(node, "end_lineno", None)
         if lineno is None or end is None or lineno > len(self.lines):

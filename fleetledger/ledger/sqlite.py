@@ -171,8 +171,9 @@ class SQLiteStorage(Storage):
                 raise
         except sqlite3.IntegrityError as exc:
             raise errors.AppendOnlyViolation(f"the ledger refused the write: {exc}") from exc
-        except sqlite3.OperationalError as exc:
-            raise errors.LedgerError(f"ledger write failed at {self.path}: {exc}", path=str(self.path)) from exc
+        except (sqlite3.OperationalError, OSError) as exc:
+            raise errors.LedgerError(f"ledger write failed at {self.path}: {exc}; nothing of the batch was stored",
+                                     path=str(self.path)) from exc
         faults.hit("ledger.after_commit")
         return result
 

@@ -26,7 +26,7 @@ Passes:
       is kept only as ``uncertain``.
 
 Keeping a finding: the pipeline keeps a candidate whose answer is ``vulnerable``, or
-``uncertain`` with confidence 5 or more (``fleetledger.jobs.scan.report.survives``). The
+``uncertain`` with confidence 5 or more (``fleetledger.jobs.scan.shapes.survives``). The
 analyst's scale is set against that threshold: 9 shown by the syntax, 8 shown with one
 assumption, 7 decided by a caller or by code passed through, 6 outside data through unseen code
 (kept as uncertain), 5 open (kept: not cleared), 4 open after the sceptical pass (dropped),
@@ -51,7 +51,7 @@ from ..jobs.scan.shapes import Candidate, ModelAnswer, ModelRequest, Verdict
 
 ANALYST_VERSION = "1"
 # Confidence of an "uncertain" answer the sceptical pass means to drop: one below the pipeline's
-# keep threshold (fleetledger.jobs.scan.report.SURVIVE_UNCERTAIN_MIN_CONFIDENCE, 5).
+# keep threshold (fleetledger.jobs.scan.shapes.SURVIVE_UNCERTAIN_MIN_CONFIDENCE, 5).
 _DROPPED = 4
 _CACHED_TREES = 8
 

@@ -6,7 +6,7 @@ import ast
 
 from ..assessment import LIKELY, Assessment, Site, from_trace
 from ..sinks import DISPLAY_CALLS, SQL_EXECUTORS, keyword
-from ..taint import Trace, Tracer
+from ..taint import Leaf, Trace, Tracer
 from ..tree import SourceTree, walk_scope
 
 CWE = 89
@@ -68,7 +68,7 @@ def assess(site: Site) -> Assessment | None:
 
 def _merge(tracer: Tracer, expressions: list[ast.expr]) -> Trace:
     traces = [tracer.trace(e) for e in expressions]
-    leaves = sorted({leaf for t in traces for leaf in t.leaves})
+    leaves = sorted({leaf for t in traces for leaf in t.leaves}, key=Leaf.sort_key)
     return Trace(leaves=tuple(leaves), exhausted=any(t.exhausted for t in traces))
 
 

@@ -21,6 +21,7 @@ from . import export, report
 from .export import OUTPUT_NAMES
 from .detect import DETECT_VERSION
 from .plan import blocks, candidate_blocks, discover
+from .shapes import Candidate, survives
 
 if TYPE_CHECKING:
     from ...coordinator import HostContext
@@ -75,7 +76,7 @@ class ScanJob(Job):
         by_id = {c.id: c for c in report.candidates(view)}
         if sprint == "triage":
             items = [{"candidate": by_id[cid].to_json(), "answer": a.to_json()}
-                     for cid, a in first.items() if cid in by_id and report.survives(a)]
+                     for cid, a in first.items() if cid in by_id and survives(a)]
             return self._plan_items("triage", items, view)
         if sprint == "revalidate":
             triaged = report.severities(view)
@@ -98,7 +99,6 @@ class ScanJob(Job):
 
     def _plan_items(self, kind: str, items: list[dict[str, Any]], view: RunView) -> list[TaskSpec]:
         shas = {p: f["sha256"] for p, f in report.planned_files(view).items()}
-        from .shapes import Candidate
 
         by_id = {it["candidate"]["id"]: it for it in items}
         specs = []

@@ -9,19 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...replay import RunView
-from .shapes import Candidate, FileReport, Finding, ModelAnswer, ScanReport
-
-SURVIVE_UNCERTAIN_MIN_CONFIDENCE = 5
-"""An "uncertain" answer keeps a candidate only at this confidence (0-10) or above."""
-
-
-def survives(answer: ModelAnswer) -> bool:
-    """True when an answer keeps its candidate in the pipeline: "vulnerable", or "uncertain"
-    with confidence at least ``SURVIVE_UNCERTAIN_MIN_CONFIDENCE``."""
-    if answer.verdict == "vulnerable":
-        return True
-    return answer.verdict == "uncertain" and answer.confidence >= SURVIVE_UNCERTAIN_MIN_CONFIDENCE
-
+from .shapes import Candidate, FileReport, Finding, ModelAnswer, ScanReport, survives
 
 def _results(view: RunView, sprint: str) -> list[dict[str, Any]]:
     out = []

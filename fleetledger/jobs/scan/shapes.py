@@ -47,7 +47,8 @@ class Candidate:
         detector_severity: ``"LOW"``, ``"MEDIUM"`` or ``"HIGH"`` as the detector rates it.
         detector_confidence: ``"LOW"``, ``"MEDIUM"`` or ``"HIGH"`` as the detector rates it.
         message: The detector's one-line message.
-        snippet: The source text of the flagged line(s), decoded leniently.
+        snippet: The source text of the flagged line(s) with one line of context on each side
+            (as bandit shows it), decoded leniently, at most 2,000 characters.
         scope: Qualified name of the enclosing function or class from the syntax tree
             (``"<module>"`` at module level).
     """
@@ -166,8 +167,12 @@ class ModelAnswer:
         confidence: 0 (a guess) to 10 (certain), an int.
         cwe: CWE number of the weakness the answer is about, or None.
         rationale: One paragraph a security engineer can check.
-        signals: Machine-readable facts the answer rests on, e.g. ``{"source": "request",
-            "sanitised": False, "in_test": False}``; used by triage.
+        signals: Machine-readable facts the answer rests on, used by triage. The offline
+            analyst fills: ``source`` (where the dangerous value comes from: "request",
+            "parameter", "constant", "environment", "unknown"), ``channel``, ``sanitised``
+            (bool), ``in_test`` (bool), ``dead_code`` (bool), ``guards`` (list of checks seen),
+            ``purpose`` (e.g. of a hash), ``analysed`` (bool: the analyst understood the
+            code). Other models may fill any subset; triage works without them.
     """
 
     verdict: Verdict
@@ -194,6 +199,19 @@ class ModelAnswer:
             ValueError: the verdict or confidence is out of range (a malformed model answer).
         """
         return _from(cls, data)
+
+
+SURVIVE_UNCERTAIN_MIN_CONFIDENCE = 5
+"""An "uncertain" answer keeps a candidate only at this confidence (0-10) or above."""
+
+
+def survives(answer: ModelAnswer) -> bool:
+    """True when an answer keeps its candidate in the pipeline: "vulnerable", or "uncertain"
+    with confidence at least ``SURVIVE_UNCERTAIN_MIN_CONFIDENCE``. Every model's answers, the
+    first pass's and the sceptical pass's, are judged by this one rule."""
+    if answer.verdict == "vulnerable":
+        return True
+    return answer.verdict == "uncertain" and answer.confidence >= SURVIVE_UNCERTAIN_MIN_CONFIDENCE
 
 
 @dataclass(frozen=True, kw_only=True)

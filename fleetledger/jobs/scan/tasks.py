@@ -78,10 +78,22 @@ def _detect(ctx: TaskContext) -> dict[str, Any]:
             return report.to_json()
 
         ctx.step(f"detect:{f['path']}", input_hash(f["path"], f["sha256"], DETECT_VERSION), run,
-                 why=f"detect {f['path']}")
+                 why=f"detect {f['path']}", outcome=_detect_outcome)
 
     _each(ctx, ctx.inputs["files"], one)
     return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}
+
+
+def _detect_outcome(report: dict[str, Any]) -> str:
+    if report["status"] == "skipped":
+        return f"skipped: {report['reason']}"
+    return f"scanned: {len(report['candidates'])} candidate(s)"
+
+
+def _answer_outcome(result: dict[str, Any]) -> str:
+    answer = result["answer"]
+    cwe = f" CWE-{answer['cwe']}" if answer.get("cwe") else ""
+    return f"{answer['verdict']} {answer['confidence']}/10{cwe}"
 
 
 class _Sources:
@@ -127,7 +139,7 @@ def _judge(ctx: TaskContext) -> dict[str, Any]:
 
         ctx.step(f"{pass_name}:{candidate.id}",
                  input_hash(item, ctx.inputs["files"][candidate.path], provider.name, provider.model, brief_sha),
-                 run, spends_call=True,
+                 run, spends_call=True, outcome=_answer_outcome,
                  why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}")
         faults.hit(f"scan.{pass_name}.after_step")
 
@@ -144,7 +156,7 @@ def _triage(ctx: TaskContext) -> dict[str, Any]:
             severity, reason = triage(candidate, answer)
             return {"candidate": candidate.id, "severity": severity, "reason": reason}
 
-        ctx.step(f"triage:{candidate.id}", input_hash(item), run,
+        ctx.step(f"triage:{candidate.id}", input_hash(item), run, outcome=lambda r: f"{r['severity']}: {r['reason']}",
                  why=f"triage {candidate.rule_id} at {candidate.path}:{candidate.line}")
 
     _each(ctx, ctx.inputs["items"], one)
