@@ -14,6 +14,10 @@ meaning: the 3rd time the point is reached, act. Actions:
 * ``eio``   -- raise ``OSError(EIO)`` at the point (a failing disk), once;
 * ``exit``  -- ``os._exit(86)``.
 
+``FLEETLEDGER_FAULT_ONCE=path`` makes the action fire in one process only, across all the
+processes that inherit the variable: the first to reach its occurrence creates ``path``
+(``O_EXCL``) and acts; the others carry on.
+
 ``FLEETLEDGER_FAULT_LOG=path`` appends the name of every point reached (one per line, with the
 process id) so a harness can enumerate the points a workload passes through.
 """
@@ -26,6 +30,7 @@ import signal
 
 _ENV = "FLEETLEDGER_FAULT"
 _LOG_ENV = "FLEETLEDGER_FAULT_LOG"
+_ONCE_ENV = "FLEETLEDGER_FAULT_ONCE"
 
 
 class _Armed:
@@ -44,6 +49,7 @@ class _Armed:
 
 _armed: _Armed | None = _Armed(os.environ[_ENV]) if os.environ.get(_ENV) else None
 _log_path: str | None = os.environ.get(_LOG_ENV) or None
+_once_path: str | None = os.environ.get(_ONCE_ENV) or None
 
 
 def arm(spec: str | None) -> None:
@@ -71,6 +77,12 @@ def hit(name: str) -> None:
     armed.remaining -= 1
     if armed.remaining > 0:
         return
+    if _once_path is not None:
+        try:
+            os.close(os.open(_once_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            arm(None)
+            return
     action = armed.action
     if action == "kill":
         os.kill(os.getpid(), signal.SIGKILL)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import errors
 
-PASSTHROUGH_ENV = ("FLEETLEDGER_FAULT", "FLEETLEDGER_FAULT_LOG", "FLEETLEDGER_TEST_HOOKS")
+PASSTHROUGH_ENV = ("FLEETLEDGER_FAULT", "FLEETLEDGER_FAULT_LOG", "FLEETLEDGER_FAULT_ONCE")
 """Test-only variables that reach workers; everything else of the host environment does not."""
 
 
