@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from . import errors, faults, runstate
+from .effects import EffectDenied, EffectUncertain
 from .gate import Action, Gate, Policy
 from .jobs.base import Job, JobOutcome
 from .leases import expired
@@ -134,6 +135,14 @@ class HostContext:
     def record(self, kind: str, **fields: Any) -> list[Outcome]:
         """Appends one coordinator record of ``kind`` with ``fields`` (key, task, why, payload)."""
         return self._c.append([self._c.new_record(kind, **fields)])
+
+    def effect(self, key: str, fn: Callable[[str], dict[str, Any]], *, reconcile: Callable[[str], dict[str, Any] | None] | None = None,
+               idempotent: bool = False, kind: str = "effect", why: str = "", intent: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Performs an effect exactly once as seen from its target (see ``effects.perform``)."""
+        from .effects import perform
+
+        return perform(self, key, fn, kind=kind, why=why or f"{kind} {key}", intent=intent, reconcile=reconcile,
+                       idempotent=idempotent)
 
 
 class Coordinator:
@@ -332,7 +341,10 @@ class Coordinator:
                 self._plan(sprint)
                 continue
             if sprint in self.job.host_sprints:
-                self.job.run_host_sprint(sprint, host)
+                try:
+                    self.job.run_host_sprint(sprint, host)
+                except (EffectUncertain, EffectDenied) as exc:
+                    return self._halt("effect", str(exc), extra={"effect": exc.facts.get("key")})
                 self.append([self.new_record("sprint.finished", key=sprint, why=f"{sprint} done")])
                 self._write_state(force=True)
                 continue
@@ -576,7 +588,10 @@ class Coordinator:
                                     payload={"worker": lease.worker, "cause": "halt"})
                     for lease in self.view.leases()]
         self.append(released + [self.new_record("run.halted", why=reason, payload={"kind": kind, **(extra or {})})])
-        self.job.on_halt(HostContext(self))
+        try:
+            self.job.on_halt(HostContext(self))
+        except (EffectUncertain, EffectDenied) as exc:
+            self.append([self.new_record("decision", why=f"partial outputs not written: {exc}")])
         self._write_state(force=True)
         return RunResult(run_id=self.view.run_id, state="HALTED", exit_code=EXIT_HALTED,
                          message=f"run {self.view.run_id} HALTED: {reason}")

@@ -11,8 +11,12 @@ meaning: the 3rd time the point is reached, act. Actions:
 
 * ``kill``  -- SIGKILL this process (a real crash: no ``finally``, no atexit, no flush);
 * ``stop``  -- SIGSTOP this process (a pause, for fencing tests; SIGCONT resumes it);
-* ``eio``   -- raise ``OSError(EIO)`` at the point (a failing disk), once;
+* ``eio``   -- raise ``OSError(EIO)`` at the point (a failing disk);
+* ``enospc`` -- raise ``OSError(ENOSPC)`` at the point (a full disk);
 * ``exit``  -- ``os._exit(86)``.
+
+An action ending in ``+`` (``eio+``) acts at that occurrence and at every later one ("fail
+forever", the SQLite testing method's second mode); without it, it acts once.
 
 ``FLEETLEDGER_FAULT_ONCE=path`` makes the action fire in one process only, across all the
 processes that inherit the variable: the first to reach its occurrence creates ``path``
@@ -34,7 +38,7 @@ _ONCE_ENV = "FLEETLEDGER_FAULT_ONCE"
 
 
 class _Armed:
-    __slots__ = ("name", "remaining", "action")
+    __slots__ = ("name", "remaining", "action", "forever")
 
     def __init__(self, spec: str) -> None:
         parts = spec.split(":")
@@ -42,9 +46,11 @@ class _Armed:
             raise ValueError(f"{_ENV}={spec!r}: expected NAME:COUNT[:ACTION], e.g. ledger.after_commit:3:kill")
         self.name = parts[0]
         self.remaining = int(parts[1])
-        self.action = parts[2] if len(parts) == 3 else "kill"
-        if self.action not in ("kill", "stop", "eio", "exit"):
-            raise ValueError(f"{_ENV}={spec!r}: action must be kill, stop, eio or exit")
+        action = parts[2] if len(parts) == 3 else "kill"
+        self.forever = action.endswith("+")
+        self.action = action.rstrip("+")
+        if self.action not in ("kill", "stop", "eio", "enospc", "exit"):
+            raise ValueError(f"{_ENV}={spec!r}: action must be kill, stop, eio, enospc or exit (optionally with +)")
 
 
 _armed: _Armed | None = _Armed(os.environ[_ENV]) if os.environ.get(_ENV) else None
@@ -66,7 +72,8 @@ def hit(name: str) -> None:
     """Marks that execution reached the crash point ``name``; acts if it is the armed one.
 
     Raises:
-        OSError: with errno EIO, when the armed action is ``eio`` and this is its occurrence.
+        OSError: with errno EIO or ENOSPC, when the armed action is ``eio`` or ``enospc`` and
+            this is its occurrence (or a later one, with ``+``).
     """
     if _log_path is not None:
         with open(_log_path, "a", encoding="utf-8") as log:
@@ -84,12 +91,14 @@ def hit(name: str) -> None:
             arm(None)
             return
     action = armed.action
+    if not armed.forever:
+        arm(None)
     if action == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     elif action == "stop":
         os.kill(os.getpid(), signal.SIGSTOP)
     elif action == "exit":
         os._exit(86)
-    elif action == "eio":
-        arm(None)
-        raise OSError(errno.EIO, f"injected I/O error at {name}")
+    elif action in ("eio", "enospc"):
+        code = errno.EIO if action == "eio" else errno.ENOSPC
+        raise OSError(code, f"injected {os.strerror(code)} at {name}")

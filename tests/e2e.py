@@ -85,3 +85,38 @@ def normalized_sarif(path: Path) -> dict[str, Any]:
             invocation.pop("startTimeUtc", None)
             invocation.pop("endTimeUtc", None)
     return log
+
+
+def synthetic_argv(workspace: Path, *args: str) -> list[str]:
+    """The command that runs (or resumes) a synthetic fleet job in ``workspace``."""
+    return [sys.executable, "-m", "fleetledger.jobs.synthetic", str(workspace), *args]
+
+
+def run_synthetic(workspace: Path, *args: str, env: dict[str, str] | None = None,
+                  timeout_s: float = 240) -> subprocess.CompletedProcess[str]:
+    """Runs a synthetic job to its end in a new process."""
+    return subprocess.run(synthetic_argv(workspace, *args), env={**os.environ, **(env or {})}, capture_output=True,
+                          text=True, timeout=timeout_s)
+
+
+def start_synthetic(workspace: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """Starts a synthetic job in the background (end it with ``kill_cli``)."""
+    return subprocess.Popen(synthetic_argv(workspace, *args), env={**os.environ, **(env or {})},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def stopped_child(pid: int) -> "psutil.Process | None":
+    """A child of process ``pid`` that is stopped (SIGSTOP), if any."""
+    import psutil
+
+    try:
+        children = psutil.Process(pid).children()
+    except psutil.NoSuchProcess:
+        return None
+    for child in children:
+        try:
+            if child.status() == psutil.STATUS_STOPPED:
+                return child
+        except psutil.NoSuchProcess:
+            continue
+    return None

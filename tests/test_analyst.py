@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from fleetledger.jobs.scan.detect import detect_file
 from fleetledger.jobs.scan.shapes import survives
 from fleetledger.jobs.scan.shapes import Candidate, ModelAnswer, ModelRequest, candidate_id
+from fleetledger.jobs.scan.triage import triage
 from fleetledger.models.offline import OfflineAnalyst
 
 ANALYST = OfflineAnalyst()
@@ -268,12 +269,18 @@ C1_SHAPES = [
 def test_c1_sql_built_from_parameters(tmp_path: Path, call: str) -> None:
     """09-findings C1: CWE-89 at each call where col, table and v are parameters.
 
+    The file has no entry point for outside data, so the parameters hold whatever callers
+    elsewhere pass: the finding is kept (an interface that splices its argument into SQL) as
+    uncertain, which triage rates low. With a route in the file it is vulnerable.
     (In the triple-quoted shape the marker is part of the SQL text; it changes nothing.)
     """
     judged = _judged(tmp_path, "app/queries.py", "def query(cur, col, table, v):\n    " + call + "\n", SQL)
     assert _kept(judged)
-    assert all(first.cwe == 89 and first.verdict == "vulnerable" for _, first, _ in judged)
-    assert all(second.verdict == "vulnerable" for _, _, second in judged)
+    assert all(first.cwe == 89 and first.verdict == "uncertain" and first.signals["reach"] == "library" for _, first, _ in judged)
+    assert all(second.cwe == 89 and second.verdict == "uncertain" and "callers" in second.rationale for _, _, second in judged)
+    assert all(triage(c, first)[0] == "low" for c, first, _ in judged)
+    judged = _judged(tmp_path, "app/views.py", FLASK + "def query(cur, col, table, v):\n    " + call + "\n", SQL)
+    assert all(first.verdict == "vulnerable" and second.verdict == "vulnerable" for _, first, second in judged)
 
 
 def test_c1_concatenation_bandit_misses(tmp_path: Path) -> None:
@@ -286,7 +293,7 @@ def test_c1_concatenation_bandit_misses(tmp_path: Path) -> None:
     candidate = _candidate("app/queries.py", text, '"SELECT a "', "B608", 89)
     first = ANALYST.analyze(ModelRequest(candidate=candidate, source=text, brief=""))
     second = ANALYST.analyze(ModelRequest(candidate=candidate, source=text, brief="", pass_name="revalidate", prior=first.to_json()))
-    assert (first.verdict, first.cwe, second.verdict) == ("vulnerable", 89, "vulnerable"), first.rationale
+    assert survives(first) and survives(second) and first.cwe == 89, first.rationale
     assert "parameter 'v'" in first.rationale
 
 
@@ -298,9 +305,9 @@ def test_c3_shell_hidden_in_argument_list(tmp_path: Path) -> None:
             return subprocess.check_output(["/bin/bash", "-c", "ls -l %s" % path], shell=False)  # sink
         """, COMMAND)
     assert _kept(judged)
-    vulnerable = [first for _, first, _ in judged if first.verdict == "vulnerable"]
-    assert vulnerable and all(a.cwe == 78 for a in vulnerable)
-    assert "'-c'" in vulnerable[0].rationale
+    kept = [first for _, first, second in judged if survives(first) and survives(second)]
+    assert kept and all(a.cwe == 78 for a in kept)
+    assert "'-c'" in kept[0].rationale
 
 
 def test_answers_are_deterministic_across_processes(tmp_path: Path) -> None:
@@ -518,17 +525,20 @@ def test_pathological_fan_out_is_bounded() -> None:
     assert first.verdict in ("vulnerable", "uncertain")
 
 
-@pytest.mark.parametrize(("template", "verdict"), [
-    ('shlex.split("git log " + ref)', "not_vulnerable"),
-    ('shlex.split("%s --version" % ref)', "vulnerable"),
-    ('shlex.split("{} --version".format(ref))', "vulnerable"),
-    ('shlex.split(f"bash -c {ref}")', "vulnerable"),
+@pytest.mark.parametrize(("template", "kept"), [
+    ('shlex.split("git log " + ref)', False),
+    ('shlex.split("%s --version" % ref)', True),
+    ('shlex.split("{} --version".format(ref))', True),
+    ('shlex.split(f"bash -c {ref}")', True),
 ])
-def test_shlex_split_program_slot(template: str, verdict: str) -> None:
-    """Without a shell, only a template whose first word is fixed keeps the program fixed."""
+def test_shlex_split_program_slot(template: str, kept: bool) -> None:
+    """Without a shell, only a template whose first word is fixed keeps the program fixed.
+
+    (``ref`` is a parameter of library code, so a kept finding is uncertain, not vulnerable.)"""
     source = f"import shlex, subprocess\ndef run(ref):\n    subprocess.run({template})\n"
     answer = _investigate(source, "subprocess.run(", "B603")
-    assert answer.verdict == verdict, answer.rationale
+    assert survives(answer) is kept, answer.rationale
+    assert answer.verdict == ("uncertain" if kept else "not_vulnerable"), answer.rationale
 
 
 def test_one_source_reaching_a_sink_both_sanitised_and_not() -> None:

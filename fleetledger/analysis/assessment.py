@@ -75,7 +75,8 @@ def from_trace(trace: Trace, *, cwe: int, sink: SinkKind, value: str, facts: tup
     """Turns the origins of a sink's dangerous value into a verdict.
 
     Outside data that reaches the sink unsanitised is ``vulnerable`` (confidence 9, or 7 when
-    it passed through code this file does not show, or came from the environment); a
+    it passed through code this file does not show, or came from the environment or a file any
+    local user can write); a
     parameter of the enclosing function is ``vulnerable`` at 7 (a caller decides); an
     unknown origin is ``uncertain`` at 5; constants and sanitised values are
     ``not_vulnerable`` (9 for constants only, 8 when a sanitiser or check was relied on).
@@ -111,7 +112,7 @@ def from_trace(trace: Trace, *, cwe: int, sink: SinkKind, value: str, facts: tup
     others = [describe(leaf) for leaf in trace.dangerous()[1:4]]
     extra = f" (also: {'; '.join(others)})" if others else ""
     if worst.kind == "request":
-        confidence = PROBABLE if worst.through or worst.channel == "env" else CERTAIN
+        confidence = PROBABLE if worst.through or worst.channel in ("env", "local") else CERTAIN
         sentence = f"{value[0].upper()}{value[1:]} contains outside data, unsanitised: {describe(worst)}{extra}."
         return Assessment(verdict="vulnerable", confidence=confidence, cwe=cwe, facts=(*facts, sentence),
                           signals=signals, trace=trace, sink=sink)

@@ -9,8 +9,8 @@ truth (or falsehood) restricts a name enough for a sink:
   with ``$``/``\\Z``) and admits only characters that are inert in the sink (see
   ``patterns.alphabet`` and ``sinks.SAFE_ALPHABETS``);
 * ``str.isdigit()``/``isdecimal()``/``isnumeric()`` (digits) and ``isalnum()``/``isalpha()``/
-  ``isidentifier()`` (letters and digits: enough for a shell word or SQL identifier, not for
-  Python source);
+  ``isidentifier()`` (letters and digits: enough for a shell word, an SQL identifier or HTML
+  text, not for Python source);
 * ``isinstance(name, int | float | bool)``;
 * for deserialisation, an HMAC comparison (``hmac.compare_digest``) of the data's signature.
 
@@ -145,7 +145,7 @@ def _atom(tree: SourceTree, facts: Facts, expr: ast.expr, name: str, sink: SinkK
         method = expr.func.attr
         if method in _DIGIT_CHECKS:
             return f"{method}() check"
-        if method in _WORD_CHECKS and sink in ("shell", "sql"):
+        if method in _WORD_CHECKS and sink in ("shell", "sql", "html"):
             return f"{method}() check"
         return None
     return _regex_check(tree, facts, expr, name, sink)

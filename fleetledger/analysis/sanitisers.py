@@ -2,7 +2,19 @@
 
 A cast to a number is safe everywhere; ``shlex.quote`` only in a shell command line;
 ``psycopg2.sql.Identifier`` only in SQL; a signature check (``Signer.unsign``) or bytes this
-process serialised itself (``pickle.dumps``) only for deserialisation.
+process serialised itself (``pickle.dumps``) only for deserialisation; HTML escaping
+(``escape``, ``format_html``) and template rendering only in text marked safe as HTML.
+
+Two weaker kinds, for SQL only, are answered separately because they do not hold against an
+attacker who chooses the value:
+
+* identifier quoting (``connection.ops.quote_name``, ``quote_ident``): it wraps a table or
+  column name in quotes, and several implementations (Django's among them) do not escape a
+  quote inside the name; a quoted name is safe when it comes from the schema or the code,
+  not when it comes from a request (``identifier_quoter``);
+* SQL builders (``compiler.compile(node)``, ``expr.as_sql(...)``): their result is SQL text
+  whose values travel separately as parameters; composing such fragments is not injection,
+  and whether the builder itself is safe is a question for the builder (``sql_builder``).
 """
 
 from __future__ import annotations
@@ -32,7 +44,30 @@ _PER_SINK: dict[str, frozenset[str]] = {
                       "sqlalchemy.bindparam", "sqlalchemy.sql.bindparam"}),
     "data": frozenset({"pickle.dumps", "marshal.dumps", "yaml.dump", "yaml.safe_dump",
                        "dill.dumps", "cPickle.dumps"}),
+    "html": frozenset({
+        "html.escape", "cgi.escape", "markupsafe.escape", "flask.escape", "jinja2.escape",
+        "bleach.clean", "nh3.clean", "urllib.parse.quote", "urllib.parse.quote_plus",
+        "urllib.parse.urlencode",
+        *(f"{module}{name}" for module in ("", "django.utils.html.") for name in (
+            "escape", "conditional_escape", "format_html", "format_html_join", "escapejs",
+            "json_script", "strip_tags", "escape_uri_path")),
+        "render_to_string", "django.template.loader.render_to_string", "flask.render_template",
+        "render_template", "flask.render_template_string",
+    }),
 }
+# Methods whose result is escaped HTML: template rendering (the engine escapes every variable)
+# and form/error-list rendering, which goes through templates.
+_HTML_METHODS = frozenset({"render", "render_to_string", "render_annotated", "as_ul", "as_p",
+                           "as_table", "as_div", "as_text", "escape"})
+# Functions and methods that put a table or column name in identifier quotes.
+IDENTIFIER_QUOTERS = frozenset({
+    "quote_name", "quote_name_unless_alias", "quote_ident", "quote_identifier",
+    "quote_identifiers", "escape_identifier", "quote_table_name", "quote_column_name",
+    "_quote_name", "_quote_identifier",
+})
+# Methods that compile a query expression into SQL text plus a separate list of parameters.
+SQL_BUILDERS = frozenset({"as_sql", "compile", "sql_with_params", "as_sqlite", "as_postgresql",
+                          "as_mysql", "as_oracle"})
 # Method names that verify a signature and return the signed payload (itsdangerous, hmac).
 _VERIFYING_METHODS = frozenset({"unsign", "loads_unsafe_verified"})
 
@@ -55,4 +90,37 @@ def call_sanitiser(name: str | None, method: str | None, sink: SinkKind) -> str 
             return f".{method}() (returns a number, a boolean or hex text)"
         if sink == "data" and method in _VERIFYING_METHODS:
             return f".{method}() (verifies a signature before returning the payload)"
+        if sink == "html" and method in _HTML_METHODS:
+            return f".{method}() (template rendering escapes every variable)"
     return None
+
+
+def identifier_quoter(name: str | None, sink: str) -> str | None:
+    """Tells whether a call (by its function's or method's last name) quotes an SQL identifier.
+
+    Args:
+        name: The called function's or method's name; dotted names are cut to the last part.
+        sink: The sink the value reaches (only ``"sql"`` is answered).
+
+    Returns:
+        A description for rationales, or None.
+    """
+    if sink != "sql" or not name:
+        return None
+    short = name.rsplit(".", 1)[-1]
+    return f"the identifier quoting of {short}()" if short in IDENTIFIER_QUOTERS else None
+
+
+def sql_builder(method: str | None, sink: str) -> str | None:
+    """Tells whether a method call compiles a query expression into SQL with separate parameters.
+
+    Args:
+        method: The called method's name.
+        sink: The sink the value reaches (only ``"sql"`` is answered).
+
+    Returns:
+        A description for rationales, or None.
+    """
+    if sink != "sql" or method not in SQL_BUILDERS:
+        return None
+    return f"SQL compiled by .{method}(), whose values travel as separate parameters"

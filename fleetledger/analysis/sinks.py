@@ -2,7 +2,8 @@
 
 A sink kind names what consumes a value: a shell command line (``shell``), the program slot of
 an argument vector (``argv``), SQL text (``sql``), Python source (``code``), serialised bytes
-(``data``) or an archive whose member names become paths (``archive``). Sanitisers and
+(``data``), an archive whose member names become paths (``archive``) or text marked as safe
+HTML, exempt from template escaping (``html``). Sanitisers and
 validations are judged per kind: ``shlex.quote`` makes a value safe in a shell line and does
 nothing for SQL.
 """
@@ -17,7 +18,7 @@ from typing import Literal
 
 from .tree import SourceTree
 
-SinkKind = Literal["shell", "argv", "sql", "code", "data", "archive", "any"]
+SinkKind = Literal["shell", "argv", "sql", "code", "data", "archive", "html", "any"]
 
 _ALNUM = frozenset(string.ascii_letters + string.digits)
 SAFE_ALPHABETS: Mapping[SinkKind, frozenset[str]] = {
@@ -27,6 +28,8 @@ SAFE_ALPHABETS: Mapping[SinkKind, frozenset[str]] = {
     "sql": _ALNUM | frozenset("_."),
     # Arithmetic only: without letters, "_" or quotes no name, call or string can be written.
     "code": frozenset(string.digits + "+-*/%(). "),
+    # No "<", ">", quote or "&": no tag, attribute or entity can be written.
+    "html": _ALNUM | frozenset("_-.,:;@+=/ "),
     # No character set makes a serialised object, an archive or a program name safe.
     "argv": frozenset(),
     "data": frozenset(),

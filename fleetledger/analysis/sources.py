@@ -15,6 +15,10 @@ Recognised (by the shape of the expression, with import aliases resolved):
 * ``input()``, ``sys.argv``, ``sys.stdin``, ``argparse`` results, ``os.environ``/``os.getenv``,
   parameters of ``click`` commands, and HTTP client or socket reads (``requests.get``,
   ``urlopen``, ``sock.recv``).
+
+``entry_point`` tells whether a file shows any of these at all (the environment aside). A file
+that does not is library code: its functions' parameters are filled by callers elsewhere, and
+nothing in the file shows outside data reaching them.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import Literal
 
 from .tree import FunctionNode, SourceTree
 
-Channel = Literal["http", "network", "cli", "stdin", "env"]
+Channel = Literal["http", "network", "cli", "stdin", "env", "local"]
 
 REQUEST_ATTRIBUTES = frozenset({
     "args", "form", "values", "json", "cookies", "headers", "data", "files", "get_json",
@@ -44,6 +48,9 @@ _REQUEST_MODULES = ("flask.request", "quart.request", "werkzeug.request", "bottl
                     "sanic.request")
 _ROUTE_DECORATORS = frozenset({"route", "get", "post", "put", "patch", "delete", "head",
                                "options", "api_route", "websocket", "view_functions"})
+_APPLICATIONS = frozenset({"flask.Flask", "flask.Blueprint", "quart.Quart", "fastapi.FastAPI", "fastapi.APIRouter",
+                           "sanic.Sanic", "bottle.Bottle", "starlette.applications.Starlette",
+                           "aiohttp.web.Application", "tornado.web.Application", "falcon.App"})
 _REQUEST_TYPES = frozenset({"Request", "HttpRequest", "WebSocket", "HTTPConnection"})
 _DEPENDENCY_MARKERS = frozenset({"Depends", "Security"})
 _SAFE_TYPES = frozenset({"int", "float", "bool", "UUID", "uuid.UUID", "date", "datetime",
@@ -67,7 +74,7 @@ class Source:
 
     Attributes:
         channel: ``"http"`` (a web request), ``"network"`` (a response or socket read),
-            ``"cli"``, ``"stdin"`` or ``"env"``.
+            ``"cli"``, ``"stdin"``, ``"env"`` or ``"local"`` (a file any local user can write).
         description: What it is, e.g. ``"request.args (Flask query string)"``.
         sanitiser: Set when the framework admits only a safe type (``<int:id>``, ``id: int``).
     """
@@ -170,6 +177,44 @@ def _all_args(function: FunctionNode | ast.Lambda) -> list[ast.arg]:
     if args.kwarg:
         every.append(args.kwarg)
     return every
+
+
+def entry_point(tree: SourceTree) -> str | None:
+    """Names the first place where outside data enters the file, or None when there is none.
+
+    Entry points are route handlers, Django views, ``click`` commands, an imported request
+    object (``from flask import request``), a web application created in the file
+    (``Flask(__name__)``, ``FastAPI()``), and reads of request data, the command line, stdin,
+    sockets or HTTP responses. Environment variables are not
+    counted: they are the operator's configuration, not data an attacker sends. Computed once
+    per tree (memoised in ``tree.memo``), by one iterative walk in a fixed order.
+
+    Args:
+        tree: The parsed file.
+
+    Returns:
+        A clause such as ``"route handler upload() (line 12)"``, or None for library code.
+    """
+    if "sources.entry_point" in tree.memo:
+        return tree.memo["sources.entry_point"]  # type: ignore[no-any-return]
+    found: str | None = next((f"the imported request object {local!r}" for local, name in sorted(tree.imports.items())
+                              if name in _REQUEST_MODULES), None)
+    for node in [] if found else ast.walk(tree.module):
+        if isinstance(node, ast.Call) and (tree.qualname(node.func) or "") in _APPLICATIONS:
+            found = f"the web application created on line {node.lineno}"
+            break
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            kind = handler_kind(tree, node)
+            if kind is not None:
+                found = f"{kind} handler {node.name}() (line {node.lineno})"
+                break
+        elif isinstance(node, (ast.Attribute, ast.Subscript, ast.Call, ast.Name)):
+            source = source_of(tree, node)
+            if source is not None and source.channel != "env":
+                found = f"{source.description} (line {node.lineno})"
+                break
+    tree.memo["sources.entry_point"] = found
+    return found
 
 
 def handler_kind(tree: SourceTree, function: FunctionNode) -> Literal["route", "view", "cli"] | None:

@@ -8,7 +8,24 @@ values, with parameters mapped back to the call's arguments, up to three calls d
 leaf is a constant, a parameter of the enclosing function, outside data (``sources``) or
 unknown (a call into other code, an attribute of another object, an undefined name). A leaf
 reached through a sanitiser for the sink (``sanitisers``) or guarded by a validation
-(``guards``) is marked with it. The walk uses an explicit work list, so nesting depth does not
+(``guards``) is marked with it.
+
+Some origins are not what their syntax first suggests, and are classified by what they hold:
+
+* ``self``/``cls`` is the object a method runs on, not a value a caller passes: reaching it
+  (through a method the class inherits) is an unknown origin, the object's own state.
+* In library code (a file with no entry point for outside data, ``sources.entry_point``), a
+  value read from an attribute or method of a parameter (``model._meta.db_table``,
+  ``field.column``, ``query.extra``) is state of an object the caller passed, set by code this
+  file does not show: an unknown origin, not the caller's text. The parameter itself, used
+  directly, stays a parameter.
+* For SQL, a name passed through an identifier quoter (``quote_name``, also via an alias such
+  as ``qn = connection.ops.quote_name`` or ``map(quote_name, names)``) is safe unless it is
+  outside data (the quoters do not escape); SQL text returned by a builder (``.as_sql()``,
+  ``compiler.compile()``) is composed SQL whose values travel as parameters; a parameter
+  named for SQL (``lhs_sql``, ``placeholders``) is a fragment its callers build.
+* A file read from a fixed path in a world-writable directory (``/tmp``) is outside data:
+  any local user can plant it. The walk uses an explicit work list, so nesting depth does not
 matter, and a deterministic work budget (steps plus statements walked by binding look-ups)
 bounds pathological files: whatever is left untraced becomes an ``unknown`` leaf, never a guess.
 """
@@ -22,7 +39,7 @@ from typing import Literal
 
 from . import bindings, guards, sanitisers, sources
 from .sinks import SinkKind
-from .tree import FunctionNode, SourceTree, walk_scope
+from .tree import FunctionNode, SourceTree, walk_scope, words
 
 OriginKind = Literal["constant", "parameter", "request", "unknown"]
 RANK: dict[str, int] = {"constant": 0, "unknown": 1, "parameter": 2, "request": 3}
@@ -53,6 +70,8 @@ _CONSTANT_RESULTS = frozenset({
     "random.randint", "locals", "globals", "dict", "list", "set", "tuple", "object",
 })
 _WORLD_WRITABLE = ("/tmp/", "/var/tmp/", "/dev/shm/")
+# Words of a parameter name that say it holds SQL text rather than a value.
+_SQL_FRAGMENT_WORDS = frozenset({"sql", "placeholder", "placeholders"})
 _NUMERIC_OPS = (ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.MatMult)
 
 
@@ -133,6 +152,10 @@ class _Item:
     sanitiser: str | None
     through: str | None
     frames: tuple[Frame, ...]
+    # Set once the value is an identifier quoted for SQL (safe unless it is outside data).
+    quoted: str | None = None
+    # Set once the value is read from an attribute or method of the traced object.
+    member: str | None = None
 
 
 class Tracer:
@@ -162,12 +185,12 @@ class Tracer:
         work: list[_Item] = [_Item(expr, sanitiser, None, ())]
         # Keyed by the nodes themselves (hashed by identity), which also keeps synthetic nodes
         # alive so that no id is ever reused within one trace.
-        seen: set[tuple[ast.AST, str | None, str | None, tuple[ast.Call, ...]]] = set()
+        seen: set[tuple[ast.AST, str | None, str | None, tuple[ast.Call, ...], str | None, str | None]] = set()
         leaves: set[Leaf] = set()
         self._budget = bindings.Budget(_MAX_WORK)
         while work:
             item = work.pop()
-            key = (item.node, item.sanitiser, item.through, tuple(call for _, call in item.frames))
+            key = (item.node, item.sanitiser, item.through, tuple(call for _, call in item.frames), item.quoted, item.member)
             if key in seen:
                 continue
             seen.add(key)
@@ -202,14 +225,20 @@ class Tracer:
 
     def _leaf(self, item: _Item, node: ast.AST, kind: OriginKind, detail: str, **extra: str | None) -> Leaf:
         sanitiser = extra.pop("sanitiser", None) or item.sanitiser
+        if item.quoted is not None and sanitiser is None:
+            if kind == "request":
+                detail += f" (only put in quotes by {item.quoted}, which does not stop a name chosen by an attacker)"
+            else:
+                sanitiser = f"{item.quoted} (a name from the schema or the code, not outside data)"
         return Leaf(line=getattr(node, "lineno", 0), kind=kind, detail=detail,
                     sanitiser=sanitiser if kind != "constant" else None, through=item.through, **extra)
 
     def _push(self, item: _Item, node: ast.AST | None, *, sanitiser: str | None = None, through: str | None = None,
-              frames: tuple[Frame, ...] | None = None) -> _Item | Leaf:
+              frames: tuple[Frame, ...] | None = None, quoted: str | None = None, member: str | None = None) -> _Item | Leaf:
         if node is None:
             return self._leaf(item, item.node, "constant", "nothing (None)")
-        return _Item(node, item.sanitiser or sanitiser, item.through or through, item.frames if frames is None else frames)
+        return _Item(node, item.sanitiser or sanitiser, item.through or through, item.frames if frames is None else frames,
+                     item.quoted or quoted, item.member or member)
 
     def _step(self, item: _Item) -> Iterator[_Item | Leaf]:
         node = item.node
@@ -312,6 +341,19 @@ class Tracer:
             if source is not None:
                 yield self._leaf(item, arg, "request", source.description, channel=source.channel, sanitiser=source.sanitiser)
                 return
+            positional = [*owner.args.posonlyargs, *owner.args.args]
+            if arg.arg in ("self", "cls") and positional[:1] == [arg] and self.tree.enclosing_class(owner) is not None:
+                yield self._leaf(item, arg, "unknown", f"the state of the object {arg.arg!r} in {owner.name}() (set by code this file does not show)")
+                return
+            if item.member is not None and sources.entry_point(self.tree) is None:
+                yield self._leaf(item, arg, "unknown", f"{item.member} of the object passed as {arg.arg!r} to {owner.name}() "
+                                 "(what the object holds is set by code this file does not show)",
+                                 function=owner.name, param=arg.arg)
+                return
+            if self.sink == "sql" and set(words(arg.arg)) & _SQL_FRAGMENT_WORDS:
+                yield self._leaf(item, arg, "unknown", f"parameter {arg.arg!r} of {owner.name}(), SQL text by its name "
+                                 "(a fragment its callers build)", function=owner.name, param=arg.arg)
+                return
             yield self._leaf(item, arg, "parameter", f"parameter {arg.arg!r} of {owner.name}()", function=owner.name, param=arg.arg)
             return
         yield self._leaf(item, arg, "unknown", f"parameter {arg.arg!r} of a lambda")
@@ -327,7 +369,7 @@ class Tracer:
         if self._is_module(node):
             yield self._leaf(item, node, "unknown", f"{self.tree.segment(node, 40)} (defined in another module)")
             return
-        yield self._push(item, node.value)
+        yield self._push(item, node.value, member=f"the attribute .{node.attr}")
 
     def _member(self, item: _Item, node: ast.Attribute) -> Iterator[_Item | Leaf]:
         """``self.attr``: the class attribute, or every ``self.attr = ...`` in the class's methods."""
@@ -380,12 +422,31 @@ class Tracer:
                 yield self._leaf(item, node, "constant", f"the result of {name}()")
             yield from (self._push(item, part, sanitiser=by_name or by_method) for part in covered if part is not None)
             return
+        quoter = sanitisers.identifier_quoter(self._function_name(node.func), self.sink)
+        if quoter is not None:
+            if not arguments:
+                yield self._leaf(item, node, "constant", f"the result of {name}()")
+            yield from (self._push(item, part, quoted=quoter) for part in arguments)
+            return
+        builder = sanitisers.sql_builder(method, self.sink) if receiver is not None else None
+        if builder is not None:
+            yield self._leaf(item, node, "unknown", f"the result of {tree.segment(node, 40)}", sanitiser=builder)
+            return
+        if name == "map" and len(node.args) >= 2 and not node.keywords:
+            mapped = self._function_name(node.args[0])
+            by_mapped = sanitisers.call_sanitiser(self._qualified_function(node.args[0]), None, self.sink) or (
+                sanitisers.call_sanitiser(None, mapped, self.sink) if isinstance(node.args[0], ast.Attribute) else None)
+            quoter = sanitisers.identifier_quoter(mapped, self.sink)
+            if by_mapped is not None or quoter is not None:
+                yield from (self._push(item, part, sanitiser=by_mapped, quoted=quoter) for part in node.args[1:])
+                return
         source = sources.source_of(tree, node)
         if source is not None:
             yield self._leaf(item, node, "request", source.description, channel=source.channel)
             return
         if name == "open" and node.args and isinstance(node.args[0], ast.Constant) and str(node.args[0].value).startswith(_WORLD_WRITABLE):
-            yield self._leaf(item, node, "unknown", f"a file in a world-writable directory ({node.args[0].value})")
+            yield self._leaf(item, node, "request", f"the file {node.args[0].value}, in a world-writable directory where any local user can plant it",
+                             channel="local")
             return
         if name in _CONSTANT_RESULTS and not arguments:
             yield self._leaf(item, node, "constant", f"the result of {name}()")
@@ -411,11 +472,23 @@ class Tracer:
             if method in ("get", "pop", "setdefault") and isinstance(table, ast.Dict) and self.is_constant(table):
                 # A lookup in a constant table returns one of its values or the default.
                 arguments = arguments[1:]
-            yield self._push(item, receiver, through=through)
+            yield self._push(item, receiver, through=through, member=None if through is None else f"the result of .{method}()")
             yield from (self._push(item, argument, through=through) for argument in arguments)
             return
         yield self._leaf(item, node, "unknown", f"the result of {label}() (defined elsewhere)")
         yield from (self._push(item, argument, through=f"{label}()") for argument in arguments)
+
+    def _function_name(self, func: ast.expr) -> str | None:
+        """The last name of a called function: ``quote_name`` for ``self.ops.quote_name`` and for
+        ``qn`` after ``qn = connection.ops.quote_name``."""
+        target = self.literal(func) if isinstance(func, ast.Name) else func
+        if isinstance(target, ast.Attribute):
+            return target.attr
+        return target.id if isinstance(target, ast.Name) else None
+
+    def _qualified_function(self, func: ast.expr) -> str | None:
+        """The qualified name of a function passed as a value (``map(escape, items)``)."""
+        return self.tree.qualname(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
 
     def _is_module(self, func: ast.Attribute) -> bool:
         """Tells whether ``func`` is ``module.function`` (an imported module, not an object)."""

@@ -4,7 +4,8 @@
 (``work_us`` microseconds of CPU per step on top), so every result is checkable and a step done
 twice gives the same answer. The host sprint ``publish`` performs one effect per task through
 ``effects.perform`` against an outside target (a folder of files standing for a ticket API
-that deduplicates by idempotency key), so effects can be counted at the target.
+that does not deduplicate, with a lookup to reconcile against), so duplicated effects are
+counted at the target.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import effects, faults
-from ..replay import RunView
+from ..replay import RunView, TaskView
 from ..steps import TaskContext, input_hash
 from .base import Job, JobOutcome, TaskSpec
 
@@ -37,7 +38,8 @@ class SyntheticJob(Job):
         name: Job name; runs of the same name, sizes and target are one job.
         tasks: Number of tasks.
         steps: Steps per task.
-        work_us: CPU microseconds each step burns (0 for a pure ledger benchmark).
+        work_us: CPU microseconds each step burns (0 for a pure ledger benchmark); not part
+            of the job's identity, so a resume may run the same tasks faster.
         target: Folder where effects land (``<key>.json`` files); None for no effects.
     """
 
@@ -62,8 +64,11 @@ class SyntheticJob(Job):
     def plan(self, sprint: str, view: RunView) -> list[TaskSpec]:
         if sprint != "work":
             return []
-        return [TaskSpec(id=f"t{n:04d}", inputs={"steps": self.steps, "work_us": self.work_us}, why="synthetic work")
+        return [TaskSpec(id=f"t{n:04d}", inputs={"steps": self.steps}, why="synthetic work")
                 for n in range(self.tasks)]
+
+    def task_context(self, task: TaskView, view: RunView) -> dict[str, Any]:
+        return {"work_us": self.work_us}
 
     def run_host_sprint(self, sprint: str, host: "HostContext") -> None:
         assert self.target is not None
@@ -76,35 +81,47 @@ class SyntheticJob(Job):
         return JobOutcome(summary=f"{len(view.steps)} steps recorded")
 
 
-def publish(target: Path, key: str) -> dict[str, Any]:
-    """The outside effect: creates ticket ``key`` at the target, counting every delivery.
+def _safe(key: str) -> str:
+    return key.replace(":", "_").replace("/", "_")
 
-    The target deduplicates by idempotency key (as a ticket API that takes one does), and
-    appends one line per delivery to ``deliveries.log`` so a harness counts duplicates at the
-    target rather than from the ledger.
+
+def publish(target: Path, key: str) -> dict[str, Any]:
+    """The outside effect: opens a ticket at a target that does NOT deduplicate.
+
+    Each call creates a new ticket file ``<key>.<nonce>.json`` with one atomic rename, so the
+    number of files per key is the number of times the effect happened at the target: a
+    harness counts duplicates there, not in our own ledger.
     """
     target.mkdir(parents=True, exist_ok=True)
-    with open(target / "deliveries.log", "a", encoding="utf-8") as log:
-        log.write(key + "\n")
-        log.flush()
-        os.fsync(log.fileno())
-    ticket = target / f"{key.replace(':', '_')}.json"
-    if not ticket.exists():
-        ticket.write_text(json.dumps({"key": key}), encoding="utf-8")
+    nonce = os.urandom(6).hex()
+    tmp = target / f".{_safe(key)}.{nonce}.tmp"
+    tmp.write_text(json.dumps({"key": key, "nonce": nonce}), encoding="utf-8")
+    ticket = target / f"{_safe(key)}.{nonce}.json"
+    os.replace(tmp, ticket)
     return {"ticket": ticket.name}
 
 
 def lookup(target: Path, key: str) -> dict[str, Any] | None:
-    """Reconcile: asks the target whether ticket ``key`` exists; its result if so, else None."""
-    ticket = target / f"{key.replace(':', '_')}.json"
-    return {"ticket": ticket.name} if ticket.exists() else None
+    """Reconcile: asks the target whether a ticket for ``key`` exists; its result if so, else None."""
+    found = sorted(target.glob(f"{_safe(key)}.*.json")) if target.is_dir() else []
+    return {"ticket": found[0].name} if found else None
+
+
+def deliveries(target: Path) -> dict[str, int]:
+    """Counts tickets per effect key at the target (a key counted twice is a duplicated effect)."""
+    counts: dict[str, int] = {}
+    for ticket in target.glob("*.json") if target.is_dir() else ():
+        key = json.loads(ticket.read_text(encoding="utf-8"))["key"]
+        counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def run_task(ctx: TaskContext) -> dict[str, Any]:
     """Worker side: runs the task's steps (skipping recorded ones)."""
-    work_us = ctx.inputs["work_us"]
+    work_us = ctx.context.get("work_us", 0)
     for n in range(ctx.inputs["steps"]):
         def compute(key: str, n: int = n) -> dict[str, Any]:
+            faults.hit("synthetic.in_step")
             if work_us:
                 end = time.perf_counter() + work_us / 1e6
                 while time.perf_counter() < end:
@@ -114,3 +131,38 @@ def run_task(ctx: TaskContext) -> dict[str, Any]:
         ctx.step(f"s{n}", input_hash(ctx.task, n), compute)
         faults.hit("synthetic.after_step")
     return {"steps": ctx.ran_steps}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs (or resumes) a synthetic job: ``python -m fleetledger.jobs.synthetic WORKSPACE ...``.
+
+    For benchmarks, tests and the chaos harness; exits with the run's exit code.
+    """
+    import argparse
+
+    from ..coordinator import Coordinator, RunOptions
+    from ..workspace import Workspace
+
+    parser = argparse.ArgumentParser(prog="python -m fleetledger.jobs.synthetic", description=main.__doc__)
+    parser.add_argument("workspace")
+    parser.add_argument("--name", default="synthetic")
+    parser.add_argument("--tasks", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--work-us", type=int, default=0)
+    parser.add_argument("--target", default=None, help="Folder where effects land (default: no publish sprint).")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--lease-ttl", type=float, default=30.0)
+    parser.add_argument("--heartbeat", type=float, default=None)
+    parser.add_argument("--ledger-retry", type=float, default=10.0)
+    args = parser.parse_args(argv)
+    job = SyntheticJob(args.name, tasks=args.tasks, steps=args.steps, work_us=args.work_us,
+                       target=Path(args.target) if args.target else None)
+    options = RunOptions(workers=args.workers, lease_ttl_s=args.lease_ttl, heartbeat_s=args.heartbeat,
+                         ledger_retry_s=args.ledger_retry)
+    result = Coordinator(job, Workspace.at(args.workspace), options).run()
+    print(result.message)
+    return result.exit_code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

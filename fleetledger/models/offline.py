@@ -21,9 +21,18 @@ Passes:
     * ``revalidate``: the sceptical second look. It re-runs the check and then demands more:
       code that can never run (``if False:``, after ``return``) is dropped; a value that comes
       from a parameter must not be shown harmless by the callers in the file (all calls pass
-      constants, or all calls are in tests); an origin the file does not show is no longer
-      enough to keep a finding; outside data that passes through code the file does not show
-      is kept only as ``uncertain``.
+      constants, or all calls are in tests, or all pass values whose origin the file does not
+      show); an origin the file does not show is no longer enough to keep a finding; outside
+      data that passes through code the file does not show is kept only as ``uncertain``.
+
+Library code: in a file with no entry point for outside data (no route, view, command-line
+or request read: ``fleetledger.analysis.sources.entry_point``), a function's parameters hold
+whatever callers elsewhere pass, and nothing shows that to be outside data. A finding that
+rests on such a parameter is ``uncertain`` at 6 in the first pass (signal ``reach``:
+``"library"``, which triage rates low). The sceptical pass keeps it (``uncertain`` at 5) only
+when the function is an interface that splices its argument into a command, SQL, code or
+serialised data unchecked and no caller in the file shows it harmless; text a function marks
+as safe HTML is the caller's decision, so that is dropped.
 
 Keeping a finding: the pipeline keeps a candidate whose answer is ``vulnerable``, or
 ``uncertain`` with confidence 5 or more (``fleetledger.jobs.scan.shapes.survives``). The
@@ -42,18 +51,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..analysis import context
+from ..analysis import context, sources
 from ..analysis.assessment import CERTAIN, LIKELY, OPEN, PROBABLE, Assessment, Site, describe
 from ..analysis.checks import archive, asserts, code, command, deserialization, hashes, imports, secrets, sql, tls
 from ..analysis.taint import RANK, Tracer, argument_for
 from ..analysis.tree import FunctionNode, ParseError, SourceTree
 from ..jobs.scan.shapes import Candidate, ModelAnswer, ModelRequest, Verdict
 
-ANALYST_VERSION = "1"
+ANALYST_VERSION = "2"
 # Confidence of an "uncertain" answer the sceptical pass means to drop: one below the pipeline's
 # keep threshold (fleetledger.jobs.scan.shapes.SURVIVE_UNCERTAIN_MIN_CONFIDENCE, 5).
 _DROPPED = 4
 _CACHED_TREES = 8
+# Confidence of a finding that rests on a parameter of library code (kept, uncertain).
+_LIBRARY = 6
+_INTERFACE = 5
 
 _CALL = (ast.Call,)
 _STRING = (ast.Constant, ast.JoinedStr, ast.BinOp, ast.Call)
@@ -172,7 +184,26 @@ def _investigate(site: Site, found: Assessment, request: ModelRequest) -> ModelA
         else:
             facts.append(f"It is also test code ({site.in_test}).")
         return _answer("not_vulnerable", max(found.confidence, LIKELY), found.cwe, facts, signals, request)
+    library = _library_parameter(site, found)
+    if library is not None:
+        facts.append(library)
+        signals["reach"] = "library"
+        return _answer("uncertain", _LIBRARY, found.cwe, facts, signals, request)
     return _answer(found.verdict, found.confidence, found.cwe, facts, signals, request)
+
+
+def _library_parameter(site: Site, found: Assessment) -> str | None:
+    """Says why a finding that rests on a parameter of library code is not shown to be
+    reachable by outside data; None when the finding does not rest on one, or the file has an
+    entry point."""
+    worst = found.trace.worst() if found.trace is not None else None
+    if found.verdict != "vulnerable" or worst is None or worst.kind != "parameter":
+        return None
+    if sources.entry_point(site.tree) is not None:
+        return None
+    return (f"Nothing in this file is an entry point for outside data (no route, view, command line or request read), "
+            f"so {worst.param!r} of {worst.function}() holds whatever callers elsewhere pass; it reaches the sink "
+            "unchecked, which is a weakness only where a caller passes outside data.")
 
 
 def _revalidate(site: Site, found: Assessment, request: ModelRequest) -> ModelAnswer:
@@ -199,6 +230,8 @@ def _revalidate(site: Site, found: Assessment, request: ModelRequest) -> ModelAn
                      if found.trace is not None else "The sceptical pass does not keep a finding the analysis could not decide.")
         return _answer("uncertain", min(found.confidence, _DROPPED), found.cwe, facts, signals, request)
     if worst is not None and worst.kind == "parameter":
+        if sources.entry_point(site.tree) is None:
+            signals["reach"] = "library"
         return _revalidate_parameter(site, found, worst.function, worst.param, facts, signals, request)
     if worst is not None and worst.through is not None:
         facts.append(f"The outside data reaches the sink only through {worst.through}, which this file does not show; "
@@ -212,14 +245,20 @@ def _revalidate_parameter(site: Site, found: Assessment, function_name: str | No
                           facts: list[str], signals: dict[str, Any], request: ModelRequest) -> ModelAnswer:
     """Asks the function's callers in this file what they pass for the dangerous parameter."""
     tree = site.tree
+    library = signals.get("reach") == "library"
     function = _function_named(tree, site.node, function_name)
     arg = next((a for a in _parameters(function) if a.arg == param), None) if function is not None else None
     if function is None or arg is None or found.sink is None:
+        if library:
+            return _interface(found, "The value comes from a parameter whose function could not be found again", facts, signals, request)
         facts.append("The value comes from a parameter whose function could not be found again; the finding stands.")
         return _answer("vulnerable", found.confidence, found.cwe, facts, signals, request)
     sites = context.callers(tree, function, site.path)
     signals["callers"] = [s.call.lineno for s in sites]
     if not sites:
+        if library:
+            return _interface(found, f"No call of {function.name}() in this file, and the file has no entry point for outside data",
+                              facts, signals, request)
         facts.append(f"No call of {function.name}() in this file; callers elsewhere pass whatever they like, so the finding stands.")
         return _answer("vulnerable", found.confidence, found.cwe, facts, signals, request)
     production = [s for s in sites if s.in_test is None]
@@ -241,6 +280,13 @@ def _revalidate_parameter(site: Site, found: Assessment, function_name: str | No
         facts.append(f"A caller passes outside data for {param!r}: {describe(worst)}.")
         signals.update(source="request", channel=worst.channel)
         return _answer("vulnerable", CERTAIN if worst.through is None else PROBABLE, found.cwe, facts, signals, request)
+    if worst is not None and worst.kind == "unknown":
+        facts.append(f"Callers in this file pass {describe(worst)} for {param!r}, whose origin this file does not show; "
+                     "nothing shows outside data reaching it, so it is dropped.")
+        return _answer("uncertain", _DROPPED, found.cwe, facts, signals, request)
+    if worst is not None and library:
+        return _interface(found, f"Callers in this file pass {describe(worst)} for {param!r}, and the file has no entry point for outside data",
+                          facts, signals, request)
     if worst is not None:
         facts.append(f"Callers in this file pass {describe(worst)} for {param!r}, which this file does not fix; the finding stands.")
         return _answer("vulnerable", found.confidence, found.cwe, facts, signals, request)
@@ -251,6 +297,19 @@ def _revalidate_parameter(site: Site, found: Assessment, function_name: str | No
     facts.append(f"Every call of {function.name}() in this file passes constants or checked values for {param!r} (line {lines}); "
                  "nothing shows outside data reaching it, so the finding is dropped.")
     return _answer("uncertain", _DROPPED, found.cwe, facts, signals, request)
+
+
+def _interface(found: Assessment, premise: str, facts: list[str], signals: dict[str, Any],
+               request: ModelRequest) -> ModelAnswer:
+    """Answers for a parameter of library code that no caller in the file shows harmless."""
+    if found.sink == "html":
+        facts.append(f"{premise}: marking a caller's text as safe HTML is that caller's decision, and nothing here shows "
+                     "outside data reaching it, so it is dropped.")
+        return _answer("uncertain", _DROPPED, found.cwe, facts, signals, request)
+    facts.append(f"{premise}: callers elsewhere decide. The function puts its argument into the sink unchecked, an interface "
+                 "that is injectable whenever a caller passes outside data, so it is kept as uncertain for a reviewer to check "
+                 "its callers.")
+    return _answer("uncertain", _INTERFACE, found.cwe, facts, signals, request)
 
 
 def _pass_through(candidate: Candidate, request: ModelRequest, tree: SourceTree, reason: str) -> ModelAnswer:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import ipaddress
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from ..assessment import LIKELY, PROBABLE, Assessment, Site
@@ -37,7 +38,7 @@ def assess(site: Site) -> Assessment | None:
         return Assessment(verdict="vulnerable", confidence=PROBABLE, cwe=CWE, facts=(fact,),
                           signals={"sink": "tls", "source": "none", "sanitised": False})
     url = _url_argument(node)
-    host = _fixed_host(Tracer(tree, "any").literal(url)) if url is not None else None
+    host = _fixed_host(url, Tracer(tree, "any").literal) if url is not None else None
     if host is not None and _is_loopback(host):
         fact = f"{name}() turns certificate checks off, but only for the fixed loopback host {host!r}; the traffic never leaves the machine."
         return Assessment(verdict="not_vulnerable", confidence=LIKELY, cwe=CWE, facts=(fact,),
@@ -57,19 +58,37 @@ def _url_argument(call: ast.Call) -> ast.expr | None:
     return call.args[index] if len(call.args) > index else None
 
 
-def _fixed_host(url: ast.expr) -> str | None:
-    """Returns the host a URL expression starts with, when the constant part fixes it."""
+def _fixed_host(url: ast.expr, literal: Callable[[ast.expr], ast.expr]) -> str | None:
+    """Returns the host a URL expression starts with, when its constant beginning fixes it.
+
+    The URL is read left to right through concatenation and f-strings, following names bound
+    to one value (``REGISTRY + "/v2/_catalog"`` with ``REGISTRY = "https://127.0.0.1:5000"``),
+    up to the first part that is not constant.
+    """
+    pending: list[ast.expr] = [url]
     prefix = ""
-    if isinstance(url, ast.Constant) and isinstance(url.value, str):
-        prefix = url.value
-    elif isinstance(url, ast.JoinedStr) and url.values and isinstance(url.values[0], ast.Constant):
-        prefix = str(url.values[0].value)
-    elif isinstance(url, ast.BinOp) and isinstance(url.left, ast.Constant) and isinstance(url.left.value, str):
-        prefix = url.left.value
+    complete = True
+    steps = 0
+    while pending and steps < 64:
+        steps += 1
+        part = literal(pending.pop())
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            prefix += part.value
+        elif isinstance(part, ast.BinOp) and isinstance(part.op, ast.Add):
+            pending.extend((part.right, part.left))
+        elif isinstance(part, ast.JoinedStr):
+            pending.extend(reversed(part.values))
+        elif isinstance(part, ast.FormattedValue) and part.format_spec is None:
+            pending.append(part.value)
+        else:
+            complete = False
+            break
+    if pending:
+        complete = False
     if "://" not in prefix:
         return None
     rest = prefix.split("://", 1)[1]
-    if not isinstance(url, ast.Constant) and not any(mark in rest for mark in ":/?#"):
+    if not complete and not any(mark in rest for mark in ":/?#"):
         return None  # the host itself continues in an interpolated part
     host = urlsplit(prefix).hostname
     return host or None

@@ -1,9 +1,13 @@
-"""The detect step of the scan job, for one file: what bandit flags in it, at the parser's positions.
+"""The detect step of the scan job, for one file: what bandit and fleetledger's own detectors
+flag in it, at the parser's positions.
 
 ``detect_file`` reads the file once, decodes and parses it the way CPython does (``source``),
-runs bandit through its Python API on exactly that text, and turns each bandit issue into a
-``Candidate``. A file that cannot be analysed is reported as skipped with a one-line reason;
-nothing about a file's content makes ``detect_file`` raise, and it never writes anywhere.
+runs bandit through its Python API on exactly that text, then fleetledger's detectors
+(``detectors``) on the same tree, and turns each issue into a ``Candidate``. A fleetledger hit
+that a bandit issue of the same CWE already marks (inside the hit's call or query expression)
+is dropped, so one weakness gives one candidate. A file that cannot be analysed is reported as
+skipped with a one-line reason; nothing about a file's content makes ``detect_file`` raise, and
+it never writes anywhere.
 
 Bandit is driven through ``BanditManager`` (its config, test set and metrics) and
 ``BanditNodeVisitor`` on text already decoded and parsed here, rather than through
@@ -35,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import source
+from . import detectors, source
 from .shapes import Candidate, FileReport, candidate_id
 
 _formatwarning = warnings.formatwarning
@@ -58,7 +62,7 @@ logging.getLogger("bandit").setLevel(logging.CRITICAL + 1)
 #: (bump the leading number when its logic or default limits change), on bandit's version and
 #: on the running Python's parser (a 3.12 file is skipped on 3.11, scanned on 3.12).
 DETECT_VERSION = (
-    f"detect 1; bandit {importlib.metadata.version('bandit')}; "
+    f"detect 2; bandit {importlib.metadata.version('bandit')}; "
     f"python {sys.version_info.major}.{sys.version_info.minor}"
 )
 
@@ -133,8 +137,8 @@ def detect_file(root: Path, relpath: str, *, limits: DetectLimits | None = None)
 
     Returns:
         A ``FileReport``: ``status="scanned"`` with candidates sorted by position, decoding
-        warnings and one ``internal_errors`` line per bandit check that raised; or
-        ``status="skipped"`` with the reason and no candidates.
+        warnings and one ``internal_errors`` line per check (bandit's or fleetledger's) that
+        raised; or ``status="skipped"`` with the reason and no candidates.
     """
     limits = limits or DetectLimits()
     content = _read(Path(root), relpath, limits.max_bytes)
@@ -258,10 +262,13 @@ def _analyse(relpath: str, content: _Content, data: bytes, limits: DetectLimits)
         return skipped("nesting too deep", decoded.warnings)
     except Exception as error:  # a bandit bug on odd input: skip the file, keep the worker
         return skipped(f"bandit failed: {type(error).__name__}: {error}", decoded.warnings)
+    hits, own_errors = detectors.detect(tree)
+    by_bandit = [(line, issue.col_offset, int(issue.cwe.id) or None) for issue, line in tester.found if line]
+    hits = detectors.unflagged(hits, by_bandit)
     return _report(
         relpath, content, status="scanned", warnings=decoded.warnings,
-        candidates=_candidates(relpath, decoded.text, tree, tester.found, limits.max_snippet_chars),
-        internal_errors=tester.error_lines(),
+        candidates=_candidates(relpath, decoded.text, tree, tester.found, hits, limits.max_snippet_chars),
+        internal_errors=tester.error_lines() + tuple(own_errors),
     )
 
 
@@ -321,11 +328,22 @@ def _run_bandit(path: Path, data: bytes, decoded: source.DecodedSource) -> _Reco
 
 
 def _candidates(
-    relpath: str, text: str, tree: ast.Module, found: list[tuple[Any, int]], max_snippet_chars: int
+    relpath: str, text: str, tree: ast.Module, found: list[tuple[Any, int]], hits: list[detectors.Hit],
+    max_snippet_chars: int,
 ) -> tuple[Candidate, ...]:
     lines = source.split_lines(text)
     last_line = len(lines) - (lines[-1] == "")  # text ending in a line break has no line after it
-    scopes = _scopes_at(tree, {(node_line, issue.col_offset) for issue, node_line in found if node_line})
+    scopes = _scopes_at(
+        tree,
+        {(node_line, issue.col_offset) for issue, node_line in found if node_line}
+        | {(hit.node.lineno, hit.node.col_offset) for hit in hits},
+    )
+
+    def snippet(line: int, end_line: int) -> str:
+        first = max(line - _SNIPPET_CONTEXT_LINES, 1)
+        shown = "\n".join(lines[first - 1 : min(end_line + _SNIPPET_CONTEXT_LINES, last_line)])
+        return shown if len(shown) <= max_snippet_chars else shown[: max_snippet_chars - 1] + "…"
+
     candidates: dict[str, Candidate] = {}
     for issue, node_line in found:
         if node_line:
@@ -336,10 +354,6 @@ def _candidates(
         else:
             line, col = _whole_file_check_position(text, issue.lineno, issue.col_offset)
             end_line, scope = line, _MODULE_SCOPE
-        first = max(line - _SNIPPET_CONTEXT_LINES, 1)
-        snippet = "\n".join(lines[first - 1 : min(end_line + _SNIPPET_CONTEXT_LINES, last_line)])
-        if len(snippet) > max_snippet_chars:
-            snippet = snippet[: max_snippet_chars - 1] + "…"
         blacklisted = b_extensions.MANAGER.blacklist_by_id.get(issue.test_id)
         candidate = Candidate(
             id=candidate_id(relpath, line, col, issue.test_id),
@@ -354,8 +368,28 @@ def _candidates(
             detector_severity=issue.severity,
             detector_confidence=issue.confidence,
             message=issue.text,
-            snippet=snippet,
+            snippet=snippet(line, end_line),
             scope=scope,
+        )
+        candidates.setdefault(candidate.id, candidate)
+    for hit in hits:
+        line, end_line = hit.node.lineno, hit.node.end_lineno or hit.node.lineno
+        col = source.char_column(lines[line - 1], hit.node.col_offset)
+        candidate = Candidate(
+            id=candidate_id(relpath, line, col, hit.rule.rule_id),
+            path=relpath,
+            line=line,
+            col=col,
+            end_line=end_line,
+            rule_id=hit.rule.rule_id,
+            rule_name=hit.rule.name,
+            detector=detectors.DETECTOR,
+            cwe=hit.rule.cwe,
+            detector_severity=hit.rule.severity,
+            detector_confidence=hit.rule.confidence,
+            message=hit.message,
+            snippet=snippet(line, end_line),
+            scope=scopes.get((line, hit.node.col_offset), _MODULE_SCOPE),
         )
         candidates.setdefault(candidate.id, candidate)
     return tuple(sorted(candidates.values(), key=lambda c: (c.line, c.col, c.rule_id)))

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 DETECTOR = "fleetledger"
 
-_Flag = tuple[ast.expr | ast.stmt, tuple[ast.AST, ...], str]  # flagged node, weakness span, message
+_Node = ast.expr | ast.stmt
+_Flag = tuple[_Node, tuple[_Node, ...], str]  # flagged node, weakness span, message
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,8 +68,8 @@ class Hit:
     """
 
     rule: Rule
-    node: ast.expr | ast.stmt
-    span: tuple[ast.AST, ...]
+    node: _Node
+    span: tuple[_Node, ...]
     message: str
 
 
@@ -79,7 +80,7 @@ def detect(tree: ast.Module) -> tuple[list[Hit], list[str]]:
         tree: The parsed module.
 
     Returns:
-        The hits in rule order, and one line per rule that raised, e.g. ``"FL001
+        The hits, by rule and then by position, and one line per rule that raised, e.g. ``"FL001
         sql_built_from_strings raised ValueError: bad"`` (that rule's hits are dropped, the
         other rules still report).
     """
@@ -87,7 +88,7 @@ def detect(tree: ast.Module) -> tuple[list[Hit], list[str]]:
     errors: list[str] = []
     for rule in RULES:
         try:
-            flags = list(rule.find(tree))
+            flags = sorted(rule.find(tree), key=lambda flag: _start(flag[0]))
         except Exception as error:  # a rule's bug on odd input: report it, keep the others
             errors.append(f"{rule.rule_id} {rule.name} raised {type(error).__name__}: {error}")
             continue
@@ -113,11 +114,9 @@ def unflagged(hits: Iterable[Hit], flagged: Iterable[tuple[int, int, int | None]
     ]
 
 
-def _inside(position: tuple[int, int], span: tuple[ast.AST, ...]) -> bool:
+def _inside(position: tuple[int, int], span: tuple[_Node, ...]) -> bool:
     return any(
-        (node.lineno, node.col_offset) <= position <= (node.end_lineno or node.lineno, node.end_col_offset or 0)
-        for node in span
-        if isinstance(node, (ast.expr, ast.stmt))
+        _start(node) <= position <= (node.end_lineno or node.lineno, node.end_col_offset or 0) for node in span
     )
 
 
@@ -137,18 +136,19 @@ class _Index:
     """
 
     imports: dict[str, str]
-    scopes: tuple[tuple[ast.expr | ast.stmt, ...], ...]
+    scopes: tuple[tuple[_Node, ...], ...]
 
     @classmethod
     def of(cls, tree: ast.Module) -> _Index:
         imports: dict[str, str] = {}
-        scopes: list[list[ast.expr | ast.stmt]] = [[]]
+        scopes: list[list[_Node]] = [[]]
         stack: list[tuple[ast.AST, int]] = [(tree, 0)]
         while stack:
             node, scope = stack.pop()
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    imports[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                    head = alias.name.split(".")[0]
+                    imports[alias.asname or head] = alias.name if alias.asname else head
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for alias in node.names:
                     imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
@@ -177,7 +177,7 @@ class _Index:
         return ".".join(reversed(parts))
 
 
-def _start(node: ast.expr | ast.stmt) -> tuple[int, int]:
+def _start(node: _Node) -> tuple[int, int]:
     return node.lineno, node.col_offset
 
 
@@ -196,7 +196,7 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
-def _assigned(nodes: Iterable[ast.expr | ast.stmt]) -> Iterator[tuple[str, ast.expr, ast.stmt]]:
+def _assigned(nodes: Iterable[_Node]) -> Iterator[tuple[str, ast.expr, ast.stmt]]:
     """Yields ``(name, value, statement)`` for each plain name a scope binds by assignment."""
     for node in nodes:
         if isinstance(node, ast.Assign):
@@ -271,7 +271,7 @@ def _built_query(
     if not isinstance(query, ast.Name):
         return None
     values = [value for name, value, statement in bindings if name == query.id and _start(statement) < _start(call)]
-    built = [(value, _pieces(value)) for value in values]
+    built = [(value, _pieces(value, itself=query.id)) for value in values]
     words = " ".join(text for _, (_, texts, _) in built for text in texts)
     dynamic = [(value, how) for value, (how, _, varies) in built if how and varies]
     if not dynamic or not (fragments or _SQL_WORDS.search(words)):
@@ -283,8 +283,11 @@ def _built_query(
     )
 
 
-def _pieces(expr: ast.expr) -> tuple[str, list[str], bool]:
+def _pieces(expr: ast.expr, itself: str = "") -> tuple[str, list[str], bool]:
     """Splits a string-building expression into its parts.
+
+    ``itself`` names the variable being built (``q = q + ...``), whose earlier value is judged
+    by its own assignments and so is not a run-time part here.
 
     Returns:
         How it builds text (``"concatenation"``, ``"% formatting"``, ``"str.format()"``, ``"an
@@ -316,7 +319,7 @@ def _pieces(expr: ast.expr) -> tuple[str, list[str], bool]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
             how.append("str.format()")
             children = [node.func.value, *node.args, *(k.value for k in node.keywords)]
-        else:
+        elif not (isinstance(node, ast.Name) and node.id == itself):
             varies = True
         stack.extend(reversed(children))
     return (how[0] if how else ""), texts, varies
@@ -355,7 +358,7 @@ def _find_tls(tree: ast.Module) -> Iterator[_Flag]:
                     )
 
 
-def _bound_to(nodes: Iterable[ast.expr | ast.stmt], index: _Index, factories: frozenset[str]) -> Iterator[str]:
+def _bound_to(nodes: Iterable[_Node], index: _Index, factories: frozenset[str]) -> Iterator[str]:
     """Yields the names a scope binds to a call of one of ``factories`` (assigned or ``with ... as``)."""
     for name, value, _ in _assigned(nodes):
         if isinstance(value, ast.Call) and index.qualname(value.func) in factories:

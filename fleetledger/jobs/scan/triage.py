@@ -5,13 +5,15 @@ supply the dangerous value, from the answer's ``signals``) and by doubt (an ``un
 verdict). The scale follows the qualitative bands of CVSS v3.1 (critical / high / medium /
 low, plus ``info`` for no risk): remote code execution reachable from a web request is
 critical; the same sink fed only by a function parameter is high (a caller decides); by a
-value whose origin is unknown, medium; test code, dead code and answers that clear the
-candidate are info.
+parameter of library code (a file with no entry point for outside data, signal ``reach``:
+``"library"``) or a value whose origin is unknown, medium; test code, dead code and answers
+that clear the candidate are info. Doubt lowers one band more, so a library parameter the
+analyst keeps as uncertain is low.
 
 Signals read (all optional, so answers from any model work): ``source`` (``"request"``,
 ``"parameter"``, ``"unknown"``, ``"constant"``, ``"sanitised"``), ``channel`` (``"http"``,
-``"network"``, ``"cli"``, ``"stdin"``, ``"env"``), ``in_test``, ``dead_code``, ``guards`` (for
-asserts) and ``purpose`` (for hashes).
+``"network"``, ``"cli"``, ``"stdin"``, ``"env"``, ``"local"``), ``reach``, ``in_test``,
+``dead_code``, ``guards`` (for asserts), ``purpose`` (for hashes and random numbers).
 """
 
 from __future__ import annotations
@@ -35,11 +37,18 @@ _IMPACT: dict[int, tuple[Severity, str, str]] = {
     327: ("medium", "Weak cryptography", "forge or reverse what the algorithm protects"),
     328: ("medium", "Weak hash", "forge collisions or crack what the hash protects"),
     703: ("high", "Check removed by python -O", "get past a check that optimised Python drops"),
+    636: ("high", "Check that fails open", "get past a check whose failure is swallowed"),
+    79: ("medium", "Cross-site scripting", "run script in other users' browsers"),
+    80: ("medium", "Cross-site scripting", "run script in other users' browsers"),
+    330: ("medium", "Predictable random value", "predict the secret it generates"),
+    338: ("medium", "Predictable random value", "predict the secret it generates"),
+    611: ("high", "XML external entities", "read local files or reach internal hosts through the parser"),
+    776: ("medium", "XML entity expansion", "exhaust the server's memory and CPU"),
 }
 # CWEs whose severity depends on who supplies the dangerous value.
-_INJECTIONS = frozenset({78, 88, 89, 94, 95, 502, 22})
+_INJECTIONS = frozenset({78, 88, 89, 94, 95, 502, 22, 79, 80, 611, 776})
 # How many bands reach lowers an injection: outside data over the network costs nothing.
-_REACH_STEPS = {"http": 0, "network": 0, "cli": 1, "stdin": 1, "env": 2}
+_REACH_STEPS = {"http": 0, "network": 0, "cli": 1, "stdin": 1, "local": 1, "env": 2}
 _SOURCE_STEPS = {"request": 0, "parameter": 1, "unknown": 2, "constant": 3, "sanitised": 3, "none": 3}
 _DETECTOR_SEVERITY: dict[str, Severity] = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
 
@@ -84,7 +93,7 @@ def _reach(cwe: int | None, signals: dict[str, Any]) -> tuple[int, str]:
         if guards == "input-validation":
             return 1, "validates outside data with assert"
         return 2, "uses assert as a check"
-    if cwe in (327, 328):
+    if cwe in (327, 328, 330, 338):
         return (0, "protects a secret with it") if signals.get("purpose") == "security" else (1, "is used for an unclear purpose")
     if cwe not in _INJECTIONS:
         return 0, "is present"
@@ -93,8 +102,11 @@ def _reach(cwe: int | None, signals: dict[str, Any]) -> tuple[int, str]:
     if source == "request":
         steps = _REACH_STEPS.get(channel or "http", 0)
         where = {"http": "web requests", "network": "the network", "cli": "the command line",
-                 "stdin": "standard input", "env": "the environment"}.get(channel or "http", "outside data")
+                 "stdin": "standard input", "env": "the environment",
+                 "local": "a file any local user can write"}.get(channel or "http", "outside data")
         return steps, f"is fed by {where}"
+    if source == "parameter" and signals.get("reach") == "library":
+        return 2, "is fed by a parameter of library code whose file shows no entry point for outside data"
     if source in _SOURCE_STEPS:
         clause = {"parameter": "is fed by a function parameter (its callers decide)",
                   "unknown": "is fed by a value of unknown origin"}.get(source, "is fed only by constants or sanitised values")

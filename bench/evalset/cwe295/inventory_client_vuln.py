@@ -1,0 +1,12 @@
+import requests
+
+
+class InventoryClient:
+    def __init__(self, base_url: str):
+        self.base_url = base_url
+        self.session = requests.Session()
+
+    def items(self) -> list[dict]:
+        response = self.session.get(f"{self.base_url}/items", verify=False, timeout=10)
+        response.raise_for_status()
+        return response.json()

@@ -1,0 +1,16 @@
+from fastapi import FastAPI
+
+from .db import connection
+
+app = FastAPI()
+
+
+@app.get("/customers")
+def customers(name: str | None = None):
+    query = "SELECT id, name FROM customers WHERE active = 1"
+    params: list[str] = []
+    if name:
+        query += " AND name LIKE ?"
+        params.append(f"%{name}%")
+    with connection() as conn:
+        return conn.execute(query, params).fetchall()

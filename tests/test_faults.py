@@ -1,0 +1,54 @@
+"""The named crash points themselves: occurrence counting, once and forever, once across processes."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fleetledger import faults
+
+
+@pytest.fixture(autouse=True)
+def _disarm():
+    yield
+    faults.arm(None)
+
+
+def test_acts_at_the_nth_occurrence_then_disarms() -> None:
+    faults.arm("p:3:eio")
+    faults.hit("p")
+    faults.hit("other")
+    faults.hit("p")
+    with pytest.raises(OSError) as info:
+        faults.hit("p")
+    assert info.value.errno == errno.EIO
+    faults.hit("p")  # once: disarmed after acting
+
+
+def test_forever_keeps_failing() -> None:
+    faults.arm("p:2:enospc+")
+    faults.hit("p")
+    for _ in range(3):
+        with pytest.raises(OSError) as info:
+            faults.hit("p")
+        assert info.value.errno == errno.ENOSPC
+
+
+@pytest.mark.parametrize("spec", ["p", "p:x:kill", "p:1:explode", "a:1:kill:extra"])
+def test_malformed_specs_are_refused(spec: str) -> None:
+    with pytest.raises(ValueError):
+        faults.arm(spec)
+
+
+def test_kill_is_a_real_sigkill_and_once_file_limits_it_to_one_process(tmp_path: Path) -> None:
+    code = "from fleetledger import faults\nfaults.hit('p')\nprint('survived')\n"
+    env = {**os.environ, "FLEETLEDGER_FAULT": "p:1:kill", "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once")}
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert first.returncode == -9 and first.stdout == ""
+    assert second.returncode == 0 and second.stdout.strip() == "survived"
