@@ -143,27 +143,31 @@ def main() -> int:
 
 
 def _compare(findings: list[dict[str, Any]], labels: list[dict[str, Any]]) -> None:
+    """Prints kept findings per verdict and severity, lost true positives, and unlabelled findings.
+
+    Verdicts are keyed by (path, line, rule); kept findings are counted one by one (two
+    candidates of one rule on one line share a verdict).
+    """
     verdicts = {(v["path"], v["line"], v["rule"]): v for v in labels}
-    kept = {_key(f): f for f in findings}
-    print(f"\nAgainst {len(verdicts)} hand-labelled verdicts:")
-    print(f"{'label':<10}{'labelled':>9}{'kept':>6}" + "".join(f"{s:>9}" for s in SEVERITIES))
+    kept_keys = {_key(f) for f in findings}
+    print(f"\nAgainst {len(verdicts)} hand-labelled verdicts (kept findings counted one by one):")
+    print(f"{'label':<10}{'verdicts':>9}{'kept':>6}" + "".join(f"{s:>9}" for s in SEVERITIES))
     for label in LABELS:
-        keys = [k for k, v in verdicts.items() if v["label"] == label]
-        row = Counter(kept[k]["severity"] for k in keys if k in kept)
-        print(f"{label:<10}{len(keys):>9}{sum(row.values()):>6}" + "".join(f"{row[s]:>9}" for s in SEVERITIES))
-    lost = sorted(k for k, v in verdicts.items() if v["label"] == "tp" and k not in kept)
-    fp_high = sorted(k for k, v in verdicts.items() if v["label"] == "fp" and k in kept and kept[k]["severity"] in ("critical", "high", "medium"))
-    unlabelled = sorted(k for k in kept if k not in verdicts)
+        row = Counter(f["severity"] for f in findings if verdicts.get(_key(f), {}).get("label") == label)
+        count = sum(1 for v in verdicts.values() if v["label"] == label)
+        print(f"{label:<10}{count:>9}{sum(row.values()):>6}" + "".join(f"{row[s]:>9}" for s in SEVERITIES))
+    lost = sorted(k for k, v in verdicts.items() if v["label"] == "tp" and k not in kept_keys)
+    loud = [f for f in findings if verdicts.get(_key(f), {}).get("label") == "fp" and f["severity"] in ("critical", "high", "medium")]
+    unlabelled = [f for f in findings if _key(f) not in verdicts]
     print(f"True positives no longer kept: {len(lost)}")
     for path, line, rule in lost:
         print(f"  {rule} {path}:{line}  ({verdicts[(path, line, rule)]['reason']})")
-    print(f"False positives still kept at medium or above: {len(fp_high)}")
-    for path, line, rule in fp_high:
-        print(f"  {kept[(path, line, rule)]['severity']:<8} {rule} {path}:{line}  ({verdicts[(path, line, rule)]['reason']})")
+    print(f"False positives still kept at medium or above: {len(loud)}")
+    for f in loud:
+        print(f"  {f['severity']:<8} {f['rule']} {f['path']}:{f['line']}  ({verdicts[_key(f)]['reason']})")
     print(f"Kept findings without a verdict: {len(unlabelled)}")
-    for path, line, rule in unlabelled:
-        f = kept[(path, line, rule)]
-        print(f"  {f['severity']:<8} {rule} {path}:{line}  {f['snippet'][:100]}")
+    for f in unlabelled:
+        print(f"  {f['severity']:<8} {f['rule']} {f['path']}:{f['line']}  {f['snippet'][:100]}")
 
 
 if __name__ == "__main__":

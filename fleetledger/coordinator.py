@@ -57,7 +57,8 @@ class RunOptions:
         heartbeat_s: Seconds between a busy worker's heartbeats (default ``lease_ttl_s / 3``;
             0 switches heartbeats off, for tests of leases that outlive their work).
         model_quota: Model calls the run may make in total, or None for no limit.
-        max_task_attempts: Assignments of one task before it is given up as failed.
+        max_task_attempts: Assignments of one task in one session before the run halts (a
+            task that keeps failing needs a person; ``resume`` gives it as many again).
         state_interval_s: Least seconds between two writes of the run-state file.
         sandbox: Sandbox backend name for worker processes.
         ledger_retry_s: Seconds a failing ledger write is retried before the run gives up.
@@ -180,6 +181,7 @@ class Coordinator:
         self._reserved: dict[str, int] = {}
         self._calls_made: dict[str, int] = {}
         self._failed_starts = 0
+        self._attempts: dict[str, int] = {}
 
     # -- records ------------------------------------------------------------------------
 
@@ -314,8 +316,11 @@ class Coordinator:
             self.append([self.new_record("decision", why=f"run-state file rebuilt: {note}", payload={"state_file": note})])
 
     def _adopt_orphans(self) -> None:
-        """Takes back every lease granted by an earlier coordinator session (it is gone: we hold the lock)."""
-        records = []
+        """Takes back every lease granted by an earlier coordinator session (it is gone: we hold
+        the lock), and reopens tasks that failed for good in an earlier session (a resume is a
+        person's decision to try again)."""
+        records = [self.new_record("task.reopened", task=t.id, why=f"retry after resume; it failed: {t.errors[-1] if t.errors else '?'}")
+                   for t in self.view.tasks.values() if t.status == "failed"]
         for lease in self.view.leases():
             if lease.session != self.session:
                 records.append(self.new_record(
@@ -356,6 +361,11 @@ class Coordinator:
             halted = self._turn(sprint)
             if halted is not None:
                 return halted
+            failed = [t for t in self.view.sprints[sprint].tasks if self.view.tasks[t].status == "failed"]
+            if failed:
+                task = self.view.tasks[failed[0]]
+                return self._halt("task", f"task {task.id} cannot go on: {task.errors[-1] if task.errors else '?'}; "
+                                  "fix the cause, then `fleetledger resume`", extra={"task": task.id})
 
     def _plan(self, sprint: str) -> None:
         specs = self.job.plan(sprint, self.view)
@@ -399,12 +409,17 @@ class Coordinator:
         batch: list[tuple[WorkerProc | None, NewRecord]] = []
         for worker, message in messages:
             self._on_message(worker, message, batch)
-        for worker in dead:
-            batch.extend(self._on_death(worker))
-        batch.extend((None, r) for r in self._expire_leases(pool))
         if batch:
             outcomes = self.append([r for _, r in batch])
             self._after_append(batch, outcomes, pool)
+        if dead:
+            # After the dead workers' last messages are folded in, so the step each one was in
+            # (its open intent) is known.
+            self.append([r for worker in dead for r in self._on_death(worker)])
+        expired_leases = self._expire_leases(pool)
+        if expired_leases:
+            self.append(expired_leases)
+        if batch or dead or expired_leases:
             for worker in dead:
                 if not worker.started:
                     self._failed_starts += 1
@@ -431,12 +446,11 @@ class Coordinator:
         sends: list[tuple[WorkerProc, TaskView]] = []
         quota_blocked = False
         for task in pending:
-            if task.attempts >= self.options.max_task_attempts:
+            if self._attempts.get(task.id, 0) >= self.options.max_task_attempts:
                 last = task.errors[-1] if task.errors else "no error recorded"
-                records.append(self.new_record("task.failed", task=task.id,
-                                               why=f"given up after {task.attempts} attempts; last: {last}",
-                                               payload={"retry": False, "attempts": task.attempts}))
-                continue
+                return self._halt("task", f"task {task.id} failed {self._attempts[task.id]} times in this session; "
+                                  f"last: {last}; fix the cause, then `fleetledger resume`",
+                                  extra={"task": task.id})
             if not idle:
                 continue
             denial = self._check_actions(task)
@@ -450,6 +464,7 @@ class Coordinator:
                     quota_blocked = True
                     continue
             worker = idle.pop(0)
+            self._attempts[task.id] = self._attempts.get(task.id, 0) + 1
             self._reserved[task.id] = allowed
             self._calls_made[task.id] = 0
             ttl_ms = lease_ttl_ms(self.options.lease_ttl_s, task.attempts)
@@ -470,6 +485,7 @@ class Coordinator:
             message = {"op": "assign", "task": task.id, "epoch": task.epoch, "sprint": task.sprint,
                        "inputs": task.inputs, "calls_allowed": self._reserved.get(task.id, 0),
                        "done": {self.view.steps[k]["name"]: self.view.steps[k]["input_hash"] for k in self.view.steps_by_task.get(task.id, ())},
+                       "failures": self._step_failures(task.id),
                        "context": self.job.task_context(task, self.view)}
             pool.send(worker, message)
         if quota_blocked and not any(self.view.tasks[t].status == "leased" for t in self.view.sprints[sprint].tasks):
@@ -478,6 +494,16 @@ class Coordinator:
                               "run the same command with a larger --model-quota to continue",
                               extra={"calls_used": used, "quota": self.options.model_quota})
         return None
+
+    def _step_failures(self, task_id: str) -> dict[str, int]:
+        """``{step name: times it failed}`` for the task's steps that failed and have no result."""
+        prefix = f"{task_id}/"
+        out: dict[str, int] = {}
+        for key, messages in self.view.step_failures.items():
+            if key.startswith(prefix) and key not in self.view.steps:
+                name = key[len(prefix):].rsplit("@", 1)[0]
+                out[name] = out.get(name, 0) + len(messages)
+        return out
 
     def _calls_left(self) -> int:
         assert self.options.model_quota is not None
@@ -528,16 +554,19 @@ class Coordinator:
             batch.append((worker, self.new_record("lease.released", task=task, epoch=epoch, why=message.get("why", ""),
                                                   payload={"reason": message.get("reason")}, actor=worker.id)))
 
-    def _on_death(self, worker: WorkerProc) -> list[tuple[WorkerProc | None, NewRecord]]:
+    def _on_death(self, worker: WorkerProc) -> list[NewRecord]:
         how = describe_exit(worker.proc.returncode)
-        out: list[tuple[WorkerProc | None, NewRecord]] = [(None, self.new_record(
-            "worker.exited", why=f"{worker.id} (pid {worker.pid}) {how}",
-            payload={"worker": worker.id, "pid": worker.pid, "returncode": worker.proc.returncode}))]
+        out = [self.new_record("worker.exited", why=f"{worker.id} (pid {worker.pid}) {how}",
+                               payload={"worker": worker.id, "pid": worker.pid, "returncode": worker.proc.returncode})]
         for lease in self.view.leases():
             if lease.worker == worker.id and lease.session == self.session:
-                out.append((None, self.new_record("lease.expired", task=lease.task, epoch=lease.epoch,
-                                                  why=f"holder {worker.id} (pid {worker.pid}) {how}",
-                                                  payload={"worker": worker.id, "cause": "worker died"})))
+                for key, name in self.view.open_steps.get(lease.task, {}).items():
+                    out.append(self.new_record("step.failed", key=key, task=lease.task, epoch=lease.epoch,
+                                               why=f"{worker.id} (pid {worker.pid}) {how} during this step",
+                                               payload={"name": name}))
+                out.append(self.new_record("lease.expired", task=lease.task, epoch=lease.epoch,
+                                           why=f"holder {worker.id} (pid {worker.pid}) {how}",
+                                           payload={"worker": worker.id, "cause": "worker died"}))
         return out
 
     def _expire_leases(self, pool: WorkerPool) -> list[NewRecord]:

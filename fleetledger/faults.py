@@ -41,8 +41,10 @@ class _Armed:
     __slots__ = ("name", "remaining", "action", "forever")
 
     def __init__(self, spec: str) -> None:
-        parts = spec.split(":")
-        if len(parts) not in (2, 3):
+        parts = spec.rsplit(":", 2)
+        if len(parts) == 3 and not parts[2].rstrip("+").isalpha():
+            parts = spec.rsplit(":", 1)
+        if len(parts) not in (2, 3) or not parts[1].isdigit():
             raise ValueError(f"{_ENV}={spec!r}: expected NAME:COUNT[:ACTION], e.g. ledger.after_commit:3:kill")
         self.name = parts[0]
         self.remaining = int(parts[1])

@@ -76,6 +76,8 @@ class RunView:
         steps_by_task: Step keys recorded per task.
         step_intents: Number of ``step.intent`` records per step key.
         step_failures: Error messages of ``step.failed`` records per step key.
+        open_steps: Per task, ``{step key: step name}`` of intents with no result yet (the step
+            a worker was in when it died).
         model: Model spend: ``calls``, ``input_tokens``, ``output_tokens``, ``cost_usd``.
         effects: Per effect key: ``{"intent": payload, "done": payload or None}``.
         workers: Per worker id: ``{"last_seen_ms", "task", "pid"}``.
@@ -99,6 +101,7 @@ class RunView:
     steps_by_task: dict[str, list[str]] = field(default_factory=dict)
     step_intents: dict[str, int] = field(default_factory=dict)
     step_failures: dict[str, list[str]] = field(default_factory=dict)
+    open_steps: dict[str, dict[str, str]] = field(default_factory=dict)
     model: dict[str, float] = field(
         default_factory=lambda: {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0})
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -306,18 +309,31 @@ def _task_failed(v: RunView, r: Record) -> None:
     t.status = "pending" if r.payload.get("retry", True) else "failed"
 
 
+def _task_reopened(v: RunView, r: Record) -> None:
+    v.tasks[r.task].status = "pending"
+
+
 def _step_intent(v: RunView, r: Record) -> None:
     v.step_intents[r.key] = v.step_intents.get(r.key, 0) + 1
+    if r.task is not None:
+        v.open_steps.setdefault(r.task, {})[r.key] = r.payload.get("name", "")
+
+
+def _close_step(v: RunView, r: Record) -> None:
+    if r.task is not None:
+        v.open_steps.get(r.task, {}).pop(r.key, None)
 
 
 def _step_done(v: RunView, r: Record) -> None:
     v.steps[r.key] = r.payload
+    _close_step(v, r)
     if r.task is not None:
         v.steps_by_task.setdefault(r.task, []).append(r.key)
 
 
 def _step_failed(v: RunView, r: Record) -> None:
     v.step_failures.setdefault(r.key, []).append(r.why)
+    _close_step(v, r)
 
 
 def _model_call(v: RunView, r: Record) -> None:
@@ -353,7 +369,7 @@ _HANDLERS = {
     "run.started": _run_started, "run.resumed": _run_resumed, "run.halted": _run_halted,
     "run.finished": _run_finished, "sprint.started": _sprint_started,
     "sprint.finished": _sprint_finished, "task.planned": _task_planned,
-    "task.assigned": _task_assigned, "lease.renewed": _lease_renewed,
+    "task.assigned": _task_assigned, "task.reopened": _task_reopened, "lease.renewed": _lease_renewed,
     "lease.expired": _lease_expired, "lease.released": _lease_expired, "task.finished": _task_finished, "task.failed": _task_failed,
     "step.intent": _step_intent, "step.done": _step_done, "step.failed": _step_failed,
     "model.call": _model_call, "effect.intent": _effect_intent, "effect.done": _effect_done,

@@ -22,6 +22,10 @@ from . import errors
 from .ledger.records import canonical_json
 
 
+MAX_STEP_FAILURES = 2
+"""Failures (an exception, or the worker dying in it) after which a step is given up."""
+
+
 def input_hash(*parts: Any) -> str:
     """Returns SHA-256 hex of the canonical JSON of ``parts``: a step's input hash."""
     return hashlib.sha256(canonical_json(list(parts)).encode("utf-8")).hexdigest()
@@ -76,7 +80,9 @@ class TaskContext:
         self.context: dict[str, Any] = assignment.get("context", {})
         self.done: dict[str, str] = assignment.get("done", {})
         self.calls_left: int = assignment.get("calls_allowed", 0)
+        self.failures: dict[str, int] = assignment.get("failures", {})
         self.failed_steps: list[str] = []
+        self.given_up: list[str] = []
         self.ran_steps = 0
         self._fenced = fenced
 
@@ -106,7 +112,9 @@ class TaskContext:
                 shown by the audit).
 
         Returns:
-            The result, or None when the step was already recorded (skipped).
+            The result, or None when the step was already recorded (skipped), or when it
+            already failed ``MAX_STEP_FAILURES`` times (given up: a poison step, e.g. a file
+            that kills the worker; it stays failed in the ledger and the task goes on).
 
         Raises:
             NondeterminismError: a step of this name was recorded with other inputs.
@@ -123,6 +131,9 @@ class TaskContext:
                     f"but its inputs now hash to {inputs_hash[:16]}: the code or the scanned files "
                     "changed since the run was recorded; start a new run with --new",
                     step=name, task=self.task)
+            return None
+        if self.failures.get(name, 0) >= MAX_STEP_FAILURES:
+            self.given_up.append(name)
             return None
         if spends_call:
             self.spend_call()

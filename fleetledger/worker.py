@@ -113,7 +113,10 @@ def main(argv: list[str] | None = None) -> int:
                     channel.send({"op": "failed", "task": task, "epoch": epoch, "retry": True,
                                   "error": f"{len(ctx.failed_steps)} step(s) failed: {', '.join(ctx.failed_steps[:5])}"})
                 else:
-                    channel.send({"op": "finished", "task": task, "epoch": epoch, "result": summary or {}})
+                    result = dict(summary or {})
+                    if ctx.given_up:
+                        result["given_up"] = ctx.given_up
+                    channel.send({"op": "finished", "task": task, "epoch": epoch, "result": result})
             except Fenced:
                 pass
             except OutOfCalls:

@@ -550,13 +550,13 @@ def test_one_source_reaching_a_sink_both_sanitised_and_not() -> None:
 
 
 FUZZ_SOURCE = (Path(__file__).resolve().parent.parent / "bench" / "evalset" / "cwe78" / "thumbnail_lines_vuln.py").read_text()
-RULES = sorted({"B101", "B102", "B105", "B106", "B107", "B202", "B301", "B307", "B324", "B501", "B602", "B603", "B605",
-                "B607", "B608", "B611", "B404", "B999"})
+RULES = sorted({"B101", "B102", "B105", "B106", "B107", "B110", "B202", "B301", "B307", "B308", "B311", "B319", "B324",
+                "B501", "B602", "B603", "B605", "B607", "B608", "B611", "B703", "B404", "B999", "FL001", "FL002"})
 
 
 @settings(derandomize=True, max_examples=300, deadline=None)
 @given(line=st.integers(-3, 40), col=st.integers(-3, 120), rule_id=st.sampled_from(RULES),
-       cwe=st.sampled_from([None, 22, 78, 89, 95, 259, 295, 328, 502, 703, 1234]),
+       cwe=st.sampled_from([None, 22, 78, 79, 89, 95, 259, 295, 328, 338, 502, 611, 636, 703, 1234]),
        revalidate=st.booleans(), source=st.one_of(st.just(FUZZ_SOURCE), st.text(max_size=200)))
 def test_any_request_gets_an_answer(line: int, col: int, rule_id: str, cwe: int | None, revalidate: bool, source: str) -> None:
     """Wrong positions, unknown rules, garbage text: an answer every time, never an exception."""
@@ -567,3 +567,393 @@ def test_any_request_gets_an_answer(line: int, col: int, rule_id: str, cwe: int 
     answer = ANALYST.analyze(ModelRequest(candidate=candidate, source=source, brief="",
                                           pass_name="revalidate" if revalidate else "investigate", prior=prior))
     assert answer.rationale.endswith(".") and 0 <= answer.confidence <= 10
+
+
+# Real-world shapes (Django 5.1.4 and Flask 3.0.3 scans): kinds of false positive the analyst
+# clears, each next to the vulnerable twin it must still keep. bench/real_world.py measures the
+# same on whole repositories.
+MARKUP = frozenset({"B308", "B703", "B704"})
+SWALLOW = frozenset({"B110", "B112"})
+RANDOM = frozenset({"B311"})
+XML = frozenset({f"B3{n}" for n in range(13, 21)})
+DJANGO_VIEW = """
+from django.db import connection
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.html import escape
+from django.utils.safestring import SafeData, mark_safe
+"""
+INTROSPECTION = """
+class DatabaseIntrospection:
+    def __init__(self, connection):
+        self.connection = connection
+"""
+
+# (id, family, path, kept after both passes, severity from the first answer when kept, source)
+REAL_WORLD_CASES = [
+    # SQL: identifiers quoted by quote_name are names from the schema, unless the request supplies them.
+    ("sql-quote-name-introspection", SQL, "db/introspection.py", False, None, INTROSPECTION + """
+    def get_table_description(self, cursor, table_name):
+        cursor.execute("SELECT * FROM %s LIMIT 1" % self.connection.ops.quote_name(table_name))  # sink
+"""),
+    ("sql-quote-name-request", SQL, "app/views.py", True, "critical", DJANGO_VIEW + """
+def columns(request):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT * FROM %s LIMIT 1" % connection.ops.quote_name(request.GET["t"]))  # sink
+    return HttpResponse("")
+"""),
+    ("sql-quote-name-alias-and-map", SQL, "db/operations.py", False, None, """
+class Operations:
+    def on_conflict(self, connection, unique_fields, update_fields):
+        qn = connection.ops.quote_name
+        return "INSERT INTO t SELECT 1 ON CONFLICT(%s) DO UPDATE SET %s" % (  # sink
+            ", ".join(map(qn, unique_fields)),
+            ", ".join(f"{f} = EXCLUDED.{f}" for f in map(self.quote_name, update_fields)),
+        )
+"""),
+    # SQL: fragments compiled by a builder carry their values as parameters.
+    ("sql-compiled-fragment", SQL, "db/lookups.py", False, None, """
+class TaggedWith:
+    def as_sql(self, compiler, connection):
+        lhs_sql, lhs_params = compiler.compile(self.lhs)
+        sql = "%s IN (SELECT item_id FROM tags WHERE name = %%s)" % lhs_sql  # sink
+        return sql, [*lhs_params, self.rhs]
+"""),
+    # SQL: names read from a parameter object (model metadata) in library code are not the caller's text.
+    ("sql-model-metadata", SQL, "db/schema.py", False, None, """
+class SchemaEditor:
+    def clear_column(self, cursor, model, field):
+        cursor.execute("UPDATE %s SET %s = NULL" % (model._meta.db_table, field.column))  # sink
+"""),
+    ("sql-string-parameter-library", SQL, "db/schema.py", True, "low", """
+class SchemaEditor:
+    def clear_column(self, cursor, table_name, column_name):
+        cursor.execute("UPDATE %s SET %s = NULL" % (table_name, column_name))  # sink
+"""),
+    # Credentials: names of keys, messages, lexer tokens, HTTP methods.
+    ("secret-session-key-name", SECRETS, "auth/views.py", False, None, """
+INTERNAL_RESET_SESSION_TOKEN = "_password_reset_token"  # sink
+"""),
+    ("secret-reason-message", SECRETS, "middleware/csrf.py", False, None, """
+REASON_CSRF_TOKEN_MISSING = "CSRF token missing."  # sink
+"""),
+    ("secret-token-source-method", SECRETS, "middleware/csrf.py", False, None, """
+def source(request):
+    if request.method == "GET":
+        return None
+    token_source = "POST"  # sink
+    return token_source
+"""),
+    ("secret-lexer-token", SECRETS, "template/smartif.py", False, None, """
+def merge(tokens, i):
+    token = tokens[i]
+    if token == "is" and tokens[i + 1] == "not":  # sink
+        token = "is not"
+    return token
+"""),
+    ("secret-sentinel", SECRETS, "template/defaulttags.py", False, None, """
+def render(csrf_token):
+    if csrf_token == "NOTPROVIDED":  # sink
+        return ""
+    return csrf_token
+"""),
+    ("secret-issued-token-compared", SECRETS, "app/auth.py", True, "high", """
+def check(token):
+    if token == "tk_live_4f9a2c7e1b8d":  # sink
+        return True
+    return False
+"""),
+    ("secret-password-word-compared", SECRETS, "app/auth.py", True, "high", """
+def check(password):
+    if password == "letmein":  # sink
+        return True
+    return False
+"""),
+    # Asserts: a backend capability flag is not a permission.
+    ("assert-capability-flag", ASSERT, "db/compiler.py", False, None, """
+class InsertCompiler:
+    def execute_sql(self, returning_fields=None):
+        assert not (returning_fields and not self.connection.features.can_return_rows_from_bulk_insert)  # sink
+        self.connection.cursor().execute(self.sql)
+"""),
+    ("assert-can-action", ASSERT, "app/views.py", True, "high", """
+def delete_order(request, order):
+    assert request.user.can_delete_orders  # sink
+    order.delete()
+"""),
+    # Deserialisation: a cache reading back what it wrote; a shared file in /tmp is not that.
+    ("pickle-own-cache", DATA, "cache/filebased.py", False, None, """
+import pickle, zlib
+class FileBasedCache:
+    def set(self, key, value):
+        with open(self._path(key), "wb") as f:
+            f.write(zlib.compress(pickle.dumps(value)))
+    def get(self, key):
+        with open(self._path(key), "rb") as f:
+            return pickle.loads(zlib.decompress(f.read()))  # sink
+"""),
+    ("pickle-serializer-pair", DATA, "cache/redis.py", False, None, """
+import pickle
+class RedisSerializer:
+    def dumps(self, obj):
+        return pickle.dumps(obj)
+    def loads(self, data):
+        return pickle.loads(data)  # sink
+"""),
+    ("pickle-http-cache", DATA, "cache/http.py", True, "critical", """
+import pickle, requests
+class HttpCache:
+    def set(self, key, value):
+        requests.put(f"https://cache/{key}", data=pickle.dumps(value), timeout=5)
+    def get(self, key):
+        return pickle.loads(requests.get(f"https://cache/{key}", timeout=5).content)  # sink
+"""),
+    ("pickle-world-writable", DATA, "app/cache.py", True, "high", """
+import pickle
+def load_cache():
+    with open("/tmp/app-cache.pkl", "rb") as handle:
+        return pickle.load(handle)  # sink
+"""),
+    # Commands: a tool path its callers configure; a route choosing the program is still injection.
+    ("cmd-tool-path-parameter", COMMAND, "core/management/utils.py", False, None, """
+import shutil, subprocess, sys
+def run_formatters(written_files, black_path=None):
+    if black_path is None:
+        black_path = shutil.which("black")
+    subprocess.run([black_path, "--fast", "--", *written_files], capture_output=True)  # sink
+def main():
+    run_formatters(sys.argv[1:])
+"""),
+    ("cmd-tool-path-from-route", COMMAND, "app/views.py", True, "medium", FLASK + """
+def run_formatter(files, formatter):
+    subprocess.run([formatter, "--", *files])  # sink
+@app.post("/format")
+def format_files():
+    run_formatter(request.json["files"], request.json["formatter"])
+    return ""
+"""),
+    # Code: argparse choices= is an allowlist.
+    ("eval-argparse-choices", CODE, "scripts/manage.py", False, None, """
+import argparse
+def fetch(): ...
+parser = argparse.ArgumentParser()
+parser.add_argument("cmd", nargs=1, choices=("fetch", "update"))
+options = parser.parse_args()
+eval(options.cmd[0])()  # sink
+"""),
+    ("eval-argparse-free", CODE, "scripts/manage.py", True, "high", """
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument("cmd", nargs=1)
+options = parser.parse_args()
+eval(options.cmd[0])()  # sink
+"""),
+    # Markup: constants, escaped text, rendered templates, safety carried over; request data is XSS.
+    ("markup-constant", MARKUP, "admin/templatetags/admin_list.py", False, None, DJANGO_VIEW + """
+def header():
+    return {"class_attrib": mark_safe(' class="action-checkbox-column"')}  # sink
+"""),
+    ("markup-escaped", MARKUP, "app/views.py", False, None, DJANGO_VIEW + """
+def home(request):
+    greeting = mark_safe("<b>%s</b>" % escape(request.GET.get("name", "")))  # sink
+    return render(request, "home.html", {"greeting": greeting})
+"""),
+    ("markup-rendered-template", MARKUP, "forms/widgets.py", False, None, DJANGO_VIEW + """
+class Widget:
+    def _render(self, template_name, context, renderer):
+        return mark_safe(renderer.render(template_name, context))  # sink
+"""),
+    ("markup-safety-carried-over", MARKUP, "template/defaultfilters.py", False, None, DJANGO_VIEW + """
+def stringfilter(func):
+    def wrapper(first, *args):
+        result = func(str(first), *args)
+        if isinstance(first, SafeData) and getattr(func, "is_safe", False):
+            result = mark_safe(result)  # sink
+        return result
+    return wrapper
+"""),
+    ("markup-library-filter", MARKUP, "template/defaultfilters.py", False, None, DJANGO_VIEW + """
+def safe(value):
+    return mark_safe(value)  # sink
+"""),
+    ("markup-stored-row", MARKUP, "flatpages/views.py", False, None, DJANGO_VIEW + """
+def flatpage(request, url):
+    return render_flatpage(request, get_object_or_404(FlatPage, url=url))
+def render_flatpage(request, f):
+    f.content = mark_safe(f.content)  # sink
+    return render(request, "flatpage.html", {"flatpage": f})
+"""),
+    ("markup-request", MARKUP, "app/views.py", True, "medium", DJANGO_VIEW + """
+def home(request):
+    greeting = mark_safe("<b>%s</b>" % request.GET.get("name", ""))  # sink
+    return render(request, "home.html", {"greeting": greeting})
+"""),
+    # Swallowed errors: a check that fails open, not a clean-up.
+    ("swallow-cleanup", SWALLOW, "http/response.py", False, None, """
+def close(closers):
+    for closer in closers:
+        try:
+            closer()
+        except Exception:  # sink
+            pass
+"""),
+    ("swallow-failed-check", SWALLOW, "app/hooks.py", True, "high", FLASK + """
+from .deploy import start_deploy, verify_signature
+@app.post("/hooks/deploy")
+def deploy_hook():
+    try:
+        verify_signature(request.get_data(), request.headers.get("X-Signature", ""))
+    except Exception:  # sink
+        pass
+    start_deploy(request.json["ref"])
+    return ""
+"""),
+    # Random numbers: sampling is not a secret; a reset code is.
+    ("random-cull", RANDOM, "cache/filebased.py", False, None, """
+import random
+def cull(filelist, frequency):
+    return random.sample(filelist, len(filelist) // frequency)  # sink
+"""),
+    ("random-reset-code", RANDOM, "app/accounts.py", True, "medium", """
+import random, string
+def make_reset_code():
+    return "".join(random.choice(string.digits) for _ in range(6))  # sink
+"""),
+    # XML: a defused parser; request XML through the standard library expands entities.
+    ("xml-defused-parser", XML, "core/serializers/xml_serializer.py", False, None, """
+from xml.dom import pulldom
+from xml.sax import expatreader
+class DefusedExpatParser(expatreader.ExpatParser):
+    pass
+class Deserializer:
+    def __init__(self, stream):
+        self.stream = stream
+        self.event_stream = pulldom.parse(self.stream, self._make_parser())  # sink
+    def _make_parser(self):
+        return DefusedExpatParser()
+"""),
+    ("xml-request", XML, "app/views.py", True, "medium", FLASK + """
+from xml.dom import minidom
+@app.post("/import")
+def import_feed():
+    return {"n": len(minidom.parseString(request.get_data()).childNodes)}  # sink
+"""),
+]
+
+
+@pytest.mark.parametrize(("family", "path", "kept", "severity", "source"), [c[1:] for c in REAL_WORLD_CASES],
+                         ids=[c[0] for c in REAL_WORLD_CASES])
+def test_real_world_shapes(tmp_path: Path, family: frozenset[str], path: str, kept: bool, severity: str | None,
+                           source: str) -> None:
+    judged = _judged(tmp_path, path, source, family)
+    assert _kept(judged) is kept, [(f.rationale, s.rationale) for _, f, s in judged]
+    if kept:
+        severities = {triage(c, first)[0] for c, first, second in judged if survives(first) and survives(second)}
+        assert severities == {severity}, [f.rationale for _, f, _ in judged]
+    for _, first, second in judged:
+        assert first.signals["analysed"] is True, first.rationale
+        assert first.rationale.endswith(".") and second.rationale.endswith(".")
+
+
+def _both(source: str, needle: str, rule_id: str, cwe: int, path: str = "app/x.py") -> tuple[ModelAnswer, ModelAnswer]:
+    candidate = _candidate(path, source, needle, rule_id, cwe)
+    first = ANALYST.analyze(ModelRequest(candidate=candidate, source=source, brief=""))
+    second = ANALYST.analyze(ModelRequest(candidate=candidate, source=source, brief="", pass_name="revalidate",
+                                          prior=first.to_json()))
+    return first, second
+
+
+def test_library_parameter_is_uncertain_and_callers_still_decide() -> None:
+    """In a file with no entry point, a parameter spliced into SQL is kept as uncertain (low);
+    callers in the file that pass constants clear it, callers passing data of unknown origin drop it."""
+    helper = "def count_rows(conn, table):\n    return conn.execute('SELECT COUNT(*) FROM ' + table)\n"
+    first, second = _both(helper, "'SELECT", "B608", 89)
+    assert (first.verdict, first.confidence, first.signals["reach"]) == ("uncertain", 6, "library"), first.rationale
+    assert "Nothing in this file is an entry point for outside data" in first.rationale
+    assert (second.verdict, second.confidence) == ("uncertain", 5) and "check its callers" in second.rationale
+    assert triage(_candidate("app/x.py", helper, "'SELECT", "B608", 89), first)[0] == "low"
+    _, second = _both(helper + "def sizes(conn):\n    return count_rows(conn, 'users')\n", "'SELECT", "B608", 89)
+    assert not survives(second) and "passes constants" in second.rationale, second.rationale
+    _, second = _both(helper + "def sizes(conn, registry):\n    return count_rows(conn, registry.table_names()[0])\n",
+                      "'SELECT", "B608", 89)
+    assert not survives(second) and "whose origin this file does not show" in second.rationale, second.rationale
+
+
+def test_parameter_through_unseen_code_is_not_an_interface() -> None:
+    """Library code whose parameter reaches the SQL only through another object's method does not splice it."""
+    source = ("class Editor:\n    def remake(self, cursor, field):\n"
+              "        cursor.execute('INSERT INTO t SELECT %s FROM u' % self.prepare_default(field))\n")
+    first, second = _both(source, "'INSERT", "B608", 89)
+    assert survives(first) and not survives(second), second.rationale
+    assert "only through" in second.rationale
+
+
+def test_self_is_object_state_not_a_parameter() -> None:
+    """``self`` reached through an inherited method is the object's state, not a caller's value."""
+    source = ("class Backend:\n    def check(self, cursor):\n"
+              "        cursor.execute('SELECT * FROM %s' % self.table_for(cursor))\n")
+    first = _investigate(source, "cursor.execute(", "B608", 89)
+    assert "parameter 'self'" not in first.rationale and "the state of the object 'self'" in first.rationale
+    assert first.verdict == "uncertain"
+
+
+def test_recursive_calls_are_not_callers() -> None:
+    """A function that calls itself on parts of its own parameter gets no new origin from that call."""
+    source = ("from django.utils.safestring import mark_safe\nfrom django.http import HttpResponse\n"
+              "def view(request):\n    return HttpResponse('')\n"
+              "class Decoder:\n    def process(self, obj):\n        if isinstance(obj, list):\n"
+              "            return [self.process(item) for item in obj]\n        return mark_safe(obj)\n"
+              "    def decode(self, s, **kwargs):\n        return self.process(super().decode(s, **kwargs))\n")
+    first, second = _both(source, "mark_safe(obj)", "B308", 79)
+    assert survives(first) and not survives(second), second.rationale
+    assert "passed through super().decode()" in second.rationale
+
+
+def test_view_shaped_helper_called_in_its_file_is_not_a_handler() -> None:
+    """``render_flatpage(request, f)`` is called by the routed view: its ``f`` is what that view passes."""
+    source = ("from django.shortcuts import get_object_or_404, render\nfrom django.utils.safestring import mark_safe\n"
+              "def flatpage(request, url):\n    return render_flatpage(request, get_object_or_404(Page, url=url))\n"
+              "def render_flatpage(request, f):\n    return render(request, 't.html', {'t': mark_safe(f.title)})\n")
+    first, second = _both(source, "mark_safe(f.title)", "B308", 79)
+    assert first.signals["source"] == "parameter", first.rationale
+    assert not survives(second) and "get_object_or_404" in second.rationale, second.rationale
+    routed = source.replace("return render_flatpage(request, get_object_or_404(Page, url=url))", "return None")
+    first, _ = _both(routed, "mark_safe(f.title)", "B308", 79)
+    assert first.signals["source"] == "request", first.rationale
+
+
+def test_argparse_type_and_choices_restrict_options() -> None:
+    base = "import argparse, os\nparser = argparse.ArgumentParser()\n{decl}\nargs = parser.parse_args()\nos.system('renice ' + str(args.level))\n"
+    for decl, cleared in (("parser.add_argument('--level', type=int)", True),
+                          ("parser.add_argument('level', choices=['1', '5'])", True),
+                          ("parser.add_argument('--level')", False)):
+        answer = _investigate(base.format(decl=decl), "os.system(")
+        assert (answer.verdict == "not_vulnerable") is cleared, answer.rationale
+
+
+def test_entry_points_of_a_file() -> None:
+    from fleetledger.analysis.sources import entry_point
+    from fleetledger.analysis.tree import SourceTree
+    assert entry_point(SourceTree.parse("def f(conn, t):\n    conn.execute(t)\n")) is None
+    assert entry_point(SourceTree.parse("import os\nHOME = os.environ['HOME']\n")) is None
+    assert "imported request" in entry_point(SourceTree.parse("from flask import request\n"))
+    assert "web application" in entry_point(SourceTree.parse("import fastapi\napp = fastapi.FastAPI()\n"))
+    assert "view handler" in entry_point(SourceTree.parse("def detail(request, pk):\n    return pk\n"))
+    assert "command-line" in entry_point(SourceTree.parse("import sys\nname = sys.argv[1]\n"))
+
+
+def test_tls_loopback_url_built_from_a_constant_name() -> None:
+    """``REGISTRY + "/v2/_catalog"`` with a loopback REGISTRY never leaves the machine."""
+    source = ("import requests\nREGISTRY = 'https://127.0.0.1:5000'\n"
+              "def catalog():\n    return requests.request('GET', REGISTRY + '/v2/_catalog', verify=False, timeout=10)\n")
+    assert _investigate(source, "requests.request(", "B501", 295).verdict == "not_vulnerable"
+    remote = source.replace("127.0.0.1", "registry.example.com")
+    assert _investigate(remote, "requests.request(", "B501", 295).verdict == "vulnerable"
+
+
+def test_new_checks_answer_deterministically() -> None:
+    """The checks added for the pass-through rules give the same answer twice, with the same rationale."""
+    source = (Path(__file__).resolve().parent.parent / "bench" / "evalset" / "cwe79" / "greeting_view_vuln.py").read_text()
+    first = _investigate(source, "mark_safe(", "B308", 79)
+    assert first == _investigate(source, "mark_safe(", "B308", 79)
+    assert first.verdict == "vulnerable" and first.cwe == 79

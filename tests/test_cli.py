@@ -162,3 +162,26 @@ def test_a_worker_killed_mid_task_is_noticed_and_its_task_reassigned(tmp_path: P
     assert len(again) == 1 and any(r.kind == "task.finished" and r.task == expired.task for r in history)
     assert sum(1 for r in history if r.kind == "worker.started") == 3, "the dead worker was replaced"
     assert verify_records(history).ok
+
+
+def test_a_file_that_kills_every_worker_is_given_up_and_the_scan_completes(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "poison.py").write_text("x = 1\n")
+    (repo / "views.py").write_text("import os\nfrom flask import request\n\n\ndef f():\n    os.system(request.args['c'])\n")
+    ws = tmp_path / "ws"
+    done = run_cli("scan", str(repo), "--workspace", str(ws), "--workers", "2", "--no-progress",
+                   env={"FLEETLEDGER_FAULT": "scan.detect:poison.py:1:kill"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((ws / "findings.json").read_text())
+    by_path = {f["path"]: f for f in report["files"]}
+    assert by_path["poison.py"]["status"] == "skipped"
+    assert "killed by SIGKILL during this step" in by_path["poison.py"]["reason"]
+    assert by_path["views.py"]["status"] == "scanned" and report["findings"]
+    sarif = json.loads((ws / "findings.sarif").read_text())
+    validate(sarif)
+    notes = [n["message"]["text"] for n in sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]]
+    assert any("poison.py" in n for n in notes)
+    history = records(ws)
+    assert sum(1 for r in history if r.kind == "step.failed" and "poison.py" in r.key) == 2
+    assert verify_records(history).ok

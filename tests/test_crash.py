@@ -360,3 +360,20 @@ def test_s2_torn_wal_tail_is_set_aside_and_appends_stay_contiguous(tmp_path: Pat
     assert [r.seq for r in history] == list(range(1, len(history) + 1))
     assert [r.why for r in history[-3:]] == ["after 0", "after 1", "after 2"]
     assert verify_records(history).ok
+
+
+@pytest.mark.parametrize("fault, redone", [("synthetic.after_step:3:kill", "s3"), ("synthetic.in_step:4:kill", "s3")])
+def test_c4_a_worker_that_forgets_everything_continues_at_the_next_step(tmp_path: Path, fault: str, redone: str) -> None:
+    """Case C4's core: a worker that loses its memory right after step 3's result, or in the
+    middle of step 4, is replaced; the next intent is step 4 (``s3``), rebuilt from the ledger,
+    and nobody is asked anything."""
+    ws = tmp_path / "ws"
+    done = run_synthetic(ws, "--tasks", "1", "--steps", "6", "--workers", "1",
+                         env={"FLEETLEDGER_FAULT": fault, "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once")})
+    assert done.returncode == 0, done.stderr
+    history = records(ws)
+    died = next(r.seq for r in history if r.kind == "worker.exited")
+    intents_after = [r.payload["name"] for r in history if r.kind == "step.intent" and r.seq > died]
+    assert intents_after == [f"s{n}" for n in range(3, 6)] and intents_after[0] == redone
+    assert not any(r.kind == "run.halted" for r in history)
+    assert _steps(ws) == _expected(1, 6)

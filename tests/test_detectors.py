@@ -17,7 +17,7 @@ import pytest
 
 from fleetledger.jobs.scan import detectors
 from fleetledger.jobs.scan.detect import detect_file
-from fleetledger.jobs.scan.shapes import Candidate, FileReport, ModelRequest, candidate_id, survives
+from fleetledger.jobs.scan.shapes import Candidate, FileReport, ModelAnswer, ModelRequest, candidate_id, survives
 from fleetledger.models.offline import OfflineAnalyst
 
 
@@ -48,6 +48,13 @@ def ours(report: FileReport) -> list[tuple[str, int]]:
 
 # --- FL001: case 09 C1 -------------------------------------------------------------------------
 
+ROUTE = """\
+from flask import Flask, request
+app = Flask(__name__)
+@app.route("/q")
+def view():
+    return query(None, request.args["c"], request.args["t"], request.args["v"])
+"""
 C1 = {  # shape -> (call, the detector that finds it with bandit 1.9)
     "fstring-column": ('cur.execute(f"SELECT {col} FROM foo WHERE id = 1")  # here', "B608"),
     "fstring-insert": ('cur.execute(f"INSERT INTO {table} VALUES (1)")  # here', "B608"),
@@ -64,16 +71,26 @@ def test_c1_each_shape_gives_one_sql_candidate_at_the_call(tmp_path: Path, shape
     assert of_cwe(report, 89) == [(rule, marked(text))]
 
 
-@pytest.mark.parametrize("shape", list(C1))
-def test_c1_the_pipeline_keeps_each_shape_as_vulnerable(tmp_path: Path, shape: str) -> None:
-    text, report = scan(tmp_path, "def query(cur, col, table, v):\n    " + C1[shape][0] + "\n")
+def judged(text: str, report: FileReport) -> tuple[ModelAnswer, ModelAnswer]:
+    """The offline analyst's two answers on the report's one CWE-89 candidate."""
     [candidate] = [c for c in report.candidates if c.cwe == 89]
     analyst = OfflineAnalyst()
     first = analyst.analyze(ModelRequest(candidate=candidate, source=text, brief=""))
     second = analyst.analyze(ModelRequest(candidate=candidate, source=text, brief="", pass_name="revalidate",
                                           prior=first.to_json()))
+    return first, second
+
+
+@pytest.mark.parametrize("shape", list(C1))
+def test_c1_the_pipeline_keeps_each_shape(tmp_path: Path, shape: str) -> None:
+    """Case 09 as written (parameters, no entry point in the file) is kept; the analyst calls it
+    uncertain, as it does bandit's own B608 candidates there. Fed by a route, it is vulnerable."""
+    text, report = scan(tmp_path, "def query(cur, col, table, v):\n    " + C1[shape][0] + "\n")
+    first, second = judged(text, report)
+    assert (first.cwe, survives(first), survives(second)) == (89, True, True), first.rationale
+    text, report = scan(tmp_path, ROUTE + "def query(cur, col, table, v):\n    " + C1[shape][0] + "\n")
+    first, second = judged(text, report)
     assert (first.verdict, first.cwe, second.verdict) == ("vulnerable", 89, "vulnerable"), first.rationale
-    assert survives(first) and survives(second)
 
 
 def test_fl001_candidate_is_built_like_bandits(tmp_path: Path) -> None:
@@ -89,7 +106,8 @@ def test_fl001_candidate_is_built_like_bandits(tmp_path: Path) -> None:
         id=candidate_id("app/code.py", line, 20, "FL001"), path="app/code.py", line=line, col=20, end_line=line,
         rule_id="FL001", rule_name="sql_built_from_strings", detector="fleetledger", cwe=89,
         detector_severity="MEDIUM", detector_confidence="MEDIUM",
-        message="SQL text built by concatenation with a run-time value is run by cur.execute(); pass values as query parameters.",
+        message=("SQL text built by concatenation with a run-time value is run by cur.execute();"
+                 " pass values as query parameters."),
         snippet="\n".join(text.splitlines()[line - 2 : line + 1]), scope="Repo.names",
     )
 
@@ -120,6 +138,10 @@ def test_fl001_candidate_is_built_like_bandits(tmp_path: Path) -> None:
             def show(cur, v):
                 return cur.mogrify("UPDATE t " + "SET a = %s" % v)  # here
             """, id="percent-mogrify"),
+        pytest.param("""
+            def named(v):
+                return User.objects.raw("SELECT * " + "FROM auth_user WHERE name = '%s'" % v)  # here
+            """, id="django-raw"),
     ],
 )
 def test_fl001_other_shapes_bandit_misses(tmp_path: Path, source: str) -> None:
@@ -149,6 +171,10 @@ def test_fl001_other_shapes_bandit_misses(tmp_path: Path, source: str) -> None:
                 query = query + " AND id = %s"
                 cur.execute(query, (uid,))
             """, id="variable-extended-with-constants"),
+        pytest.param("""
+            def find(cur, active):
+                cur.execute("SELECT a FROM t" + (" WHERE active = 1" if active else ""))
+            """, id="constant-branches"),
         pytest.param("""
             def run(cur, script):
                 cur.executescript(script + "\\n")
@@ -298,6 +324,16 @@ def test_a_query_bandit_flags_gives_one_candidate_though_both_detectors_find_it(
     assert of_cwe(report, 89) == [("B608", 2), ("B608", 3)]
 
 
+def test_django_extra_gives_way_to_bandits_b610(tmp_path: Path) -> None:
+    text, report = scan(tmp_path, """
+        def named(v):
+            return User.objects.extra(where=["name = '" + v + "'"])  # here
+        """)
+    hits, _ = detectors.detect(ast.parse(text))
+    assert [(hit.rule.rule_id, hit.node.lineno) for hit in hits] == [("FL001", marked(text))]
+    assert of_cwe(report, 89) == [("B610", marked(text))]
+
+
 def test_unflagged_keeps_hits_another_cwe_or_place_marks() -> None:
     tree = ast.parse('def f(cur, v):\n    cur.execute("SELECT a " + "FROM " + v)\n')
     hits, _ = detectors.detect(tree)
@@ -339,5 +375,6 @@ def test_a_tree_deeper_than_the_recursion_limit_is_walked() -> None:
 
 def test_a_deep_file_is_scanned_as_deep_as_bandit_goes(tmp_path: Path) -> None:
     terms = " + ".join(["v"] * 300)
-    text, report = scan(tmp_path, f'def f(cur, v):\n    cur.execute("SELECT a " + "FROM t WHERE b = " + {terms})  # here\n')
+    query = f'"SELECT a " + "FROM t WHERE b = " + {terms}'
+    text, report = scan(tmp_path, f"def f(cur, v):\n    cur.execute({query})  # here\n")
     assert (report.status, of_cwe(report, 89)) == ("scanned", [("FL001", marked(text))])

@@ -39,7 +39,16 @@ def test_forever_keeps_failing() -> None:
         assert info.value.errno == errno.ENOSPC
 
 
-@pytest.mark.parametrize("spec", ["p", "p:x:kill", "p:1:explode", "a:1:kill:extra"])
+def test_point_names_may_hold_colons() -> None:
+    faults.arm("scan.detect:pkg/a.py:1:eio")
+    faults.hit("scan.detect:pkg/b.py")
+    with pytest.raises(OSError):
+        faults.hit("scan.detect:pkg/a.py")
+    faults.arm("scan.detect:x.py:2")
+    faults.hit("scan.detect:x.py")
+
+
+@pytest.mark.parametrize("spec", ["p", "p:x:kill", "p:1:explode", "p:kill"])
 def test_malformed_specs_are_refused(spec: str) -> None:
     with pytest.raises(ValueError):
         faults.arm(spec)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from fleetledger.jobs.scan.detect import detect_file
-from fleetledger.jobs.scan.shapes import SEVERITIES, Candidate, ModelAnswer, ModelRequest
+from fleetledger.jobs.scan.shapes import SEVERITIES, Candidate, ModelAnswer, ModelRequest, survives
 from fleetledger.jobs.scan.triage import triage
 from fleetledger.models.offline import OfflineAnalyst
 
@@ -124,3 +124,69 @@ def test_pipeline_severities_on_real_code(tmp_path: Path) -> None:
     assert severities[(10, "B602")] == "high"
     assert severities[(13, "B101")] == "high"
     assert severities[(1, "B404")] == "info"
+
+
+@pytest.mark.parametrize("cwe", [78, 89, 94, 502])
+def test_library_parameter_is_rated_below_an_application_parameter(cwe: int) -> None:
+    """A parameter of code whose file shows no entry point is medium when sure, low when uncertain."""
+    app = triage(_candidate(cwe=cwe), _answer(cwe=cwe, source="parameter"))[0]
+    library = triage(_candidate(cwe=cwe), _answer(cwe=cwe, source="parameter", reach="library"))
+    kept = triage(_candidate(cwe=cwe), _answer(verdict="uncertain", cwe=cwe, source="parameter", reach="library"))[0]
+    assert (app, library[0], kept) == ("high", "medium", "low")
+    assert "no entry point for outside data" in library[1]
+    assert triage(_candidate(cwe=cwe), _answer(cwe=cwe, source="request", channel="http", reach="library"))[0] == "critical"
+
+
+def test_local_file_sits_between_the_network_and_the_environment() -> None:
+    ranks = [_rank(triage(_candidate(cwe=502), _answer(cwe=502, source="request", channel=channel))[0])
+             for channel in ("http", "local", "env")]
+    assert ranks == sorted(ranks) and ranks[0] < ranks[1] < ranks[2]
+    assert "a file any local user can write" in triage(_candidate(cwe=502), _answer(cwe=502, source="request", channel="local"))[1]
+
+
+def test_families_of_the_new_checks() -> None:
+    """Cross-site scripting, fail-open checks, predictable secrets and XML entities have their own impact."""
+    xss = triage(_candidate("B308", 79, "MEDIUM"), _answer(cwe=79, source="request", channel="http"))
+    assert xss[0] == "medium" and xss[1].startswith("Cross-site scripting (CWE-79) is fed by web requests")
+    assert triage(_candidate("B703", 80, "MEDIUM"), _answer(verdict="uncertain", cwe=79, source="parameter", reach="library"))[0] == "low"
+    assert triage(_candidate("B110", 703, "LOW"), _answer(cwe=636, fails_open=True))[0] == "high"
+    assert triage(_candidate("B311", 330, "LOW"), _answer(cwe=338, purpose="security"))[0] == "medium"
+    assert triage(_candidate("B311", 330, "LOW"), _answer(verdict="not_vulnerable", cwe=338, purpose="other"))[0] == "info"
+    assert triage(_candidate("B320", 20, "MEDIUM"), _answer(cwe=611, source="request", channel="http"))[0] == "high"
+    assert triage(_candidate("B319", 20, "MEDIUM"), _answer(cwe=776, source="request", channel="http"))[0] == "medium"
+
+
+def test_real_world_false_positives_end_at_info_or_low(tmp_path: Path) -> None:
+    """Shapes from the Django scan: the first pass dismisses them, or keeps them at low."""
+    source = textwrap.dedent('''
+        import pickle
+        from django.utils.safestring import mark_safe
+
+        INTERNAL_RESET_SESSION_TOKEN = "_password_reset_token"
+
+        class Introspection:
+            def describe(self, cursor, table_name):
+                cursor.execute("SELECT * FROM %s LIMIT 1" % self.connection.ops.quote_name(table_name))
+
+        class Serializer:
+            def dumps(self, obj):
+                return pickle.dumps(obj)
+
+            def loads(self, data):
+                return pickle.loads(data)
+
+        def linebreaksbr(value):
+            return mark_safe(value.replace("\\n", "<br>"))
+    ''').lstrip()
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "backend.py").write_text(source)
+    analyst = OfflineAnalyst()
+    severities = {}
+    for candidate in detect_file(tmp_path, "lib/backend.py").candidates:
+        first = analyst.analyze(ModelRequest(candidate=candidate, source=source, brief=""))
+        # Triage rates only what the first pass keeps; a dismissed candidate never gets a severity.
+        severities[(candidate.line, candidate.rule_id)] = triage(candidate, first)[0] if survives(first) else "dismissed"
+    assert severities[(4, "B105")] == "dismissed"
+    assert severities[(8, "B608")] == "dismissed"
+    assert severities[(15, "B301")] == "dismissed"
+    assert severities[(18, "B308")] == "low"

@@ -9,7 +9,8 @@ Recognised (by the shape of the expression, with import aliases resolved):
   post()|read()``; Tornado ``self.get_argument()`` and friends.
 * Parameters of route handlers: functions decorated with ``@app.route``/``@bp.get``/
   ``@router.post``/``@app.api_route`` (Flask, FastAPI, Quart, Sanic, Bottle) and Django views
-  (a first parameter named ``request``). A Flask converter (``<int:id>``) or a FastAPI type
+  (a first parameter named ``request``; a function of that shape that code in the same file
+  calls is a helper whose callers fill its parameters). A Flask converter (``<int:id>``) or a FastAPI type
   annotation (``id: int``, ``level: Literal["info", "warn"]``) makes the framework reject
   anything but that type or those values.
 * ``input()``, ``sys.argv``, ``sys.stdin``, ``argparse`` results, ``os.environ``/``os.getenv``,
@@ -26,9 +27,12 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .tree import FunctionNode, SourceTree
+
+if TYPE_CHECKING:
+    from .guards import Facts
 
 Channel = Literal["http", "network", "cli", "stdin", "env", "local"]
 
@@ -262,6 +266,10 @@ def handler_parameter(tree: SourceTree, function: FunctionNode, name: str) -> So
     kind = handler_kind(tree, function)
     if kind is None or name in ("self", "cls", "request", "req"):
         return None
+    if kind == "view" and _called_in_file(tree, function):
+        # Shaped like a view, but called by code in this file (a helper such as
+        # render_flatpage(request, page)): its callers fill the parameters, not the URL router.
+        return None
     arg = next((a for a in _all_args(function) if a.arg == name), None)
     if arg is None:
         return None
@@ -284,6 +292,74 @@ def handler_parameter(tree: SourceTree, function: FunctionNode, name: str) -> So
     if converter in _SAFE_CONVERTERS:
         return Source(channel=channel, description=description, sanitiser=f"the route converter <{converter}:{name}> admits only that type")
     return Source(channel=channel, description=description)
+
+
+def cli_option_restriction(tree: SourceTree, attribute: ast.Attribute, facts: "Facts") -> str | None:
+    """Tells whether ``args.name`` (``args`` from ``parse_args()``) can hold only safe values.
+
+    argparse rejects a command line whose option is not one of its declared ``choices`` or
+    does not convert with its ``type`` (``int``, ``float``), so such an option is restricted
+    before the program sees it. The file's ``add_argument`` calls are indexed once per tree,
+    so an attribute whose name no option declares costs a dictionary look-up.
+
+    Args:
+        tree: The parsed file.
+        attribute: The attribute read, e.g. ``options.cmd``.
+        facts: Resolves names to values and tells constants apart (the taint tracer).
+
+    Returns:
+        A description of the restriction, or None when the option is not restricted (or is
+        not an argparse option this file declares).
+    """
+    declared: dict[str, list[ast.Call]] | None = tree.memo.get("sources.argparse")
+    if declared is None:
+        declared = {}
+        for node in ast.walk(tree.module):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+                dest = _argparse_dest(node)
+                if dest is not None:
+                    declared.setdefault(dest, []).append(node)
+        tree.memo["sources.argparse"] = declared
+    calls = declared.get(attribute.attr)
+    if not calls:
+        return None
+    parsed = facts.literal(attribute.value)
+    if not (isinstance(parsed, ast.Call) and isinstance(parsed.func, ast.Attribute) and parsed.func.attr in _CLI_METHODS):
+        return None
+    for node in calls:
+        for item in node.keywords:
+            if item.arg == "choices" and facts.is_constant(facts.literal(item.value)):
+                return f"argparse admits only the choices declared for {attribute.attr!r} on line {node.lineno}"
+            if item.arg == "type" and (tree.qualname(item.value) or "") in ("int", "float"):
+                return f"argparse converts {attribute.attr!r} to {tree.qualname(item.value)} (line {node.lineno})"
+    return None
+
+
+def _argparse_dest(call: ast.Call) -> str | None:
+    for item in call.keywords:
+        if item.arg == "dest" and isinstance(item.value, ast.Constant) and isinstance(item.value.value, str):
+            return item.value.value
+    names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    long = next((n for n in names if n.startswith("--")), None)
+    if long is not None:
+        return long[2:].replace("-", "_")
+    plain = next((n for n in names if not n.startswith("-")), None)
+    return plain
+
+
+def _called_in_file(tree: SourceTree, function: FunctionNode) -> bool:
+    """True when some call in the file, outside the function itself, calls it by name."""
+    calls = tree.memo.get("sources.called_names")
+    if calls is None:
+        calls = {}
+        for node in ast.walk(tree.module):
+            if isinstance(node, ast.Call):
+                func = node.func
+                called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+                if called is not None:
+                    calls.setdefault(called, []).append(node)
+        tree.memo["sources.called_names"] = calls
+    return any(tree.function_of(call) is not function for call in calls.get(function.name, ()))
 
 
 def _default_of(function: FunctionNode, arg: ast.arg) -> ast.expr | None:

@@ -25,9 +25,14 @@ Some origins are not what their syntax first suggests, and are classified by wha
   ``compiler.compile()``) is composed SQL whose values travel as parameters; a parameter
   named for SQL (``lhs_sql``, ``placeholders``) is a fragment its callers build.
 * A file read from a fixed path in a world-writable directory (``/tmp``) is outside data:
-  any local user can plant it. The walk uses an explicit work list, so nesting depth does not
-matter, and a deterministic work budget (steps plus statements walked by binding look-ups)
-bounds pathological files: whatever is left untraced becomes an ``unknown`` leaf, never a guess.
+  any local user can plant it.
+* A database lookup (``get_object_or_404(Page, url=url)``, ``Page.objects.get(pk=pk)``)
+  returns stored data, not its key: an unknown origin whatever the key was. A method reached
+  through ``super()`` is code this file does not show, whatever its name.
+
+The walk uses an explicit work list, so nesting depth does not matter, and a deterministic work
+budget (steps plus statements walked by binding look-ups) bounds pathological files: whatever is
+left untraced becomes an ``unknown`` leaf, never a guess.
 """
 
 from __future__ import annotations
@@ -70,6 +75,11 @@ _CONSTANT_RESULTS = frozenset({
     "random.randint", "locals", "globals", "dict", "list", "set", "tuple", "object",
 })
 _WORLD_WRITABLE = ("/tmp/", "/var/tmp/", "/dev/shm/")
+# Database lookups: the result is what the database holds, the arguments only select it.
+_LOOKUP_FUNCTIONS = frozenset({"get_object_or_404", "get_list_or_404", "aget_object_or_404", "aget_list_or_404"})
+_MANAGER_METHODS = frozenset({"get", "aget", "filter", "exclude", "first", "last", "afirst", "alast", "get_or_create",
+                              "update_or_create", "all", "values", "values_list", "select_related",
+                              "prefetch_related", "only", "defer", "order_by", "latest", "earliest", "in_bulk"})
 # Words of a parameter name that say it holds SQL text rather than a value.
 _SQL_FRAGMENT_WORDS = frozenset({"sql", "placeholder", "placeholders"})
 _NUMERIC_OPS = (ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.MatMult)
@@ -369,7 +379,8 @@ class Tracer:
         if self._is_module(node):
             yield self._leaf(item, node, "unknown", f"{self.tree.segment(node, 40)} (defined in another module)")
             return
-        yield self._push(item, node.value, member=f"the attribute .{node.attr}")
+        restricted = sources.cli_option_restriction(self.tree, node, self)
+        yield self._push(item, node.value, member=f"the attribute .{node.attr}", sanitiser=restricted)
 
     def _member(self, item: _Item, node: ast.Attribute) -> Iterator[_Item | Leaf]:
         """``self.attr``: the class attribute, or every ``self.attr = ...`` in the class's methods."""
@@ -378,20 +389,7 @@ class Tracer:
         if owner is None:
             yield self._leaf(item, node, "unknown", f"{self.tree.segment(node, 40)}")
             return
-        assigned: list[ast.expr] = []
-        for stmt in owner.body:
-            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == node.attr for t in stmt.targets):
-                assigned.append(stmt.value)
-            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == node.attr and stmt.value is not None:
-                assigned.append(stmt.value)
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if stmt.name == node.attr:
-                    assigned.append(stmt)  # type: ignore[arg-type]
-                for inner in walk_scope(stmt):
-                    if isinstance(inner, ast.Assign) and any(_is_self_attr(t, node.attr) for t in inner.targets):
-                        assigned.append(inner.value)
-                    elif isinstance(inner, (ast.AnnAssign, ast.AugAssign)) and _is_self_attr(inner.target, node.attr) and inner.value is not None:
-                        assigned.append(inner.value)
+        assigned = _class_members(self.tree, owner).get(node.attr, ())
         if not assigned:
             yield self._leaf(item, node, "unknown", f"{self.tree.segment(node, 40)} (set outside this class)")
         for value in assigned:
@@ -422,7 +420,7 @@ class Tracer:
                 yield self._leaf(item, node, "constant", f"the result of {name}()")
             yield from (self._push(item, part, sanitiser=by_name or by_method) for part in covered if part is not None)
             return
-        quoter = sanitisers.identifier_quoter(self._function_name(node.func), self.sink)
+        quoter = sanitisers.identifier_quoter(self._function_name(node.func), self.sink) if self.sink == "sql" else None
         if quoter is not None:
             if not arguments:
                 yield self._leaf(item, node, "constant", f"the result of {name}()")
@@ -443,6 +441,10 @@ class Tracer:
         source = sources.source_of(tree, node)
         if source is not None:
             yield self._leaf(item, node, "request", source.description, channel=source.channel)
+            return
+        lookup = self._lookup(node, name, method)
+        if lookup is not None:
+            yield self._leaf(item, node, "unknown", f"{lookup} (stored data: the arguments are only the lookup key)")
             return
         if name == "open" and node.args and isinstance(node.args[0], ast.Constant) and str(node.args[0].value).startswith(_WORLD_WRITABLE):
             yield self._leaf(item, node, "request", f"the file {node.args[0].value}, in a world-writable directory where any local user can plant it",
@@ -467,7 +469,8 @@ class Tracer:
         label = name or tree.segment(node.func, 30)
         if receiver is not None:
             # A method of some object: its result derives from the object and the arguments.
-            through = None if _is_data_method(method) else f"{label}()"
+            parent = isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super"
+            through = None if _is_data_method(method) and not parent else f"{label}()"
             table = self.literal(receiver)
             if method in ("get", "pop", "setdefault") and isinstance(table, ast.Dict) and self.is_constant(table):
                 # A lookup in a constant table returns one of its values or the default.
@@ -477,6 +480,20 @@ class Tracer:
             return
         yield self._leaf(item, node, "unknown", f"the result of {label}() (defined elsewhere)")
         yield from (self._push(item, argument, through=f"{label}()") for argument in arguments)
+
+    def _lookup(self, node: ast.Call, name: str | None, method: str | None) -> str | None:
+        """Describes a database lookup (``get_object_or_404(Page, url=url)``,
+        ``Page.objects.get(pk=pk)``), whose result is a stored row, not its key; else None."""
+        if (name or "").rsplit(".", 1)[-1] in _LOOKUP_FUNCTIONS:
+            return f"the row {self.tree.segment(node, 50)} looks up"
+        if method not in _MANAGER_METHODS:
+            return None
+        current: ast.expr = node.func
+        while isinstance(current, (ast.Attribute, ast.Call)):
+            if isinstance(current, ast.Attribute) and current.attr == "objects":
+                return f"the rows {self.tree.segment(node, 50)} looks up"
+            current = current.value if isinstance(current, ast.Attribute) else current.func
+        return None
 
     def _function_name(self, func: ast.expr) -> str | None:
         """The last name of a called function: ``quote_name`` for ``self.ops.quote_name`` and for
@@ -514,6 +531,35 @@ class Tracer:
                     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == func.attr:
                         return stmt
         return None
+
+
+def _class_members(tree: SourceTree, owner: ast.ClassDef) -> dict[str, tuple[ast.AST, ...]]:
+    """What a class binds to each attribute name: class-level assignments, methods, and
+    ``self.attr = ...`` in its methods (in source order). Built once per class and tree."""
+    memo: dict[ast.ClassDef, dict[str, tuple[ast.AST, ...]]] = tree.memo.setdefault("taint.class_members", {})
+    found = memo.get(owner)
+    if found is not None:
+        return found
+    members: dict[str, list[ast.AST]] = {}
+    for stmt in owner.body:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    members.setdefault(target.id, []).append(stmt.value)
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            members.setdefault(stmt.target.id, []).append(stmt.value)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            members.setdefault(stmt.name, []).append(stmt)
+            for inner in walk_scope(stmt):
+                if isinstance(inner, ast.Assign):
+                    for target in inner.targets:
+                        if _is_self_attr(target, None):
+                            members.setdefault(target.attr, []).append(inner.value)  # type: ignore[attr-defined]
+                elif isinstance(inner, (ast.AnnAssign, ast.AugAssign)) and _is_self_attr(inner.target, None) and inner.value is not None:
+                    members.setdefault(inner.target.attr, []).append(inner.value)  # type: ignore[attr-defined]
+    found = {name: tuple(values) for name, values in members.items()}
+    memo[owner] = found
+    return found
 
 
 def _pure_literal(expr: ast.expr) -> bool:
@@ -556,8 +602,10 @@ def _is_data_method(method: str | None) -> bool:
     return method is not None and method in _DATA_METHODS and not method.startswith("_")
 
 
-def _is_self_attr(target: ast.expr, attr: str) -> bool:
-    return isinstance(target, ast.Attribute) and target.attr == attr and isinstance(target.value, ast.Name) and target.value.id == "self"
+def _is_self_attr(target: ast.expr, attr: str | None) -> bool:
+    """``self.attr`` (any attribute of ``self`` when ``attr`` is None)."""
+    return (isinstance(target, ast.Attribute) and (attr is None or target.attr == attr)
+            and isinstance(target.value, ast.Name) and target.value.id == "self")
 
 
 def argument_for(function: FunctionNode, call: ast.Call, arg: ast.arg) -> ast.expr | None:

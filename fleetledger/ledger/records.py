@@ -25,7 +25,7 @@ KINDS: frozenset[str] = frozenset(
         "run.started", "run.resumed", "run.halted", "run.finished",
         "sprint.started", "sprint.finished",
         "task.planned", "task.assigned", "lease.renewed", "lease.expired", "lease.released",
-        "task.finished", "task.failed",
+        "task.finished", "task.failed", "task.reopened",
         "step.intent", "step.done", "step.failed",
         "effect.intent", "effect.done", "effect.failed",
         "model.call", "policy.denied", "approval.granted", "checkpoint", "decision",

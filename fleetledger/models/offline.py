@@ -11,9 +11,12 @@ Claimed weaknesses (bandit rules in brackets): CWE-78 command injection [B601-B6
 SQL injection [B608, B610, B611], CWE-94/95 code injection [B102, B307], CWE-502 unsafe
 deserialisation [B301, B302, B506], CWE-703 security decisions in ``assert`` [B101],
 CWE-259/798 hard-coded credentials [B105-B107], CWE-295 certificate verification off [B501,
-B323], CWE-327/328 weak hashes [B303, B324], CWE-22 archive extraction [B202], and blacklisted
-imports [B401-B411]. Other rules are passed through as ``uncertain`` with a confidence taken
-from the detector's own rating, and the rationale says they were not analysed.
+B323], CWE-327/328 weak hashes [B303, B324], CWE-22 archive extraction [B202], CWE-79 text
+marked as safe HTML [B308, B703, B704], CWE-636 errors swallowed by ``except: pass`` [B110,
+B112], CWE-338 the ``random`` module used for secrets [B311], CWE-611/776 XML parsing
+[B313-B320], and blacklisted imports [B401-B411]. Other rules are passed through as
+``uncertain`` with a confidence taken from the detector's own rating, and the rationale says
+they were not analysed.
 
 Passes:
     * ``investigate``: the check's verdict; test code (by path or enclosing test function) is
@@ -53,12 +56,13 @@ from typing import Any
 
 from ..analysis import context, sources
 from ..analysis.assessment import CERTAIN, LIKELY, OPEN, PROBABLE, Assessment, Site, describe
-from ..analysis.checks import archive, asserts, code, command, deserialization, hashes, imports, secrets, sql, tls
-from ..analysis.taint import RANK, Tracer, argument_for
+from ..analysis.checks import (archive, asserts, code, command, deserialization, exceptions, hashes, imports, markup,
+                               randomness, secrets, sql, tls, xml)
+from ..analysis.taint import RANK, Leaf, Tracer, argument_for
 from ..analysis.tree import FunctionNode, ParseError, SourceTree
 from ..jobs.scan.shapes import Candidate, ModelAnswer, ModelRequest, Verdict
 
-ANALYST_VERSION = "2"
+ANALYST_VERSION = "3"
 # Confidence of an "uncertain" answer the sceptical pass means to drop: one below the pipeline's
 # keep threshold (fleetledger.jobs.scan.shapes.SURVIVE_UNCERTAIN_MIN_CONFIDENCE, 5).
 _DROPPED = 4
@@ -88,6 +92,10 @@ _TLS = _Check(assess=tls.assess, kinds=_CALL)
 _HASH = _Check(assess=hashes.assess, kinds=_CALL)
 _ARCHIVE = _Check(assess=archive.assess, kinds=_CALL)
 _IMPORT = _Check(assess=imports.assess, kinds=(ast.Import, ast.ImportFrom))
+_MARKUP = _Check(assess=markup.assess, kinds=_CALL)
+_SWALLOW = _Check(assess=exceptions.assess, kinds=(ast.ExceptHandler,))
+_RANDOM = _Check(assess=randomness.assess, kinds=_CALL)
+_XML = _Check(assess=xml.assess, kinds=_CALL)
 
 CHECKS_BY_RULE: Mapping[str, _Check] = {
     **{rule: _COMMAND for rule in ("B601", "B602", "B603", "B604", "B605", "B606")},
@@ -103,11 +111,16 @@ CHECKS_BY_RULE: Mapping[str, _Check] = {
     "B303": _HASH, "B324": _HASH,
     "B202": _ARCHIVE,
     **{f"B4{n:02d}": _IMPORT for n in range(1, 12)},
+    "B308": _MARKUP, "B703": _MARKUP, "B704": _MARKUP,
+    "B110": _SWALLOW, "B112": _SWALLOW,
+    "B311": _RANDOM,
+    **{f"B3{n}": _XML for n in range(13, 21)},
 }
 # For candidates from other detectors, by the CWE they report.
 CHECKS_BY_CWE: Mapping[int, _Check] = {
     78: _COMMAND, 88: _COMMAND, 89: _SQL, 94: _CODE, 95: _CODE, 502: _DATA, 703: _ASSERT,
     259: _SECRETS, 798: _SECRETS, 295: _TLS, 327: _HASH, 328: _HASH, 22: _ARCHIVE,
+    79: _MARKUP, 80: _MARKUP, 330: _RANDOM, 338: _RANDOM, 611: _XML, 776: _XML, 636: _SWALLOW,
 }
 _DETECTOR_CONFIDENCE = {"HIGH": 5, "MEDIUM": 4, "LOW": 3}
 
@@ -226,6 +239,9 @@ def _revalidate(site: Site, found: Assessment, request: ModelRequest) -> ModelAn
         return _answer("not_vulnerable", found.confidence, found.cwe, facts, signals, request)
     worst = found.trace.worst() if found.trace is not None else None
     if found.verdict == "uncertain":
+        confirmed = _confirmed_by_caller(site, found, worst, facts, signals, request) if worst is not None and worst.kind == "parameter" else None
+        if confirmed is not None:
+            return confirmed
         facts.append("A kept finding needs its dangerous value shown to come from outside the function; it is not, so it is dropped."
                      if found.trace is not None else "The sceptical pass does not keep a finding the analysis could not decide.")
         return _answer("uncertain", min(found.confidence, _DROPPED), found.cwe, facts, signals, request)
@@ -246,14 +262,14 @@ def _revalidate_parameter(site: Site, found: Assessment, function_name: str | No
     """Asks the function's callers in this file what they pass for the dangerous parameter."""
     tree = site.tree
     library = signals.get("reach") == "library"
-    function = _function_named(tree, site.node, function_name)
+    function = _function_named(tree, site.node, function_name, param)
     arg = next((a for a in _parameters(function) if a.arg == param), None) if function is not None else None
     if function is None or arg is None or found.sink is None:
         if library:
             return _interface(found, "The value comes from a parameter whose function could not be found again", facts, signals, request)
         facts.append("The value comes from a parameter whose function could not be found again; the finding stands.")
         return _answer("vulnerable", found.confidence, found.cwe, facts, signals, request)
-    sites = context.callers(tree, function, site.path)
+    sites = _outside_callers(tree, function, site.path)
     signals["callers"] = [s.call.lineno for s in sites]
     if not sites:
         if library:
@@ -267,20 +283,12 @@ def _revalidate_parameter(site: Site, found: Assessment, function_name: str | No
         facts.append(f"{function.name}() is called only from test code in this file (line {lines}); it is reachable only from tests.")
         signals["reachable_only_from_tests"] = True
         return _answer("not_vulnerable", PROBABLE, found.cwe, facts, signals, request)
-    tracer = Tracer(tree, found.sink)
-    worst = None
-    for call_site in production:
-        passed = argument_for(function, call_site.call, arg)
-        if passed is None:
-            continue
-        leaf = tracer.trace(passed).worst()
-        if leaf is not None and (worst is None or RANK[leaf.kind] > RANK[worst.kind]):
-            worst = leaf
+    worst = _passed(tree, found, function, arg, production)
     if worst is not None and worst.kind == "request":
         facts.append(f"A caller passes outside data for {param!r}: {describe(worst)}.")
         signals.update(source="request", channel=worst.channel)
         return _answer("vulnerable", CERTAIN if worst.through is None else PROBABLE, found.cwe, facts, signals, request)
-    if worst is not None and worst.kind == "unknown":
+    if worst is not None and (worst.kind == "unknown" or worst.kind == "parameter" and worst.through is not None):
         facts.append(f"Callers in this file pass {describe(worst)} for {param!r}, whose origin this file does not show; "
                      "nothing shows outside data reaching it, so it is dropped.")
         return _answer("uncertain", _DROPPED, found.cwe, facts, signals, request)
@@ -299,9 +307,53 @@ def _revalidate_parameter(site: Site, found: Assessment, function_name: str | No
     return _answer("uncertain", _DROPPED, found.cwe, facts, signals, request)
 
 
+def _outside_callers(tree: SourceTree, function: FunctionNode, path: str) -> list[context.CallSite]:
+    """The calls of ``function`` in the file, except its recursive calls of itself (they pass
+    values derived from its own parameters, so they show no new origin)."""
+    return [s for s in context.callers(tree, function, path)
+            if not any(ancestor is function for ancestor in tree.ancestors(s.call))]
+
+
+def _passed(tree: SourceTree, found: Assessment, function: FunctionNode, arg: ast.arg,
+            production: list[context.CallSite]) -> Leaf | None:
+    """The worst origin of what the given calls pass for ``arg``, or None when all are safe."""
+    tracer = Tracer(tree, found.sink or "any")
+    worst = None
+    for call_site in production:
+        passed = argument_for(function, call_site.call, arg)
+        if passed is None:
+            continue
+        leaf = tracer.trace(passed).worst()
+        if leaf is not None and (worst is None or RANK[leaf.kind] > RANK[worst.kind]):
+            worst = leaf
+    return worst
+
+
+def _confirmed_by_caller(site: Site, found: Assessment, leaf: Leaf, facts: list[str], signals: dict[str, Any],
+                         request: ModelRequest) -> ModelAnswer | None:
+    """For an uncertain finding that rests on a parameter: the answer when a caller in this file
+    passes outside data for it, else None (the finding is then dropped as undecided)."""
+    function = _function_named(site.tree, site.node, leaf.function, leaf.param)
+    arg = next((a for a in _parameters(function) if a.arg == leaf.param), None) if function is not None else None
+    if function is None or arg is None or found.sink is None:
+        return None
+    production = [s for s in _outside_callers(site.tree, function, site.path) if s.in_test is None]
+    worst = _passed(site.tree, found, function, arg, production)
+    if worst is None or worst.kind != "request":
+        return None
+    facts.append(f"A caller passes outside data for {leaf.param!r}: {describe(worst)}.")
+    signals.update(source="request", channel=worst.channel, callers=[s.call.lineno for s in production])
+    return _answer("vulnerable", PROBABLE, found.cwe, facts, signals, request)
+
+
 def _interface(found: Assessment, premise: str, facts: list[str], signals: dict[str, Any],
                request: ModelRequest) -> ModelAnswer:
     """Answers for a parameter of library code that no caller in the file shows harmless."""
+    worst = found.trace.worst() if found.trace is not None else None
+    if worst is not None and worst.through is not None:
+        facts.append(f"{premise}, and the parameter reaches the sink only through {worst.through}, which this file does not "
+                     "show: the function does not put its argument into the sink itself, so it is dropped.")
+        return _answer("uncertain", _DROPPED, found.cwe, facts, signals, request)
     if found.sink == "html":
         facts.append(f"{premise}: marking a caller's text as safe HTML is that caller's decision, and nothing here shows "
                      "outside data reaching it, so it is dropped.")
@@ -335,11 +387,15 @@ def _answer(verdict: Verdict, confidence: int, cwe: int | None, facts: list[str]
     return ModelAnswer(verdict=verdict, confidence=confidence, cwe=cwe, rationale=" ".join([*facts, conclusion]), signals=signals)
 
 
-def _function_named(tree: SourceTree, node: ast.AST, name: str | None) -> FunctionNode | None:
+def _function_named(tree: SourceTree, node: ast.AST, name: str | None, param: str | None) -> FunctionNode | None:
+    """The function ``name`` that declares ``param``: an enclosing one first, then the first in the file."""
+    def declares(function: ast.AST) -> bool:
+        return (isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name == name
+                and any(a.arg == param for a in _parameters(function)))
     for ancestor in tree.ancestors(node):
-        if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)) and ancestor.name == name:
-            return ancestor
-    return next((n for n in ast.walk(tree.module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
+        if declares(ancestor):
+            return ancestor  # type: ignore[return-value]
+    return next((n for n in ast.walk(tree.module) if declares(n)), None)  # type: ignore[return-value]
 
 
 def _parameters(function: FunctionNode) -> list[ast.arg]:

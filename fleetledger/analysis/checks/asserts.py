@@ -16,6 +16,14 @@ _AUTHZ_WORDS = frozenset({
     "privileges", "allowed", "can", "access", "acl", "granted", "scope", "scopes", "logged",
     "moderator", "member", "authorize", "authorise", "entitled", "login",
 })
+# "can" says "is allowed to" only before an action (can_edit, user.can("delete")); in a long
+# capability flag such as features.can_return_rows_from_bulk_insert it says what a backend supports.
+_ACTION_WORDS = frozenset({
+    "edit", "delete", "view", "change", "add", "read", "write", "create", "update", "manage",
+    "publish", "approve", "moderate", "access", "admin", "administer", "see", "modify", "remove",
+    "upload", "download", "export", "import", "invite", "ban", "assign", "transfer", "refund",
+    "comment", "post", "vote", "login", "act", "impersonate",
+})
 _IDENTITY_WORDS = frozenset({"user", "owner", "author", "account", "tenant", "creator", "uid"})
 _SENSITIVE_CALLS = frozenset({
     "delete", "remove", "destroy", "drop", "save", "update", "write", "create", "transfer",
@@ -30,7 +38,8 @@ def assess(site: Site) -> Assessment | None:
     ``python -O`` (and ``PYTHONOPTIMIZE``) strips asserts, so an assert that makes a security
     decision silently disappears in optimised deployments. It is a finding when its test or
     message speaks of authorisation (``assert user.is_admin``, ``assert doc.owner ==
-    request.user``, ``assert ..., "login required"``), more so
+    request.user``, ``assert ..., "login required"``; "can" only before an action, as in
+    ``can_edit``, not in a capability flag such as ``features.can_return_rows``), more so
     when a state-changing call follows, or when it is the only validation of request data.
     Asserts on internal invariants and type narrowing are not (removing them changes no
     security decision). Test code is handled by the analyst before this check.
@@ -48,7 +57,7 @@ def assess(site: Site) -> Assessment | None:
     test = tree.segment(node.test, 60)
     lead = f"`assert {test}` is removed when Python runs with -O."
     identifiers = _identifiers(node.test) + (_identifiers(node.msg) if node.msg is not None else [])
-    vocabulary = {w for ident in identifiers for w in words(ident)}
+    vocabulary = {w for ident in identifiers for w in _authz_words(ident)}
     authz = sorted(vocabulary & _AUTHZ_WORDS)
     if authz or _identity_comparison(node.test):
         follow = _sensitive_follow_up(tree, node)
@@ -82,6 +91,17 @@ def _identifiers(expr: ast.expr) -> list[str]:
             found.append(node.attr)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 40:
             found.append(node.value)
+    return found
+
+
+def _authz_words(identifier: str) -> tuple[str, ...]:
+    """The words of an identifier, without a "can" that does not name a permission."""
+    found = words(identifier)
+    if "can" in found:
+        index = found.index("can")
+        following = found[index + 1:]
+        if following and following[0] not in _ACTION_WORDS:
+            found = found[:index] + found[index + 1:]
     return found
 
 

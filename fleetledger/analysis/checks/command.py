@@ -18,7 +18,9 @@ def assess(site: Site) -> Assessment | None:
     shell with ``-c``) is injectable through any part an attacker controls unless that part is
     quoted (``shlex.quote``), cast to a number or validated against an allowlist or a tight
     pattern. An argument vector run without a shell is injectable only through its program
-    slot; its other items can at most add options (argument injection, not assessed here).
+    slot; its other items can at most add options (argument injection, not assessed here). A
+    program slot filled by a parameter is a tool path its callers configure: ``uncertain``
+    (the sceptical pass keeps it only if a caller in the file passes outside data).
 
     Args:
         site: The flagged call.
@@ -41,6 +43,12 @@ def assess(site: Site) -> Assessment | None:
                           signals={"sink": "argv", "source": "constant", "sanitised": False})
     found = from_trace(Tracer(tree, "argv").trace(sink.value), cwe=CWE, sink="argv",
                        value="the program to run" if not sink.whole_argv else "the argument vector", facts=(lead,))
+    worst = found.trace.worst() if found.trace is not None else None
+    if not sink.whole_argv and found.verdict == "vulnerable" and worst is not None and worst.kind == "parameter":
+        caveat = ("Without a shell a parameter can only choose which program runs, a tool path its callers configure; "
+                  "it is command injection only where a caller passes outside data, which this file does not show.")
+        return Assessment(verdict="uncertain", confidence=OPEN, cwe=CWE, facts=(*found.facts, caveat),
+                          signals=found.signals, trace=found.trace, sink=found.sink)
     if sink.whole_argv and found.verdict == "vulnerable":
         caveat = "Without a shell only the program slot could inject a command, and the syntax does not show which item that is."
         return Assessment(verdict="uncertain", confidence=OPEN, cwe=CWE, facts=(*found.facts, caveat),

@@ -22,12 +22,25 @@ _METADATA_WORDS = frozenset({
     "prefix", "suffix", "expiry", "expires", "ttl", "timeout", "lifetime", "age", "algorithm",
     "alg", "scheme", "location", "storage", "backend", "class", "method", "key", "route", "view",
     "error", "help", "text", "title", "placeholder", "selector", "id", "cookie", "setting",
+    "source", "origin", "reason", "description", "index", "count", "status", "state", "separator",
+    "sep", "delimiter", "dir", "directory",
 })
+# First word of a name that describes a secret: REASON_CSRF_TOKEN_MISSING, ERROR_BAD_PASSWORD...
+_DESCRIBING_WORDS = frozenset({
+    "reason", "message", "msg", "error", "err", "label", "help", "prompt", "hint", "title", "text",
+    "description", "desc", "doc", "warning", "notice", "placeholder",
+})
+# The word a name must use for a lexer's or parser's token: only an issued token is a secret,
+# and an issued token is never a plain word.
+_TOKEN_WORDS = frozenset({"token", "tokens", "tok"})
 _KEYWORD_VALUES = frozenset({
     "bearer", "basic", "digest", "jwt", "token", "access_token", "refresh_token", "id_token",
     "password", "passwd", "secret", "api_key", "apikey", "x-api-key", "authorization", "oauth",
     "oauth2", "client_credentials", "authorization_code", "implicit", "code", "none", "null",
     "true", "false", "hidden", "text", "mac", "hmac", "session",
+    # HTTP methods and the parts of a request a token can travel in.
+    "get", "post", "put", "patch", "delete", "head", "options", "cookie", "cookies", "header",
+    "headers", "query", "form", "body", "json", "meta",
 })
 _FILE_SUFFIXES = (".html", ".txt", ".json", ".yaml", ".yml", ".pem", ".key", ".crt", ".cfg", ".ini", ".j2", ".env")
 
@@ -37,10 +50,15 @@ def assess(site: Site) -> Assessment | None:
 
     The flagged string is not a credential when it is empty, a mask (``"****"``), a template
     placeholder (``"{password}"``, ``"<token>"``, ``"${SECRET}"``), a URL or file path, a protocol
-    keyword or field name (``"bearer"``, ``"password"``, ``"X-Auth-Token"``), or when the name
-    it is bound to describes a secret instead of holding one (``token_type``,
-    ``password_reset_url``). Anything else bound to a secret's name, or compared with a
-    password, is a credential in the source (test code is handled by the analyst).
+    keyword, HTTP method or field name (``"bearer"``, ``"POST"``, ``"X-Auth-Token"``), a key or
+    setting name (``"_password_reset_token"``, a session key), a message about a secret
+    (``"CSRF token missing."``), or when the name it is bound to describes a secret instead of
+    holding one (``token_type``, ``password_reset_url``, ``token_source``,
+    ``REASON_BAD_TOKEN``). A name that says only "token" holds a lexer's or parser's token when
+    its value is a plain word (``token == "is not"``, ``token == "COLLATE"``, a sentinel such as
+    ``"NOTPROVIDED"``): issued tokens are never plain words. Anything else bound to a secret's
+    name, or compared with a password, is a credential in the source (test code is handled by
+    the analyst).
 
     Args:
         site: The flagged string, call or function.
@@ -126,16 +144,27 @@ def _reason(name: str, value: str) -> str | None:
     if "://" in text or text.startswith(("/", "./", "../")) or lowered.endswith(_FILE_SUFFIXES):
         return "a URL or file path"
     if lowered in _KEYWORD_VALUES:
-        return "a protocol keyword or field name"
-    if re.fullmatch(r"[A-Za-z]+([_\-.][A-Za-z]+)+", text) and words(text)[-1] in _SECRET_WORDS | {"id", "header", "field", "name"}:
-        return "a field, header or setting name"
+        return "a protocol keyword, HTTP method or field name"
+    if re.fullmatch(r"_*[A-Za-z]+([_\-.][A-Za-z]+)+", text) and words(text)[-1] in _SECRET_WORDS | {"id", "header", "field", "name"}:
+        return "a field, header, key or setting name"
+    value_words = words(text)
+    if re.search(r"\s", text) and len(value_words) >= 2 and (set(value_words) & _SECRET_WORDS or text[-1] in ".!?:"):
+        return "a message about the secret, written for people"
     if name_words and name_words[-1] in _METADATA_WORDS and name_words[-1] not in _SECRET_WORDS | {"key"}:
         return f"the {name_words[-1]} of a secret (the name says so)"
+    if len(name_words) > 1 and name_words[0] in _DESCRIBING_WORDS:
+        return f"the {name_words[0]} about a secret (the name says so)"
+    if set(name_words) & _SECRET_WORDS <= _TOKEN_WORDS and not _is_password_name(name) and re.fullmatch(r"[A-Za-z]+([ .\-][A-Za-z]+)*", text):
+        return "a plain word (a lexer token, keyword, sentinel or file name), not an issued token"
     return None
 
 
+def _is_password_name(name: str) -> bool:
+    return bool(set(words(name)) & _PASSWORD_WORDS or re.search(r"pas+wo?r?d|pwd", name, re.IGNORECASE))
+
+
 def _cwe(name: str) -> int:
-    return 259 if set(words(name)) & _PASSWORD_WORDS or re.search(r"pas+wo?r?d|pwd", name, re.IGNORECASE) else 798
+    return 259 if _is_password_name(name) else 798
 
 
 def _entropy(value: str) -> float:

@@ -24,6 +24,7 @@ it as one line and runs the other rules.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -107,17 +108,18 @@ def unflagged(hits: Iterable[Hit], flagged: Iterable[tuple[int, int, int | None]
     Returns:
         The hits with no issue of the same CWE starting inside their span, in the given order.
     """
-    positions = list(flagged)
-    return [
-        hit for hit in hits
-        if not any(cwe == hit.rule.cwe and _inside((line, col), hit.span) for line, col, cwe in positions)
-    ]
+    by_cwe: dict[int | None, list[tuple[int, int]]] = {}
+    for line, col, cwe in flagged:
+        by_cwe.setdefault(cwe, []).append((line, col))
+    for positions in by_cwe.values():
+        positions.sort()
+    return [hit for hit in hits if not any(_marks(by_cwe.get(hit.rule.cwe, []), node) for node in hit.span)]
 
 
-def _inside(position: tuple[int, int], span: tuple[_Node, ...]) -> bool:
-    return any(
-        _start(node) <= position <= (node.end_lineno or node.lineno, node.end_col_offset or 0) for node in span
-    )
+def _marks(positions: list[tuple[int, int]], node: _Node) -> bool:
+    """Tells whether a sorted list of positions holds one inside the node's span."""
+    first = bisect.bisect_left(positions, _start(node))
+    return first < len(positions) and positions[first] <= (node.end_lineno or node.lineno, node.end_col_offset or 0)
 
 
 # --- the module's scopes and imports -----------------------------------------------------------
@@ -140,6 +142,7 @@ class _Index:
 
     @classmethod
     def of(cls, tree: ast.Module) -> _Index:
+        """Indexes a module in one iterative walk."""
         imports: dict[str, str] = {}
         scopes: list[list[_Node]] = [[]]
         stack: list[tuple[ast.AST, int]] = [(tree, 0)]
@@ -224,7 +227,9 @@ def _find_sql(tree: ast.Module) -> Iterator[_Flag]:
     index = _Index.of(tree)
     flagged: set[int] = set()
     for nodes in index.scopes:
-        bindings = list(_assigned(nodes))
+        bindings: dict[str, list[tuple[ast.expr, ast.stmt]]] = {}
+        for name, value, statement in _assigned(nodes):
+            bindings.setdefault(name, []).append((value, statement))
         for call in nodes:
             if not isinstance(call, ast.Call):
                 continue
@@ -261,16 +266,18 @@ def _sql_sink(call: ast.Call, index: _Index) -> tuple[list[ast.expr], bool] | No
 
 
 def _built_query(
-    call: ast.Call, query: ast.expr, fragments: bool, bindings: list[tuple[str, ast.expr, ast.stmt]]
+    call: ast.Call, query: ast.expr, fragments: bool, bindings: dict[str, list[tuple[ast.expr, ast.stmt]]]
 ) -> _Flag | None:
     """Flags a query built at run time, in the call or in earlier assignments of its variable."""
     sink = f"{_written(call.func)}()"
     how, texts, varies = _pieces(query)
     if how and varies and (fragments or _SQL_WORDS.search(" ".join(texts))):
-        return query, (call, query), f"SQL text built by {how} with a run-time value is run by {sink}; pass values as query parameters."
+        return query, (call, query), (
+            f"SQL text built by {how} with a run-time value is run by {sink}; pass values as query parameters."
+        )
     if not isinstance(query, ast.Name):
         return None
-    values = [value for name, value, statement in bindings if name == query.id and _start(statement) < _start(call)]
+    values = [value for value, statement in bindings.get(query.id, []) if _start(statement) < _start(call)]
     built = [(value, _pieces(value, itself=query.id)) for value in values]
     words = " ".join(text for _, (_, texts, _) in built for text in texts)
     dynamic = [(value, how) for value, (how, _, varies) in built if how and varies]
@@ -309,13 +316,14 @@ def _pieces(expr: ast.expr, itself: str = "") -> tuple[str, list[str], bool]:
             children = node.values
         elif isinstance(node, ast.FormattedValue):
             children = [node.value]
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
-            how.append("concatenation" if isinstance(node.op, ast.Add) else "% formatting")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            how.append("concatenation")
             children = [node.left, node.right]
-        elif isinstance(node, (ast.Tuple, ast.List)):
-            children = node.elts
-        elif isinstance(node, ast.Dict):
-            children = [value for pair in zip(node.keys, node.values) for value in pair if value is not None]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            how.append("% formatting")
+            children = [node.left, *_format_arguments(node.right)]
+        elif isinstance(node, ast.IfExp):
+            children = [node.body, node.orelse]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
             how.append("str.format()")
             children = [node.func.value, *node.args, *(k.value for k in node.keywords)]
@@ -325,19 +333,30 @@ def _pieces(expr: ast.expr, itself: str = "") -> tuple[str, list[str], bool]:
     return (how[0] if how else ""), texts, varies
 
 
+def _format_arguments(values: ast.expr) -> list[ast.expr]:
+    """The values ``text % values`` formats: a tuple's items, a dict's values, else ``values``."""
+    if isinstance(values, ast.Tuple):
+        return values.elts
+    if isinstance(values, ast.Dict):
+        return values.values
+    return [values]
+
+
 # --- FL002 tls_verification_disabled ------------------------------------------------------------
 
 _VERBS = frozenset({"get", "options", "head", "post", "put", "patch", "delete", "request"})
 _MODULE_CALLS = {"requests": _VERBS, "httpx": _VERBS | {"stream", "Client", "AsyncClient"}}
 _CLIENT_METHODS = _VERBS | {"stream"}
-_CLIENTS = frozenset({"requests.Session", "requests.session", "requests.sessions.Session", "httpx.Client", "httpx.AsyncClient"})
+_CLIENTS = frozenset({
+    "requests.Session", "requests.session", "requests.sessions.Session", "httpx.Client", "httpx.AsyncClient",
+})
 _CONTEXT_FACTORY = "ssl.create_default_context"
 
 
 def _find_tls(tree: ast.Module) -> Iterator[_Flag]:
     index = _Index.of(tree)
     for nodes in index.scopes:
-        clients = set(_bound_to(nodes, index, _CLIENTS))
+        clients = set(_clients(nodes, index))
         contexts: dict[str, ast.stmt] = {}
         for name, value, statement in _assigned(nodes):
             if isinstance(value, ast.Call) and index.qualname(value.func) == _CONTEXT_FACTORY:
@@ -358,17 +377,17 @@ def _find_tls(tree: ast.Module) -> Iterator[_Flag]:
                     )
 
 
-def _bound_to(nodes: Iterable[_Node], index: _Index, factories: frozenset[str]) -> Iterator[str]:
-    """Yields the names a scope binds to a call of one of ``factories`` (assigned or ``with ... as``)."""
+def _clients(nodes: Iterable[_Node], index: _Index) -> Iterator[str]:
+    """Yields the names a scope binds to a new HTTP session or client (assigned or ``with ... as``)."""
     for name, value, _ in _assigned(nodes):
-        if isinstance(value, ast.Call) and index.qualname(value.func) in factories:
+        if isinstance(value, ast.Call) and index.qualname(value.func) in _CLIENTS:
             yield name
     for node in nodes:
         if isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
-                made = item.context_expr
-                if isinstance(item.optional_vars, ast.Name) and isinstance(made, ast.Call) and index.qualname(made.func) in factories:
-                    yield item.optional_vars.id
+                made, name = item.context_expr, item.optional_vars
+                if isinstance(name, ast.Name) and isinstance(made, ast.Call) and index.qualname(made.func) in _CLIENTS:
+                    yield name.id
 
 
 def _unverified_call(call: ast.Call, index: _Index, clients: set[str]) -> _Flag | None:
@@ -390,7 +409,9 @@ def _unverified_call(call: ast.Call, index: _Index, clients: set[str]) -> _Flag 
         or isinstance(owner, ast.Attribute) and owner.attr.lstrip("_") == "session"
         or isinstance(owner, ast.Call) and index.qualname(owner.func) in _CLIENTS
     ):
-        return call, (call,), f"{_written(func)}() on an HTTP session or client with verify=False turns off TLS certificate checks."
+        return call, (call,), (
+            f"{_written(func)}() on an HTTP session or client with verify=False turns off TLS certificate checks."
+        )
     return None
 
 
@@ -408,7 +429,10 @@ def _context_switched_off(assign: ast.Assign, index: _Index) -> str | None:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule(rule_id="FL001", name="sql_built_from_strings", cwe=89, severity="MEDIUM", confidence="MEDIUM", find=_find_sql),
-    Rule(rule_id="FL002", name="tls_verification_disabled", cwe=295, severity="HIGH", confidence="HIGH", find=_find_tls),
+    # Rated as bandit rates the same weakness: B608 in an execute call, B501.
+    Rule(rule_id="FL001", name="sql_built_from_strings", cwe=89, severity="MEDIUM", confidence="MEDIUM",
+         find=_find_sql),
+    Rule(rule_id="FL002", name="tls_verification_disabled", cwe=295, severity="HIGH", confidence="HIGH",
+         find=_find_tls),
 )
 """Every rule, in the order ``detect`` runs them."""

@@ -66,6 +66,7 @@ def _detect(ctx: TaskContext) -> dict[str, Any]:
 
     def one(f: dict[str, Any]) -> None:
         def run(key: str) -> dict[str, Any]:
+            faults.hit(f"scan.detect:{f['path']}")
             if f.get("link"):
                 return FileReport(path=f["path"], sha256="", size_bytes=0, status="skipped",
                                   reason="symbolic link, not followed").to_json()

@@ -1,0 +1,20 @@
+import argparse
+
+RUNNABLE = ("update_catalogs", "lang_stats", "fetch")
+
+
+def update_catalogs(resources): ...
+
+
+def lang_stats(resources): ...
+
+
+def fetch(resources): ...
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("cmd", nargs=1, choices=RUNNABLE)
+    parser.add_argument("-r", "--resources", action="append")
+    options = parser.parse_args()
+    eval(options.cmd[0])(options.resources)
