@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 from . import errors
 from .coordinator import Coordinator, HostContext, RunOptions, RunResult
 from .effects import perform as effect
-from .gate import Policy
+from .policy import Policy
 from .jobs.base import Job, JobOutcome, TaskSpec
 from .ledger import open_storage
 from .replay import RunView, fold

@@ -20,7 +20,7 @@ import click
 
 from . import errors, runstate
 from .coordinator import EXIT_HALTED, Coordinator, RunOptions, RunResult, wall_clock_ms
-from .gate import Policy
+from .policy import Policy
 from .ledger import open_storage
 from .ledger.records import iso_utc
 from .replay import RunView, fold
@@ -107,6 +107,8 @@ def _execute(coordinator_factory: Callable[[Callable[[RunView], None]], Coordina
     enabled = sys.stderr.isatty() if progress is None else progress
     with _Progress(enabled) as bars:
         coordinator = coordinator_factory(bars.update)
+        for warning in coordinator.warnings:
+            click.echo(f"warning: {warning}", err=True)
         result = coordinator.run()
         bars.update(coordinator.view)
     _report(result)
@@ -292,6 +294,34 @@ def halt(workspace: str, reason: str, timeout_s: float) -> None:
     except errors.FleetledgerError as exc:
         _fail(exc)
     click.echo(f"run {view.run_id}: {view.state}" + (f" ({view.halt.get('reason')})" if view.halt else ""))
+
+
+def _duration_ms(text: str) -> int:
+    """Parses ``90s``, ``30m``, ``2h`` or ``1d`` into milliseconds."""
+    units = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+    if len(text) < 2 or text[-1] not in units or not text[:-1].isdigit():
+        raise errors.UsageError(f"--expires {text!r}: use a number and a unit, e.g. 90s, 30m, 2h, 1d")
+    return int(text[:-1]) * units[text[-1]]
+
+
+@main.command()
+@_workspace_option
+@click.option("--effect", "target", required=True, help="Effect kind (e.g. export) or idempotency key to approve.")
+@click.option("--expires", default=None, help="Lapse after this long (90s, 30m, 2h, 1d); default: the rest of the run.")
+@click.option("--reason", required=True, help="Why you approve it (recorded in the ledger).")
+def approve(workspace: str, target: str, expires: str | None, reason: str) -> None:
+    """Approve an effect the policy holds for approval; only this command approves anything."""
+    from .coordinator import grant_approval
+
+    try:
+        ws = Workspace.at(workspace)
+        now = wall_clock_ms()
+        expires_ms = now + _duration_ms(expires) if expires else None
+        grant_approval(ws, action="effect", target=target, expires_ms=expires_ms, reason=reason)
+    except errors.FleetledgerError as exc:
+        _fail(exc)
+    until = f" until {iso_utc(expires_ms)}" if expires_ms else " for the rest of the run"
+    click.echo(f"approved effect {target!r}{until}; run `fleetledger resume` to continue")
 
 
 @main.command()

@@ -26,7 +26,8 @@ from typing import Any
 
 from . import errors, faults, runstate
 from .effects import EffectDenied, EffectUncertain
-from .gate import Action, Gate, Policy
+from .gate import Action, Gate
+from .policy import REPO_RULES_FILE, Policy
 from .jobs.base import Job, JobOutcome
 from .leases import expired
 from .ledger import Appended, NewRecord, Outcome, Refused, Storage, open_storage
@@ -129,6 +130,10 @@ class HostContext:
         """The gate with the policy in force now."""
         return self._c.gate
 
+    def now_ms(self) -> int:
+        """The coordinator's clock: epoch ms UTC."""
+        return self._c.clock()
+
     def append(self, records: Sequence[NewRecord]) -> list[Outcome]:
         """Appends coordinator records durably (see ``Coordinator.append``)."""
         return self._c.append(records)
@@ -170,8 +175,13 @@ class Coordinator:
         self.clock = clock
         self.on_progress = on_progress
         self.session = secrets.token_hex(4)
-        target = Path(job.describe().get("target", "/"))
+        repository = job.repository()
+        if repository is not None:
+            self.policy = self.policy.narrowed_by(Path(repository) / REPO_RULES_FILE)
+        target = Path(repository or job.describe().get("target") or "/")
         self.gate = Gate(self.policy, target=target, workspace=workspace.root)
+        self.model_quota = min((q for q in (options.model_quota, self.policy.max_model_calls) if q is not None), default=None)
+        self.warnings: list[str] = [f"repository rule {r}" for r in self.policy.refused_rules]
         self.sandbox: Sandbox = get_sandbox(options.sandbox)
         self.storage: Storage | None = None
         self.view: RunView = RunView(run_id="")
@@ -276,10 +286,11 @@ class Coordinator:
 
     def _session_payload(self) -> dict[str, Any]:
         return {"session": {"id": self.session, "pid": os.getpid(), "host": socket.gethostname()},
-                "policy": {"hash": self.policy.hash, "source": self.policy.source},
+                "policy": {"hash": self.policy.hash, "source": self.policy.source, "body": self.policy.body(),
+                           "refused_rules": list(self.policy.refused_rules)},
                 "sandbox": self.sandbox.name,
                 "options": {"workers": self.options.workers, "lease_ttl_s": self.options.lease_ttl_s,
-                            "model_quota": self.options.model_quota}}
+                            "model_quota": self.model_quota}}
 
     def _run_locked(self) -> RunResult:
         existing = None if self.options.new_run else self._find_run()
@@ -304,6 +315,9 @@ class Coordinator:
             self.view = existing
             why = "resume after a crash" if existing.state == "RUNNING" else f"explicit resume of a HALTED run ({existing.halt and existing.halt.get('reason')})"
             self.append([self.new_record("run.resumed", payload=self._session_payload(), why=why)])
+        if self.policy.refused_rules:
+            self.append([self.new_record("policy.denied", why=rule, payload={"action": "repository rule", "rule": rule})
+                         for rule in self.policy.refused_rules])
         self._reconcile_state()
         faults.hit("recovery.after_resume_record")
         self._adopt_orphans()
@@ -321,6 +335,13 @@ class Coordinator:
         person's decision to try again)."""
         records = [self.new_record("task.reopened", task=t.id, why=f"retry after resume; it failed: {t.errors[-1] if t.errors else '?'}")
                    for t in self.view.tasks.values() if t.status == "failed"]
+        for t in self.view.tasks.values():
+            if t.status == "finished" and (t.result or {}).get("denied") and self.view.sprints[t.sprint].status != "completed":
+                reads = self.job.step_reads(t)
+                allowed = [n for n in t.result["denied"] if self.gate.check(Action(kind="read", target=reads.get(n, ""))).allowed]
+                if allowed:
+                    records.append(self.new_record("task.reopened", task=t.id,
+                                                   why=f"the policy in force now allows {len(allowed)} step(s) it denied before"))
         for lease in self.view.leases():
             if lease.session != self.session:
                 records.append(self.new_record(
@@ -443,7 +464,7 @@ class Coordinator:
         idle = [w for w in pool.workers.values() if w.ready and w.task is None and not w.lost]
         pending = [self.view.tasks[t] for t in self.view.sprints[sprint].tasks if self.view.tasks[t].status == "pending"]
         records: list[NewRecord] = []
-        sends: list[tuple[WorkerProc, TaskView]] = []
+        sends: list[tuple[WorkerProc, TaskView, dict[str, str]]] = []
         quota_blocked = False
         for task in pending:
             if self._attempts.get(task.id, 0) >= self.options.max_task_attempts:
@@ -456,9 +477,13 @@ class Coordinator:
             denial = self._check_actions(task)
             if denial is not None:
                 return denial
+            denied = self._denied_steps(task)
+            records.extend(self.new_record("policy.denied", task=task.id, why=rule,
+                                           payload={"action": "read", "step": name, "rule": rule})
+                           for name, rule in denied.items())
             needed = self.job.calls_needed(task, self.view)
             allowed = needed
-            if needed and self.options.model_quota is not None:
+            if needed and self.model_quota is not None:
                 allowed = min(needed, self._calls_left())
                 if allowed == 0:
                     quota_blocked = True
@@ -473,11 +498,11 @@ class Coordinator:
                 why=f"{worker.id} takes {task.id} (attempt {task.attempts + 1})",
                 payload={"worker": worker.id, "pid": worker.pid, "expires_ms": self.clock() + ttl_ms, "ttl_ms": ttl_ms,
                          "session": self.session, "calls_allowed": allowed}))
-            sends.append((worker, task))
+            sends.append((worker, task, denied))
         if records:
             self.append(records)
             faults.hit("coordinator.after_assign")
-        for worker, task in sends:
+        for worker, task, denied in sends:
             if task.lease is None or task.lease.worker != worker.id:
                 continue
             worker.ready = False
@@ -485,14 +510,15 @@ class Coordinator:
             message = {"op": "assign", "task": task.id, "epoch": task.epoch, "sprint": task.sprint,
                        "inputs": task.inputs, "calls_allowed": self._reserved.get(task.id, 0),
                        "done": {self.view.steps[k]["name"]: self.view.steps[k]["input_hash"] for k in self.view.steps_by_task.get(task.id, ())},
-                       "failures": self._step_failures(task.id),
+                       "failures": self._step_failures(task.id), "denied": denied,
                        "context": self.job.task_context(task, self.view)}
             pool.send(worker, message)
         if quota_blocked and not any(self.view.tasks[t].status == "leased" for t in self.view.sprints[sprint].tasks):
             used = int(self.view.model["calls"])
-            return self._halt("quota", f"model quota exhausted: {used} of {self.options.model_quota} calls used; "
-                              "run the same command with a larger --model-quota to continue",
-                              extra={"calls_used": used, "quota": self.options.model_quota})
+            limit = "--model-quota" if self.model_quota == self.options.model_quota else "the policy's max_model_calls"
+            return self._halt("quota", f"model quota exhausted: {used} of {self.model_quota} calls used ({limit}); "
+                              f"raise {limit} and run the same command to continue",
+                              extra={"calls_used": used, "quota": self.model_quota})
         return None
 
     def _step_failures(self, task_id: str) -> dict[str, int]:
@@ -506,9 +532,9 @@ class Coordinator:
         return out
 
     def _calls_left(self) -> int:
-        assert self.options.model_quota is not None
+        assert self.model_quota is not None
         in_flight = sum(max(0, self._reserved[t] - self._calls_made.get(t, 0)) for t in self._reserved)
-        return max(0, self.options.model_quota - int(self.view.model["calls"]) - in_flight)
+        return max(0, self.model_quota - int(self.view.model["calls"]) - in_flight)
 
     def _check_actions(self, task: TaskView) -> RunResult | None:
         for action in self.job.actions(task):
@@ -518,6 +544,15 @@ class Coordinator:
                                              payload={"action": action.kind, "target": action.target, "rule": decision.rule})])
                 return self._halt("policy", f"policy denied {action.kind} {action.target!r} for task {task.id}: {decision.rule}")
         return None
+
+    def _denied_steps(self, task: TaskView) -> dict[str, str]:
+        """``{step name: rule}`` for the task's steps whose reads the policy in force denies."""
+        denied = {}
+        for name, path in self.job.step_reads(task).items():
+            decision = self.gate.check(Action(kind="read", target=path))
+            if not decision.allowed:
+                denied[name] = decision.rule
+        return denied
 
     def _on_message(self, worker: WorkerProc, message: dict[str, Any], batch: list[tuple[WorkerProc | None, NewRecord]]) -> None:
         op = message.get("op")
@@ -706,6 +741,35 @@ def lease_ttl_ms(base_ttl_s: float, previous_attempts: int) -> int:
     attempt (at most 8x), so work that outlives its lease without heartbeats still finishes
     on a later attempt instead of being taken over forever."""
     return int(base_ttl_s * 1000 * min(8, 2 ** previous_attempts))
+
+
+def grant_approval(workspace: Workspace, *, action: str, target: str, expires_ms: int | None, reason: str,
+                   clock: Callable[[], int] = wall_clock_ms) -> NewRecord:
+    """Records an approval with a scope in the workspace's current run (``fleetledger approve``).
+
+    Only this record approves anything: a log line, a summary or a past allowance never does.
+
+    Args:
+        workspace: The workspace (its run must not be live: halt it first).
+        action: The action kind approved (``"effect"``).
+        target: The effect kind or idempotency key approved.
+        expires_ms: When the approval lapses, epoch ms UTC, or None for the rest of the run.
+        reason: Why a person approved it (recorded).
+
+    Returns:
+        The record that was appended.
+
+    Raises:
+        RunLockedError: a coordinator runs the workspace now.
+        NoRunError: the workspace holds no run.
+    """
+    with workspace.lock(f"approve-{secrets.token_hex(2)}"), open_storage(workspace.ledger_url) as storage:
+        run_id = current_run_id(workspace, storage)
+        record = NewRecord(run_id=run_id, actor="person", kind="approval.granted", why=reason,
+                           payload={"scope": {"action": action, "target": target, "expires_ms": expires_ms},
+                                    "by": os.environ.get("USER", "?")})
+        storage.append([record], now_ms=clock())
+        return record
 
 
 def halt_idle_run(workspace: Workspace, reason: str, *, clock: Callable[[], int] = wall_clock_ms) -> RunView:

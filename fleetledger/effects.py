@@ -129,8 +129,11 @@ def _settle(host: "HostContext", key: str, kind: str, reconcile: Callable[[str],
 
 
 def _approved(host: "HostContext", kind: str, key: str) -> bool:
+    """True when an ``approval.granted`` record's scope covers this effect and has not lapsed."""
+    now = host.now_ms()
     for approval in host.view.approvals:
         scope = approval.get("scope", {})
-        if scope.get("action") == "effect" and scope.get("target") in (kind, key):
+        expires = scope.get("expires_ms")
+        if scope.get("action") == "effect" and scope.get("target") in (kind, key) and (expires is None or now < expires):
             return True
     return False

@@ -1,7 +1,7 @@
 """The gate: every action is checked against the policy in force *now*, before it runs.
 
-The policy is data (a frozen dataclass), read afresh at every start; its hash is stamped on
-every record. The ledger never grants a permission: a past allowance, a summary or a log line
+The policy (``policy.py``) is data, read afresh at every start; its hash is stamped on every
+record. The ledger never grants a permission: a past allowance, a summary or a log line
 is not an approval. ``Gate.check`` returns a ``Decision``; the caller records a denial as
 ``policy.denied`` (with the rule that denied it) and does not act.
 """
@@ -9,75 +9,11 @@ is not an approval. ``Gate.check`` returns a ``Decision``; the caller records a 
 from __future__ import annotations
 
 import fnmatch
-import hashlib
-import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import errors
-from .ledger.records import canonical_json
-
-
-@dataclass(frozen=True, kw_only=True)
-class Policy:
-    """What a run may do. Defaults are the safe defaults for ``scan``.
-
-    Attributes:
-        tools: Tools that may run (``"bandit"``, ``"analyst"``, ``"brief"``).
-        read: Glob patterns of paths tools may read (``"$TARGET/**"`` is the scan target).
-        write: Glob patterns of paths that may be written (``"$WORKSPACE/**"``).
-        egress: ``host:port`` destinations tools may reach; empty means no network.
-        models: Model providers that may be called (``"offline"``, ``"openai:*"``).
-        max_model_calls: Budget of model calls for the run, or None for no limit.
-        approval_required: Effect kinds that need an ``approval.granted`` record first.
-        source: Where the policy came from (a path, or ``"defaults"``); not part of the hash.
-    """
-
-    tools: tuple[str, ...] = ("bandit", "analyst", "brief")
-    read: tuple[str, ...] = ("$TARGET/**",)
-    write: tuple[str, ...] = ("$WORKSPACE/**",)
-    egress: tuple[str, ...] = ()
-    models: tuple[str, ...] = ("offline",)
-    max_model_calls: int | None = None
-    approval_required: tuple[str, ...] = ()
-    source: str = field(default="defaults", compare=False)
-
-    @property
-    def hash(self) -> str:
-        """SHA-256 (16 hex digits) of the policy's content, stamped on every record."""
-        body = {k: v for k, v in asdict(self).items() if k != "source"}
-        return hashlib.sha256(canonical_json(body).encode()).hexdigest()[:16]
-
-    @classmethod
-    def load(cls, path: Path | None) -> "Policy":
-        """Reads a policy TOML file (``[policy]`` table), or returns the defaults for None.
-
-        Raises:
-            PolicyError: the file cannot be read, is not TOML, or has unknown keys or bad types.
-        """
-        if path is None:
-            return cls()
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise errors.PolicyError(f"cannot read policy {path}: {exc}") from exc
-        table = data.get("policy", data)
-        known = {f for f in cls.__dataclass_fields__ if f != "source"}
-        unknown = sorted(set(table) - known)
-        if unknown:
-            raise errors.PolicyError(f"policy {path}: unknown keys {unknown}; known keys: {sorted(known)}")
-        values: dict[str, Any] = {}
-        for key, value in table.items():
-            if key == "max_model_calls":
-                if value is not None and (not isinstance(value, int) or value < 0):
-                    raise errors.PolicyError(f"policy {path}: max_model_calls must be a non-negative integer")
-                values[key] = value
-            elif not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise errors.PolicyError(f"policy {path}: {key} must be a list of strings")
-            else:
-                values[key] = tuple(value)
-        return cls(source=str(path), **values)
+from .policy import Policy
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,6 +50,7 @@ class Gate:
 
     def __init__(self, policy: Policy, *, target: Path, workspace: Path) -> None:
         self.policy = policy
+        self.target = str(target)
         self._vars = {"$TARGET": str(target), "$WORKSPACE": str(workspace)}
 
     def _expand(self, pattern: str) -> str:
@@ -135,6 +72,11 @@ class Gate:
         if action.kind == "model":
             ok = any(fnmatch.fnmatchcase(action.target, m) or action.target.split(":")[0] == m for m in p.models)
             return Decision(allowed=ok, rule=f"policy.models {list(p.models)} {'allows' if ok else 'does not allow'} {action.target!r}")
+        if action.kind == "read":
+            relative = action.target[len(self.target) + 1:] if action.target.startswith(self.target + "/") else None
+            for pattern in p.exclude:
+                if relative is not None and fnmatch.fnmatchcase(relative, pattern):
+                    return Decision(allowed=False, rule=f"repository rule exclude {pattern!r}")
         if action.kind in ("read", "write"):
             patterns = p.read if action.kind == "read" else p.write
             for pattern in patterns:

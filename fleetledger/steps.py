@@ -81,6 +81,8 @@ class TaskContext:
         self.done: dict[str, str] = assignment.get("done", {})
         self.calls_left: int = assignment.get("calls_allowed", 0)
         self.failures: dict[str, int] = assignment.get("failures", {})
+        self.denied: dict[str, str] = assignment.get("denied", {})
+        self.denied_steps: list[str] = []
         self.failed_steps: list[str] = []
         self.given_up: list[str] = []
         self.ran_steps = 0
@@ -112,7 +114,9 @@ class TaskContext:
                 shown by the audit).
 
         Returns:
-            The result, or None when the step was already recorded (skipped), or when it
+            The result, or None when the step was already recorded (skipped), when the
+            policy in force denies what it reads (the denial was recorded by the
+            coordinator; the step stays undone so a looser policy can run it), or when it
             already failed ``MAX_STEP_FAILURES`` times (given up: a poison step, e.g. a file
             that kills the worker; it stays failed in the ledger and the task goes on).
 
@@ -131,6 +135,9 @@ class TaskContext:
                     f"but its inputs now hash to {inputs_hash[:16]}: the code or the scanned files "
                     "changed since the run was recorded; start a new run with --new",
                     step=name, task=self.task)
+            return None
+        if name in self.denied:
+            self.denied_steps.append(name)
             return None
         if self.failures.get(name, 0) >= MAX_STEP_FAILURES:
             self.given_up.append(name)

@@ -116,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
                     result = dict(summary or {})
                     if ctx.given_up:
                         result["given_up"] = ctx.given_up
+                    if ctx.denied_steps:
+                        result["denied"] = ctx.denied_steps
                     channel.send({"op": "finished", "task": task, "epoch": epoch, "result": result})
             except Fenced:
                 pass

@@ -68,6 +68,16 @@ class Job(abc.ABC):
         """Returns the actions the gate must allow before the task may be assigned."""
         return []
 
+    def step_reads(self, task: TaskView) -> dict[str, str]:
+        """Returns ``{step name: absolute path}`` of the files the task's steps read; the gate
+        checks each before the task is handed out, and a denied step is skipped."""
+        return {}
+
+    def repository(self) -> str | None:
+        """Returns the untrusted repository the job reads (its rules file may narrow the
+        policy), or None."""
+        return None
+
     def task_context(self, task: TaskView, view: RunView) -> dict[str, Any]:
         """Returns job data a worker needs besides the task inputs (e.g. the target root)."""
         return {}

@@ -2,17 +2,26 @@
 
 A ``Sandbox`` turns the worker's command line into one that runs confined, and gives it a
 clean environment (the host's environment, credentials included, never reaches a worker).
-The backend in use is recorded in the ledger at every start.
+The backend in use is recorded in the ledger at every start (``describe()``).
+
+Backends: ``bubblewrap`` (namespaces; the default on Linux), ``gvisor`` (runsc, a user-space
+kernel), ``microvm`` (QEMU's microvm machine, one VM per worker process) and ``none`` (no
+confinement; only when asked for). A backend that cannot run here says so and how to install it
+(``check_available``); nothing ever downgrades silently to another backend.
 """
 
 from __future__ import annotations
 
 import abc
+import importlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import errors
+from .egress import EgressRoute, egress_env
 
 PASSTHROUGH_ENV = ("FLEETLEDGER_FAULT", "FLEETLEDGER_FAULT_LOG", "FLEETLEDGER_FAULT_ONCE")
 """Test-only variables that reach workers; everything else of the host environment does not."""
@@ -44,14 +53,25 @@ class Sandbox(abc.ABC):
         """
 
     @abc.abstractmethod
-    def wrap(self, argv: list[str], *, read_only: list[Path], scratch: Path) -> Launch:
+    def wrap(self, argv: list[str], *, read_only: list[Path], scratch: Path,
+             egress: Sequence[EgressRoute] = ()) -> Launch:
         """Returns the confined launch of ``argv``.
 
         Args:
             argv: The worker command (``python -m fleetledger.worker ...``).
             read_only: Folders the worker may read (the scan target).
             scratch: A folder the worker may write (its temporary files).
+            egress: Allowed destinations, each reached only through its forwarder's socket
+                (see ``egress``); empty means no network at all.
+
+        Raises:
+            SandboxUnavailable: the backend lacks something it needs to build the launch
+                (e.g. the microVM guest is not built).
         """
+
+    def describe(self) -> dict[str, Any]:
+        """Returns what the ledger records of this backend (name, version, isolation)."""
+        return {"name": self.name}
 
 
 class SandboxUnavailable(errors.FleetledgerError):
@@ -87,8 +107,21 @@ class NoSandbox(Sandbox):
     def check_available(self) -> None:
         return None
 
-    def wrap(self, argv: list[str], *, read_only: list[Path], scratch: Path) -> Launch:
-        return Launch(argv=list(argv), env=clean_env(scratch))
+    def wrap(self, argv: list[str], *, read_only: list[Path], scratch: Path,
+             egress: Sequence[EgressRoute] = ()) -> Launch:
+        return Launch(argv=list(argv), env=clean_env(scratch) | egress_env(egress))
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "isolation": "none: the worker runs as a plain host process"}
+
+
+BACKENDS = {
+    "bubblewrap": "fleetledger.sandbox.bubblewrap:Bubblewrap",
+    "gvisor": "fleetledger.sandbox.gvisor:GVisor",
+    "microvm": "fleetledger.sandbox.microvm:MicroVM",
+    "none": "fleetledger.sandbox:NoSandbox",
+}
+"""Backend name (``--sandbox``) -> ``module:class``, imported when chosen."""
 
 
 def get_sandbox(name: str) -> Sandbox:
@@ -97,6 +130,8 @@ def get_sandbox(name: str) -> Sandbox:
     Raises:
         UsageError: no backend has that name.
     """
-    if name == "none":
-        return NoSandbox()
-    raise errors.UsageError(f"unknown sandbox {name!r}; available: none")
+    if name not in BACKENDS:
+        raise errors.UsageError(f"unknown sandbox {name!r}; available: {', '.join(sorted(BACKENDS))}")
+    module, _, cls = BACKENDS[name].partition(":")
+    backend: Sandbox = getattr(importlib.import_module(module), cls)()
+    return backend

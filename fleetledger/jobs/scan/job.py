@@ -128,6 +128,17 @@ class ScanJob(Job):
             return [Action(kind="tool", target="analyst"), Action(kind="model", target=self.model), read]
         return []
 
+    def step_reads(self, task: TaskView) -> dict[str, str]:
+        kind = task.inputs.get("kind")
+        if kind == "detect":
+            return {f"detect:{f['path']}": str(self.target / f["path"]) for f in task.inputs["files"]}
+        if kind in ("investigate", "revalidate"):
+            return {f"{kind}:{it['candidate']['id']}": str(self.target / it["candidate"]["path"]) for it in task.inputs["items"]}
+        return {}
+
+    def repository(self) -> str | None:
+        return str(self.target)
+
     def task_context(self, task: TaskView, view: RunView) -> dict[str, Any]:
         context: dict[str, Any] = {"root": str(self.target)}
         if task.inputs.get("kind") in ("investigate", "revalidate"):

@@ -42,7 +42,13 @@ def file_reports(view: RunView) -> dict[str, FileReport]:
             out[path] = recorded[path]
             continue
         failures = [msg for key, msgs in view.step_failures.items() if key.split("/", 1)[-1].startswith(f"detect:{path}@") for msg in msgs]
-        reason = f"internal error: {failures[-1]}" if failures else "not scanned (the run stopped before this file)"
+        denials = [d["rule"] for d in view.denials if d.get("step") == f"detect:{path}"]
+        if denials:
+            reason = f"denied by policy: {denials[-1]}"
+        elif failures:
+            reason = f"internal error: {failures[-1]}"
+        else:
+            reason = "not scanned (the run stopped before this file)"
         out[path] = FileReport(path=path, sha256=f.get("sha256", ""), size_bytes=f.get("size_bytes", 0),
                                status="skipped", reason=reason)
     return out

@@ -1,0 +1,90 @@
+"""Policy, repository rules and the gate, as data and tables (case 06 is in test_policy_resume.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fleetledger import errors
+from fleetledger.gate import Action, Gate
+from fleetledger.policy import Policy
+
+TARGET = Path("/src/repo")
+WORKSPACE = Path("/work/.run")
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_load_reads_every_key_and_hash_changes_with_content(tmp_path: Path) -> None:
+    path = _write(tmp_path / "p.toml", '[policy]\ntools = ["bandit"]\negress = ["api.example.com:443"]\n'
+                                       'max_model_calls = 7\napproval_required = ["ticket"]\n')
+    policy = Policy.load(path)
+    assert policy.tools == ("bandit",) and policy.egress == ("api.example.com:443",)
+    assert policy.max_model_calls == 7 and policy.approval_required == ("ticket",) and policy.source == str(path)
+    assert policy.hash != Policy().hash
+    assert Policy.load(None) == Policy()
+
+
+@pytest.mark.parametrize("body, message", [
+    ("[policy]\ntoolz = []\n", "unknown keys ['toolz']"),
+    ("[policy]\ntools = \"bandit\"\n", "tools must be a list of strings"),
+    ("[policy]\nmax_model_calls = -1\n", "max_model_calls must be a non-negative integer"),
+    ("[policy\n", "cannot read"),
+])
+def test_bad_policy_files_get_clear_errors(tmp_path: Path, body: str, message: str) -> None:
+    with pytest.raises(errors.PolicyError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        Policy.load(_write(tmp_path / "p.toml", body))
+
+
+def test_repository_rules_only_narrow(tmp_path: Path) -> None:
+    rules = _write(tmp_path / ".fleetledger.toml", '[rules]\nexclude = ["vendor/**"]\nmax_model_calls = 5\n'
+                                                   'tools = ["bandit", "curl"]\negress = ["evil.example:443"]\n'
+                                                   'write = ["/**"]\nlet_me_in = true\n')
+    narrowed = Policy(max_model_calls=10).narrowed_by(rules)
+    assert narrowed.exclude == ("vendor/**",) and narrowed.max_model_calls == 5
+    assert narrowed.tools == ("bandit",), "tools the policy does not allow are not added"
+    assert narrowed.egress == () and narrowed.write == ("$WORKSPACE/**",)
+    refused = " | ".join(narrowed.refused_rules)
+    for key in ("egress", "write", "let_me_in", "tools ['curl']"):
+        assert key in refused
+    assert narrowed.hash != Policy(max_model_calls=10).hash
+
+
+def test_repository_cannot_raise_a_budget(tmp_path: Path) -> None:
+    rules = _write(tmp_path / ".fleetledger.toml", "[rules]\nmax_model_calls = 1000\n")
+    narrowed = Policy(max_model_calls=10).narrowed_by(rules)
+    assert narrowed.max_model_calls == 10 and "raise the budget" in narrowed.refused_rules[0]
+
+
+def test_unreadable_or_linked_rules_are_not_trusted(tmp_path: Path) -> None:
+    broken = _write(tmp_path / ".fleetledger.toml", "[rules\n")
+    assert "ignored" in Policy().narrowed_by(broken).refused_rules[0]
+    outside = _write(tmp_path / "outside.toml", '[rules]\nexclude = ["**"]\n')
+    linked = tmp_path / "repo"
+    linked.mkdir()
+    (linked / ".fleetledger.toml").symlink_to(outside)
+    assert Policy().narrowed_by(linked / ".fleetledger.toml") == Policy()
+    assert Policy().narrowed_by(tmp_path / "missing.toml") == Policy()
+
+
+POLICY = Policy(exclude=("vendor/**",), egress=("api.example.com:443",), approval_required=("ticket",))
+GATE_TABLE = [
+    ("tool", "bandit", True), ("tool", "curl", False),
+    ("model", "offline", True), ("model", "openai:gpt-4o", False),
+    ("read", "/src/repo/app/views.py", True), ("read", "/src/repo", True),
+    ("read", "/src/repo/vendor/lib.py", False), ("read", "/etc/passwd", False), ("read", "/src/repository/x.py", False),
+    ("write", "/work/.run/findings.sarif", True), ("write", "/src/repo/app/views.py", False),
+    ("egress", "api.example.com:443", True), ("egress", "api.example.com:80", False), ("egress", "127.0.0.1:22", False),
+    ("effect", "export", True), ("effect", "ticket", False), ("teleport", "x", False),
+]
+
+
+@pytest.mark.parametrize("kind, target, allowed", GATE_TABLE)
+def test_gate_table(kind: str, target: str, allowed: bool) -> None:
+    decision = Gate(POLICY, target=TARGET, workspace=WORKSPACE).check(Action(kind=kind, target=target))
+    assert decision.allowed is allowed, decision.rule
+    assert decision.rule
