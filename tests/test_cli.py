@@ -7,13 +7,12 @@ import json
 import signal
 from pathlib import Path
 
-import psutil
 import pytest
 
 from fleetledger import runstate
 from fleetledger.verify import verify_records
 
-from e2e import count, kill_cli, real_repo, records, run_cli, start_cli, wait_for
+from e2e import count, kill_cli, real_repo, records, run_cli, start_cli, stopped_child, wait_for
 from sarif_schema import validate
 
 pytestmark = pytest.mark.slow
@@ -138,19 +137,8 @@ def test_a_worker_killed_mid_task_is_noticed_and_its_task_reassigned(tmp_path: P
     proc = start_cli("scan", str(real_repo()), "--workers", "2", "--workspace", str(ws), "--no-progress",
                      env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:1:stop",
                           "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once")})
-    coordinator = psutil.Process(proc.pid)
-
-    def stopped_worker() -> psutil.Process | None:
-        for child in coordinator.children():
-            try:
-                if child.status() == psutil.STATUS_STOPPED:
-                    return child
-            except psutil.NoSuchProcess:
-                continue
-        return None
-
-    wait_for(lambda: stopped_worker() is not None, what="one worker to stop inside its task", proc=proc)
-    victim = stopped_worker()
+    wait_for(lambda: stopped_child(proc.pid) is not None, what="one worker to stop inside its task", proc=proc)
+    victim = stopped_child(proc.pid)
     victim.send_signal(signal.SIGKILL)
     _, err = proc.communicate(timeout=240)
     assert proc.returncode == 0, err

@@ -15,15 +15,19 @@ import threading
 import time
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from fleetledger import runstate
+from fleetledger import faults, runstate
+from fleetledger.coordinator import Coordinator, HostContext, RunOptions
+from fleetledger.jobs.base import Job, JobOutcome
 from fleetledger.jobs.synthetic import deliveries, step_value
 from fleetledger.ledger import NewRecord, open_storage
-from fleetledger.replay import fold
+from fleetledger.replay import RunView, fold
 from fleetledger.verify import verify_records
+from fleetledger.workspace import Workspace
 
 from e2e import kill_cli, records, run_synthetic, start_synthetic, stopped_child, wait_for
 
@@ -165,11 +169,31 @@ class _TicketHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def test_l3_ambiguous_failure_is_retried_with_the_same_key_and_the_api_sees_one_create(tmp_path: Path) -> None:
-    from fleetledger.coordinator import Coordinator, HostContext, RunOptions
-    from fleetledger.jobs.base import Job, JobOutcome
-    from fleetledger.workspace import Workspace
+class _OneEffectJob(Job):
+    """A job whose only sprint performs one effect on the coordinator (``perform(host)``)."""
 
+    sprints = ("publish",)
+    host_sprints = frozenset({"publish"})
+    worker_module = "fleetledger.jobs.synthetic"
+
+    def __init__(self, kind: str, perform: Callable[[HostContext], object]) -> None:
+        self.kind = kind
+        self._perform = perform
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "target": "", "argv": [], "identity": {"kind": self.kind}, "options": {}}
+
+    def plan(self, sprint: str, view: RunView) -> list:
+        return []
+
+    def run_host_sprint(self, sprint: str, host: HostContext) -> None:
+        self._perform(host)
+
+    def outcome(self, view: RunView, workspace: str) -> JobOutcome:
+        return JobOutcome(summary=f"{self.kind} done")
+
+
+def test_l3_ambiguous_failure_is_retried_with_the_same_key_and_the_api_sees_one_create(tmp_path: Path) -> None:
     api = _TicketAPI()
     threading.Thread(target=api.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{api.server_address[1]}/tickets"
@@ -180,26 +204,10 @@ def test_l3_ambiguous_failure_is_retried_with_the_same_key_and_the_api_sees_one_
         with urllib.request.urlopen(request, timeout=10) as response:
             return {"ticket": json.loads(response.read())["id"]}
 
-    class TicketJob(Job):
-        kind = "tickets"
-        sprints = ("publish",)
-        host_sprints = frozenset({"publish"})
-        worker_module = "fleetledger.jobs.synthetic"
-
-        def describe(self) -> dict:
-            return {"kind": "tickets", "target": url, "argv": [], "identity": {"kind": "tickets"}, "options": {}}
-
-        def plan(self, sprint, view):  # type: ignore[no-untyped-def]
-            return []
-
-        def run_host_sprint(self, sprint: str, host: HostContext) -> None:
-            host.effect("ticket:finding-1", open_ticket, idempotent=True, kind="ticket")
-
-        def outcome(self, view, workspace):  # type: ignore[no-untyped-def]
-            return JobOutcome(summary="tickets opened")
-
+    job = _OneEffectJob("tickets", lambda host: host.effect("ticket:finding-1", open_ticket, idempotent=True,
+                                                            kind="ticket"))
     try:
-        result = Coordinator(TicketJob(), Workspace.at(tmp_path / "ws"), RunOptions(workers=1)).run()
+        result = Coordinator(job, Workspace.at(tmp_path / "ws"), RunOptions(workers=1)).run()
     finally:
         api.shutdown()
         api.server_close()
@@ -214,41 +222,20 @@ def test_l3_ambiguous_failure_is_retried_with_the_same_key_and_the_api_sees_one_
 
 
 def test_uncertain_effect_without_reconcile_halts_and_names_it(tmp_path: Path) -> None:
-    from fleetledger.coordinator import Coordinator, HostContext, RunOptions
-    from fleetledger.jobs.base import Job, JobOutcome
-    from fleetledger.workspace import Workspace
-
     sent: list[str] = []
 
-    class PostJob(Job):
-        kind = "post"
-        sprints = ("publish",)
-        host_sprints = frozenset({"publish"})
-        worker_module = "fleetledger.jobs.synthetic"
-
-        def describe(self) -> dict:
-            return {"kind": "post", "target": "", "argv": [], "identity": {"kind": "post"}, "options": {}}
-
-        def plan(self, sprint, view):  # type: ignore[no-untyped-def]
-            return []
-
-        def run_host_sprint(self, sprint: str, host: HostContext) -> None:
-            host.effect("post:weekly-report", lambda key: sent.append(key) or {"sent": True}, kind="post")
-
-        def outcome(self, view, workspace):  # type: ignore[no-untyped-def]
-            return JobOutcome(summary="posted")
+    job = _OneEffectJob("post", lambda host: host.effect("post:weekly-report", lambda key: sent.append(key) or {"sent": True},
+                                                         kind="post"))
 
     ws = Workspace.at(tmp_path / "ws")
-    from fleetledger import faults
-
     faults.arm("effect.before_done:1:eio")
     try:
         with pytest.raises(OSError):
-            Coordinator(PostJob(), ws, RunOptions(workers=1)).run()
+            Coordinator(job, ws, RunOptions(workers=1)).run()
     finally:
         faults.arm(None)
     assert sent == ["post:weekly-report"]
-    again = Coordinator(PostJob(), ws, RunOptions(workers=1)).run()
+    again = Coordinator(job, ws, RunOptions(workers=1)).run()
     assert again.exit_code == 75 and again.state == "HALTED"
     assert "post:weekly-report" in again.message and "only a person" in again.message
     assert sent == ["post:weekly-report"], "an uncertain, non-idempotent effect is never repeated by itself"
