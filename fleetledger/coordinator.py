@@ -66,6 +66,11 @@ class RunOptions:
         explicit_resume: True when a person asked to continue a HALTED run (``resume``, or
             the same job command again); ``recover`` passes False and leaves HALTED alone.
         new_run: Start a new run even if a run of the same job exists.
+        stall_after_s: Seconds without a completed step (while workers are busy and their
+            heartbeats keep coming) after which the run halts as stalled: a heartbeat alone
+            never counts as progress.
+        breaker_failures: Step failures in a row with the same error after which the circuit
+            breaker halts the run (a systemic failure, not one bad file).
     """
 
     workers: int = 4
@@ -78,6 +83,8 @@ class RunOptions:
     ledger_retry_s: float = 10.0
     explicit_resume: bool = True
     new_run: bool = False
+    stall_after_s: float = 1800.0
+    breaker_failures: int = 10
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -192,6 +199,9 @@ class Coordinator:
         self._calls_made: dict[str, int] = {}
         self._failed_starts = 0
         self._attempts: dict[str, int] = {}
+        self._progress_ms = clock()
+        self._failure_streak: tuple[str, int] = ("", 0)
+        self._last_failed_step = ""
 
     # -- records ------------------------------------------------------------------------
 
@@ -227,7 +237,16 @@ class Coordinator:
                 delay_s = min(1.0, delay_s * 2)
         for outcome in outcomes:
             if isinstance(outcome, Appended):
-                self.view.apply(outcome.record)
+                record = outcome.record
+                self.view.apply(record)
+                if record.kind in ("step.done", "task.finished"):
+                    self._progress_ms = record.ts_ms
+                    self._failure_streak = ("", 0)
+                elif record.kind == "step.failed":
+                    error = record.why.split(" during ", 1)[0] if "(pid " in record.why else record.why
+                    same = self._failure_streak[0] == error
+                    self._failure_streak = (error, self._failure_streak[1] + 1 if same else 1)
+                    self._last_failed_step = record.payload.get("name", record.key or "?")
         return outcomes
 
     # -- the run ------------------------------------------------------------------------
@@ -440,6 +459,9 @@ class Coordinator:
         expired_leases = self._expire_leases(pool)
         if expired_leases:
             self.append(expired_leases)
+        tripped = self._check_breakers()
+        if tripped is not None:
+            return tripped
         if batch or dead or expired_leases:
             for worker in dead:
                 if not worker.started:
@@ -453,6 +475,20 @@ class Coordinator:
             if self.on_progress is not None:
                 self.on_progress(self.view)
         self._write_state()
+        return None
+
+    def _check_breakers(self) -> RunResult | None:
+        """Halts a run that goes nowhere: the same error on many steps in a row, or no step
+        completed for ``stall_after_s`` while work is leased out."""
+        error, streak = self._failure_streak
+        if streak >= self.options.breaker_failures:
+            return self._halt("breaker", f"circuit breaker: {streak} steps failed in a row with the same error "
+                              f"({error}); the last was {self._last_failed_step}; fix the cause, then `fleetledger resume`",
+                              extra={"error": error, "step": self._last_failed_step})
+        stalled_s = (self.clock() - self._progress_ms) / 1000
+        if self.view.leases() and stalled_s > self.options.stall_after_s:
+            return self._halt("stalled", f"no step completed for {stalled_s:.0f} s although workers hold leases "
+                              f"({', '.join(sorted(l.task for l in self.view.leases()))}); heartbeats alone are not progress")
         return None
 
     def _poll_timeout_s(self) -> float:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import effects, faults
 from ..replay import RunView, TaskView
-from ..steps import TaskContext, input_hash
+from ..steps import StepFailed, TaskContext, input_hash
 from .base import Job, JobOutcome, TaskSpec
 
 if TYPE_CHECKING:
@@ -128,7 +128,10 @@ def run_task(ctx: TaskContext) -> dict[str, Any]:
                     pass
             return {"value": step_value(ctx.task, n)}
 
-        ctx.step(f"s{n}", input_hash(ctx.task, n), compute)
+        try:
+            ctx.step(f"s{n}", input_hash(ctx.task, n), compute)
+        except StepFailed:
+            continue
         faults.hit("synthetic.after_step")
     return {"steps": ctx.ran_steps}
 
@@ -154,11 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lease-ttl", type=float, default=30.0)
     parser.add_argument("--heartbeat", type=float, default=None)
     parser.add_argument("--ledger-retry", type=float, default=10.0)
+    parser.add_argument("--stall-after", type=float, default=1800.0)
+    parser.add_argument("--breaker", type=int, default=10)
     args = parser.parse_args(argv)
     job = SyntheticJob(args.name, tasks=args.tasks, steps=args.steps, work_us=args.work_us,
                        target=Path(args.target) if args.target else None)
     options = RunOptions(workers=args.workers, lease_ttl_s=args.lease_ttl, heartbeat_s=args.heartbeat,
-                         ledger_retry_s=args.ledger_retry)
+                         ledger_retry_s=args.ledger_retry, stall_after_s=args.stall_after, breaker_failures=args.breaker)
     result = Coordinator(job, Workspace.at(args.workspace), options).run()
     print(result.message)
     return result.exit_code

@@ -178,8 +178,9 @@ class ScanJob(Job):
         by_sev = ", ".join(f"{counts[s]} {s}" for s in ("critical", "high", "medium", "low", "info") if s in counts)
         skipped = sum(1 for f in scan.files if f.status == "skipped")
         outputs = {name: str(Path(workspace) / name) for name in OUTPUT_NAMES}
-        summary = (f"{len(scan.findings)} finding(s){f' ({by_sev})' if by_sev else ''}; "
-                   f"{len(scan.files) - skipped} file(s) scanned, {skipped} skipped; "
+        coverage = (f"{len(scan.files) - skipped} file(s) scanned, {skipped} skipped (incomplete: see the skip "
+                    f"reasons in findings.md)" if skipped else f"all {len(scan.files)} file(s) scanned")
+        summary = (f"{len(scan.findings)} finding(s){f' ({by_sev})' if by_sev else ''}; {coverage}; "
                    f"{scan.dismissed} candidate verdict(s) dismissed; reports: {outputs['findings.sarif']}, "
                    f"{outputs['findings.md']}, {outputs['findings.json']}")
         return JobOutcome(summary=summary, outputs=outputs)
