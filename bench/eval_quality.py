@@ -1,12 +1,12 @@
-"""Scan quality on the labelled evaluation set: bandit alone vs. the pipeline's two passes.
+"""Scan quality on the labelled evaluation set: the detect step vs. the pipeline's two passes.
 
 Every sample in ``bench/evalset/labels.json`` names a file, the line of its sink, the weakness
 family (CWE) and whether the sink is vulnerable. Candidates come from the detect step
-(``fleetledger.jobs.scan.detect.detect_file``, bandit through its Python API). A sample is
-predicted positive at a stage when a candidate of the same family on the labelled line is
-still kept there:
+(``fleetledger.jobs.scan.detect.detect_file``: bandit through its Python API, plus
+fleetledger's own detectors FL001/FL002). A sample is predicted positive at a stage when a
+candidate of the same family on the labelled line is still kept there:
 
-* bandit: every candidate is kept;
+* bandit: the whole detect step, bandit plus FL001/FL002; every candidate is kept;
 * investigate: the offline analyst's first answer keeps it (``report.survives``);
 * revalidate: the sceptical second answer (given the first as ``prior``) keeps it too.
 
@@ -15,7 +15,7 @@ a last row repeats the overall figures for the held-out batch alone.
 Candidates kept on lines no label names are counted separately ("other kept"), so noise the
 labels do not cover stays visible.
 
-Run: ``python bench/eval_quality.py [--details]`` (about ten seconds).
+Run: ``python bench/eval_quality.py [--details]`` (a few seconds).
 """
 
 from __future__ import annotations
@@ -47,10 +47,11 @@ RULE_FAMILY = {
     "B506": 502, "B101": 703, "B105": 259, "B106": 259, "B107": 259, "B501": 295, "B323": 295,
     "B303": 328, "B324": 328, "B202": 22,
 }
-CWE_FAMILY = {94: 95, 798: 259, 327: 328, 916: 328}
+CWE_FAMILY = {94: 95, 798: 259, 327: 328, 916: 328, 80: 79}
 FAMILY_NAMES = {78: "command injection", 89: "SQL injection", 95: "code injection",
                 502: "deserialisation", 703: "assert", 259: "credentials", 295: "TLS off",
-                328: "weak hash", 22: "archive paths"}
+                328: "weak hash", 22: "archive paths", 20: "XML parsing", 79: "XSS (marked safe)",
+                330: "weak randomness"}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -38,9 +38,11 @@ def time_true(sandbox: Sandbox, folder: Path, runs: int) -> float:
     for _ in range(runs):
         launch = sandbox.wrap([TRUE], read_only=[folder / "repo"], scratch=folder / "scratch")
         start = time.perf_counter()
-        subprocess.run(launch.argv, env=launch.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       check=True)
+        done = subprocess.run(launch.argv, env=launch.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, check=False)
         times.append(time.perf_counter() - start)
+        if sandbox.describe_exit(done.returncode) != "exit status 0":
+            raise RuntimeError(f"`true` in {sandbox.name}: {sandbox.describe_exit(done.returncode)}")
     return statistics.median(times)
 
 

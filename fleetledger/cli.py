@@ -111,11 +111,14 @@ def _execute(coordinator_factory: Callable[[Callable[[RunView], None]], Coordina
             click.echo(f"warning: {warning}", err=True)
         result = coordinator.run()
         bars.update(coordinator.view)
-    _report(result)
+    _report(result, coordinator.view)
 
 
-def _report(result: RunResult) -> None:
+def _report(result: RunResult, view: RunView) -> None:
+    from .model_broker import describe_spend
+
     click.echo(result.message)
+    click.echo(f"model spend: {describe_spend(view.model)}")
     sys.exit(result.exit_code)
 
 
@@ -152,8 +155,11 @@ def main() -> None:
 @_run_options
 @click.option("--new", "new_run", is_flag=True, help="Start a new run even if this job already has one.")
 @click.option("--demo", is_flag=True, help="Scan the small vulnerable web shop embedded in fleetledger instead of PATH.")
+@click.option("--model", default="offline", show_default=True, envvar="FLEETLEDGER_MODEL", show_envvar=True,
+              help="PROVIDER:MODEL that judges candidates: offline, openai:MODEL (any OpenAI-compatible endpoint) "
+                   "or anthropic:MODEL; the policy's models must allow it (see docs/models.md).")
 def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
-         policy_path: str | None, progress: bool | None, new_run: bool, demo: bool) -> None:
+         policy_path: str | None, progress: bool | None, new_run: bool, demo: bool, model: str) -> None:
     """Scan the source repository at PATH (default: the current folder).
 
     Running the same command again resumes the same run and pays only for missing work; after
@@ -164,7 +170,7 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
     try:
         ws = Workspace.at(workspace)
         target = Path(__file__).resolve().parent / "demo_repo" if demo else Path(path)
-        job = ScanJob(target, workspace=ws.root, argv=["fleetledger", *sys.argv[1:]])
+        job = ScanJob(target, workspace=ws.root, argv=["fleetledger", *sys.argv[1:]], model=model)
         options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
                              new_run=new_run, explicit_resume=True)
         policy = _policy(ws, policy_path)
@@ -246,8 +252,22 @@ def status_data(view: RunView, workspace: Workspace, now_ms: int) -> dict[str, A
 @main.command()
 @_workspace_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def status(workspace: str, as_json: bool) -> None:
+@click.option("--watch", is_flag=True, help="Keep refreshing from the ledger until Ctrl-C (works while the run is alive and after it died).")
+@click.option("--interval", "interval_s", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
+              help="With --watch: seconds between refreshes.")
+@click.option("--until-stopped", is_flag=True, help="With --watch: end by itself once the run is HALTED or JACKED_OUT.")
+def status(workspace: str, as_json: bool, watch: bool, interval_s: float, until_stopped: bool) -> None:
     """Show the run: state, sprints, who holds which task, heartbeat ages (read-only)."""
+    if watch:
+        from .watch import watch as watch_run
+
+        try:
+            if as_json:
+                raise errors.UsageError("--json and --watch do not combine; poll `fleetledger status --json` instead")
+            watch_run(Workspace.at(workspace), interval_s=interval_s, until_stopped=until_stopped)
+        except errors.FleetledgerError as exc:
+            _fail(exc)
+        return
     try:
         ws = Workspace.at(workspace)
         data = status_data(_current_view(ws), ws, wall_clock_ms())
@@ -266,7 +286,11 @@ def status(workspace: str, as_json: bool) -> None:
     for lease in data["leases"]:
         click.echo(f"  lease {lease['task']} -> {lease['worker']} epoch {lease['epoch']}, "
                    f"expires in {lease['expires_in_s']} s, heartbeat {lease['heartbeat_age_s']} s ago")
-    click.echo(f"model calls: {int(data['model']['calls'])}; records: {data['records']}")
+    from .model_broker import describe_spend
+
+    if data["halt"] and data["halt"].get("reset_at"):
+        click.echo(f"the model quota resets at {data['halt']['reset_at']}")
+    click.echo(f"model spend: {describe_spend(data['model'])}; records: {data['records']}")
 
 
 @main.command()
@@ -403,6 +427,63 @@ def verify(workspace: str) -> None:
         click.echo(f"problem: {problem}")
     click.echo(f"{report.records} records in {report.runs} run(s): {'OK' if report.ok else f'{len(report.problems)} problem(s)'}")
     sys.exit(0 if report.ok else 1)
+
+
+@main.command()
+@_workspace_option
+@click.option("--ledger", "ledger_url", default=None, envvar="FLEETLEDGER_LEDGER", show_envvar=True,
+              help="Ledger URL (sqlite:///PATH or postgresql://...); default: the workspace's SQLite ledger.")
+def upgrade(workspace: str, ledger_url: str | None) -> None:
+    """Migrate the ledger to this fleetledger's schema version, in one transaction (a failure changes nothing)."""
+    from .ledger.migrations import upgrade as upgrade_ledger
+
+    try:
+        if ledger_url is None:
+            ws = Workspace.at(workspace)
+            if not ws.exists():
+                raise errors.NoRunError(f"no ledger in {ws.root}")
+            ledger_url = ws.ledger_url
+        before, after = upgrade_ledger(ledger_url)
+    except errors.FleetledgerError as exc:
+        _fail(exc)
+    click.echo(f"ledger schema {after}: already current" if before == after else f"ledger schema {before} -> {after}")
+
+
+@main.command()
+@_workspace_option
+@click.option("--html", "as_html", is_flag=True, help="Write one self-contained HTML page (works offline).")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Where to write it (default: <workspace>/report.html).")
+def report(workspace: str, as_html: bool, out: str | None) -> None:
+    """Write a report a person reads: timeline of the workers, sprint progress, findings, skipped files."""
+    from .report_html import write_report
+
+    try:
+        if not as_html:
+            raise errors.UsageError("say which report: --html (SARIF, Markdown and JSON are written by the run's export)")
+        path = write_report(Workspace.at(workspace), Path(out) if out else None)
+    except errors.FleetledgerError as exc:
+        _fail(exc)
+    click.echo(f"wrote {path}")
+
+
+@main.group()
+def hook() -> None:
+    """Hooks for coding-agent CLIs (see docs/agent-sessions.md)."""
+
+
+@hook.command("session-start")
+@_workspace_option
+@click.option("--stale-after", "stale_after_s", type=click.FloatRange(min=0), default=600.0, show_default=True,
+              help="Seconds of silence after which a RUNNING run with no coordinator is reported as interrupted.")
+def session_start(workspace: str, stale_after_s: float) -> None:
+    """Print, as SessionStart hook JSON, what a new or compacted agent session does with the run."""
+    from .hook import hook_output, session_start as advise
+
+    try:
+        advice = advise(Workspace.at(workspace), now_ms=wall_clock_ms(), stale_after_s=stale_after_s)
+    except errors.FleetledgerError as exc:
+        _fail(exc)
+    click.echo(json.dumps(hook_output(advice)))
 
 
 if __name__ == "__main__":

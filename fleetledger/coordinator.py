@@ -32,6 +32,11 @@ from .jobs.base import Job, JobOutcome
 from .leases import expired
 from .ledger import Appended, NewRecord, Outcome, Refused, Storage, open_storage
 from .ledger.records import iso_utc
+from .model_broker import (Halt, ModelBroker, Settled, Ticket, before_reset, budget_halt, call_payload, halt_for,
+                           malformed_spend, recorded_answers)
+from .models import get_provider, parse_spec, request_from_json
+from .models.config import ModelConfig
+from .models.failures import Withheld
 from .pool import WorkerPool, WorkerProc, describe_exit
 from .replay import RunView, TaskView, fold
 from .sandbox import Sandbox, get_sandbox
@@ -41,6 +46,9 @@ EXIT_OK = 0
 EXIT_HALTED = 75
 MAX_FAILED_STARTS = 3
 """Worker processes that die before they start, in a row, before the run halts (a broken install)."""
+BROKER_POLL_S = 0.02
+"""Longest wait for worker output while host-side model calls are in flight (their answers
+arrive on the broker's queue, not on a worker's pipe)."""
 
 
 def wall_clock_ms() -> int:
@@ -169,11 +177,13 @@ class Coordinator:
         ledger_url: The ledger; the workspace's SQLite file by default.
         clock: Returns epoch ms UTC; injectable for tests.
         on_progress: Called with the view after each loop turn that changed it.
+        model_config: Providers, prices and retries for a job whose model runs on the host
+            (default: ``ModelConfig.for_workspace``).
     """
 
     def __init__(self, job: Job, workspace: Workspace, options: RunOptions, *, policy: Policy | None = None,
                  ledger_url: str | None = None, clock: Callable[[], int] = wall_clock_ms,
-                 on_progress: Callable[[RunView], None] | None = None) -> None:
+                 on_progress: Callable[[RunView], None] | None = None, model_config: ModelConfig | None = None) -> None:
         self.job = job
         self.workspace = workspace
         self.options = options
@@ -202,6 +212,12 @@ class Coordinator:
         self._progress_ms = clock()
         self._failure_streak: tuple[str, int] = ("", 0)
         self._last_failed_step = ""
+        self.model_config = model_config
+        self.broker: ModelBroker | None = None
+        self._model_halt: Halt | None = None
+        self._answers: dict[str, dict[str, Any]] = {}
+        self._waiting: dict[str, list[tuple[WorkerProc, str, int]]] = {}
+        self._to_submit: list[Ticket] = []
 
     # -- records ------------------------------------------------------------------------
 
@@ -261,6 +277,7 @@ class Coordinator:
             RunLockedError: another process runs this workspace now.
             SandboxUnavailable: the configured sandbox cannot run here.
             LedgerError: the ledger cannot be read or written.
+            UsageError: the job's model cannot be used (unknown, no key, no price for a cost budget).
         """
         self.sandbox.check_available()
         with self.workspace.lock(self.session):
@@ -278,7 +295,26 @@ class Coordinator:
                 if self.pool is not None:
                     self.pool.stop_all()
                     self.pool = None
+                if self.broker is not None:
+                    self.broker.close()
                 self.storage.close()
+
+    def _open_broker(self) -> None:
+        """Makes the host-side provider and its broker when the job's model does not run in
+        the workers (keys are read here, in the coordinator's process).
+
+        Raises:
+            UsageError: the provider is unknown, its key is not set, or the policy has a cost
+                budget and the configuration no price for the model.
+        """
+        spec = parse_spec(getattr(self.job, "model", "offline"))
+        if spec.runs_locally:
+            return
+        config = self.model_config or ModelConfig.for_workspace(self.workspace.root)
+        if self.policy.max_cost_usd is not None and str(spec) not in config.prices:
+            raise errors.UsageError(f"the policy's max_cost_usd needs the price of {spec}: add "
+                                    f"[prices.\"{spec}\"] to the model configuration ({config.source})")
+        self.broker = ModelBroker(get_provider(str(spec), config), retry=config.retry, threads=self.options.workers)
 
     def _on_signal(self, signum: int, frame: object) -> None:
         name = signal.Signals(signum).name
@@ -325,6 +361,13 @@ class Coordinator:
             return RunResult(run_id=existing.run_id, state="HALTED", exit_code=EXIT_HALTED,
                              message=f"run {existing.run_id} is HALTED: {existing.halt and existing.halt.get('reason')}; "
                                      "it waits for `fleetledger resume`")
+        waiting = before_reset(existing.halt, self.clock()) if existing is not None and existing.state == "HALTED" else None
+        if existing is not None and waiting is not None:
+            self.view = existing
+            self._write_state(force=True)
+            return RunResult(run_id=existing.run_id, state="HALTED", exit_code=EXIT_HALTED,
+                             message=f"run {existing.run_id} stays HALTED: {waiting}")
+        self._open_broker()
         if existing is None:
             self.view = RunView(run_id=f"{self.job.kind}-{secrets.token_hex(3)}")
             payload = {"job": self.job.describe(), "sprints": list(self.job.sprints), **self._session_payload()}
@@ -334,6 +377,8 @@ class Coordinator:
             self.view = existing
             why = "resume after a crash" if existing.state == "RUNNING" else f"explicit resume of a HALTED run ({existing.halt and existing.halt.get('reason')})"
             self.append([self.new_record("run.resumed", payload=self._session_payload(), why=why)])
+            if self.broker is not None:
+                self._answers = recorded_answers(self.storage.read(existing.run_id))
         if self.policy.refused_rules:
             self.append([self.new_record("policy.denied", why=rule, payload={"action": "repository rule", "rule": rule})
                          for rule in self.policy.refused_rules])
@@ -376,8 +421,9 @@ class Coordinator:
     def _drive(self) -> RunResult:
         host = HostContext(self)
         while True:
-            if self._stop_reason is not None:
-                return self._halt("interrupted", self._stop_reason)
+            halted = self._pending_halt()
+            if halted is not None:
+                return halted
             sprint = self.view.current_sprint()
             if sprint is None:
                 return self._finish()
@@ -406,6 +452,26 @@ class Coordinator:
                 task = self.view.tasks[failed[0]]
                 return self._halt("task", f"task {task.id} cannot go on: {task.errors[-1] if task.errors else '?'}; "
                                   "fix the cause, then `fleetledger resume`", extra={"task": task.id})
+
+    def _halting(self) -> bool:
+        """True once a halt was asked for (a signal, an exhausted quota, a budget)."""
+        return self._stop_reason is not None or self._model_halt is not None
+
+    def _pending_halt(self) -> RunResult | None:
+        """Halts when a halt was asked for, once no host-side model call is in flight (a call
+        on the wire may finish, and its answer is recorded; no new one starts)."""
+        if not self._halting():
+            return None
+        if self.broker is not None and self.broker.busy:
+            self.broker.stop()
+            return None
+        if self._stop_reason is not None:
+            return self._halt("interrupted", self._stop_reason)
+        halt = self._model_halt
+        assert halt is not None
+        if halt.kind == "budget":  # the figures once the calls that were in flight are recorded too
+            halt = budget_halt(self.policy, self.view.model) or halt
+        return self._halt(halt.kind, halt.reason, extra=halt.extra)
 
     def _plan(self, sprint: str) -> None:
         specs = self.job.plan(sprint, self.view)
@@ -442,7 +508,7 @@ class Coordinator:
     def _turn(self, sprint: str) -> RunResult | None:
         """One loop turn: assign, wait for messages, append them, take back dead leases."""
         pool = self._ensure_pool()
-        halted = self._assign(sprint, pool)
+        halted = None if self._halting() else self._assign(sprint, pool)
         if halted is not None:
             return halted
         messages, dead = pool.poll(self._poll_timeout_s())
@@ -452,6 +518,11 @@ class Coordinator:
         if batch:
             outcomes = self.append([r for _, r in batch])
             self._after_append(batch, outcomes, pool)
+        if self.broker is not None:
+            for ticket in self._to_submit:
+                self.broker.submit(ticket)
+            self._to_submit.clear()
+            self._settle_calls(pool)
         if dead:
             # After the dead workers' last messages are folded in, so the step each one was in
             # (its open intent) is known.
@@ -494,7 +565,8 @@ class Coordinator:
     def _poll_timeout_s(self) -> float:
         now = self.clock()
         nearest = min((lease.expires_ms for lease in self.view.leases()), default=now + 1000)
-        return max(0.01, min(1.0, (nearest - now) / 1000 + 0.01))
+        longest = BROKER_POLL_S if self.broker is not None and self.broker.busy else 1.0
+        return max(0.01, min(longest, (nearest - now) / 1000 + 0.01))
 
     def _assign(self, sprint: str, pool: WorkerPool) -> RunResult | None:
         idle = [w for w in pool.workers.values() if w.ready and w.task is None and not w.lost]
@@ -624,6 +696,93 @@ class Coordinator:
         elif op == "released":
             batch.append((worker, self.new_record("lease.released", task=task, epoch=epoch, why=message.get("why", ""),
                                                   payload={"reason": message.get("reason")}, actor=worker.id)))
+        elif op == "model":
+            self._ask_model(worker, message)
+
+    # -- host-side model calls ----------------------------------------------------------
+
+    def _ask_model(self, worker: WorkerProc, message: dict[str, Any]) -> None:
+        """Answers a worker's model request: the recorded answer when the step's call is in the
+        ledger, a refusal while the run is halting (or a budget is reached), else a call queued
+        for the broker (one per step key, however many workers wait for it)."""
+        key, task, epoch = message["key"], message["task"], message["epoch"]
+        recorded = self._answers.get(key)
+        if recorded is not None:
+            self._reply(worker, {"op": "model.answer", "key": key, "answer": recorded["answer"], "recorded": True})
+            return
+        if self.broker is None:
+            self._reply(worker, {"op": "model.error", "key": key, "kind": "failed",
+                                 "error": "this run's model runs in the workers; the coordinator makes no model calls"})
+            return
+        if self._model_halt is None:
+            self._model_halt = budget_halt(self.policy, self.view.model)
+        if self._halting():
+            self._reply(worker, {"op": "model.error", "key": key, "kind": "unavailable", "error": "the run is halting"})
+            return
+        waiting = self._waiting.setdefault(key, [])
+        waiting.append((worker, task, epoch))
+        if len(waiting) == 1:
+            self._to_submit.append(Ticket(key=key, task=task, epoch=epoch, worker=worker.id,
+                                          request=request_from_json(message["request"])))
+
+    def _reply(self, worker: WorkerProc, reply: dict[str, Any]) -> None:
+        if self.pool is not None:
+            self.pool.send(worker, reply)
+
+    def _settle_calls(self, pool: WorkerPool) -> None:
+        """Records the calls the broker settled, then answers the workers waiting for them
+        (write-ahead: an answer reaches a worker only once it is in the ledger)."""
+        assert self.broker is not None
+        records: list[NewRecord] = []
+        replies: list[tuple[str, dict[str, Any]]] = []
+        for settled in self.broker.drain():
+            record, reply = self._answered(settled) if settled.result is not None else self._failed(settled)
+            records += [record] if record is not None else []
+            replies.append((settled.ticket.key, reply))
+        for outcome in self.append(records):
+            if isinstance(outcome, Appended) and outcome.record.payload.get("answer"):
+                self._answers[outcome.record.key or ""] = outcome.record.payload
+                if outcome.record.task in self._reserved:
+                    self._calls_made[outcome.record.task] = self._calls_made.get(outcome.record.task, 0) + 1
+        if records and self._model_halt is None:
+            self._model_halt = budget_halt(self.policy, self.view.model)
+        for key, reply in replies:
+            for worker, task, epoch in self._waiting.pop(key, ()):
+                if worker.task == (task, epoch):
+                    pool.send(worker, reply)
+
+    def _answered(self, settled: Settled) -> tuple[NewRecord, dict[str, Any]]:
+        """The ``model.call`` of an answered call, under the step key and the epoch of the lease
+        that holds the task now (by the coordinator when no waiting worker holds it: the
+        answer is kept for whoever runs the step next), and the worker's reply."""
+        assert self.broker is not None and settled.result is not None
+        ticket, request = settled.ticket, settled.ticket.request
+        lease = self.view.tasks[ticket.task].lease if ticket.task in self.view.tasks else None
+        holder = next((w.id for w, _, epoch in self._waiting.get(ticket.key, ()) if lease and lease.epoch == epoch), None)
+        record = self.new_record("model.call", key=ticket.key, task=ticket.task, epoch=lease.epoch if lease and holder else None,
+                                 actor=holder or "coordinator", payload=call_payload(self.broker.spec, ticket, settled.result),
+                                 why=f"{request.pass_name} {request.candidate.rule_id} at {request.candidate.path}:{request.candidate.line}")
+        return record, {"op": "model.answer", "key": ticket.key, "answer": settled.result.answer.to_json()}
+
+    def _failed(self, settled: Settled) -> tuple[NewRecord | None, dict[str, Any]]:
+        """What a failed call means: a terminal error (an exhausted quota, a refusal) stops new
+        calls and halts the run once the calls in flight are settled, and its worker hands the
+        task back; any other error fails the step. Tokens billed for malformed answers are
+        recorded (a ``model.call`` without an answer)."""
+        assert self.broker is not None and settled.error is not None
+        ticket, error = settled.ticket, settled.error
+        halt = halt_for(error, spec=self.broker.spec, now_ms=self.clock())
+        if halt is not None:
+            self._model_halt = self._model_halt or halt
+            self.broker.stop()
+        unavailable = halt is not None or isinstance(error, Withheld)
+        reply = {"op": "model.error", "key": ticket.key, "kind": "unavailable" if unavailable else "failed",
+                 "error": str(error)[:500]}
+        spent = malformed_spend(ticket, error)
+        if spent is None:
+            return None, reply
+        return self.new_record("model.call", key=f"{ticket.key}#malformed-{secrets.token_hex(4)}", task=ticket.task,
+                               why=f"spent on malformed answers: {error}"[:500], payload=spent), reply
 
     def _on_death(self, worker: WorkerProc) -> list[NewRecord]:
         how = describe_exit(worker.proc.returncode)

@@ -8,11 +8,14 @@ A policy file is TOML with a ``[policy]`` table (see ``docs/policy.md``)::
     write = ["$WORKSPACE/**"]                # paths that may be written
     egress = []                              # host:port destinations tools may reach
     models = ["offline"]                     # model providers that may be called
-    max_model_calls = 500                    # budget (omit for none)
+    max_model_calls = 500                    # budgets per run (omit for none)
+    max_input_tokens = 2_000_000
+    max_output_tokens = 200_000
+    max_cost_usd = 5.0                       # prices: models.toml (fleetledger.models.config)
     approval_required = ["ticket"]           # effect kinds that need `fleetledger approve`
 
 Repository rules (``.fleetledger.toml`` in the scanned repository, ``[rules]`` table) may only
-narrow the policy: exclude paths, lower the model-call budget, drop tools or models. The
+narrow the policy: exclude paths, lower the budgets, drop tools or models. The
 repository is untrusted, so any key that would widen the policy (egress, write, read, more
 tools, a larger budget, fewer approvals, or a key we do not know) is refused and reported,
 never applied.
@@ -30,6 +33,8 @@ from . import errors
 from .ledger.records import canonical_json
 
 REPO_RULES_FILE = ".fleetledger.toml"
+BUDGETS = ("max_model_calls", "max_input_tokens", "max_output_tokens", "max_cost_usd")
+"""Budget keys: per run, may only be lowered by repository rules."""
 MAX_RULES_BYTES = 64 * 1024
 
 
@@ -47,6 +52,9 @@ class Policy:
         egress: ``host:port`` destinations tools may reach; empty means no network.
         models: Model providers that may be called (``"offline"``, ``"openai:*"``).
         max_model_calls: Budget of model calls for the run, or None for no limit.
+        max_input_tokens, max_output_tokens: Budgets of model tokens for the run, or None.
+        max_cost_usd: Budget of model spend for the run in US dollars, or None (the prices
+            per model come from the model configuration).
         approval_required: Effect kinds that need an ``approval.granted`` record first.
         source: Where the policy came from; not part of the hash.
         refused_rules: Repository rules that were refused (they would widen the policy),
@@ -60,6 +68,9 @@ class Policy:
     egress: tuple[str, ...] = ()
     models: tuple[str, ...] = ("offline",)
     max_model_calls: int | None = None
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_cost_usd: float | None = None
     approval_required: tuple[str, ...] = ()
     source: str = field(default="defaults", compare=False)
     refused_rules: tuple[str, ...] = field(default=(), compare=False)
@@ -114,11 +125,12 @@ class Policy:
         for key, value in table.items():
             if key == "exclude" and _strings(value):
                 changes["exclude"] = tuple(dict.fromkeys((*self.exclude, *value)))
-            elif key == "max_model_calls" and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                if self.max_model_calls is not None and value > self.max_model_calls:
-                    refused.append(f"max_model_calls = {value} refused: it would raise the budget of {self.max_model_calls}")
+            elif key in BUDGETS and _budget_ok(key, value):
+                current = getattr(self, key)
+                if current is not None and value > current:
+                    refused.append(f"{key} = {value} refused: it would raise the budget of {current}")
                 else:
-                    changes["max_model_calls"] = value
+                    changes[key] = value
             elif key in ("tools", "models") and _strings(value):
                 wider = sorted(set(value) - set(getattr(self, key)))
                 if wider:
@@ -127,7 +139,7 @@ class Policy:
             elif key in ("egress", "read", "write", "approval_required"):
                 refused.append(f"{key} refused: only the user's policy may set it (a repository can only narrow)")
             else:
-                refused.append(f"{key} refused: not a key repository rules may set (exclude, max_model_calls, tools, models)")
+                refused.append(f"{key} refused: not a key repository rules may set (exclude, {', '.join(BUDGETS)}, tools, models)")
         return replace(self, source=f"{self.source} + {rules_path}", refused_rules=tuple(refused), **changes)
 
 
@@ -146,10 +158,16 @@ def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
+def _budget_ok(key: str, value: Any) -> bool:
+    kinds = (int, float) if key == "max_cost_usd" else (int,)
+    return isinstance(value, kinds) and not isinstance(value, bool) and value >= 0
+
+
 def _value(key: str, value: Any, path: Path) -> Any:
-    if key == "max_model_calls":
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-            raise errors.PolicyError(f"policy {path}: max_model_calls must be a non-negative integer")
+    if key in BUDGETS:
+        if value is not None and not _budget_ok(key, value):
+            what = "a non-negative number (US dollars)" if key == "max_cost_usd" else "a non-negative integer"
+            raise errors.PolicyError(f"policy {path}: {key} must be {what}")
         return value
     if not _strings(value):
         raise errors.PolicyError(f"policy {path}: {key} must be a list of strings")

@@ -8,12 +8,15 @@ hash differs is a ``NondeterminismError`` naming the step. Otherwise the worker 
 their records without waiting: losing the intent in a crash only means the step runs again.
 
 A model call is a step too; it spends one call of the task's allowance, which the coordinator
-reserves from the run's quota when it assigns the task, and is recorded as ``model.call``.
+reserves from the run's quota when it assigns the task, and is recorded as ``model.call``. A
+paid model is called on the coordinator's host, never in the worker: the step asks for it with
+``TaskContext.ask_model`` (after its intent) and waits for the coordinator's answer.
 """
 
 from __future__ import annotations
 
 import hashlib
+import queue
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -44,7 +47,17 @@ class Fenced(BaseException):
 
 
 class OutOfCalls(Exception):
-    """The task's model-call allowance is spent; the task is handed back unfinished."""
+    """The task's model-call allowance is spent, or the coordinator makes no model calls now
+    (an exhausted quota, a budget, a halt); the task is handed back unfinished.
+
+    Args:
+        task: The task.
+        why: What the worker tells the coordinator (recorded with ``lease.released``).
+    """
+
+    def __init__(self, task: str, why: str = "the model calls reserved for this task are spent") -> None:
+        super().__init__(task, why)
+        self.why = why
 
 
 class StepFailed(Exception):
@@ -68,9 +81,12 @@ class TaskContext:
             ``done`` ({step name: input hash} already recorded), ``calls_allowed`` and the
             job's ``context``.
         fenced: Set by the worker's reader thread when the coordinator fences this task.
+        replies: Where the worker's reader thread puts the coordinator's answers to model
+            requests (and ``{"op": "fenced", "task"}`` or ``{"op": "stop"}`` to end a wait).
     """
 
-    def __init__(self, channel: Channel, worker: str, assignment: dict[str, Any], fenced: threading.Event) -> None:
+    def __init__(self, channel: Channel, worker: str, assignment: dict[str, Any], fenced: threading.Event,
+                 replies: "queue.Queue[dict[str, Any]] | None" = None) -> None:
         self.channel = channel
         self.worker = worker
         self.task: str = assignment["task"]
@@ -87,6 +103,7 @@ class TaskContext:
         self.given_up: list[str] = []
         self.ran_steps = 0
         self._fenced = fenced
+        self._replies = replies
 
     def record(self, kind: str, *, key: str | None = None, why: str = "", payload: dict[str, Any] | None = None) -> None:
         """Sends a record under this task's lease (the coordinator appends it, fenced)."""
@@ -160,6 +177,45 @@ class TaskContext:
         self.done[name] = inputs_hash[:16]
         self.ran_steps += 1
         return result
+
+    def ask_model(self, key: str, request: dict[str, Any]) -> dict[str, Any]:
+        """Asks the coordinator to make a step's model call on the host, and waits for it.
+
+        The coordinator records the call (``model.call`` under ``key``) before it answers, and
+        hands back a recorded answer instead of calling again.
+
+        Args:
+            key: The step key (given to the step's ``fn``).
+            request: The request (``fleetledger.models.request_to_json``).
+
+        Returns:
+            The answer (``ModelAnswer.to_json()``).
+
+        Raises:
+            Fenced: the lease is gone.
+            OutOfCalls: the coordinator makes no model calls now (an exhausted quota, a budget,
+                a halt): the task is handed back unfinished, and the step is not failed.
+            ModelError: the call failed after the broker's retries (the step fails).
+        """
+        if self._replies is None:
+            raise errors.ModelError("this worker has no channel to a host-side model")
+        self.channel.send({"op": "model", "key": key, "task": self.task, "epoch": self.epoch, "request": request})
+        while True:
+            reply = self._replies.get()
+            op = reply.get("op")
+            if op == "stop":
+                raise OutOfCalls(self.task, "the worker was asked to stop while it waited for a model answer")
+            if op == "fenced":
+                if reply.get("task") == self.task:
+                    raise Fenced(self.task)
+                continue
+            if reply.get("key") != key:
+                continue
+            if op == "model.answer":
+                return reply["answer"]
+            if reply.get("kind") == "unavailable":
+                raise OutOfCalls(self.task, f"no model call now: {reply.get('error') or 'the run is halting'}"[:500])
+            raise errors.ModelError(reply.get("error") or "the model call failed")
 
     def spend_call(self) -> None:
         """Takes one model call from the task's allowance.

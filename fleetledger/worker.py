@@ -4,8 +4,9 @@ Started by the coordinator as ``python -m fleetledger.worker WORKER_ID JOB_MODUL
 sandbox), it speaks JSON lines: commands on stdin, messages on a private copy of stdout (the real
 fd 1 is pointed at stderr so a library that prints cannot corrupt the protocol).
 
-Messages to the coordinator: ``hello``, ``ready``, ``record``, ``heartbeat``, ``finished``,
-``failed``, ``released``. Commands: ``assign``, ``fenced``, ``stop``.
+Messages to the coordinator: ``hello``, ``ready``, ``record``, ``heartbeat``, ``model`` (a
+model call for the coordinator to make on the host), ``finished``, ``failed``, ``released``.
+Commands: ``assign``, ``fenced``, ``stop``, and the replies ``model.answer`` / ``model.error``.
 
 The worker holds no state that matters: everything it learns is sent as records, and it dies
 with its coordinator (``PR_SET_PDEATHSIG``, and end of input on stdin).
@@ -52,15 +53,26 @@ def _die_with_parent() -> None:
         os._exit(0)
 
 
-def _reader(commands: "queue.Queue[dict[str, Any] | None]", fenced: dict[str, threading.Event]) -> None:
+def _reader(commands: "queue.Queue[dict[str, Any] | None]", fenced: dict[str, threading.Event],
+            replies: "queue.Queue[dict[str, Any]]") -> None:
+    """Routes the coordinator's lines: fences set events, model replies go to the step waiting
+    for them (a fence or a stop also ends that wait), everything else is a command."""
     for line in sys.stdin:
         message = json.loads(line)
-        if message.get("op") == "fenced":
+        op = message.get("op")
+        if op in ("model.answer", "model.error"):
+            replies.put(message)
+            continue
+        if op == "fenced":
             event = fenced.get(message["task"])
             if event is not None:
                 event.set()
+            replies.put(message)
             continue
+        if op == "stop":
+            replies.put(message)
         commands.put(message)
+    replies.put({"op": "stop"})
     commands.put(None)
 
 
@@ -72,6 +84,19 @@ def _heartbeat(channel: _Channel, current: dict[str, Any], interval_s: float, st
                 channel.send({"op": "heartbeat", "task": held[0], "epoch": held[1]})
             except OSError:
                 return
+
+
+def _discard(replies: "queue.Queue[dict[str, Any]]") -> None:
+    """Drops replies left from an earlier task (late answers, old fences) before a new one; a
+    stop is kept, so that a wait that starts after it still ends."""
+    stop = False
+    while True:
+        try:
+            stop = replies.get_nowait().get("op") == "stop" or stop
+        except queue.Empty:
+            break
+    if stop:
+        replies.put({"op": "stop"})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,10 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout = sys.stderr
     job = importlib.import_module(job_module)
     commands: queue.Queue[dict[str, Any] | None] = queue.Queue()
+    replies: queue.Queue[dict[str, Any]] = queue.Queue()
     fenced: dict[str, threading.Event] = {}
     current: dict[str, Any] = {"task": None}
     stop = threading.Event()
-    threading.Thread(target=_reader, args=(commands, fenced), daemon=True).start()
+    threading.Thread(target=_reader, args=(commands, fenced, replies), daemon=True).start()
     if heartbeat_s > 0:
         threading.Thread(target=_heartbeat, args=(channel, current, heartbeat_s, stop), daemon=True).start()
     channel.send({"op": "hello", "worker": worker_id, "pid": os.getpid()})
@@ -104,8 +130,9 @@ def main(argv: list[str] | None = None) -> int:
             task, epoch = message["task"], message["epoch"]
             event = fenced.setdefault(task, threading.Event())
             event.clear()
+            _discard(replies)
             current["task"] = (task, epoch)
-            ctx = TaskContext(channel, worker_id, message, event)
+            ctx = TaskContext(channel, worker_id, message, event, replies)
             try:
                 summary = job.run_task(ctx)
                 ctx.check_fenced()
@@ -121,9 +148,8 @@ def main(argv: list[str] | None = None) -> int:
                     channel.send({"op": "finished", "task": task, "epoch": epoch, "result": result})
             except Fenced:
                 pass
-            except OutOfCalls:
-                channel.send({"op": "released", "task": task, "epoch": epoch, "reason": "quota",
-                              "why": "the model calls reserved for this task are spent"})
+            except OutOfCalls as exc:
+                channel.send({"op": "released", "task": task, "epoch": epoch, "reason": "quota", "why": exc.why})
             except errors.FleetledgerError as exc:
                 channel.send({"op": "failed", "task": task, "epoch": epoch, "retry": False,
                               "error": f"{type(exc).__name__}: {exc}"})

@@ -7,6 +7,7 @@ of each snippet ends with the marker comment ``# sink``.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -957,3 +958,247 @@ def test_new_checks_answer_deterministically() -> None:
     first = _investigate(source, "mark_safe(", "B308", 79)
     assert first == _investigate(source, "mark_safe(", "B308", 79)
     assert first.verdict == "vulnerable" and first.cwe == 79
+
+
+DJANGO_HOOKS = """
+from django import forms, template
+from django.contrib import admin
+from django.utils.html import conditional_escape
+from django.utils.safestring import SafeString, mark_safe
+register = template.Library()
+"""
+
+# (id, family, path, kept after both passes, severity from the first answer when kept, source)
+PURPOSE_AND_HOOK_CASES = [
+    # Random values: secret-ness read from the value's uses and the names around them, not only the
+    # names next to the call.
+    ("random-qualifier-in-function-name", RANDOM, "app/accounts.py", True, "medium", """
+import random
+def request_verification(user):
+    code = f"{random.randrange(10**6):06d}"  # sink
+    user.send(code)
+"""),
+    ("random-label-in-key", RANDOM, "app/sessions.py", True, "medium", """
+import random
+class Store:
+    def create(self, user_id):
+        sid = "%032x" % random.getrandbits(128)  # sink
+        self.redis.setex(f"session:{sid}", 3600, user_id)
+        return sid
+"""),
+    ("random-capability-passed-on", RANDOM, "app/sharing.py", True, "medium", """
+import random, string
+def publish(document):
+    slug = "".join(random.choices(string.ascii_lowercase, k=12))  # sink
+    db.add(ShareLink(slug=slug, document=document))
+"""),
+    ("random-generator-object", RANDOM, "app/handlers.py", True, "medium", """
+import random, time
+class Page:
+    def prepare(self):
+        rng = random.Random(time.time())  # sink
+        self.csp_nonce = "%x" % rng.getrandbits(128)
+"""),
+    ("random-generator-object-shuffles", RANDOM, "app/quiz.py", False, None, """
+import random
+def questions(items, seed):
+    rng = random.Random(seed)  # sink
+    rng.shuffle(items)
+    return items[:10]
+"""),
+    ("random-slug-not-a-capability", RANDOM, "app/articles.py", False, None, """
+import random, string
+def create_article(title):
+    slug = "".join(random.choices(string.ascii_lowercase, k=6))  # sink
+    Article.objects.create(title=title, slug=slug)
+"""),
+    ("random-word-in-message-is-no-label", RANDOM, "app/retry.py", False, None, """
+import logging, random, time
+def reconnect(client):
+    delay = random.uniform(0, 2)  # sink
+    logging.info(f"retrying session in {delay} seconds")
+    time.sleep(delay)
+"""),
+    ("random-passed-to-session-call", RANDOM, "app/retry.py", False, None, """
+import random
+def renew(client):
+    timeout = random.randint(1, 5)  # sink
+    client.start_session(timeout)
+"""),
+    # Django hooks: their parameters are data users supply.
+    ("markup-template-filter", MARKUP, "app/templatetags/marks.py", True, "medium", DJANGO_HOOKS + """
+@register.filter
+def highlight(text, term):
+    return mark_safe(text.replace(term, f"<mark>{term}</mark>"))  # sink
+"""),
+    ("markup-simple-tag", MARKUP, "app/templatetags/badges.py", True, "medium", DJANGO_HOOKS + """
+@register.simple_tag(takes_context=False)
+def badge(label):
+    return mark_safe(f"<span class='badge'>{label}</span>")  # sink
+"""),
+    ("markup-filter-registered-by-call", MARKUP, "app/templatetags/marks.py", True, "medium", DJANGO_HOOKS + """
+def bold(value):
+    return mark_safe(f"<b>{value}</b>")  # sink
+register.filter("bold", bold)
+"""),
+    ("markup-widget-render", MARKUP, "app/widgets.py", True, "medium", DJANGO_HOOKS + """
+class ColorWidget(forms.Widget):
+    def render(self, name, value, attrs=None, renderer=None):
+        return mark_safe(f'<input type="color" value="{value}">')  # sink
+"""),
+    ("markup-widget-escaped", MARKUP, "app/widgets.py", False, None, DJANGO_HOOKS + """
+class ColorWidget(forms.Widget):
+    def render(self, name, value, attrs=None, renderer=None):
+        return mark_safe(f'<input type="color" value="{conditional_escape(value)}">')  # sink
+"""),
+    ("markup-admin-list-display", MARKUP, "app/admin.py", True, "medium", DJANGO_HOOKS + """
+class PartnerAdmin(admin.ModelAdmin):
+    list_display = ("name", "website_link")
+    def website_link(self, obj):
+        return mark_safe(f'<a href="{obj.website}">{obj.name}</a>')  # sink
+"""),
+    ("markup-admin-display-decorator", MARKUP, "app/admin.py", True, "medium", DJANGO_HOOKS + """
+@admin.display(description="Website")
+def website_link(obj):
+    return mark_safe(f'<a href="{obj.website}">site</a>')  # sink
+"""),
+    ("markup-filter-escapes-by-autoescape", MARKUP, "app/templatetags/marks.py", False, None, DJANGO_HOOKS + """
+@register.filter(needs_autoescape=True)
+def bold(value, autoescape=True):
+    if autoescape:
+        value = conditional_escape(value)
+    return mark_safe(f"<b>{value}</b>")  # sink
+"""),
+    ("markup-filter-ignores-autoescape", MARKUP, "app/templatetags/marks.py", True, "medium", DJANGO_HOOKS + """
+@register.filter(needs_autoescape=True)
+def bold(value, autoescape=True):
+    return mark_safe(f"<b>{value}</b>")  # sink
+"""),
+    ("markup-filter-marks-input-unchanged", MARKUP, "app/templatetags/marks.py", False, None, DJANGO_HOOKS + """
+@register.filter(is_safe=True)
+def trusted(value):
+    return [mark_safe(item) for item in value]  # sink
+"""),
+    ("markup-hook-does-not-make-helpers-application-code", MARKUP, "app/templatetags/marks.py", False, None, DJANGO_HOOKS + """
+@register.filter
+def upper(value):
+    return value.upper()
+def cell(text):
+    return mark_safe(text)  # sink
+"""),
+    # Escaping by a translation table.
+    ("markup-json-translation-table", MARKUP, "app/views.py", False, None, DJANGO_VIEW + """
+import ast
+import json
+ESCAPES = {ord(">"): "\\\\u003E", ord("<"): "\\\\u003C", ord("&"): "\\\\u0026"}
+def dashboard(request):
+    initial = mark_safe(json.dumps({"q": request.GET.get("q", "")}).translate(ESCAPES))  # sink
+    return render(request, "d.html", {"initial": initial})
+"""),
+    ("markup-translation-table-misses-a-character", MARKUP, "app/views.py", True, "medium", DJANGO_VIEW + """
+import ast
+import json
+ESCAPES = {ord(">"): "\\\\u003E", ord("<"): "\\\\u003C"}
+def dashboard(request):
+    initial = mark_safe(json.dumps({"q": request.GET.get("q", "")}).translate(ESCAPES))  # sink
+    return render(request, "d.html", {"initial": initial})
+"""),
+    # Library code: marking a caller's text safe is the caller's decision; writing markup around it is an interface.
+    ("markup-library-writes-markup", MARKUP, "app/tables.py", True, "low", """
+from django.utils.safestring import SafeString
+def render_cells(row):
+    return SafeString("".join(f"<td>{value}</td>" for value in row))  # sink
+"""),
+    ("markup-library-marks-callers-text", MARKUP, "app/tables.py", False, None, """
+from django.utils.safestring import SafeString
+def render_cell(html):
+    return SafeString(html)  # sink
+"""),
+    # XML: defuse_stdlib() at import; a parser object judged by what it is fed.
+    ("xml-defuse-stdlib", XML, "app/views.py", False, None, FLASK + """
+import defusedxml
+from xml.dom import minidom
+defusedxml.defuse_stdlib()
+@app.post("/import")
+def import_feed():
+    return {"n": len(minidom.parseString(request.get_data()).childNodes)}  # sink
+"""),
+    ("xml-defuse-stdlib-after-name-import", XML, "app/views.py", True, "medium", FLASK + """
+import defusedxml
+from xml.dom.minidom import parseString
+defusedxml.defuse_stdlib()
+@app.post("/import")
+def import_feed():
+    return {"n": len(parseString(request.get_data()).childNodes)}  # sink
+"""),
+    ("xml-sax-parser-fed-request", XML, "app/views.py", True, "medium", FLASK + """
+import xml.sax
+@app.post("/opml")
+def import_opml():
+    parser = xml.sax.make_parser()  # sink
+    parser.setContentHandler(xml.sax.ContentHandler())
+    parser.feed(request.get_data())
+    parser.close()
+    return ""
+"""),
+    ("xml-sax-parser-fed-constant-path", XML, "app/config.py", False, None, """
+import xml.sax
+def load():
+    parser = xml.sax.make_parser()  # sink
+    parser.parse("/etc/app/settings.xml")
+"""),
+    ("xml-sax-parser-not-fed-here", XML, "app/config.py", False, None, """
+import xml.sax
+def new_parser():
+    return xml.sax.make_parser()  # sink
+"""),
+]
+
+
+@pytest.mark.parametrize(("family", "path", "kept", "severity", "source"), [c[1:] for c in PURPOSE_AND_HOOK_CASES],
+                         ids=[c[0] for c in PURPOSE_AND_HOOK_CASES])
+def test_purposes_hooks_and_parsers(tmp_path: Path, family: frozenset[str], path: str, kept: bool, severity: str | None,
+                                    source: str) -> None:
+    judged = _judged(tmp_path, path, source, family)
+    assert _kept(judged) is kept, [(f.rationale, s.rationale) for _, f, s in judged]
+    if kept:
+        severities = {triage(c, first)[0] for c, first, second in judged if survives(first) and survives(second)}
+        assert severities == {severity}, [f.rationale for _, f, _ in judged]
+    for _, first, second in judged:
+        assert first.signals["analysed"] is True, first.rationale
+        assert first.rationale.endswith(".") and second.rationale.endswith(".")
+
+
+def test_django_hooks_are_entry_points_for_their_own_parameters() -> None:
+    from fleetledger.analysis.sources import entry_point, handler_parameter, hook_kind
+    from fleetledger.analysis.tree import SourceTree
+    source = ("from django import template, forms\nfrom django.contrib import admin\nregister = template.Library()\n"
+              "@register.filter\ndef f(value):\n    return value\n"
+              "class W(forms.TextInput):\n    def render(self, name, value, attrs=None, renderer=None):\n        return ''\n"
+              "    def other(self, value):\n        return value\n"
+              "class A(admin.ModelAdmin):\n    readonly_fields = ('shown',)\n    def shown(self, obj):\n        return obj\n"
+              "    def helper(self, obj):\n        return obj\n")
+    tree = SourceTree.parse(source)
+    kinds = {n.name: hook_kind(tree, n) for n in ast.walk(tree.module) if isinstance(n, ast.FunctionDef)}
+    assert kinds == {"f": "template", "render": "widget", "other": None, "shown": "admin", "helper": None}
+    assert entry_point(tree) is None
+    render = next(n for n in ast.walk(tree.module) if isinstance(n, ast.FunctionDef) and n.name == "render")
+    assert handler_parameter(tree, render, "value") is not None
+    assert handler_parameter(tree, render, "renderer") is None and handler_parameter(tree, render, "attrs") is None
+
+
+def test_try_whose_handlers_leave_rebinds_the_name() -> None:
+    """``try: value = int(value) except ValueError: return`` leaves only the converted value past the try."""
+    source = ("import os\nfrom flask import request\ndef renice():\n    value = request.args['n']\n"
+              "    try:\n        value = int(value)\n    except ValueError:\n        return None\n"
+              "    os.system('renice %d 1' % value)\n")
+    assert _investigate(source, "os.system(").verdict == "not_vulnerable"
+    falls_through = source.replace("        return None\n", "        pass\n")
+    assert _investigate(falls_through, "os.system(").verdict == "vulnerable"
+
+
+def test_purpose_of_random_values_is_deterministic() -> None:
+    source = (Path(__file__).resolve().parent.parent / "bench" / "evalset" / "cwe330" / "share_link_vuln.py").read_text()
+    first = _investigate(source, "random.choices(", "B311", 330)
+    assert first == _investigate(source, "random.choices(", "B311", 330)
+    assert first.verdict == "vulnerable" and "'slug'" in first.rationale

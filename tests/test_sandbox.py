@@ -15,6 +15,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from fleetledger import errors
@@ -35,6 +37,7 @@ SECRET_ENV = "FLEETLEDGER_TEST_HOST_SECRET"
 SECRET_VALUE = "s3cr3t-" + hashlib.sha256(b"fleetledger sandbox test").hexdigest()[:16]
 OUTSIDE_TEXT = "outside-the-sandbox " + SECRET_VALUE
 PROBE_TIMEOUT_S = 300.0
+WORKER_TIMEOUT_S = 120.0
 
 PROBE = r'''
 import json, os, socket, sys
@@ -69,7 +72,7 @@ def identity():
     status = read("/proc/self/status")
     caps = {line.split(":")[0]: line.split(":")[1].strip() for line in status.splitlines() if line.startswith("Cap")}
     return {"uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(), "CapEff": caps["CapEff"],
-            "CapPrm": caps["CapPrm"]}
+            "CapPrm": caps["CapPrm"], "pid": os.getpid(), "ppid": os.getppid()}
 
 
 def imports():
@@ -85,6 +88,11 @@ def egress():
     return conn.recv(100).decode()
 
 
+def egress_other():
+    from fleetledger.sandbox.egress import connect
+    connect(cfg["other"]).close()
+
+
 actions = {
     "connect_loopback": lambda: socket.create_connection(("127.0.0.1", cfg["port"]), timeout=5).close(),
     "resolve_name": lambda: socket.getaddrinfo("localhost", 80),
@@ -92,7 +100,7 @@ actions = {
     "read_through_symlink": lambda: read(cfg["link"]),
     "write_repository": lambda: write(cfg["repo_new_file"]),
     "write_outside_scratch": lambda: write(cfg["outside_new_file"]),
-    "write_root": lambda: write("/planted-by-probe"),
+    "write_root": lambda: write(cfg["root_new_file"]),
     "signal_host_process": lambda: os.kill(cfg["host_pid"], 0),
     "environment": environment,
     "identity": identity,
@@ -100,13 +108,8 @@ actions = {
     "write_scratch": lambda: read(write(cfg["scratch_file"])),
     "imports": imports,
     "egress_allowed": egress,
-    "egress_other": lambda: connect_other(),
+    "egress_other": egress_other,
 }
-
-
-def connect_other():
-    from fleetledger.sandbox.egress import connect
-    connect(cfg["other"]).close()
 
 
 results = {}
@@ -171,6 +174,7 @@ def unprivileged(result: dict[str, Any], world: World) -> None:
     value = result["value"]
     assert value["uid"] != 0 and value["euid"] != 0 and value["gid"] != 0, value
     assert int(value["CapEff"], 16) == 0 and int(value["CapPrm"], 16) == 0, value
+    assert value["pid"] != 1 and value["ppid"] != 1, "an ordinary process inside, not the namespace's init"
 
 
 def reads_repository(result: dict[str, Any], world: World) -> None:
@@ -193,7 +197,7 @@ ACTIONS = [
     Row(name="read_through_symlink", check=refused_secret),
     Row(name="write_repository", check=refused_write("repo_new_file")),
     Row(name="write_outside_scratch", check=refused_write("outside_new_file")),
-    Row(name="write_root", check=refused),
+    Row(name="write_root", check=refused_write("root_new_file")),
     Row(name="signal_host_process", check=refused),
     Row(name="environment", check=no_host_environment),
     Row(name="identity", check=unprivileged),
@@ -202,12 +206,9 @@ ACTIONS = [
     Row(name="imports", check=imports_tools),
 ]
 
-SANDBOXES = [
-    pytest.param("bubblewrap"),
-    pytest.param("gvisor"),
-    pytest.param("microvm", marks=pytest.mark.skipif(
-        os.environ.get(MICROVM_ENV) != "1", reason=f"boots a VM (seconds under emulation); set {MICROVM_ENV}=1")),
-]
+BOOTS_A_VM = pytest.mark.skipif(os.environ.get(MICROVM_ENV) != "1",
+                                reason=f"boots a VM (seconds under emulation); set {MICROVM_ENV}=1")
+SANDBOXES = ["bubblewrap", "gvisor", pytest.param("microvm", marks=BOOTS_A_VM)]
 
 
 def available(name: str) -> Sandbox:
@@ -231,7 +232,8 @@ def make_world(root: Path) -> World:
     listener = socket.create_server(("127.0.0.1", 0))
     config = {"port": listener.getsockname()[1], "outside_file": str(outside / "secret.txt"),
               "link": str(repo / "innocent.txt"), "repo_new_file": str(repo / "planted.txt"),
-              "outside_new_file": str(outside / "planted.txt"), "host_pid": os.getpid(),
+              "outside_new_file": str(outside / "planted.txt"), "root_new_file": "/planted-by-the-sandbox-probe",
+              "host_pid": os.getpid(),
               "repo_file": str(repo / "hello.py"), "scratch_file": str(scratch / "probe.txt"),
               "actions": [row.name for row in ACTIONS]}
     return World(repo=repo, scratch=scratch, outside=outside, listener=listener, config=config)
@@ -241,16 +243,30 @@ def run_probe(sandbox: Sandbox, world: World, **wrap: Any) -> dict[str, Any]:
     """Runs ``PROBE`` through ``sandbox.wrap`` with a secret in this process's environment."""
     launch = sandbox.wrap([sys.executable, "-c", PROBE, json.dumps(world.config)], read_only=[world.repo],
                           scratch=world.scratch, **wrap)
-    with pytest.MonkeyPatch.context() as patch:
+    with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryFile() as stderr:
         patch.setenv(SECRET_ENV, SECRET_VALUE)
-        done = subprocess.run(launch.argv, env=launch.env, stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, timeout=PROBE_TIMEOUT_S, check=False)
-    assert done.returncode == 0, f"probe failed ({done.returncode}): {done.stderr[-2000:]}"
-    return json.loads(done.stdout.strip().splitlines()[-1])
+        # stdin stays open while the probe runs, as a worker's does (a VM's host side of the
+        # protocol port counts as disconnected once its input ends).
+        proc = subprocess.Popen(launch.argv, env=launch.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=stderr)
+        timer = threading.Timer(PROBE_TIMEOUT_S, proc.kill)
+        timer.start()
+        try:
+            out = proc.stdout.read().decode()  # type: ignore[union-attr]
+        finally:
+            timer.cancel()
+            proc.stdin.close()  # type: ignore[union-attr]
+            proc.stdout.close()  # type: ignore[union-attr]
+            returncode = proc.wait()
+        stderr.seek(0)
+        ended = sandbox.describe_exit(returncode)
+        assert ended == "exit status 0", f"probe failed ({ended}): {stderr.read().decode(errors='replace')[-2000:]}"
+    return json.loads(out.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module", params=SANDBOXES)
-def probed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, Any], World]]:
+def probed(request: pytest.FixtureRequest,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, Any], World]]:
     """One probe run per backend: its results and the world it ran in."""
     sandbox = available(request.param)
     world = make_world(tmp_path_factory.mktemp(request.param))
@@ -264,6 +280,40 @@ def probed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 def test_action_inside_sandbox(probed: tuple[dict[str, Any], World], row: Row) -> None:
     results, world = probed
     row.check(results[row.name], world)
+
+
+@pytest.mark.parametrize("name", ["bubblewrap", "gvisor"])
+def test_killing_the_launcher_kills_everything_inside(name: str, tmp_path: Path) -> None:
+    """The coordinator kills a worker by its pid: the sandbox's whole process tree goes with it."""
+    sandbox = available(name)
+    launch = sandbox.wrap([sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"],
+                          read_only=[], scratch=tmp_path)
+    proc = subprocess.Popen(launch.argv, env=launch.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline() == b"up\n"  # type: ignore[union-attr]
+        inside = psutil.Process(proc.pid).children(recursive=True)
+        assert inside, "the sandbox started no processes"
+        proc.kill()
+        proc.wait()
+        _, alive = psutil.wait_procs(inside, timeout=10)
+        assert not alive, f"left running after the launcher was killed: {alive}"
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()  # type: ignore[union-attr]
+        proc.stdout.close()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("name", SANDBOXES)
+def test_a_worker_killed_by_a_signal_inside_is_reported_as_killed(name: str, tmp_path: Path) -> None:
+    sandbox = available(name)
+    outcomes = []
+    for code in ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)", "raise SystemExit(3)"):
+        launch = sandbox.wrap([sys.executable, "-c", code], read_only=[], scratch=tmp_path)
+        done = subprocess.run(launch.argv, env=launch.env, stdin=subprocess.DEVNULL, capture_output=True, check=False)
+        outcomes.append(sandbox.describe_exit(done.returncode))
+    assert outcomes == ["killed by SIGKILL", "exit status 3"]
+    assert NoSandbox().describe_exit(-9) == "killed by SIGKILL" and NoSandbox().describe_exit(137) == "exit status 137"
 
 
 def test_host_preconditions_of_the_table(tmp_path: Path) -> None:
@@ -359,7 +409,7 @@ def test_forwarder_closes_clients_when_the_destination_is_down(tmp_path: Path) -
             assert conn.recv(100) == b""
 
 
-@pytest.mark.parametrize("name", [p.values[0] for p in SANDBOXES[:2]])
+@pytest.mark.parametrize("name", ["bubblewrap", "gvisor"])
 def test_egress_only_through_the_forwarder(name: str, tmp_path: Path, echo_server: int) -> None:
     sandbox = available(name)
     world = make_world(tmp_path)
@@ -376,11 +426,21 @@ def test_egress_only_through_the_forwarder(name: str, tmp_path: Path, echo_serve
     assert not results["connect_loopback"]["ok"], "a direct connection to the allowed port got through"
 
 
+def test_microvm_refuses_egress_rather_than_ignoring_it(tmp_path: Path) -> None:
+    from fleetledger.sandbox.egress import EgressRoute
+    from fleetledger.sandbox.microvm import MicroVM
+
+    route = EgressRoute(destination=Destination.parse("127.0.0.1:9"), socket_path=tmp_path / "egress.sock")
+    with pytest.raises(SandboxUnavailable, match="no egress"):
+        MicroVM(root=tmp_path).wrap(["true"], read_only=[], scratch=tmp_path, egress=[route])
+
+
 # -- a real worker through the seam ----------------------------------------------------------
 
 
-def test_worker_speaks_the_protocol_and_detects_inside_bubblewrap(tmp_path: Path) -> None:
-    sandbox = available("bubblewrap")
+@pytest.mark.parametrize("name", ["bubblewrap", "gvisor", pytest.param("microvm", marks=BOOTS_A_VM)])
+def test_worker_speaks_the_protocol_and_detects_inside(name: str, tmp_path: Path) -> None:
+    sandbox = available(name)
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "app.py").write_text("import subprocess\n\ndef run(cmd):\n    return subprocess.call(cmd, shell=True)\n")
@@ -391,13 +451,13 @@ def test_worker_speaks_the_protocol_and_detects_inside_bubblewrap(tmp_path: Path
                       logs=tmp_path, heartbeat_s=0)
     worker = pool.start("w01")
     try:
-        hello = collect_until(pool, "ready")[0]
+        hello = collect_until(pool, "ready", WORKER_TIMEOUT_S)[0]
         assert hello["op"] == "hello" and hello["worker"] == "w01"
-        assert hello["pid"] == 1, "the worker is not in its own pid namespace"
+        assert hello["pid"] != worker.pid, "the worker runs as the launched process, not inside the sandbox"
         pool.send(worker, {"op": "assign", "task": detect.id, "epoch": 1, "sprint": "detect", "inputs": detect.inputs,
                            "calls_allowed": 0, "done": {}, "failures": {}, "denied": [],
                            "context": {"root": str(repo)}})
-        messages = collect_until(pool, "finished")
+        messages = collect_until(pool, "finished", WORKER_TIMEOUT_S)
     finally:
         pool.stop_all()
     reports = {m["payload"]["result"]["path"]: m["payload"]["result"] for m in messages

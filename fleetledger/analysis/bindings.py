@@ -223,7 +223,7 @@ class _BackwardWalk:
                     self.definite = _definite_block(item.orelse, self.name)
                 else:
                     self._collect([item])
-                    self.definite = _definite(item, self.name)
+                    self.definite = _definite(item, self.name, self.tree)
             else:
                 self.definite = self._enter(item, relation, stmt)
             if self.definite:
@@ -399,8 +399,13 @@ def _mutates(target: ast.expr, name: str) -> bool:
     return base is not target and isinstance(base, ast.Name) and base.id == name
 
 
-def _definite(stmt: ast.stmt, name: str) -> bool:
-    """Tells whether a statement certainly rebinds ``name`` (looking one block deep)."""
+def _definite(stmt: ast.stmt, name: str, tree: SourceTree | None = None) -> bool:
+    """Tells whether a statement certainly rebinds ``name`` (looking one block deep).
+
+    A ``try`` whose body rebinds the name and whose every handler leaves the flow (``except
+    ValueError: return value``) rebinds it for the code after it: control passes the ``try``
+    only when the body completed (a ``finally`` block runs either way and changes nothing).
+    """
     if isinstance(stmt, ast.Assign):
         return any(_destructured(t, stmt.value, name) is not None for t in stmt.targets)
     if isinstance(stmt, ast.AnnAssign):
@@ -413,6 +418,8 @@ def _definite(stmt: ast.stmt, name: str) -> bool:
         return any(i.optional_vars is not None and _target_binds(i.optional_vars, name) for i in stmt.items) or _definite_block(stmt.body, name)
     if isinstance(stmt, ast.If):
         return _definite_block(stmt.body, name) and _definite_block(stmt.orelse, name)
+    if isinstance(stmt, (ast.Try, ast.TryStar)) and tree is not None:
+        return _definite_block(stmt.body, name) and all(exits(handler.body, tree) for handler in stmt.handlers)
     return False
 
 

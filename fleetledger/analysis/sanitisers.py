@@ -3,7 +3,10 @@
 A cast to a number is safe everywhere; ``shlex.quote`` only in a shell command line;
 ``psycopg2.sql.Identifier`` only in SQL; a signature check (``Signer.unsign``) or bytes this
 process serialised itself (``pickle.dumps``) only for deserialisation; HTML escaping
-(``escape``, ``format_html``) and template rendering only in text marked safe as HTML.
+(``escape``, ``format_html``) and template rendering only in text marked safe as HTML. So is
+``text.translate(TABLE)`` with a constant table that replaces ``<``, ``>`` and ``&`` by text
+holding none of them (``{ord("<"): "\\u003C", ...}``, as Django's ``json_script`` does): no
+markup can be written with what is left (``html_translation``).
 
 Two weaker kinds, for SQL only, are answered separately because they do not hold against an
 attacker who chooses the value:
@@ -18,6 +21,8 @@ attacker who chooses the value:
 """
 
 from __future__ import annotations
+
+import ast
 
 from .sinks import SinkKind
 
@@ -124,3 +129,48 @@ def sql_builder(method: str | None, sink: str) -> str | None:
     if sink != "sql" or method not in SQL_BUILDERS:
         return None
     return f"SQL compiled by .{method}(), whose values travel as separate parameters"
+
+
+# Characters a translation table must replace for its result to be inert as HTML text.
+_HTML_SPECIALS = frozenset("<>&")
+
+
+def html_translation(table: ast.expr | None) -> str | None:
+    """Tells whether a ``str.translate`` table escapes the characters that start markup.
+
+    Args:
+        table: The table, resolved to its constant display (a dict, or ``str.maketrans(dict)``).
+
+    Returns:
+        A description for rationales when the table maps each of ``<``, ``>`` and ``&`` to text
+        containing none of them (or deletes it), and every key and value is a constant; else None.
+    """
+    if isinstance(table, ast.Call) and isinstance(table.func, ast.Attribute) and table.func.attr == "maketrans" \
+            and len(table.args) == 1 and not table.keywords:
+        table = table.args[0]
+    if not isinstance(table, ast.Dict) or not table.keys:
+        return None
+    replaced: set[str] = set()
+    for key, value in zip(table.keys, table.values):
+        char = _table_char(key)
+        if char is None or not (isinstance(value, ast.Constant) and (value.value is None or isinstance(value.value, str))):
+            return None
+        if char in _HTML_SPECIALS:
+            if isinstance(value.value, str) and set(value.value) & _HTML_SPECIALS:
+                return None
+            replaced.add(char)
+    if replaced != _HTML_SPECIALS:
+        return None
+    return ".translate() with a table that replaces <, > and & (no markup survives it)"
+
+
+def _table_char(key: ast.expr | None) -> str | None:
+    """The character a translation-table key stands for: ``ord("<")``, ``60`` or ``"<"``."""
+    if isinstance(key, ast.Constant) and isinstance(key.value, int) and not isinstance(key.value, bool) and 0 <= key.value < 0x110000:
+        return chr(key.value)
+    if isinstance(key, ast.Constant) and isinstance(key.value, str) and len(key.value) == 1:
+        return key.value
+    if (isinstance(key, ast.Call) and isinstance(key.func, ast.Name) and key.func.id == "ord" and len(key.args) == 1
+            and isinstance(key.args[0], ast.Constant) and isinstance(key.args[0].value, str) and len(key.args[0].value) == 1):
+        return key.args[0].value
+    return None

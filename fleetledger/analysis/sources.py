@@ -13,13 +13,27 @@ Recognised (by the shape of the expression, with import aliases resolved):
   calls is a helper whose callers fill its parameters). A Flask converter (``<int:id>``) or a FastAPI type
   annotation (``id: int``, ``level: Literal["info", "warn"]``) makes the framework reject
   anything but that type or those values.
+* Parameters of the hooks Django calls with data users supply (``hook_kind``): template filters
+  and tags registered on a ``template.Library`` (``@register.filter``, ``@register.simple_tag``,
+  ``@register.inclusion_tag``, or ``register.filter("name", function)``: they get values from the
+  template's context), a form widget's ``render(self, name, value, ...)`` (a bound form
+  re-renders the submitted value), and ModelAdmin display methods and ``list_display``
+  callables (they get a model instance whose fields users filled in). The engine's own flags
+  (a filter's ``autoescape``, a widget's ``attrs`` and ``renderer``) are not such data.
 * ``input()``, ``sys.argv``, ``sys.stdin``, ``argparse`` results, ``os.environ``/``os.getenv``,
   parameters of ``click`` commands, and HTTP client or socket reads (``requests.get``,
   ``urlopen``, ``sock.recv``).
 
 ``entry_point`` tells whether a file shows any of these at all (the environment aside). A file
 that does not is library code: its functions' parameters are filled by callers elsewhere, and
-nothing in the file shows outside data reaching them.
+nothing in the file shows outside data reaching them. A Django hook is an entry point for its own
+parameters only: template tag libraries, widgets and admin classes are what reusable apps ship,
+so the helpers beside a hook keep the library-code rule.
+
+A template filter that takes the template's ``autoescape`` setting (``needs_autoescape=True``)
+and acts on it has Django's contract to escape its input when the template autoescapes; its
+output is unescaped only where the template author turned autoescaping off. For text marked
+safe, its parameters are therefore outside data the filter escapes (a sanitiser), not raw data.
 """
 
 from __future__ import annotations
@@ -61,6 +75,18 @@ _SAFE_TYPES = frozenset({"int", "float", "bool", "UUID", "uuid.UUID", "date", "d
                          "datetime.date", "datetime.datetime", "Decimal", "decimal.Decimal",
                          "PositiveInt", "NonNegativeInt", "conint", "confloat"})
 _SAFE_CONVERTERS = frozenset({"int", "float", "uuid"})
+# Django hooks (see ``hook_kind``): how a template library registers filters and tags, what a
+# widget's and an admin class's bases are called, the admin options that name display methods,
+# and the parameters the framework fills with its own flags rather than users' data.
+_TEMPLATE_REGISTRARS = frozenset({"filter", "simple_tag", "inclusion_tag"})
+_WIDGET_BASE_SUFFIXES = ("Widget", "Input", "Select", "Textarea")
+_ADMIN_BASE_SUFFIXES = ("Admin", "Inline")
+_ADMIN_DISPLAY_OPTIONS = frozenset({"list_display", "list_display_links", "readonly_fields"})
+_HOOK_FLAGS: dict[str, frozenset[str]] = {
+    "template": frozenset({"autoescape"}),
+    "widget": frozenset({"attrs", "renderer"}),
+    "admin": frozenset(),
+}
 _STDIN_CALLS = frozenset({"input", "raw_input", "getpass.getpass", "click.prompt"})
 _ENV_CALLS = frozenset({"os.getenv", "os.environ.get", "os.getenvb", "os.environ.setdefault"})
 _NETWORK_CALLS = frozenset({
@@ -186,8 +212,8 @@ def _all_args(function: FunctionNode | ast.Lambda) -> list[ast.arg]:
 def entry_point(tree: SourceTree) -> str | None:
     """Names the first place where outside data enters the file, or None when there is none.
 
-    Entry points are route handlers, Django views, ``click`` commands, an imported request
-    object (``from flask import request``), a web application created in the file
+    Entry points are route handlers, Django views (not the Django hooks: they are entry points for
+    their own parameters only), ``click`` commands, an imported request object (``from flask import request``), a web application created in the file
     (``Flask(__name__)``, ``FastAPI()``), and reads of request data, the command line, stdin,
     sockets or HTTP responses. Environment variables are not
     counted: they are the operator's configuration, not data an attacker sends. Computed once
@@ -209,8 +235,8 @@ def entry_point(tree: SourceTree) -> str | None:
             break
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             kind = handler_kind(tree, node)
-            if kind is not None:
-                found = f"{kind} handler {node.name}() (line {node.lineno})"
+            if kind is not None and kind not in _HOOK_FLAGS:
+                found = f"{_HANDLER_NAMES[kind]} {node.name}() (line {node.lineno})"
                 break
         elif isinstance(node, (ast.Attribute, ast.Subscript, ast.Call, ast.Name)):
             source = source_of(tree, node)
@@ -221,7 +247,13 @@ def entry_point(tree: SourceTree) -> str | None:
     return found
 
 
-def handler_kind(tree: SourceTree, function: FunctionNode) -> Literal["route", "view", "cli"] | None:
+HandlerKind = Literal["route", "view", "cli", "template", "widget", "admin"]
+_HANDLER_NAMES: dict[str, str] = {"route": "route handler", "view": "view handler", "cli": "command-line handler",
+                                  "template": "template filter or tag", "widget": "form widget method",
+                                  "admin": "admin display method"}
+
+
+def handler_kind(tree: SourceTree, function: FunctionNode) -> HandlerKind | None:
     """Tells whether a function is called by a framework with outside data as arguments.
 
     Args:
@@ -231,7 +263,8 @@ def handler_kind(tree: SourceTree, function: FunctionNode) -> Literal["route", "
     Returns:
         ``"route"`` for a function under a route decorator, ``"view"`` for a Django-style view
         (first parameter ``request``, or a class-based view method ``get(self, request, ...)``),
-        ``"cli"`` for a ``click`` command, None otherwise.
+        ``"cli"`` for a ``click`` command, a Django hook's kind (``"template"``, ``"widget"``,
+        ``"admin"``: see ``hook_kind``), None otherwise.
     """
     for decorator in function.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
@@ -247,16 +280,144 @@ def handler_kind(tree: SourceTree, function: FunctionNode) -> Literal["route", "
     names = [arg.arg for arg in positional]
     if names[:1] == ["request"] or names[:2] == ["self", "request"]:
         return "view"
+    return hook_kind(tree, function)
+
+
+def hook_kind(tree: SourceTree, function: FunctionNode) -> Literal["template", "widget", "admin"] | None:
+    """Tells whether Django calls a function as a hook with data users supply.
+
+    * ``"template"``: a filter or tag registered on a template library (a name bound to
+      ``template.Library()``, or called ``register``) by decorator (``@register.filter``,
+      ``@register.simple_tag(takes_context=True)``) or by call (``register.filter("f", f)``);
+    * ``"widget"``: ``render`` of a class whose base is a form widget (a name ending in
+      ``Widget``, ``Input``, ``Select`` or ``Textarea``);
+    * ``"admin"``: a method of a ModelAdmin or inline class (a base ending in ``Admin`` or
+      ``Inline``) decorated with ``@admin.display`` or named in its ``list_display``,
+      ``list_display_links`` or ``readonly_fields``; a module-level function decorated with
+      ``@admin.display`` or named as a callable in some class's ``list_display``.
+
+    Args:
+        tree: The parsed file.
+        function: The function.
+
+    Returns:
+        The hook's kind, or None.
+    """
+    for decorator in function.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Attribute) and target.attr in _TEMPLATE_REGISTRARS and _is_template_library(tree, target.value):
+            return "template"
+    hooks = _registered_hooks(tree)
+    owner = tree.parents.get(function)
+    if isinstance(owner, ast.ClassDef):
+        if function.name == "render" and _base_named(tree, owner, _WIDGET_BASE_SUFFIXES):
+            return "widget"
+        if _base_named(tree, owner, _ADMIN_BASE_SUFFIXES) and (
+                _display_decorated(tree, function) or function.name in _admin_options(tree, owner)):
+            return "admin"
+        return None
+    if isinstance(owner, ast.Module):
+        if function.name in hooks["template"]:
+            return "template"
+        if _display_decorated(tree, function) or function.name in hooks["admin"]:
+            return "admin"
     return None
 
 
-def handler_parameter(tree: SourceTree, function: FunctionNode, name: str) -> Source | None:
-    """Classifies a parameter of a route handler, view or CLI command.
+def _autoescape_contract(tree: SourceTree, function: FunctionNode) -> str | None:
+    """Describes a template filter's escaping by the template's ``autoescape`` setting, or None.
+
+    The filter must declare the ``autoescape`` parameter and act on it: test it in a condition
+    or pass it on to a call (``linebreaks(value, autoescape)``). Declaring it and ignoring it
+    is no contract.
+    """
+    if not any(arg.arg == "autoescape" for arg in _all_args(function)):
+        return None
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Name) and node.id == "autoescape" and isinstance(node.ctx, ast.Load)):
+            continue
+        for ancestor in tree.ancestors(node):
+            if isinstance(ancestor, (ast.If, ast.IfExp, ast.While, ast.Call)):
+                return (f"the filter {function.name}() takes the template's autoescape setting and escapes by it "
+                        f"(line {node.lineno}); its output is unescaped only where the template author turned autoescaping off")
+            if isinstance(ancestor, ast.stmt):
+                break
+    return None
+
+
+def _is_template_library(tree: SourceTree, expr: ast.expr) -> bool:
+    """``register`` (by name), or a module-level name bound to ``Library()``."""
+    if not isinstance(expr, ast.Name):
+        return False
+    if expr.id == "register":
+        return True
+    libraries: set[str] | None = tree.memo.get("sources.template_libraries")
+    if libraries is None:
+        libraries = set()
+        for stmt in tree.module.body:
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and (
+                    tree.qualname(stmt.value.func) or "").rsplit(".", 1)[-1] == "Library":
+                libraries.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+        tree.memo["sources.template_libraries"] = libraries
+    return expr.id in libraries
+
+
+def _registered_hooks(tree: SourceTree) -> dict[str, frozenset[str]]:
+    """Names of module-level functions registered by call: as template filters or tags
+    (``register.filter("name", f)``, ``register.simple_tag(f)``) and as ``list_display``
+    callables of an admin class. Computed once per tree, by one iterative walk."""
+    found: dict[str, frozenset[str]] | None = tree.memo.get("sources.registered_hooks")
+    if found is not None:
+        return found
+    template: set[str] = set()
+    admin: set[str] = set()
+    for node in ast.walk(tree.module):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TEMPLATE_REGISTRARS \
+                and _is_template_library(tree, node.func.value):
+            template.update(a.id for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Name))
+        elif isinstance(node, ast.ClassDef) and _base_named(tree, node, _ADMIN_BASE_SUFFIXES):
+            for stmt in node.body:
+                if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "list_display" for t in stmt.targets) \
+                        and isinstance(stmt.value, (ast.Tuple, ast.List)):
+                    admin.update(e.id for e in stmt.value.elts if isinstance(e, ast.Name))
+    found = {"template": frozenset(template), "admin": frozenset(admin)}
+    tree.memo["sources.registered_hooks"] = found
+    return found
+
+
+def _base_named(tree: SourceTree, owner: ast.ClassDef, suffixes: tuple[str, ...]) -> bool:
+    return any((tree.qualname(base) or "").rsplit(".", 1)[-1].endswith(suffixes) for base in owner.bases)
+
+
+def _display_decorated(tree: SourceTree, function: FunctionNode) -> bool:
+    """Decorated with Django's ``admin.display`` (``@admin.display(...)``, ``@display``)."""
+    for decorator in function.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = tree.qualname(target) or ""
+        if name == "django.contrib.admin.display" or name.endswith("admin.display") or name == "admin.decorators.display":
+            return True
+    return False
+
+
+def _admin_options(tree: SourceTree, owner: ast.ClassDef) -> frozenset[str]:
+    """Method names an admin class lists in its display options (string entries)."""
+    names: set[str] = set()
+    for stmt in owner.body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id in _ADMIN_DISPLAY_OPTIONS for t in stmt.targets) \
+                and isinstance(stmt.value, (ast.Tuple, ast.List)):
+            names.update(e.value for e in stmt.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return frozenset(names)
+
+
+def handler_parameter(tree: SourceTree, function: FunctionNode, name: str, sink: str | None = None) -> Source | None:
+    """Classifies a parameter of a route handler, view, CLI command or Django hook.
 
     Args:
         tree: The parsed file.
         function: The function that declares the parameter.
         name: The parameter's name.
+        sink: The sink the value reaches, when known (``"html"`` lets a template filter's
+            autoescape contract count as escaping).
 
     Returns:
         A source when the framework fills the parameter from the request or command line
@@ -264,7 +425,7 @@ def handler_parameter(tree: SourceTree, function: FunctionNode, name: str) -> So
         handler, or the parameter is ``self``, the request object itself or a dependency.
     """
     kind = handler_kind(tree, function)
-    if kind is None or name in ("self", "cls", "request", "req"):
+    if kind is None or name in ("self", "cls", "request", "req") or name in _HOOK_FLAGS.get(kind, ()):
         return None
     if kind == "view" and _called_in_file(tree, function):
         # Shaped like a view, but called by code in this file (a helper such as
@@ -282,8 +443,13 @@ def handler_parameter(tree: SourceTree, function: FunctionNode, name: str) -> So
     if isinstance(default, ast.Call) and (tree.qualname(default.func) or "").rsplit(".", 1)[-1] in _DEPENDENCY_MARKERS:
         return None
     channel: Channel = "cli" if kind == "cli" else "http"
-    where = "command-line option" if kind == "cli" else "request parameter"
-    description = f"parameter {name!r} of {kind} handler {function.name}() ({where})"
+    where = {"cli": "command-line option", "template": "template data", "widget": "form data",
+             "admin": "a model instance users filled in"}.get(kind, "request parameter")
+    description = f"parameter {name!r} of {_HANDLER_NAMES[kind]} {function.name}() ({where})"
+    if kind == "template" and sink == "html":
+        flag = _autoescape_contract(tree, function)
+        if flag is not None:
+            return Source(channel=channel, description=description, sanitiser=flag)
     if annotation == "Literal":
         return Source(channel=channel, description=description, sanitiser=f"the framework admits only the Literal values declared for {name!r}")
     if annotation is not None and annotation in _SAFE_TYPES:

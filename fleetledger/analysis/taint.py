@@ -347,7 +347,7 @@ class Tracer:
                 yield self._push(item, argument, frames=item.frames[:-1])
             return
         if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            source = sources.handler_parameter(self.tree, owner, arg.arg)
+            source = sources.handler_parameter(self.tree, owner, arg.arg, self.sink)
             if source is not None:
                 yield self._leaf(item, arg, "request", source.description, channel=source.channel, sanitiser=source.sanitiser)
                 return
@@ -414,6 +414,9 @@ class Tracer:
         arguments = [*node.args, *(k.value for k in node.keywords)]
         by_name = sanitisers.call_sanitiser(name, None, self.sink)
         by_method = sanitisers.call_sanitiser(None, method, self.sink) if receiver is not None else None
+        if by_method is None and self.sink == "html" and method == "translate" and receiver is not None and len(node.args) == 1:
+            # A table the file changes after building it (TABLE.update(...)) has several bindings: literal() keeps the name.
+            by_method = sanitisers.html_translation(self.literal(node.args[0]))
         if by_name is not None or by_method is not None:
             covered = arguments if by_name is not None else [receiver, *arguments]
             if not covered:

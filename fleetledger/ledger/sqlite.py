@@ -10,35 +10,22 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator
-from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
 from .. import errors, faults
 from ..leases import LeaseEvent
+from . import migrations
 from . import records as rec
 from .storage import Storage
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 30_000
 
 
-def _load_queries() -> dict[str, str]:
-    text = resources.files(__package__).joinpath("sqlite.sql").read_text(encoding="utf-8")
-    queries: dict[str, str] = {}
-    name = None
-    for line in text.splitlines():
-        if line.startswith("-- name: "):
-            name = line[len("-- name: "):].strip()
-            queries[name] = ""
-        elif name is not None:
-            queries[name] += line + "\n"
-    return {key: value.strip() for key, value in queries.items()}
-
-
-Q = _load_queries()
+Q = migrations.load_queries("sqlite.sql")
+MIGRATIONS = migrations.ordered_migrations(Q)
 
 
 class _Cache:
@@ -112,6 +99,49 @@ class _SQLiteTxn:
         return None
 
 
+class _SQLiteSchema:
+    """``migrations.Schema`` on a connection inside a ``BEGIN IMMEDIATE`` transaction."""
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def version(self) -> int:
+        if not self._conn.execute(Q["has_meta"]).fetchone()[0]:
+            return 0
+        row = self._conn.execute(Q["schema_version"]).fetchone()
+        return int(row[0]) if row else 0
+
+    def run(self, script: str) -> None:
+        # One statement at a time, inside the open transaction (``executescript`` would
+        # commit it first).
+        statement = ""
+        for line in script.splitlines(keepends=True):
+            statement += line
+            if sqlite3.complete_statement(statement):
+                self._conn.execute(statement)
+                statement = ""
+        if statement.strip():
+            raise ValueError(f"unterminated SQL statement in a migration: {statement.strip()[:80]!r}")
+
+    def set_version(self, version: int) -> None:
+        self._conn.execute(Q["set_version"], (str(version),))
+
+
+def _in_write_txn(conn: sqlite3.Connection, body: Callable[[_SQLiteSchema], T]) -> T:
+    """Runs ``body`` on the schema in one ``BEGIN IMMEDIATE`` transaction, committed when it returns."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = body(_SQLiteSchema(conn))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return result
+
+
 def _row_to_record(row: tuple[Any, ...]) -> rec.Record:
     return rec.Record(
         seq=row[0], run_id=row[1], ts_ms=row[2], actor=row[3], kind=row[4], key=row[5],
@@ -126,7 +156,8 @@ class SQLiteStorage(Storage):
         path: The database file; created with its folder if missing.
 
     Raises:
-        LedgerError: the file is not a SQLite database, or holds a newer ledger schema.
+        LedgerError: the file is not a SQLite database, or holds a ledger of another schema
+            version (an older one needs `fleetledger upgrade`).
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -142,16 +173,12 @@ class SQLiteStorage(Storage):
             if mode.lower() != "wal":
                 raise errors.LedgerError(f"{self.path}: cannot switch the ledger to WAL mode (got {mode})")
             self._conn.execute("PRAGMA synchronous = FULL")
-            self._conn.executescript(Q["schema"])
-            version = int(self._conn.execute(Q["schema_version"]).fetchone()[0])
+            _in_write_txn(self._conn, lambda schema: migrations.install_or_check(
+                schema, Q["schema"], MIGRATIONS, str(self.path)))
         except sqlite3.DatabaseError as exc:
             raise errors.LedgerError(
                 f"{self.path} is not a usable fleetledger ledger ({exc}); "
                 "move it aside or pass another --workspace", path=str(self.path)) from exc
-        if version > SCHEMA_VERSION:
-            raise errors.LedgerError(
-                f"{self.path} has ledger schema {version}, newer than this fleetledger's "
-                f"{SCHEMA_VERSION}; upgrade fleetledger", path=str(self.path))
 
     def _run_txn(self, body: Callable[[_SQLiteTxn], T]) -> T:
         conn = self._conn
@@ -206,3 +233,23 @@ class SQLiteStorage(Storage):
         if conn is not None:
             conn.close()
             self._conn = None  # type: ignore[assignment]
+
+
+def upgrade(path: str | Path) -> tuple[int, int]:
+    """Applies the missing migrations to the SQLite ledger at ``path`` in one transaction.
+
+    Returns:
+        The schema versions before and after.
+
+    Raises:
+        LedgerError: the file is not a SQLite database, a migration failed (the transaction is
+            rolled back, the ledger keeps its version), or the ledger is newer.
+    """
+    conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        return _in_write_txn(conn, lambda schema: migrations.migrate(schema, MIGRATIONS, str(path)))
+    except sqlite3.DatabaseError as exc:
+        raise errors.LedgerError(f"upgrade of {path} failed ({exc}); the ledger was left as it was",
+                                 path=str(path)) from exc
+    finally:
+        conn.close()

@@ -1,6 +1,9 @@
 -- Named queries of the SQLite ledger. Each query follows a "-- name: NAME" header and runs as
 -- it is written; no SQL is built at run time. The kind lists below must equal
 -- records.UNIQUE_KINDS and records.LEASE_END_KINDS + task.assigned (a test checks it).
+--
+-- "schema" is a fresh install at the newest version; "migration_N" takes a ledger from
+-- version N-1 to N (see fleetledger/ledger/migrations.py). A released migration is never edited.
 
 -- name: schema
 CREATE TABLE IF NOT EXISTS records (
@@ -37,7 +40,42 @@ CREATE TABLE IF NOT EXISTS meta (
     name  TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
-INSERT OR IGNORE INTO meta (name, value) VALUES ('schema_version', '1');
+
+-- name: migration_1
+CREATE TABLE IF NOT EXISTS records (
+    seq         INTEGER PRIMARY KEY,
+    run_id      TEXT    NOT NULL,
+    ts_ms       INTEGER NOT NULL,
+    actor       TEXT    NOT NULL,
+    kind        TEXT    NOT NULL,
+    key         TEXT,
+    task        TEXT,
+    epoch       INTEGER,
+    why         TEXT    NOT NULL,
+    payload     TEXT    NOT NULL,
+    policy_hash TEXT    NOT NULL,
+    prev_hash   TEXT    NOT NULL,
+    hash        TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_by_run ON records (run_id, seq);
+CREATE UNIQUE INDEX IF NOT EXISTS records_unique_key ON records (run_id, key, kind)
+    WHERE kind IN ('run.started', 'run.finished', 'sprint.started', 'sprint.finished',
+                   'task.planned', 'task.finished', 'step.done', 'effect.intent',
+                   'effect.done', 'model.call');
+CREATE INDEX IF NOT EXISTS records_lease_events ON records (run_id, task, seq)
+    WHERE kind IN ('task.assigned', 'lease.expired', 'lease.released', 'task.finished', 'task.failed');
+CREATE TRIGGER IF NOT EXISTS records_no_update BEFORE UPDATE ON records
+BEGIN
+    SELECT RAISE(ABORT, 'fleetledger: the ledger is append-only; UPDATE refused');
+END;
+CREATE TRIGGER IF NOT EXISTS records_no_delete BEFORE DELETE ON records
+BEGIN
+    SELECT RAISE(ABORT, 'fleetledger: the ledger is append-only; DELETE refused');
+END;
+CREATE TABLE IF NOT EXISTS meta (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 
 -- name: last_seq
 SELECT coalesce(max(seq), 0) FROM records;
@@ -78,3 +116,10 @@ SELECT run_id, min(seq), max(seq), count(*) FROM records GROUP BY run_id ORDER B
 
 -- name: schema_version
 SELECT value FROM meta WHERE name = 'schema_version';
+
+-- name: has_meta
+SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta';
+
+-- name: set_version
+INSERT INTO meta (name, value) VALUES ('schema_version', ?)
+ON CONFLICT (name) DO UPDATE SET value = excluded.value;

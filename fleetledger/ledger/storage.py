@@ -161,17 +161,23 @@ def open_storage(url: str) -> Storage:
 
     Args:
         url: ``sqlite:///relative/or/absolute/path.sqlite3`` (three slashes, then the path;
-            four for an absolute path, as in SQLAlchemy).
+            four for an absolute path, as in SQLAlchemy), or ``postgresql://...`` (a libpq URL;
+            the ledger lives in the first schema of the connection's search path).
 
     Returns:
         The backend for that URL.
 
     Raises:
         UsageError: the URL's scheme is not one fleetledger supports.
-        LedgerError: the ledger cannot be opened (not a ledger, unreadable, newer schema).
+        LedgerError: the ledger cannot be opened (not a ledger, unreadable, unreachable, or of
+            another schema version).
     """
     if url.startswith("sqlite:///"):
         from .sqlite import SQLiteStorage
 
         return SQLiteStorage(url[len("sqlite:///"):])
-    raise errors.UsageError(f"unsupported ledger URL {url!r}: use sqlite:///PATH")
+    if url.startswith(("postgresql://", "postgres://")):
+        from .postgres import PostgresStorage
+
+        return PostgresStorage(url)
+    raise errors.UsageError(f"unsupported ledger URL {url!r}: use sqlite:///PATH or postgresql://...")

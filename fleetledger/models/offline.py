@@ -35,7 +35,9 @@ rests on such a parameter is ``uncertain`` at 6 in the first pass (signal ``reac
 ``"library"``, which triage rates low). The sceptical pass keeps it (``uncertain`` at 5) only
 when the function is an interface that splices its argument into a command, SQL, code or
 serialised data unchecked and no caller in the file shows it harmless; text a function marks
-as safe HTML is the caller's decision, so that is dropped.
+as safe HTML as it was given is the caller's decision, so that is dropped, but markup the
+function writes itself around an unescaped argument (``SafeString(f"<td>{value}</td>")``) is
+such an interface and is kept.
 
 Keeping a finding: the pipeline keeps a candidate whose answer is ``vulnerable``, or
 ``uncertain`` with confidence 5 or more (``fleetledger.jobs.scan.shapes.survives``). The
@@ -62,7 +64,7 @@ from ..analysis.taint import RANK, Leaf, Tracer, argument_for
 from ..analysis.tree import FunctionNode, ParseError, SourceTree
 from ..jobs.scan.shapes import Candidate, ModelAnswer, ModelRequest, Verdict
 
-ANALYST_VERSION = "3"
+ANALYST_VERSION = "4"
 # Confidence of an "uncertain" answer the sceptical pass means to drop: one below the pipeline's
 # keep threshold (fleetledger.jobs.scan.shapes.SURVIVE_UNCERTAIN_MIN_CONFIDENCE, 5).
 _DROPPED = 4
@@ -354,10 +356,16 @@ def _interface(found: Assessment, premise: str, facts: list[str], signals: dict[
         facts.append(f"{premise}, and the parameter reaches the sink only through {worst.through}, which this file does not "
                      "show: the function does not put its argument into the sink itself, so it is dropped.")
         return _answer("uncertain", _DROPPED, found.cwe, facts, signals, request)
-    if found.sink == "html":
+    if found.sink == "html" and not found.signals.get("builds_markup"):
         facts.append(f"{premise}: marking a caller's text as safe HTML is that caller's decision, and nothing here shows "
                      "outside data reaching it, so it is dropped.")
         return _answer("uncertain", _DROPPED, found.cwe, facts, signals, request)
+    if found.sink == "html":
+        facts.append(f"{premise}: callers elsewhere decide what the argument holds, but the function itself writes markup "
+                     f"({found.signals['builds_markup']}) around it and marks the whole safe without escaping it, an "
+                     "interface that is cross-site scripting whenever a caller passes outside data, so it is kept as "
+                     "uncertain for a reviewer to check its callers.")
+        return _answer("uncertain", _INTERFACE, found.cwe, facts, signals, request)
     facts.append(f"{premise}: callers elsewhere decide. The function puts its argument into the sink unchecked, an interface "
                  "that is injectable whenever a caller passes outside data, so it is kept as uncertain for a reviewer to check "
                  "its callers.")

@@ -21,3 +21,6 @@ class OfflineProvider:
     def call(self, request: ModelRequest) -> CallResult:
         """Answers one request deterministically (see ``OfflineAnalyst.analyze``)."""
         return CallResult(answer=self._analyst.analyze(request))
+
+    def close(self) -> None:
+        """Nothing to release: the analyst holds no connection."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 import importlib
 import os
+import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +41,13 @@ class Sandbox(abc.ABC):
 
     Attributes:
         name: Backend name as given to ``--sandbox`` and recorded in the ledger.
+        signal_status_base: When the launcher reports a worker killed by signal N as exit
+            status base + N (bubblewrap and runsc give 128 + N), that base; None when the
+            launched process itself dies by the signal.
     """
 
     name: str
+    signal_status_base: int | None = None
 
     @abc.abstractmethod
     def check_available(self) -> None:
@@ -65,19 +70,39 @@ class Sandbox(abc.ABC):
                 (see ``egress``); empty means no network at all.
 
         Raises:
-            SandboxUnavailable: the backend lacks something it needs to build the launch
-                (e.g. the microVM guest is not built).
+            SandboxUnavailable: the backend cannot give what is asked (the microVM has no
+                egress) or cannot run here (its guest does not boot).
         """
 
     def describe(self) -> dict[str, Any]:
         """Returns what the ledger records of this backend (name, version, isolation)."""
         return {"name": self.name}
 
+    def describe_exit(self, returncode: int | None) -> str:
+        """Says how a worker ended from its launcher's status: ``"exit status 3"`` or
+        ``"killed by SIGKILL"`` (also when the signal struck inside the sandbox)."""
+        if returncode is None:
+            return "still running"
+        base = self.signal_status_base
+        if returncode < 0:
+            return f"killed by {_signal_name(-returncode)}"
+        if base is not None and base < returncode <= base + signal.NSIG:
+            return f"killed by {_signal_name(returncode - base)}"
+        return f"exit status {returncode}"
+
 
 class SandboxUnavailable(errors.FleetledgerError):
     """The configured sandbox cannot run on this machine; install it or choose another with --sandbox."""
 
     exit_code = 2
+
+
+def _signal_name(number: int) -> str:
+    """Returns ``"SIGKILL"`` for 9, or ``"signal 99"`` for a number with no name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def clean_env(scratch: Path) -> dict[str, str]:

@@ -5,10 +5,8 @@ network at all, sees only its own processes, and sees of the file system only wh
 binds. Inside, it runs as uid/gid 65534 with every capability dropped and ``no_new_privs`` set,
 also when the coordinator runs as root (without ``--uid`` and ``--cap-drop ALL`` a root caller's
 sandbox would be real root). It may not create further user namespaces (``--disable-userns``),
-runs in a new session (no terminal injection), and is killed when the coordinator dies.
-
-The worker runs as the namespace's pid 1 (``--as-pid-1``): it starts no children, so needs no
-reaper, and its parent-death check (``getppid() == 1`` means orphaned) stays true to its meaning.
+runs in a new session (no terminal injection), and is killed when the coordinator dies
+(bubblewrap's own init reaps, and the worker runs under ``layout.WORKER_SHIM``).
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from typing import Any
 
 from . import Launch, Sandbox, SandboxUnavailable, clean_env
 from .egress import EgressRoute
-from .layout import plan
+from .layout import plan, shimmed
 
 INSIDE_UID = 65534
 """uid and gid inside the sandbox ("nobody"): never 0, whoever starts it."""
@@ -44,6 +42,7 @@ class Bubblewrap(Sandbox):
     """
 
     name = "bubblewrap"
+    signal_status_base = 128
 
     def __init__(self, bwrap: str = "bwrap") -> None:
         self.bwrap = bwrap
@@ -79,7 +78,7 @@ class Bubblewrap(Sandbox):
         layout = plan(read_only, scratch, egress)
         cmd = [self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
                "--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID), "--cap-drop", "ALL",
-               "--die-with-parent", "--new-session", "--as-pid-1", "--hostname", HOSTNAME, "--clearenv"]
+               "--die-with-parent", "--new-session", "--hostname", HOSTNAME, "--clearenv"]
         for key, value in layout.env:
             cmd += ["--setenv", key, value]
         cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE_BYTES), "--tmpfs", "/tmp"]
@@ -87,7 +86,7 @@ class Bubblewrap(Sandbox):
             cmd += ["--bind" if bind.writable else "--ro-bind", str(bind.source), str(bind.target)]
         for path, target in layout.links:
             cmd += ["--symlink", target, str(path)]
-        cmd += ["--chdir", str(layout.workdir), "--remount-ro", "/", "--", *argv]
+        cmd += ["--chdir", str(layout.workdir), "--remount-ro", "/", "--", *shimmed(argv)]
         return Launch(argv=cmd, env=clean_env(scratch))
 
     def describe(self) -> dict[str, Any]:

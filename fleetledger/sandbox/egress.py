@@ -111,8 +111,9 @@ class EgressForwarder:
     """Forwards connections on a unix socket to one fixed ``host:port``, and nowhere else.
 
     Start it before the sandboxes that use it and stop it after them. Each accepted connection
-    opens one TCP connection to the destination and copies bytes both ways until either side
-    closes; a destination that cannot be reached closes the client's connection.
+    opens one TCP connection to the destination and copies bytes both ways until both sides
+    close; a destination that cannot be reached closes the client's connection. At most
+    ``MAX_CONNECTIONS`` are forwarded at once; more are closed at once.
 
     Args:
         destination: The one destination (from the policy).
@@ -126,6 +127,7 @@ class EgressForwarder:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._open: set[socket.socket] = set()
+        self._active = 0
         self._lock = threading.Lock()
 
     @property
@@ -187,31 +189,30 @@ class EgressForwarder:
             except OSError:
                 return
             with self._lock:
-                if len(self._open) >= 2 * MAX_CONNECTIONS:  # two sockets per forwarded connection
+                if self._active >= MAX_CONNECTIONS:
                     client.close()
                     continue
+                self._active += 1
             threading.Thread(target=self._forward, args=(client,), daemon=True).start()
 
     def _forward(self, client: socket.socket) -> None:
+        pair: tuple[socket.socket, ...] = (client,)
         try:
             upstream = socket.create_connection((self.destination.host, self.destination.port),
                                                 timeout=CONNECT_TIMEOUT_S)
-        except OSError:
-            client.close()
-            return
-        upstream.settimeout(None)
-        pair = (client, upstream)
-        with self._lock:
-            if self._stop.is_set():
-                client.close()
-                upstream.close()
-                return
-            self._open.update(pair)
-        try:
+            upstream.settimeout(None)
+            pair = (client, upstream)
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                self._open.update(pair)
             _pump(client, upstream, self._stop)
+        except OSError:
+            return
         finally:
             with self._lock:
                 self._open.difference_update(pair)
+                self._active -= 1
             for conn in pair:
                 conn.close()
 

@@ -3,8 +3,9 @@
 The worker runs in an OCI container under ``runsc run`` on the ptrace platform (no KVM needed),
 with no network (``--network=none``), as uid/gid 65534 with no capabilities and
 ``noNewPrivileges``, and sees of the file system what ``layout`` binds, read-only, on an empty
-read-only root. The sandbox is attached to ``runsc run`` (it dies with it), and ``runsc run``
-ends when the worker does (end of input).
+read-only root. The worker runs under ``layout.WORKER_SHIM`` (not as the container's pid 1).
+The sandbox is attached to ``runsc run`` (it dies with it), and ``runsc run`` ends when the
+worker does.
 
 Scratch is a private, size-limited tmpfs at the scratch path: gVisor checks permissions itself,
 against host ownership and without a uid map, so an unprivileged uid inside could not write a
@@ -34,7 +35,7 @@ from typing import Any
 
 from . import Launch, Sandbox, SandboxUnavailable
 from .egress import EgressRoute
-from .layout import Layout, plan
+from .layout import Layout, plan, shimmed
 
 INSIDE_UID = 65534
 """uid and gid inside the container ("nobody")."""
@@ -68,6 +69,7 @@ class GVisor(Sandbox):
     """
 
     name = "gvisor"
+    signal_status_base = 128
 
     def __init__(self, runsc: str = "runsc", root: Path | None = None) -> None:
         self.runsc = runsc
@@ -142,16 +144,16 @@ class GVisor(Sandbox):
         """Deletes stopped containers' state and bundles unused for ``BUNDLE_MAX_AGE_S``."""
         state = self.root / "state"
         if state.is_dir():
-            listing = subprocess.run([self.runsc, "--root", str(state), "list", "--format=json"],
-                                     capture_output=True, text=True, timeout=30, check=False)
             try:
-                containers = json.loads(listing.stdout or "[]") or []
-            except json.JSONDecodeError:
-                containers = []
-            stopped = [c["id"] for c in containers if c.get("status") == "stopped"]
-            if stopped:
-                subprocess.run([self.runsc, "--root", str(state), "delete", "--force", *stopped],
-                               capture_output=True, timeout=30, check=False)
+                listing = subprocess.run([self.runsc, "--root", str(state), "list", "--format=json"],
+                                         capture_output=True, text=True, timeout=30, check=False)
+                containers = json.loads(listing.stdout or "null") or []
+                stopped = [c["id"] for c in containers if c.get("status") == "stopped"]
+                if stopped:
+                    subprocess.run([self.runsc, "--root", str(state), "delete", "--force", *stopped],
+                                   capture_output=True, timeout=30, check=False)
+            except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError, TypeError, KeyError):
+                pass  # tidying is best effort; the probe below says whether runsc works
         bundles = self.root / "bundles"
         if bundles.is_dir():
             for bundle in bundles.iterdir():
@@ -177,7 +179,7 @@ def _spec(layout: Layout, argv: list[str]) -> dict[str, Any]:
     return {
         "ociVersion": "1.0.2",
         "process": {
-            "terminal": False, "user": {"uid": INSIDE_UID, "gid": INSIDE_UID}, "args": list(argv),
+            "terminal": False, "user": {"uid": INSIDE_UID, "gid": INSIDE_UID}, "args": shimmed(argv),
             "env": [f"{k}={v}" for k, v in layout.env], "cwd": str(layout.workdir),
             "capabilities": {k: no_caps for k in ("bounding", "effective", "inheritable", "permitted", "ambient")},
             "noNewPrivileges": True,

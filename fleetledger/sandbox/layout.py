@@ -32,6 +32,21 @@ ROOT_ENTRIES = tuple(Path(p) for p in ("/bin", "/sbin", "/lib", "/lib32", "/lib6
 """Re-created as the same symlinks (merged /usr) or bound read-only (split /usr)."""
 
 
+WORKER_SHIM = ("/bin/sh", "-c", '("$@"; exit $?); exit $?', "sh")
+"""Runs the command as a grandchild of the sandbox's first process, and waits for it.
+
+Inside a pid namespace the first process is pid 1, which the kernel shields from the signals
+its own namespace sends (a tool's ``kill(getpid(), SIGSTOP)`` or ``SIGKILL`` would do nothing),
+and whose children see ``getppid() == 1``, the worker's sign of being orphaned. Under this shim
+the worker is an ordinary process whose parent is alive, as outside a sandbox.
+"""
+
+
+def shimmed(argv: Sequence[str]) -> list[str]:
+    """Returns ``argv`` run under ``WORKER_SHIM``."""
+    return [*WORKER_SHIM, *argv]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Bind:
     """One host path shown inside at ``target``; ``writable`` False means read-only."""

@@ -25,6 +25,8 @@ FRAMEWORKS = {
     "sanic": "Sanic", "falcon": "Falcon", "sqlalchemy": "SQLAlchemy", "celery": "Celery",
     "jinja2": "Jinja2", "pydantic": "pydantic", "requests": "requests", "click": "click",
     "paramiko": "paramiko", "boto3": "boto3", "pyyaml": "PyYAML", "numpy": "NumPy",
+    "werkzeug": "Werkzeug", "gunicorn": "gunicorn", "uvicorn": "uvicorn", "djangorestframework": "Django REST framework",
+    "graphene": "Graphene", "httpx": "httpx", "lxml": "lxml", "cryptography": "cryptography",
 }
 ENTRY_FILES = ("manage.py", "app.py", "wsgi.py", "asgi.py", "main.py", "__main__.py", "server.py", "cli.py")
 
@@ -39,15 +41,24 @@ def _read_text(path: Path) -> str:
         return ""
 
 
+_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
+_LINK_DEFINITION = re.compile(r"^\s*\[[^\]]+\]:\s*\S+.*$", re.MULTILINE)
+_REFERENCE_LINK = re.compile(r"\[([^\]]+)\](?:\[[^\]]*\]|\([^)]*\))")
+
+
 def _readme_summary(root: Path) -> str:
+    """The README's first prose paragraphs (about 120 words): code blocks, link definitions,
+    headings, badges and paragraphs that only introduce a code sample are left out, and links
+    are reduced to their text."""
     for name in README_NAMES:
         text = _read_text(root / name)
         if not text:
             continue
+        text = _LINK_DEFINITION.sub("", _FENCE.sub("", text))
         paragraphs = []
         for block in re.split(r"\n\s*\n", text):
-            line = " ".join(block.split())
-            if not line or line.startswith(("#", "=", "-", "[!", "![", "..", "<", "|", "```", ":")):
+            line = " ".join(_REFERENCE_LINK.sub(r"\1", block).split())
+            if not line or line.startswith(("#", "=", "-", "!", "..", "<", "|", ":", ">>>", "$ ")) or line.endswith(":"):
                 continue
             paragraphs.append(line)
             if sum(len(p.split()) for p in paragraphs) > 120:
@@ -121,7 +132,7 @@ def derive_brief(root: Path) -> dict[str, Any]:
     entries = [f"console script {s}" for s in facts["scripts"]] + [f for f in ENTRY_FILES if (root / f).is_file()]
     parts = [f"Repository {name}."]
     if facts.get("description"):
-        parts.append(f"Purpose: {facts['description']}.")
+        parts.append(f"Purpose: {str(facts['description']).rstrip('.')}.")
     if readme:
         parts.append(f"README: {readme}")
     parts.append(f"Frameworks and notable libraries: {', '.join(frameworks) or 'none detected'}.")

@@ -36,10 +36,12 @@ class ScanJob(Job):
         target: The folder to scan (made absolute).
         workspace: The workspace folder (left out of the scan when inside the target).
         argv: The command line that started it (recorded so an agent can run it again).
-        model: Model provider spec (``"offline"``).
+        model: Model spec: ``"offline"`` (the default, runs in the workers), ``"openai:MODEL"``
+            or ``"anthropic:MODEL"`` (called on the coordinator's host). Part of the job's
+            identity: a scan with another model is another run.
 
     Raises:
-        UsageError: ``target`` is not a folder.
+        UsageError: ``target`` is not a folder, or ``model`` names no known provider.
     """
 
     kind = "scan"
@@ -49,7 +51,9 @@ class ScanJob(Job):
 
     def __init__(self, target: Path, *, workspace: Path, argv: list[str], model: str = "offline") -> None:
         from ...errors import UsageError
+        from ...models import parse_spec
 
+        parse_spec(model)
         self.target = Path(target).expanduser().resolve()
         if not self.target.is_dir():
             raise UsageError(f"scan target {target} is not a folder; give the path of a source repository")
@@ -143,6 +147,7 @@ class ScanJob(Job):
         context: dict[str, Any] = {"root": str(self.target)}
         if task.inputs.get("kind") in ("investigate", "revalidate"):
             context["brief"] = brief_text(view)
+            context["model"] = self.model
         return context
 
     # -- export -------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import faults
 from ...steps import StepFailed, TaskContext, input_hash
@@ -20,16 +20,19 @@ from .shapes import Candidate, FileReport, ModelAnswer, ModelRequest
 from .source import decode_source
 from .triage import triage
 
-_provider = None
+if TYPE_CHECKING:
+    from ...models import ModelProvider
+
+_local_providers: dict[str, "ModelProvider"] = {}
 
 
-def _model():
-    global _provider
-    if _provider is None:
+def _local_model(spec: str) -> "ModelProvider":
+    """The provider that runs in this worker (the offline analyst), made once per spec."""
+    if spec not in _local_providers:
         from ...models import get_provider
 
-        _provider = get_provider("offline")
-    return _provider
+        _local_providers[spec] = get_provider(spec)
+    return _local_providers[spec]
 
 
 def run_task(ctx: TaskContext) -> dict[str, Any]:
@@ -116,9 +119,18 @@ class _Sources:
 
 
 def _judge(ctx: TaskContext) -> dict[str, Any]:
-    """Investigate or revalidate: one model call per candidate."""
+    """Investigate or revalidate: one model call per candidate.
+
+    The offline analyst answers here, in the worker; a paid model is asked through the
+    coordinator (``ctx.ask_model``), which holds the credentials and records the call.
+    """
+    from ...models import parse_spec, request_to_json
+    from ...models.prompts import PROMPT_VERSION
+
     pass_name = ctx.inputs["kind"]
-    provider = _model()
+    spec = parse_spec(ctx.context.get("model", "offline"))
+    provider = _local_model(str(spec)) if spec.runs_locally else None
+    identity = (provider.name, provider.model) if provider is not None else (spec.provider, spec.model, PROMPT_VERSION)
     sources = _Sources(Path(ctx.context["root"]), ctx.inputs["files"])
     brief = ctx.context.get("brief", "")
     brief_sha = hashlib.sha256(brief.encode()).hexdigest()
@@ -130,6 +142,10 @@ def _judge(ctx: TaskContext) -> dict[str, Any]:
         def run(key: str) -> dict[str, Any]:
             request = ModelRequest(candidate=candidate, source=sources.text(candidate.path), brief=brief,
                                    pass_name=pass_name, prior=prior)
+            if provider is None:
+                answer = ctx.ask_model(key, request_to_json(request))
+                faults.hit("scan.model.answered")
+                return {"candidate": candidate.id, "answer": answer}
             result = provider.call(request)
             answer = result.answer.to_json()
             ctx.record("model.call", key=key, why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}",
@@ -139,7 +155,7 @@ def _judge(ctx: TaskContext) -> dict[str, Any]:
             return {"candidate": candidate.id, "answer": answer}
 
         ctx.step(f"{pass_name}:{candidate.id}",
-                 input_hash(item, ctx.inputs["files"][candidate.path], provider.name, provider.model, brief_sha),
+                 input_hash(item, ctx.inputs["files"][candidate.path], *identity, brief_sha),
                  run, spends_call=True, outcome=_answer_outcome,
                  why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}")
         faults.hit(f"scan.{pass_name}.after_step")

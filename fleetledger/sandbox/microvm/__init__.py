@@ -10,6 +10,8 @@ build`` and cached. Each worker process is one VM:
 * the JSON-lines protocol runs over a virtio-serial port whose host side is QEMU's stdio, so
   the coordinator talks to the VM exactly as to a local process; the guest's serial console
   (kernel messages, the worker's stderr) goes to QEMU's stderr, the worker's log;
+* the worker's end (its exit code, or the signal that killed it) comes back as QEMU's exit
+  status through the ``isa-debug-exit`` port (``describe_exit`` decodes it);
 * QEMU itself runs under its seccomp sandbox (``-sandbox on``, no spawning, no privilege
   changes) and is killed when the coordinator dies (``setpriv --pdeathsig``).
 
@@ -43,6 +45,10 @@ SCRATCH_SIZE_BYTES = 256 * 1024 * 1024
 PORT_NAME = "fleetledger"
 GUEST_PYTHON = "/usr/bin/python3"
 KVM_PROBE_TIMEOUT_S = 30.0
+DEBUG_EXIT_PORT = 0xF4
+SIGNALLED = 64
+"""The guest reports the worker's end as ``code`` (at most 63) or ``SIGNALLED + signal``."""
+DEFAULT_TSC_KHZ = 2_000_000
 KERNEL_ARGS = ("console=ttyS0 quiet loglevel=3 panic=-1 reboot=t tsc=reliable no_timer_check "
                "cryptomgr.notests rcupdate.rcu_expedited=1 i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd "
                "random.trust_cpu=on")
@@ -63,6 +69,7 @@ class MicroVM(Sandbox):
         self.qemu = qemu
         self.files = GuestFiles(root=root or cache_dir())
         self._accel: str | None = None
+        self._accel_why = ""
 
     def check_available(self) -> None:
         """Checks QEMU, the built guest, and which accelerator boots it.
@@ -92,7 +99,7 @@ class MicroVM(Sandbox):
             return self._accel
         forced = os.environ.get(ACCEL_ENV, "")
         if forced in ("kvm", "tcg"):
-            self._accel = forced
+            self._accel, self._accel_why = forced, f"forced by {ACCEL_ENV}"
             return forced
         key = f"{os.uname().release} {_version(self.qemu)} {self.files.read_manifest().get('kernel')}"
         cache = self.files.root / "accel.json"
@@ -101,15 +108,30 @@ class MicroVM(Sandbox):
         except (OSError, json.JSONDecodeError):
             known = {}
         if known.get("key") != key:
-            kvm_ok = os.access("/dev/kvm", os.R_OK | os.W_OK) and self._boots("kvm")[0]
-            if not kvm_ok:
-                booted, console = self._boots("tcg")
-                if not booted:
-                    raise SandboxUnavailable(f"the microvm guest does not boot here: {console}")
-            known = {"key": key, "accel": "kvm" if kvm_ok else "tcg"}
+            known = {"key": key, **self._probe()}
             cache.write_text(json.dumps(known), encoding="utf-8")
         self._accel = str(known["accel"])
+        self._accel_why = str(known.get("why", ""))
         return self._accel
+
+    def _probe(self) -> dict[str, str]:
+        """Boots the guest with KVM, then with TCG; returns the first that works, and why.
+
+        Raises:
+            SandboxUnavailable: neither boots it (the console's last lines are quoted).
+        """
+        if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+            kvm_failure = "no usable /dev/kvm"
+        else:
+            booted, console = self._boots("kvm")
+            if booted:
+                return {"accel": "kvm", "why": "KVM boots the guest's stock kernel"}
+            kvm_failure = f"KVM cannot boot the guest's stock kernel here ({console})"
+        booted, console = self._boots("tcg")
+        if not booted:
+            raise SandboxUnavailable(f"the microvm guest does not boot here, with KVM ({kvm_failure}) nor "
+                                     f"emulated: {console}")
+        return {"accel": "tcg", "why": f"software emulation (TCG), seconds a boot: {kvm_failure}"}
 
     def wrap(self, argv: list[str], *, read_only: list[Path], scratch: Path,
              egress: Sequence[EgressRoute] = ()) -> Launch:
@@ -122,8 +144,17 @@ class MicroVM(Sandbox):
         manifest = self.files.read_manifest()
         accel = self.accel()
         return {"name": self.name, "version": _version(self.qemu), "machine": "microvm", "accel": accel,
-                "emulated": accel == "tcg", "kernel": manifest.get("kernel"), "guest": manifest.get("suite"),
+                "emulated": accel == "tcg", "accel_why": self._accel_why, "kernel": manifest.get("kernel"),
+                "guest": manifest.get("suite"),
                 "uid": INSIDE_UID, "network": "none (no network device)", "scratch": "private tmpfs"}
+
+    def describe_exit(self, returncode: int | None) -> str:
+        """Decodes QEMU's status ``2 * value + 1`` into the guest worker's end (see ``guest_init``)."""
+        if returncode is None or returncode < 0 or returncode % 2 == 0:
+            reason = super().describe_exit(returncode)
+            return reason if returncode != 0 else "the VM powered off without reporting the worker's end"
+        value = returncode >> 1
+        return super().describe_exit(-(value - SIGNALLED) if value >= SIGNALLED else value)
 
     def _launch(self, argv: list[str], read_only: Sequence[Path], scratch: Path, accel: str) -> Launch:
         """Returns the QEMU command line booting a VM that runs ``argv`` (host paths) inside."""
@@ -140,7 +171,8 @@ class MicroVM(Sandbox):
                "-accel", accel, "-cpu", "host" if accel == "kvm" else "max",
                "-m", str(MEMORY_MIB), "-smp", "1", "-nodefaults", "-no-user-config", "-display", "none",
                "-no-reboot", "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
-               "-kernel", str(self.files.kernel), "-initrd", str(self.files.initramfs), "-append", KERNEL_ARGS,
+               "-kernel", str(self.files.kernel), "-initrd", str(self.files.initramfs),
+               "-append", KERNEL_ARGS if accel == "kvm" else f"{KERNEL_ARGS} tsc_early_khz={_tsc_khz()}",
                "-chardev", "file,id=console,path=/proc/self/fd/2,append=on", "-serial", "chardev:console",
                "-fw_cfg", f"name=opt/fleetledger/config,string={encoded}"]
         for image in (self.files.base, self.files.app):
@@ -150,7 +182,8 @@ class MicroVM(Sandbox):
             path = share["path"].replace(",", ",,")
             cmd += ["-fsdev", f"local,id={share['tag']},path={path},security_model=none,readonly=on",
                     "-device", f"virtio-9p-device,fsdev={share['tag']},mount_tag={share['tag']}"]
-        cmd += ["-chardev", "stdio,id=protocol,signal=off", "-device", "virtio-serial-device",
+        cmd += ["-device", f"isa-debug-exit,iobase={DEBUG_EXIT_PORT:#x},iosize=0x04",
+                "-chardev", "stdio,id=protocol,signal=off", "-device", "virtio-serial-device",
                 "-device", f"virtserialport,chardev=protocol,name={PORT_NAME}"]
         return Launch(argv=cmd, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
 
@@ -163,7 +196,20 @@ class MicroVM(Sandbox):
         except subprocess.TimeoutExpired as exc:
             return False, f"no power-off within {KVM_PROBE_TIMEOUT_S} s with {accel}: {_tail(exc.stderr)}"
         console = _tail(done.stderr)
-        return done.returncode == 0 and "fleetledger guest:" not in console, console
+        return self.describe_exit(done.returncode) == "exit status 0", console
+
+
+def _tsc_khz() -> int:
+    """Returns the host's TSC rate in kHz, which an emulated guest reads (it has no timer to
+    calibrate against; without it the guest's boot stalls), from /proc/cpuinfo."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("cpu MHz"):
+                    return int(float(line.split(":")[1]) * 1000)
+    except (OSError, ValueError):
+        pass
+    return DEFAULT_TSC_KHZ
 
 
 def _tail(data: bytes | None, lines: int = 8) -> str:

@@ -10,7 +10,9 @@ the build. Its configuration comes from the host through QEMU's fw_cfg
 2. the worker runs as ``uid`` with no capabilities (bounding set emptied, ``no_new_privs``), its
    stdin and stdout the virtio-serial port ``port`` (the host side is QEMU's stdio, i.e. the
    coordinator's pipes), its stderr the serial console (the host's worker log);
-3. when it ends, the guest powers off and QEMU exits.
+3. when it ends, its status goes to QEMU's ``isa-debug-exit`` port, which ends QEMU with status
+   ``2 * value + 1`` (``value``: the exit code, at most 63, or 64 + the signal that killed it);
+   the guest powers off if that port is missing.
 
 The worker is a grandchild of pid 1, so that its "orphaned" check (``getppid() == 1``) keeps
 its meaning: its parent is a small waiter process that exits with the worker's status.
@@ -20,6 +22,7 @@ import base64
 import ctypes
 import json
 import os
+import signal
 import socket
 import sys
 
@@ -27,6 +30,8 @@ CONFIG = "/sys/firmware/qemu_fw_cfg/by_name/opt/fleetledger/config/raw"
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP = 38, 24
 RB_POWER_OFF = 0x4321FEDC
+DEBUG_EXIT_PORT = 0xF4
+SIGNALLED = 64
 LAST_CAP = 63
 NINEP_OPTIONS = "trans=virtio,version=9p2000.L,msize=262144,cache=loose"
 
@@ -34,16 +39,19 @@ libc = ctypes.CDLL(None, use_errno=True)
 
 
 def mount(source, target, fstype, flags, data=""):
+    """mount(2); raises OSError naming the target when it fails."""
     if libc.mount(source.encode(), target.encode(), fstype.encode(), flags, data.encode()) != 0:
         errno = ctypes.get_errno()
         raise OSError(errno, f"mount {fstype} on {target}: {os.strerror(errno)}")
 
 
 def prctl(option, value):
+    """prctl(2) with one argument; returns its result (0 or -1)."""
     return libc.prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
 
 
 def set_up(config):
+    """Mounts /tmp, /run, the read-only shares and scratch, then makes the root read-only."""
     mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
     mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
     for share in config["shares"]:
@@ -57,6 +65,7 @@ def set_up(config):
 
 
 def find_port(name):
+    """Returns the /dev path of the virtio-serial port called ``name``."""
     for entry in os.listdir("/sys/class/virtio-ports"):
         with open(f"/sys/class/virtio-ports/{entry}/name", encoding="ascii") as f:
             if f.read().strip() == name:
@@ -65,6 +74,7 @@ def find_port(name):
 
 
 def become_worker(config, port_fd):
+    """Drops every privilege, wires stdin/stdout to the port, and execs the worker (never returns)."""
     for cap in range(LAST_CAP + 1):
         prctl(PR_CAPBSET_DROP, cap)
     if prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
@@ -80,6 +90,7 @@ def become_worker(config, port_fd):
 
 
 def run(config):
+    """Runs the worker as a grandchild and returns its status (negative: killed by that signal)."""
     port_fd = os.open(find_port(config["port"]), os.O_RDWR)
     waiter = os.fork()
     if waiter == 0:
@@ -90,12 +101,29 @@ def run(config):
             finally:
                 os._exit(127)
         os.close(port_fd)
-        os._exit(os.waitstatus_to_exitcode(os.waitpid(worker, 0)[1]))
+        status = os.waitpid(worker, 0)[1]
+        if os.WIFSIGNALED(status):  # die the same way, so that pid 1 learns the signal
+            if os.WTERMSIG(status) not in (signal.SIGKILL, signal.SIGSTOP):
+                signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+            os.kill(os.getpid(), os.WTERMSIG(status))
+        os._exit(os.waitstatus_to_exitcode(status))
     os.close(port_fd)
     return os.waitstatus_to_exitcode(os.waitpid(waiter, 0)[1])
 
 
+def report(status):
+    """Ends QEMU with the worker's status through the isa-debug-exit port."""
+    value = SIGNALLED + min(-status, SIGNALLED - 1) if status < 0 else min(status, SIGNALLED - 1)
+    fd = os.open("/dev/port", os.O_WRONLY)
+    try:
+        os.lseek(fd, DEBUG_EXIT_PORT, os.SEEK_SET)
+        os.write(fd, bytes([value]))
+    finally:
+        os.close(fd)
+
+
 def main():
+    """Sets up, runs the worker, reports, and powers off, whatever fails on the way."""
     status = 1
     try:
         with open(CONFIG, "rb") as f:
@@ -104,9 +132,11 @@ def main():
         status = run(config)
     except BaseException as exc:  # pid 1 must not die: report, then power off
         print(f"fleetledger guest: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
-    if status != 0:
-        print(f"fleetledger guest: the worker ended with status {status}", file=sys.stderr, flush=True)
     os.sync()
+    try:
+        report(status)
+    except OSError as exc:
+        print(f"fleetledger guest: cannot report status {status}: {exc}", file=sys.stderr, flush=True)
     libc.reboot(RB_POWER_OFF)
 
 

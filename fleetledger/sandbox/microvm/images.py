@@ -1,7 +1,7 @@
 """Where the microVM guest's parts are cached, and whether they match the code that runs now.
 
 The guest is four files under ``~/.cache/fleetledger/microvm/`` (``$XDG_CACHE_HOME`` is honoured):
-``vmlinuz`` (Debian's kernel), ``initramfs.cpio.gz`` (busybox-static, the kernel modules the
+``vmlinux`` (Debian's kernel, decompressed), ``initramfs.cpio.gz`` (busybox-static, the kernel modules the
 guest needs, and its ``/init``), ``base.img`` (a Debian root file system with Python 3, built by
 debootstrap) and ``app.img`` (fleetledger and its dependencies, installed from their wheels).
 ``guest.json`` records what they were built from; ``app.img`` is stale when the fleetledger
@@ -44,7 +44,7 @@ class GuestFiles:
 
     @property
     def kernel(self) -> Path:
-        return self.root / "vmlinuz"
+        return self.root / "vmlinux"
 
     @property
     def initramfs(self) -> Path:

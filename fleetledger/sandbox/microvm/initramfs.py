@@ -15,7 +15,8 @@ from pathlib import Path
 
 from .images import GUEST_AGENT, GUEST_SITE
 
-MODULES = ("virtio_mmio", "virtio_blk", "virtio_console", "9pnet_virtio", "9p", "ext4", "overlay", "qemu_fw_cfg")
+MODULES = ("virtio_mmio", "virtio_blk", "virtio_console", "9pnet_virtio", "9p", "ext4", "overlay", "qemu_fw_cfg",
+           "crc32c_generic")
 """Kernel modules the guest loads (their dependencies are added from ``modules.dep``)."""
 
 INIT = f"""#!/bin/busybox sh
@@ -24,14 +25,15 @@ INIT = f"""#!/bin/busybox sh
 /bin/busybox mount -t sysfs sysfs /sys
 /bin/busybox mount -t devtmpfs devtmpfs /dev
 while read -r module; do /bin/busybox insmod "/modules/$module" || exit 1; done < /modules/order
-wait_for() {{ n=0; while [ ! -e "$1" ] && [ $n -lt 500 ]; do /bin/busybox usleep 10000; n=$((n+1)); done; }}
-wait_for /dev/vda; wait_for /dev/vdb
-for disk in /dev/vda /dev/vdb; do
-  case "$(/bin/busybox blkid "$disk")" in
-    *LABEL=\\"fl-base\\"*) /bin/busybox mount -t ext4 -o ro,noload "$disk" /lower ;;
-    *LABEL=\\"fl-app\\"*) /bin/busybox mount -t ext4 -o ro,noload "$disk" /app ;;
-  esac
-done
+find_label() {{
+  n=0
+  until disk=$(/bin/busybox findfs "LABEL=$1" 2>/dev/null) || [ $n -ge 300 ]; do
+    /bin/busybox usleep 10000; n=$((n+1))
+  done
+  echo "$disk"
+}}
+/bin/busybox mount -t ext4 -o ro,noload "$(find_label fl-base)" /lower || exit 1
+/bin/busybox mount -t ext4 -o ro,noload "$(find_label fl-app)" /app || exit 1
 /bin/busybox mount -t tmpfs -o mode=0755,size=16m tmpfs /upper
 /bin/busybox mkdir -p /upper/data /upper/work
 /bin/busybox mount -t overlay -o lowerdir=/lower,upperdir=/upper/data,workdir=/upper/work overlay /newroot

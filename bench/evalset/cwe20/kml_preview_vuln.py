@@ -1,0 +1,11 @@
+from xml.dom import minidom
+
+from django.http import JsonResponse
+from django.views import View
+
+
+class KmlPreviewView(View):
+    def post(self, request):
+        doc = minidom.parse(request.FILES["kml"])
+        names = [node.firstChild.data for node in doc.getElementsByTagName("name") if node.firstChild]
+        return JsonResponse({"placemarks": names})

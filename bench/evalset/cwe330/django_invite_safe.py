@@ -1,0 +1,15 @@
+import secrets
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect
+
+from .models import Invitation
+
+
+@login_required
+def invite(request):
+    invitation = Invitation(team=request.user.team, email=request.POST["email"])
+    invitation.token = "%032x" % secrets.randbits(128)
+    invitation.save()
+    invitation.send()
+    return redirect("team:members")

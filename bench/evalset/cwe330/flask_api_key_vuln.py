@@ -1,0 +1,18 @@
+import random
+import string
+
+from flask import Flask, g, jsonify
+
+from .auth import login_required
+from .store import save_api_key
+
+app = Flask(__name__)
+ALPHABET = string.ascii_letters + string.digits
+
+
+@app.post("/account/api-keys")
+@login_required
+def create_api_key():
+    key = "".join(random.choice(ALPHABET) for _ in range(40))
+    save_api_key(g.user.id, key)
+    return jsonify(api_key=key), 201

@@ -1,0 +1,14 @@
+import random
+import string
+
+from flask import Flask, abort, request, session
+
+app = Flask(__name__)
+
+
+@app.before_request
+def csrf_protect():
+    if "csrf_token" not in session:
+        session["csrf_token"] = "".join(random.sample(string.ascii_letters + string.digits, 32))
+    if request.method == "POST" and request.form.get("csrf_token") != session["csrf_token"]:
+        abort(400)

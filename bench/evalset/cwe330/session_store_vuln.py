@@ -1,0 +1,18 @@
+import random
+import time
+
+SESSION_TTL = 3600
+
+
+class SessionStore:
+    def __init__(self, redis):
+        self.redis = redis
+
+    def create(self, user_id):
+        sid = "%032x" % random.getrandbits(128)
+        self.redis.setex(f"session:{sid}", SESSION_TTL, user_id)
+        return sid
+
+    def touch(self, sid):
+        self.redis.expire(f"session:{sid}", SESSION_TTL)
+        return time.time()

@@ -1,0 +1,12 @@
+from fastapi import FastAPI, Request
+from fastapi.templating import Jinja2Templates
+from markupsafe import escape
+
+app = FastAPI()
+templates = Jinja2Templates(directory="templates")
+
+
+@app.get("/welcome")
+async def welcome(request: Request, message: str = ""):
+    banner = escape(message)
+    return templates.TemplateResponse("welcome.html", {"request": request, "banner": banner})

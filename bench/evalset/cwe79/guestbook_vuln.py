@@ -1,0 +1,11 @@
+from flask import Blueprint, render_template, request
+from markupsafe import Markup
+
+bp = Blueprint("guestbook", __name__)
+
+
+@bp.post("/guestbook")
+def sign():
+    comment = request.form["comment"]
+    entry = Markup("<p class='entry'>" + comment + "</p>")
+    return render_template("guestbook.html", entry=entry)

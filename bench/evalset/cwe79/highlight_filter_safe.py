@@ -1,0 +1,13 @@
+from django import template
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+
+register = template.Library()
+
+
+@register.filter
+def highlight(text, term):
+    if not term:
+        return text
+    text, term = escape(text), escape(term)
+    return mark_safe(text.replace(term, f"<mark>{term}</mark>"))

@@ -1,0 +1,116 @@
+"""Anthropic's Messages API as a provider.
+
+One ``call`` is one Messages request through the official ``anthropic`` SDK, with the SDK's own
+retries switched off (the broker retries, by kind). The answer is asked for as a forced tool
+call whose input schema is the answer schema (tool use), so it arrives as a JSON object; a text
+answer holding the JSON is accepted too.
+
+Errors are classified from the SDK's exception classes and the HTTP body behind them: billing
+errors (402, ``billing_error``, the spend-limit codes of 429, a 400 that says the credit balance
+is too low) are an exhausted quota (the run halts); any other 429 is a rate limit (waited out);
+401/403/404 are refusals (the run halts); 5xx, 529 overloaded, 408, 409, timeouts and dropped
+connections are transient; other 4xx reject this one request.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anthropic
+
+from .. import errors
+from ..jobs.scan.shapes import ModelRequest
+from . import CallResult
+from .config import Price, ProviderSettings
+from .failures import (MalformedAnswer, ProviderQuotaExhausted, ProviderRefused, RateLimited, RequestRejected,
+                       TransientModelError, reset_after_s)
+from .prompts import ANSWER_SCHEMA, build_prompt, parse_answer
+
+TOOL = "record_verdict"
+SPEND_LIMIT_CODES = frozenset({"contract_spend_limit_reached", "enforced_spend_limit_reached",
+                               "linked_organization_spend_limit_reached", "linked_organization_billing_unavailable"})
+
+
+class AnthropicProvider:
+    """Messages with a forced tool call that carries the answer.
+
+    Args:
+        model: Model name (``"claude-sonnet-4-5"``).
+        settings: Endpoint settings (timeout, answer size).
+        api_key: The key (read from the environment by ``get_provider``).
+        base_url: Endpoint, or None for the SDK's default.
+        price: Price per million tokens, or None (cost 0).
+    """
+
+    name = "anthropic"
+    runs_locally = False
+
+    def __init__(self, model: str, *, settings: ProviderSettings, api_key: str, base_url: str | None,
+                 price: Price | None) -> None:
+        self.model = model
+        self._settings = settings
+        self._price = price
+        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=settings.timeout_s)
+
+    def close(self) -> None:
+        """Closes the SDK client's connections."""
+        self._client.close()
+
+    def call(self, request: ModelRequest) -> CallResult:
+        """Asks the endpoint once.
+
+        Raises:
+            RateLimited, ProviderQuotaExhausted, ProviderRefused, TransientModelError,
+            RequestRejected: the endpoint answered with an error (see the module docstring).
+            MalformedAnswer: the answer is not a JSON object that follows the schema (its
+                tokens are in ``input_tokens``/``output_tokens``).
+        """
+        prompt = build_prompt(request)
+        try:
+            message = self._client.messages.create(
+                model=self.model, max_tokens=self._settings.max_output_tokens, system=prompt.system,
+                messages=[{"role": "user", "content": prompt.user}],
+                tools=[{"name": TOOL, "description": "Record the verdict on the finding.", "input_schema": ANSWER_SCHEMA}],
+                tool_choice={"type": "tool", "name": TOOL})
+        except anthropic.APIError as exc:
+            raise classify(exc) from exc
+        tokens_in, tokens_out = message.usage.input_tokens, message.usage.output_tokens
+        cost = self._price.cost_usd(tokens_in, tokens_out) if self._price is not None else 0.0
+        raw: Any = None
+        for block in message.content:
+            if block.type == "tool_use" and block.name == TOOL:
+                raw = block.input
+                break
+            if block.type == "text" and raw is None:
+                raw = block.text
+        try:
+            answer = parse_answer(raw)
+        except MalformedAnswer as exc:
+            raise MalformedAnswer(str(exc), input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost) from exc
+        return CallResult(answer=answer, input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost,
+                          request=prompt.summary)
+
+
+def classify(exc: anthropic.APIError) -> errors.ModelError:
+    """Maps an SDK error to a failure kind (``fleetledger.models.failures``)."""
+    if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
+        return TransientModelError(f"anthropic: {exc.message}", provider="anthropic")
+    if not isinstance(exc, anthropic.APIStatusError):
+        return TransientModelError(f"anthropic: {exc.message}", provider="anthropic")
+    status, kind, code = exc.status_code, exc.type, exc.error_code
+    detail = exc.api_message or exc.message
+    text = f"anthropic {status} {code or kind or ''}: {detail}"[:500]
+    facts = {"provider": "anthropic", "status": status, "code": code or kind}
+    headers, now_s = exc.response.headers, time.time()
+    billing = (isinstance(exc, anthropic.PaymentRequiredError) or kind == "billing_error" or code in SPEND_LIMIT_CODES
+               or (isinstance(exc, anthropic.BadRequestError) and "credit balance" in (detail or "").lower()))
+    if billing:
+        return ProviderQuotaExhausted(text, reset_after_s=reset_after_s(headers, now_s=now_s), **facts)
+    if isinstance(exc, anthropic.RateLimitError):
+        return RateLimited(text, retry_after_s=reset_after_s(headers, now_s=now_s), **facts)
+    if isinstance(exc, (anthropic.AuthenticationError, anthropic.PermissionDeniedError, anthropic.NotFoundError)):
+        return ProviderRefused(text, **facts)
+    if isinstance(exc, (anthropic.InternalServerError, anthropic.RequestTimeoutError, anthropic.ConflictError)) or status >= 500:
+        return TransientModelError(text, **facts)
+    return RequestRejected(text, **facts)
