@@ -418,11 +418,9 @@ def verify(workspace: str) -> None:
             raise errors.NoRunError(f"no ledger in {ws.root}")
         with open_storage(ws.ledger_url) as storage:
             report = verify_records(storage.read())
-            integrity = storage.execute_raw("PRAGMA integrity_check")  # type: ignore[attr-defined]
+            report.problems.extend(storage.integrity_problems())
     except errors.FleetledgerError as exc:
         _fail(exc)
-    if integrity and integrity[0][0] != "ok":
-        report.problems.append(f"SQLite integrity_check: {integrity[0][0]}")
     for problem in report.problems:
         click.echo(f"problem: {problem}")
     click.echo(f"{report.records} records in {report.runs} run(s): {'OK' if report.ok else f'{len(report.problems)} problem(s)'}")

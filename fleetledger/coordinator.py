@@ -282,6 +282,7 @@ class Coordinator:
         self.sandbox.check_available()
         with self.workspace.lock(self.session):
             self.storage = open_storage(self.ledger_url)
+            self.ledger_url = self.storage.url  # as the storage shows it: without a password
             previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
             for sig in previous:
                 signal.signal(sig, self._on_signal)

@@ -143,3 +143,16 @@ def test_payloads_round_trip_and_chain(tmp_path_factory: pytest.TempPathFactory,
         back = list(store.read(RUN))
         assert [r.payload for r in back] == payloads
         assert verify_records(store.read()).ok
+
+
+def test_nul_and_non_utf8_names_are_stored_escaped(storage: Storage) -> None:
+    """Regression: PostgreSQL text cannot hold NUL, and a file name that is not UTF-8 reaches
+    keys and reasons as lone surrogates; both are stored as escapes, the payload keeps them."""
+    name = "caf\udce9\x00.py"
+    key = f"t/detect:{name}@1"
+    out = storage.append([rec("step.intent", key=key, why=f"detect {name}", payload={"name": f"detect:{name}"}),
+                          rec("step.done", key=key, payload={"name": f"detect:{name}"})], now_ms=1)
+    intent, done = appended(out)
+    assert done.key == "t/detect:caf\\xe9\\x00.py@1" and intent.why == "detect caf\\xe9\\x00.py"
+    back = list(storage.read(RUN))
+    assert back[1].payload == {"name": f"detect:{name}"} and verify_records(storage.read()).ok

@@ -67,9 +67,11 @@ _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=
 
 
 def text_field(value: str) -> str:
-    """Returns ``value`` unchanged when it is valid Unicode; a string holding lone surrogates
-    (a file name that is not UTF-8) gets them written as ``\\xNN`` escapes, so it can be
-    stored in a text column."""
+    """Returns ``value`` unchanged when it is valid Unicode without NUL; lone surrogates (a
+    file name that is not UTF-8) and NUL characters are written as ``\\xNN`` escapes, so the
+    string can be stored in any text column (PostgreSQL text cannot hold NUL)."""
+    if "\x00" in value:
+        value = value.replace("\x00", "\\x00")
     try:
         value.encode("utf-8")
         return value

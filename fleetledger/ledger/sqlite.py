@@ -216,6 +216,11 @@ class SQLiteStorage(Storage):
     def runs(self) -> list[tuple[str, int, int, int]]:
         return [tuple(row) for row in self._conn.execute(Q["runs"]).fetchall()]  # type: ignore[misc]
 
+    def integrity_problems(self) -> list[str]:
+        """Runs ``PRAGMA integrity_check`` and returns its complaints (none when "ok")."""
+        rows = self._conn.execute("PRAGMA integrity_check").fetchall()
+        return [] if rows and rows[0][0] == "ok" else [f"SQLite integrity_check: {row[0]}" for row in rows]
+
     def execute_raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Runs raw SQL on the ledger file; for tests and repair tools only (``unsafe``).
 

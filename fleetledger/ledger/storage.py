@@ -120,6 +120,11 @@ class Storage(abc.ABC):
     def runs(self) -> list[tuple[str, int, int, int]]:
         """Returns ``(run_id, first_seq, last_seq, count)`` per run, oldest first (read-only)."""
 
+    def integrity_problems(self) -> list[str]:
+        """Returns what the database's own consistency check finds (empty when sound; read-only).
+        Backends without such a check return an empty list."""
+        return []
+
     @abc.abstractmethod
     def close(self) -> None:
         """Releases the connection. Idempotent."""
