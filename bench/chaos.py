@@ -75,6 +75,7 @@ def _argv(workload: Workload, ws: Path, target: Path) -> list[str]:
 def _run(workload: Workload, ws: Path, target: Path, *, fault: str | None = None, once: Path | None = None,
          kill_after_s: float | None = None, log: Path | None = None, timeout_s: float = 300) -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETLEDGER_FAULT")}
+    env["FLEETLEDGER_SANDBOX"] = "none"  # the fault files and counters live on the host
     if fault:
         env["FLEETLEDGER_FAULT"] = fault
     if once:

@@ -37,9 +37,10 @@ from .model_broker import (Halt, ModelBroker, Settled, Ticket, before_reset, bud
 from .models import get_provider, parse_spec, request_from_json
 from .models.config import ModelConfig
 from .models.failures import Withheld
-from .pool import WorkerPool, WorkerProc, describe_exit
+from .pool import WorkerPool, WorkerProc
 from .replay import RunView, TaskView, fold
 from .sandbox import Sandbox, get_sandbox
+from .sandbox.egress import Destination, EgressForwarder, EgressRoute
 from .workspace import Workspace
 
 EXIT_OK = 0
@@ -87,7 +88,7 @@ class RunOptions:
     model_quota: int | None = None
     max_task_attempts: int = 3
     state_interval_s: float = 1.0
-    sandbox: str = "none"
+    sandbox: str = "bubblewrap"
     ledger_retry_s: float = 10.0
     explicit_resume: bool = True
     new_run: bool = False
@@ -198,8 +199,11 @@ class Coordinator:
         target = Path(repository or job.describe().get("target") or "/")
         self.gate = Gate(self.policy, target=target, workspace=workspace.root)
         self.model_quota = min((q for q in (options.model_quota, self.policy.max_model_calls) if q is not None), default=None)
-        self.warnings: list[str] = [f"repository rule {r}" for r in self.policy.refused_rules]
         self.sandbox: Sandbox = get_sandbox(options.sandbox)
+        self.warnings: list[str] = [f"repository rule {r}" for r in self.policy.refused_rules]
+        if self.sandbox.name == "none":
+            self.warnings.append("sandbox none: worker processes read the repository unconfined, with this host's "
+                                 "files in reach; recorded in the ledger (--sandbox bubblewrap is the default)")
         self.storage: Storage | None = None
         self.view: RunView = RunView(run_id="")
         self.pool: WorkerPool | None = None
@@ -208,6 +212,7 @@ class Coordinator:
         self._reserved: dict[str, int] = {}
         self._calls_made: dict[str, int] = {}
         self._failed_starts = 0
+        self._forwarders: list[EgressForwarder] = []
         self._attempts: dict[str, int] = {}
         self._progress_ms = clock()
         self._failure_streak: tuple[str, int] = ("", 0)
@@ -293,9 +298,7 @@ class Coordinator:
             finally:
                 for sig, handler in previous.items():
                     signal.signal(sig, handler)
-                if self.pool is not None:
-                    self.pool.stop_all()
-                    self.pool = None
+                self._stop_pool()
                 if self.broker is not None:
                     self.broker.close()
                 self.storage.close()
@@ -344,7 +347,7 @@ class Coordinator:
         return {"session": {"id": self.session, "pid": os.getpid(), "host": socket.gethostname()},
                 "policy": {"hash": self.policy.hash, "source": self.policy.source, "body": self.policy.body(),
                            "refused_rules": list(self.policy.refused_rules)},
-                "sandbox": self.sandbox.name,
+                "sandbox": self.sandbox.describe(),
                 "options": {"workers": self.options.workers, "lease_ttl_s": self.options.lease_ttl_s,
                             "model_quota": self.model_quota}}
 
@@ -494,13 +497,40 @@ class Coordinator:
                 sandbox=self.sandbox, job_module=self.job.worker_module,
                 read_only=[Path(p) for p in self.job.read_only_paths()],
                 scratch=self.workspace.root / "scratch", logs=self.workspace.logs,
-                heartbeat_s=ttl / 3 if self.options.heartbeat_s is None else self.options.heartbeat_s)
+                heartbeat_s=ttl / 3 if self.options.heartbeat_s is None else self.options.heartbeat_s,
+                egress=self._start_egress())
             records = []
             for n in range(1, self.options.workers + 1):
                 worker = self.pool.start(f"w{n:02d}")
                 records.append(self._worker_started(worker))
             self.append(records)
         return self.pool
+
+    def _start_egress(self) -> list[EgressRoute]:
+        """Starts one forwarder per egress destination the gate allows now (none by default);
+        a sandboxed worker reaches exactly those, through their unix sockets, and nothing else."""
+        routes = []
+        for n, destination in enumerate(self.policy.egress):
+            if not self.gate.check(Action(kind="egress", target=destination)).allowed:
+                continue
+            folder = self.workspace.root / "egress"
+            folder.mkdir(mode=0o700, exist_ok=True)
+            socket_path = folder / f"{n}.sock"
+            socket_path.unlink(missing_ok=True)
+            forwarder = EgressForwarder(Destination.parse(destination), socket_path)
+            forwarder.start()
+            self._forwarders.append(forwarder)
+            routes.append(forwarder.route)
+        return routes
+
+    def _stop_pool(self) -> None:
+        """Stops the worker processes, then the egress forwarders they used."""
+        if self.pool is not None:
+            self.pool.stop_all()
+            self.pool = None
+        for forwarder in self._forwarders:
+            forwarder.stop()
+        self._forwarders.clear()
 
     def _worker_started(self, worker: WorkerProc) -> NewRecord:
         return self.new_record("worker.started", why=f"{worker.id} is pid {worker.pid}",
@@ -786,7 +816,7 @@ class Coordinator:
                                why=f"spent on malformed answers: {error}"[:500], payload=spent), reply
 
     def _on_death(self, worker: WorkerProc) -> list[NewRecord]:
-        how = describe_exit(worker.proc.returncode)
+        how = self.sandbox.describe_exit(worker.proc.returncode)
         out = [self.new_record("worker.exited", why=f"{worker.id} (pid {worker.pid}) {how}",
                                payload={"worker": worker.id, "pid": worker.pid, "returncode": worker.proc.returncode})]
         for lease in self.view.leases():
@@ -840,9 +870,7 @@ class Coordinator:
     # -- endings ------------------------------------------------------------------------
 
     def _halt(self, kind: str, reason: str, *, extra: dict[str, Any] | None = None) -> RunResult:
-        if self.pool is not None:
-            self.pool.stop_all()
-            self.pool = None
+        self._stop_pool()
         released = [self.new_record("lease.expired", task=lease.task, epoch=lease.epoch,
                                     why=f"run halting ({kind}); lease of {lease.worker} taken back",
                                     payload={"worker": lease.worker, "cause": "halt"})
@@ -863,9 +891,7 @@ class Coordinator:
             LedgerError: the halt itself cannot be recorded (the ledger is still unwritable);
                 the run stays RUNNING in the ledger, so `recover` resumes it once it is back.
         """
-        if self.pool is not None:
-            self.pool.stop_all()
-            self.pool = None
+        self._stop_pool()
         if not self.view.run_id or self.view.state is None:
             raise exc
         try:
@@ -876,9 +902,7 @@ class Coordinator:
                 "`fleetledger recover` resumes it once the ledger is writable again") from exc
 
     def _finish(self) -> RunResult:
-        if self.pool is not None:
-            self.pool.stop_all()
-            self.pool = None
+        self._stop_pool()
         outcome = self.job.outcome(self.view, str(self.workspace.root))
         self.append([self.new_record("run.finished", key=self.view.run_id, why=outcome.summary,
                                      payload={"outputs": outcome.outputs})])

@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 import os
 import selectors
-import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .sandbox import Sandbox
+from .sandbox.egress import EgressRoute
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 
@@ -51,18 +52,6 @@ class WorkerProc:
         return self.proc.pid
 
 
-def describe_exit(returncode: int | None) -> str:
-    """Says how a process ended: ``"exit status 3"`` or ``"killed by SIGKILL"``."""
-    if returncode is None:
-        return "still running"
-    if returncode < 0:
-        try:
-            return f"killed by {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"killed by signal {-returncode}"
-    return f"exit status {returncode}"
-
-
 class WorkerPool:
     """Starts and watches the worker processes.
 
@@ -73,11 +62,13 @@ class WorkerPool:
         scratch: Folder for the workers' temporary files.
         logs: Folder where each worker's stderr goes (``<id>.log``).
         heartbeat_s: Seconds between a busy worker's heartbeats.
+        egress: Allowed destinations, each through its forwarder (none by default).
     """
 
     def __init__(self, *, sandbox: Sandbox, job_module: str, read_only: list[Path], scratch: Path,
-                 logs: Path, heartbeat_s: float) -> None:
+                 logs: Path, heartbeat_s: float, egress: Sequence[EgressRoute] = ()) -> None:
         self.sandbox = sandbox
+        self.egress = list(egress)
         self.job_module = job_module
         self.read_only = read_only
         self.scratch = scratch
@@ -95,7 +86,7 @@ class WorkerPool:
         self.scratch.mkdir(parents=True, exist_ok=True)
         package_root = str(Path(__file__).resolve().parent.parent)
         argv = [sys.executable, "-m", "fleetledger.worker", worker_id, self.job_module, str(self.heartbeat_s)]
-        launch = self.sandbox.wrap(argv, read_only=self.read_only, scratch=self.scratch)
+        launch = self.sandbox.wrap(argv, read_only=self.read_only, scratch=self.scratch, egress=self.egress)
         env = dict(launch.env)
         env["PYTHONPATH"] = package_root
         with open(self.logs / f"{worker_id}.log", "ab") as log:

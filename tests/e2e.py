@@ -30,17 +30,25 @@ def cli_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "fleetledger.cli", *args]
 
 
+def _env(env: dict[str, str] | None) -> dict[str, str]:
+    """The environment of a started process. Runs that inject faults into workers use no
+    sandbox (the fault's files and the test's view of the worker processes are on the host);
+    every other run uses the default sandbox, bubblewrap."""
+    full = {**os.environ, **(env or {})}
+    if any(k.startswith("FLEETLEDGER_FAULT") for k in env or {}):
+        full.setdefault("FLEETLEDGER_SANDBOX", "none")
+    return full
+
+
 def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
             timeout_s: float = 240) -> subprocess.CompletedProcess[str]:
     """Runs ``fleetledger ARGS`` to completion in a new process and returns what it did."""
-    full_env = {**os.environ, **(env or {})}
-    return subprocess.run(cli_argv(*args), cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout_s)
+    return subprocess.run(cli_argv(*args), cwd=cwd, env=_env(env), capture_output=True, text=True, timeout=timeout_s)
 
 
 def start_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """Starts ``fleetledger ARGS`` in the background (end it with ``kill_cli``)."""
-    return subprocess.Popen(cli_argv(*args), env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(cli_argv(*args), env=_env(env), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 def kill_cli(proc: subprocess.Popen[str], sig: int = signal.SIGKILL) -> str:
@@ -95,14 +103,14 @@ def synthetic_argv(workspace: Path, *args: str) -> list[str]:
 def run_synthetic(workspace: Path, *args: str, env: dict[str, str] | None = None,
                   timeout_s: float = 240) -> subprocess.CompletedProcess[str]:
     """Runs a synthetic job to its end in a new process."""
-    return subprocess.run(synthetic_argv(workspace, *args), env={**os.environ, **(env or {})}, capture_output=True,
-                          text=True, timeout=timeout_s)
+    return subprocess.run(synthetic_argv(workspace, *args), env=_env(env), capture_output=True, text=True,
+                          timeout=timeout_s)
 
 
 def start_synthetic(workspace: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """Starts a synthetic job in the background (end it with ``kill_cli``)."""
-    return subprocess.Popen(synthetic_argv(workspace, *args), env={**os.environ, **(env or {})},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(synthetic_argv(workspace, *args), env=_env(env), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def stopped_child(pid: int) -> "psutil.Process | None":

@@ -8,6 +8,7 @@ The server counts every request it receives, so a test can say exactly how many 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -242,7 +243,9 @@ def scan(api: ScriptedAPI, repo: Path, ws: Path, *, workers: int = 2, policy: Po
     spec = f"{api.dialect}:{MODELS[api.dialect]}"
     job = ScanJob(repo, workspace=ws, argv=["fleetledger", "scan", str(repo), "--model", spec], model=spec)
     extra = {"clock": clock} if clock is not None else {}
-    coordinator = Coordinator(job, Workspace.at(ws), RunOptions(workers=workers),
+    # A run that injects faults into its workers runs them unconfined: the fault's files live on the host.
+    sandbox = "none" if "FLEETLEDGER_FAULT" in os.environ else "bubblewrap"
+    coordinator = Coordinator(job, Workspace.at(ws), RunOptions(workers=workers, sandbox=sandbox),
                               policy=policy or Policy(models=("offline", api.dialect)),
                               model_config=model_config(api, price=price, retry=retry), on_progress=on_progress, **extra)
     return coordinator, coordinator.run()

@@ -159,11 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ledger-retry", type=float, default=10.0)
     parser.add_argument("--stall-after", type=float, default=1800.0)
     parser.add_argument("--breaker", type=int, default=10)
+    parser.add_argument("--sandbox", default=os.environ.get("FLEETLEDGER_SANDBOX", "bubblewrap"))
     args = parser.parse_args(argv)
     job = SyntheticJob(args.name, tasks=args.tasks, steps=args.steps, work_us=args.work_us,
                        target=Path(args.target) if args.target else None)
     options = RunOptions(workers=args.workers, lease_ttl_s=args.lease_ttl, heartbeat_s=args.heartbeat,
-                         ledger_retry_s=args.ledger_retry, stall_after_s=args.stall_after, breaker_failures=args.breaker)
+                         ledger_retry_s=args.ledger_retry, stall_after_s=args.stall_after, breaker_failures=args.breaker,
+                         sandbox=args.sandbox)
     result = Coordinator(job, Workspace.at(args.workspace), options).run()
     print(result.message)
     return result.exit_code
