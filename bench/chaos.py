@@ -117,7 +117,7 @@ def outputs(workload: Workload, ws: Path, target: Path) -> dict[str, Any]:
                 for inv in run.get("invocations", []):
                     inv.pop("startTimeUtc", None)
         return {"state": view.state if view else None, "sarif": sarif}
-    steps = {k.split("@")[0]: v["result"] for k, v in view.steps.items()} if view else {}
+    steps = {r.key.split("@")[0]: r.payload["result"] for r in records if r.kind == "step.done"}
     tickets = sorted(deliveries(target)) if workload.has_target else []
     done = sorted(k for k, e in (view.effects.items() if view else ()) if e.get("done") is not None)
     return {"state": view.state if view else None, "steps": steps, "tickets": tickets, "effects_done": done}

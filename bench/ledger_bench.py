@@ -134,7 +134,7 @@ def fold_time(folder: Path) -> tuple[float, float, int]:
         start = time.perf_counter()
         view = fold(records)
         fold_s = time.perf_counter() - start
-    return read_s, fold_s, len(view.steps)
+    return read_s, fold_s, view.steps_done
 
 
 def scan_vs_bandit(repo: Path, folder: Path, workers: int) -> None:

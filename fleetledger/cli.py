@@ -23,7 +23,8 @@ from .coordinator import EXIT_HALTED, Coordinator, RunOptions, RunResult, wall_c
 from .policy import Policy
 from .ledger import open_storage
 from .ledger.records import iso_utc
-from .replay import RunView, fold
+from .reader import RunReader, load_view
+from .replay import RunView
 from .workspace import Workspace
 
 DEFAULT_WORKSPACE = ".run"
@@ -134,14 +135,14 @@ def _job_from_view(view: RunView, workspace: Workspace):  # type: ignore[no-unty
 
 
 def _current_view(workspace: Workspace) -> RunView:
-    """Folds the workspace's current run (read-only; the run-state file is not touched)."""
+    """Folds the workspace's current run from its latest checkpoint (read-only; the run-state
+    file is not touched)."""
     from .coordinator import current_run_id
 
     if not workspace.exists():
         raise errors.NoRunError(f"no ledger in {workspace.root}; start a run with `fleetledger scan PATH`")
     with open_storage(workspace.ledger_url) as storage:
-        run_id = current_run_id(workspace, storage)
-        return fold(storage.read(run_id), run_id=run_id)
+        return load_view(storage, current_run_id(workspace, storage))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -361,10 +362,12 @@ def audit(path: str, workspace: str, worker: str | None, task: str | None, since
     import datetime as dt
 
     from .audit import audit as run_audit
+    from .coordinator import current_run_id
 
     try:
         ws = Workspace.at(workspace)
-        view = _current_view(ws)
+        if not ws.exists():
+            raise errors.NoRunError(f"no ledger in {ws.root}; start a run with `fleetledger scan PATH`")
         since_ms = None
         if since:
             try:
@@ -375,7 +378,8 @@ def audit(path: str, workspace: str, worker: str | None, task: str | None, since
                 moment = moment.replace(tzinfo=dt.timezone.utc)
             since_ms = int(moment.timestamp() * 1000)
         with open_storage(ws.ledger_url) as storage:
-            rows = run_audit(view, storage.read(view.run_id), path, worker=worker, task=task, since_ms=since_ms)
+            run = RunReader(storage, load_view(storage, current_run_id(ws, storage)))
+            rows = run_audit(run, path, worker=worker, task=task, since_ms=since_ms)
     except errors.FleetledgerError as exc:
         _fail(exc)
     if as_json:

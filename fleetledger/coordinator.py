@@ -9,7 +9,11 @@ A sprint ends when all its tasks have ended; the run ends with ``run.finished`` 
 ``run.halted`` (HALTED, with a reason).
 
 Every decision reads the fold (``RunView``) kept up to date by applying each appended record;
-nothing else is remembered between loop turns that a restart would need.
+nothing else is remembered between loop turns that a restart would need. The fold is compact:
+what it leaves in the ledger (a task's inputs, its recorded steps) is read on demand when the
+task is handed out (``reader.RunReader``). Every ``checkpoint_every`` records, and at the end of
+each sprint, the coordinator appends a ``checkpoint`` record carrying the fold, so the next start
+(and every status) folds only what came after it.
 """
 
 from __future__ import annotations
@@ -28,17 +32,18 @@ from . import errors, faults, runstate
 from .effects import EffectDenied, EffectUncertain
 from .gate import Action, Gate
 from .policy import REPO_RULES_FILE, Policy
-from .jobs.base import Job, JobOutcome
+from .jobs.base import Job, JobOutcome, TaskSpec
 from .leases import expired
 from .ledger import Appended, NewRecord, Outcome, Refused, Storage, open_storage
 from .ledger.records import iso_utc
 from .model_broker import (Halt, ModelBroker, Settled, Ticket, before_reset, budget_halt, call_payload, halt_for,
-                           malformed_spend, recorded_answers)
+                           malformed_spend)
 from .models import get_provider, parse_spec, request_from_json
 from .models.config import ModelConfig
 from .models.failures import Withheld
 from .pool import WorkerPool, WorkerProc
-from .replay import RunView, TaskView, fold
+from .reader import Loaded, RunReader, checkpoint_payload, load, load_view
+from .replay import RunView, TaskView
 from .sandbox import Sandbox, get_sandbox
 from .sandbox.egress import Destination, EgressForwarder, EgressRoute
 from .workspace import Workspace
@@ -80,6 +85,9 @@ class RunOptions:
             never counts as progress.
         breaker_failures: Step failures in a row with the same error after which the circuit
             breaker halts the run (a systemic failure, not one bad file).
+        checkpoint_every: Records between two ``checkpoint`` records (at least as many as the
+            run has tasks, since a checkpoint's size grows with the plan); one more is written
+            at the end of each sprint.
     """
 
     workers: int = 4
@@ -94,6 +102,7 @@ class RunOptions:
     new_run: bool = False
     stall_after_s: float = 1800.0
     breaker_failures: int = 10
+    checkpoint_every: int = 10_000
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -102,6 +111,8 @@ class RunOptions:
             raise errors.UsageError("--lease-ttl must be positive (seconds)")
         if self.model_quota is not None and self.model_quota < 0:
             raise errors.UsageError("--model-quota must be zero or more")
+        if self.checkpoint_every < 1:
+            raise errors.UsageError("--checkpoint-every must be at least 1 (records)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,7 +137,7 @@ class RunResult:
 
 
 class HostContext:
-    """What a job's host-side code (export) gets: the view, appends, and effects."""
+    """What a job's host-side code (export) gets: the view and its reader, appends, and effects."""
 
     def __init__(self, coordinator: "Coordinator") -> None:
         self._c = coordinator
@@ -135,6 +146,11 @@ class HostContext:
     def view(self) -> RunView:
         """The run view, current as of the last append."""
         return self._c.view
+
+    @property
+    def run(self) -> RunReader:
+        """The run view with reads of what it leaves in the ledger (step results, inputs)."""
+        return self._c.reader()
 
     @property
     def workspace(self) -> Workspace:
@@ -220,7 +236,6 @@ class Coordinator:
         self.model_config = model_config
         self.broker: ModelBroker | None = None
         self._model_halt: Halt | None = None
-        self._answers: dict[str, dict[str, Any]] = {}
         self._waiting: dict[str, list[tuple[WorkerProc, str, int]]] = {}
         self._to_submit: list[Ticket] = []
 
@@ -233,11 +248,17 @@ class Coordinator:
         return NewRecord(run_id=self.view.run_id, actor=actor, kind=kind, key=key, task=task, epoch=epoch,
                          why=why, payload=payload or {}, policy_hash=self.policy.hash)
 
+    def reader(self) -> RunReader:
+        """The live view, with reads of what it leaves in the ledger."""
+        assert self.storage is not None
+        return RunReader(self.storage, self.view)
+
     def append(self, records: Sequence[NewRecord]) -> list[Outcome]:
         """Appends records in one durable transaction and folds the appended ones into the view.
 
         A failing write (the disk, a lock held too long) is retried with backoff for up to
-        ``options.ledger_retry_s`` seconds.
+        ``options.ledger_retry_s`` seconds. When a checkpoint is due after them
+        (``RunView.checkpoint_due``), one follows in its own transaction.
 
         Raises:
             LedgerError: the storage kept failing; nothing of the batch is stored.
@@ -268,7 +289,20 @@ class Coordinator:
                     same = self._failure_streak[0] == error
                     self._failure_streak = (error, self._failure_streak[1] + 1 if same else 1)
                     self._last_failed_step = record.payload.get("name", record.key or "?")
+        if self.view.checkpoint_due(self.options.checkpoint_every):
+            self.checkpoint()
         return outcomes
+
+    def checkpoint(self) -> None:
+        """Appends a ``checkpoint`` record carrying the fold, unless the last record is one.
+
+        Raises:
+            LedgerError: the storage kept failing.
+        """
+        if self.view.checkpointed == self.view.records:
+            return
+        self.append([self.new_record("checkpoint", why=f"fold state after {self.view.records} records",
+                                     payload=checkpoint_payload(self.view))])
 
     # -- the run ------------------------------------------------------------------------
 
@@ -333,15 +367,14 @@ class Coordinator:
             pass
         self._stop_reason = reason
 
-    def _find_run(self) -> RunView | None:
+    def _find_run(self) -> Loaded | None:
+        """Returns the latest run of this job, folded from its latest checkpoint, or None."""
         assert self.storage is not None
         identity = self.job.describe()["identity"]
-        latest: RunView | None = None
-        for run_id, *_ in self.storage.runs():
-            first = next(self.storage.read(run_id), None)
-            if first is not None and first.kind == "run.started" and first.payload["job"].get("identity") == identity:
-                latest = fold(self.storage.read(run_id), run_id=run_id)
-        return latest
+        for first in reversed(self.storage.first_records()):
+            if first.kind == "run.started" and first.payload["job"].get("identity") == identity:
+                return load(self.storage, first.run_id)
+        return None
 
     def _session_payload(self) -> dict[str, Any]:
         return {"session": {"id": self.session, "pid": os.getpid(), "host": socket.gethostname()},
@@ -352,11 +385,12 @@ class Coordinator:
                             "model_quota": self.model_quota}}
 
     def _run_locked(self) -> RunResult:
-        existing = None if self.options.new_run else self._find_run()
+        found = None if self.options.new_run else self._find_run()
+        existing = found.view if found is not None else None
         if existing is not None and existing.state == "JACKED_OUT":
             self.view = existing
             self._write_state(force=True)
-            outcome = self.job.outcome(self.view, str(self.workspace.root))
+            outcome = self.job.outcome(self.reader(), str(self.workspace.root))
             return RunResult(run_id=existing.run_id, state="JACKED_OUT", exit_code=EXIT_OK, already_done=True,
                              outcome=outcome, message=f"run {existing.run_id} already finished; {outcome.summary}")
         if existing is not None and existing.state == "HALTED" and not self.options.explicit_resume:
@@ -372,17 +406,16 @@ class Coordinator:
             return RunResult(run_id=existing.run_id, state="HALTED", exit_code=EXIT_HALTED,
                              message=f"run {existing.run_id} stays HALTED: {waiting}")
         self._open_broker()
-        if existing is None:
+        if found is None:
             self.view = RunView(run_id=f"{self.job.kind}-{secrets.token_hex(3)}")
             payload = {"job": self.job.describe(), "sprints": list(self.job.sprints), **self._session_payload()}
             self.append([self.new_record("run.started", key=self.view.run_id, payload=payload,
                                          why=f"start {self.job.kind} of {self.job.describe().get('target')}")])
         else:
-            self.view = existing
-            why = "resume after a crash" if existing.state == "RUNNING" else f"explicit resume of a HALTED run ({existing.halt and existing.halt.get('reason')})"
-            self.append([self.new_record("run.resumed", payload=self._session_payload(), why=why)])
-            if self.broker is not None:
-                self._answers = recorded_answers(self.storage.read(existing.run_id))
+            self.view = found.view
+            why = "resume after a crash" if self.view.state == "RUNNING" else f"explicit resume of a HALTED run ({self.view.halt and self.view.halt.get('reason')})"
+            fold = {"checkpoint_seq": found.checkpoint_seq, "records": found.folded}
+            self.append([self.new_record("run.resumed", payload={**self._session_payload(), "fold": fold}, why=why)])
         if self.policy.refused_rules:
             self.append([self.new_record("policy.denied", why=rule, payload={"action": "repository rule", "rule": rule})
                          for rule in self.policy.refused_rules])
@@ -403,13 +436,14 @@ class Coordinator:
         person's decision to try again)."""
         records = [self.new_record("task.reopened", task=t.id, why=f"retry after resume; it failed: {t.errors[-1] if t.errors else '?'}")
                    for t in self.view.tasks.values() if t.status == "failed"]
-        for t in self.view.tasks.values():
-            if t.status == "finished" and (t.result or {}).get("denied") and self.view.sprints[t.sprint].status != "completed":
-                reads = self.job.step_reads(t)
-                allowed = [n for n in t.result["denied"] if self.gate.check(Action(kind="read", target=reads.get(n, ""))).allowed]
-                if allowed:
-                    records.append(self.new_record("task.reopened", task=t.id,
-                                                   why=f"the policy in force now allows {len(allowed)} step(s) it denied before"))
+        denied = [t for t in self.view.tasks.values()
+                  if t.status == "finished" and (t.result or {}).get("denied") and self.view.sprints[t.sprint].status != "completed"]
+        for t, spec in zip(denied, self.reader().planned(t.id for t in denied)):
+            reads = self.job.step_reads(spec)
+            allowed = [n for n in t.result["denied"] if self.gate.check(Action(kind="read", target=reads.get(n, ""))).allowed]
+            if allowed:
+                records.append(self.new_record("task.reopened", task=t.id,
+                                               why=f"the policy in force now allows {len(allowed)} step(s) it denied before"))
         for lease in self.view.leases():
             if lease.session != self.session:
                 records.append(self.new_record(
@@ -441,11 +475,13 @@ class Coordinator:
                 except (EffectUncertain, EffectDenied) as exc:
                     return self._halt("effect", str(exc), extra={"effect": exc.facts.get("key")})
                 self.append([self.new_record("sprint.finished", key=sprint, why=f"{sprint} done")])
+                self.checkpoint()
                 self._write_state(force=True)
                 continue
             if self._sprint_over(sprint):
                 done, total = self.view.sprint_progress(sprint)
                 self.append([self.new_record("sprint.finished", key=sprint, why=f"{sprint}: {done} of {total} tasks ended")])
+                self.checkpoint()
                 self._write_state(force=True)
                 continue
             halted = self._turn(sprint)
@@ -478,7 +514,7 @@ class Coordinator:
         return self._halt(halt.kind, halt.reason, extra=halt.extra)
 
     def _plan(self, sprint: str) -> None:
-        specs = self.job.plan(sprint, self.view)
+        specs = self.job.plan(sprint, self.reader())
         records = [self.new_record("sprint.started", key=sprint, why=f"plan {sprint}: {len(specs)} tasks",
                                    payload={"tasks": len(specs)})]
         records += [self.new_record("task.planned", key=spec.id, task=spec.id, why=spec.why,
@@ -602,8 +638,9 @@ class Coordinator:
     def _assign(self, sprint: str, pool: WorkerPool) -> RunResult | None:
         idle = [w for w in pool.workers.values() if w.ready and w.task is None and not w.lost]
         pending = [self.view.tasks[t] for t in self.view.sprints[sprint].tasks if self.view.tasks[t].status == "pending"]
+        run = self.reader()
         records: list[NewRecord] = []
-        sends: list[tuple[WorkerProc, TaskView, dict[str, str]]] = []
+        sends: list[tuple[WorkerProc, TaskView, TaskSpec, dict[str, str]]] = []
         quota_blocked = False
         for task in pending:
             if self._attempts.get(task.id, 0) >= self.options.max_task_attempts:
@@ -613,14 +650,15 @@ class Coordinator:
                                   extra={"task": task.id})
             if not idle:
                 continue
-            denial = self._check_actions(task)
+            (spec,) = run.planned([task.id])
+            denial = self._check_actions(spec)
             if denial is not None:
                 return denial
-            denied = self._denied_steps(task)
+            denied = self._denied_steps(spec)
             records.extend(self.new_record("policy.denied", task=task.id, why=rule,
                                            payload={"action": "read", "step": name, "rule": rule})
                            for name, rule in denied.items())
-            needed = self.job.calls_needed(task, self.view)
+            needed = self.job.calls_needed(spec, run)
             allowed = needed
             if needed and self.model_quota is not None:
                 allowed = min(needed, self._calls_left())
@@ -637,20 +675,21 @@ class Coordinator:
                 why=f"{worker.id} takes {task.id} (attempt {task.attempts + 1})",
                 payload={"worker": worker.id, "pid": worker.pid, "expires_ms": self.clock() + ttl_ms, "ttl_ms": ttl_ms,
                          "session": self.session, "calls_allowed": allowed}))
-            sends.append((worker, task, denied))
+            sends.append((worker, task, spec, denied))
         if records:
             self.append(records)
             faults.hit("coordinator.after_assign")
-        for worker, task, denied in sends:
-            if task.lease is None or task.lease.worker != worker.id:
-                continue
+        sends = [(w, t, spec, d) for w, t, spec, d in sends if t.lease is not None and t.lease.worker == w.id]
+        recorded = run.step_results(t.id for _, t, _, _ in sends)
+        failures = self._step_failures([t.id for _, t, _, _ in sends], recorded)
+        for worker, task, spec, denied in sends:
             worker.ready = False
             worker.task = (task.id, task.epoch)
             message = {"op": "assign", "task": task.id, "epoch": task.epoch, "sprint": task.sprint,
-                       "inputs": task.inputs, "calls_allowed": self._reserved.get(task.id, 0),
-                       "done": {self.view.steps[k]["name"]: self.view.steps[k]["input_hash"] for k in self.view.steps_by_task.get(task.id, ())},
-                       "failures": self._step_failures(task.id), "denied": denied,
-                       "context": self.job.task_context(task, self.view)}
+                       "inputs": spec.inputs, "calls_allowed": self._reserved.get(task.id, 0),
+                       "done": {p["name"]: p["input_hash"] for p in recorded[task.id].values()},
+                       "failures": failures[task.id], "denied": denied,
+                       "context": self.job.task_context(spec, run)}
             pool.send(worker, message)
         if quota_blocked and not any(self.view.tasks[t].status == "leased" for t in self.view.sprints[sprint].tasks):
             used = int(self.view.model["calls"])
@@ -660,14 +699,15 @@ class Coordinator:
                               extra={"calls_used": used, "quota": self.model_quota})
         return None
 
-    def _step_failures(self, task_id: str) -> dict[str, int]:
-        """``{step name: times it failed}`` for the task's steps that failed and have no result."""
-        prefix = f"{task_id}/"
-        out: dict[str, int] = {}
-        for key, messages in self.view.step_failures.items():
-            if key.startswith(prefix) and key not in self.view.steps:
-                name = key[len(prefix):].rsplit("@", 1)[0]
-                out[name] = out.get(name, 0) + len(messages)
+    def _step_failures(self, task_ids: list[str], recorded: dict[str, dict[str, Any]]) -> dict[str, dict[str, int]]:
+        """Per task, ``{step name: times it failed}`` for its steps that failed and have no
+        result (``recorded``: the tasks' ``{step key: step.done payload}``)."""
+        out: dict[str, dict[str, int]] = {t: {} for t in task_ids}
+        for r in self.reader().step_failures(task_ids):
+            if r.key in recorded[r.task] or not (r.key or "").startswith(f"{r.task}/"):
+                continue
+            name = r.key[len(r.task) + 1:].rsplit("@", 1)[0]
+            out[r.task][name] = out[r.task].get(name, 0) + 1
         return out
 
     def _calls_left(self) -> int:
@@ -675,7 +715,7 @@ class Coordinator:
         in_flight = sum(max(0, self._reserved[t] - self._calls_made.get(t, 0)) for t in self._reserved)
         return max(0, self.model_quota - int(self.view.model["calls"]) - in_flight)
 
-    def _check_actions(self, task: TaskView) -> RunResult | None:
+    def _check_actions(self, task: TaskSpec) -> RunResult | None:
         for action in self.job.actions(task):
             decision = self.gate.check(action)
             if not decision.allowed:
@@ -684,7 +724,7 @@ class Coordinator:
                 return self._halt("policy", f"policy denied {action.kind} {action.target!r} for task {task.id}: {decision.rule}")
         return None
 
-    def _denied_steps(self, task: TaskView) -> dict[str, str]:
+    def _denied_steps(self, task: TaskSpec) -> dict[str, str]:
         """``{step name: rule}`` for the task's steps whose reads the policy in force denies."""
         denied = {}
         for name, path in self.job.step_reads(task).items():
@@ -737,13 +777,14 @@ class Coordinator:
         ledger, a refusal while the run is halting (or a budget is reached), else a call queued
         for the broker (one per step key, however many workers wait for it)."""
         key, task, epoch = message["key"], message["task"], message["epoch"]
-        recorded = self._answers.get(key)
-        if recorded is not None:
-            self._reply(worker, {"op": "model.answer", "key": key, "answer": recorded["answer"], "recorded": True})
-            return
         if self.broker is None:
             self._reply(worker, {"op": "model.error", "key": key, "kind": "failed",
                                  "error": "this run's model runs in the workers; the coordinator makes no model calls"})
+            return
+        assert self.storage is not None
+        recorded = self.storage.unique_record(self.view.run_id, "model.call", key)
+        if recorded is not None and recorded.payload.get("answer"):
+            self._reply(worker, {"op": "model.answer", "key": key, "answer": recorded.payload["answer"], "recorded": True})
             return
         if self._model_halt is None:
             self._model_halt = budget_halt(self.policy, self.view.model)
@@ -771,10 +812,8 @@ class Coordinator:
             records += [record] if record is not None else []
             replies.append((settled.ticket.key, reply))
         for outcome in self.append(records):
-            if isinstance(outcome, Appended) and outcome.record.payload.get("answer"):
-                self._answers[outcome.record.key or ""] = outcome.record.payload
-                if outcome.record.task in self._reserved:
-                    self._calls_made[outcome.record.task] = self._calls_made.get(outcome.record.task, 0) + 1
+            if isinstance(outcome, Appended) and outcome.record.payload.get("answer") and outcome.record.task in self._reserved:
+                self._calls_made[outcome.record.task] = self._calls_made.get(outcome.record.task, 0) + 1
         if records and self._model_halt is None:
             self._model_halt = budget_halt(self.policy, self.view.model)
         for key, reply in replies:
@@ -903,7 +942,7 @@ class Coordinator:
 
     def _finish(self) -> RunResult:
         self._stop_pool()
-        outcome = self.job.outcome(self.view, str(self.workspace.root))
+        outcome = self.job.outcome(self.reader(), str(self.workspace.root))
         self.append([self.new_record("run.finished", key=self.view.run_id, why=outcome.summary,
                                      payload={"outputs": outcome.outputs})])
         self._write_state(force=True)
@@ -927,7 +966,7 @@ def current_run_id(workspace: Workspace, storage: Storage) -> str:
     Raises:
         NoRunError: the ledger holds no run.
     """
-    runs = [r[0] for r in storage.runs()]
+    runs = [r.run_id for r in storage.first_records()]
     if not runs:
         raise errors.NoRunError(f"no run in {workspace.root}; start one with `fleetledger scan PATH`")
     try:
@@ -951,7 +990,7 @@ def settle_state_file(workspace: Workspace, *, clock: Callable[[], int] = wall_c
         raise errors.NoRunError(f"no ledger in {workspace.root}; start a run with `fleetledger scan PATH`")
     with workspace.lock(f"settle-{secrets.token_hex(2)}"), open_storage(workspace.ledger_url) as storage:
         run_id = current_run_id(workspace, storage)
-        view = fold(storage.read(run_id), run_id=run_id)
+        view = load_view(storage, run_id)
         _, note = runstate.reconcile(workspace.state_path, view, workspace.ledger_url, now_ms=clock())
         return view, note
 
@@ -1006,7 +1045,7 @@ def halt_idle_run(workspace: Workspace, reason: str, *, clock: Callable[[], int]
     """
     with workspace.lock(f"halt-{secrets.token_hex(2)}"), open_storage(workspace.ledger_url) as storage:
         run_id = current_run_id(workspace, storage)
-        view = fold(storage.read(run_id), run_id=run_id)
+        view = load_view(storage, run_id)
         if view.state != "RUNNING":
             return view
         def record(kind: str, **fields: Any) -> NewRecord:

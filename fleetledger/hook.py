@@ -23,7 +23,8 @@ from typing import Any
 from . import errors, runstate
 from .ledger import open_storage
 from .ledger.records import iso_utc
-from .replay import RunView, fold
+from .reader import load_view
+from .replay import RunView
 from .workspace import Workspace
 
 HOOK_EVENT = "SessionStart"
@@ -139,7 +140,7 @@ def _fold(workspace: Workspace, run_id: str) -> RunView | None:
     if not workspace.exists():
         return None
     with open_storage(workspace.ledger_url) as storage:
-        view = fold(storage.read(run_id), run_id=run_id)
+        view = load_view(storage, run_id)
     return view if view.records else None
 
 
@@ -153,15 +154,14 @@ def _where_it_stands(view: RunView) -> str:
         parts.append(f"sprint {index} of {len(sprints)} is {current!r}, {done}/{total} tasks done;")
     parts.append(f"recorded so far: {sum(1 for s in sprints if s.status == 'completed')} sprint(s) completed, "
                  f"{sum(1 for t in view.tasks.values() if t.status == 'finished')} task(s) finished, "
-                 f"{len(view.steps)} step result(s), {int(view.model['calls'])} model call(s).")
+                 f"{view.steps_done} step result(s), {int(view.model['calls'])} model call(s).")
     in_flight = [f"{name} of {task}" for task, steps in sorted(view.open_steps.items()) for name in steps.values()]
     if in_flight:
         parts.append(f"In flight when it stopped (intent recorded, no result; these run again): "
                      f"{_some(in_flight)}.")
     if current is not None:
         unfinished = [view.tasks[t] for t in view.sprints[current].tasks if view.tasks[t].status not in ("finished", "failed")]
-        started = [f"{t.id} after its {len(view.steps_by_task[t.id])} recorded step(s)"
-                   for t in unfinished if view.steps_by_task.get(t.id)]
+        started = [f"{t.id} after its {t.steps_done} recorded step(s)" for t in unfinished if t.steps_done]
         if started:
             parts.append(f"Next: {_some(started)}; recorded steps are not run again.")
     return " ".join(parts)

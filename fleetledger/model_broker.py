@@ -30,7 +30,7 @@ from typing import Any
 
 from . import errors
 from .jobs.scan.shapes import ModelRequest
-from .ledger.records import Record, iso_utc
+from .ledger.records import iso_utc
 from .models import CallResult, ModelProvider
 from .models.config import RetryPolicy
 from .models.failures import (MalformedAnswer, ProviderQuotaExhausted, ProviderRefused, RateLimited,
@@ -258,7 +258,3 @@ def before_reset(halt: Mapping[str, Any] | None, now_ms: int) -> str | None:
     return (f"the model quota resets at {iso_utc(reset_ms)} (in {left_min // 60} h {left_min % 60} min); "
             "nothing was spent; run the same command after that")
 
-
-def recorded_answers(records: Iterable[Record]) -> dict[str, dict[str, Any]]:
-    """Returns ``{step key: model.call payload}`` of the answered calls among ``records``."""
-    return {r.key: r.payload for r in records if r.kind == "model.call" and r.key and r.payload.get("answer")}

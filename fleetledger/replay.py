@@ -1,17 +1,23 @@
 """Replay: the run rebuilt from its records, ``RunView = fold(records)``.
 
-Status, resume, audit and export all read a ``RunView``; none of them keeps state of its own.
-The fold is pure: its result depends only on the records, in sequence order. The coordinator
-keeps a live view by applying each record it appends, which is the same fold done
+Status, resume, audit and export all start from a ``RunView``; none of them keeps state of its
+own. The fold is pure: its result depends only on the records, in sequence order. The
+coordinator keeps a live view by applying each record it appends, which is the same fold done
 incrementally (``RunView.apply``).
 
-A ``checkpoint`` record carries ``RunView.to_json()`` at a sequence number; ``fold`` can start
-from one (``RunView.from_json``) and apply only the records after it.
+The view is compact: it holds what status and scheduling need (tasks with their status, lease,
+attempts, errors and step counts; sprints; workers; model spend; effects; the halt), bounded by
+the size of the plan and the fleet, never by the length of the ledger. What grows with the
+work (each task's inputs, each step's result and failure) stays in the ledger and is read on
+demand through the storage (``reader.RunReader``).
+
+A ``checkpoint`` record carries ``RunView.to_json()`` at a sequence number, so a reader can
+start from the latest one (``RunView.from_json``) and fold only the records after it
+(``reader.load_view``); ``fold`` of all the records from zero gives the same view.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -22,30 +28,46 @@ from .ledger.records import Record
 
 RunStateName = Literal["RUNNING", "HALTED", "JACKED_OUT"]
 
+CHECKPOINT_FORMAT = 1
+"""Layout of ``RunView.to_json()``; a checkpoint of another format is not used (the reader folds
+from an earlier point instead)."""
+
+EVENT_KINDS = frozenset({"run.started", "run.resumed", "run.halted", "run.finished", "worker.exited",
+                         "lease.expired", "task.failed", "policy.denied"})
+"""Record kinds kept in ``RunView.recent``: what a person watching the run wants to see."""
+
+RECENT_EVENTS = 6
+"""How many notable records ``RunView.recent`` keeps."""
+
+GONE_WITH_SESSION = "gone with the previous coordinator session"
+"""The exit noted for a worker whose coordinator session ended (a resume started a new one)."""
+
 
 @dataclass(kw_only=True, slots=True)
 class TaskView:
-    """A task as the ledger tells it.
+    """A task as the ledger tells it (its inputs stay in its ``task.planned`` record).
 
     Attributes:
         id: Task id, unique in the run.
         sprint: The sprint the task belongs to.
-        inputs: The ``task.planned`` payload (what the task covers).
         status: ``pending`` (unassigned), ``leased``, ``finished`` or ``failed`` (given up).
         epoch: Epoch of the latest assignment (0 if never assigned).
         lease: The open lease, or None.
         attempts: Number of assignments so far.
+        steps_done: Number of ``step.done`` records of the task (one per step key).
+        steps_failed: Number of ``step.failed`` records of the task.
         result: The ``task.finished`` payload, once finished.
         errors: Messages of the ``task.failed`` records, oldest first.
     """
 
     id: str
     sprint: str
-    inputs: dict[str, Any]
     status: str = "pending"
     epoch: int = 0
     lease: Lease | None = None
     attempts: int = 0
+    steps_done: int = 0
+    steps_failed: int = 0
     result: dict[str, Any] | None = None
     errors: list[str] = field(default_factory=list)
 
@@ -71,21 +93,21 @@ class RunView:
         started_ms, last_activity_ms, finished_ms: Epoch ms UTC of the first record, the last
             record, and ``run.finished``.
         sprints: Sprints in plan order (dict order).
-        tasks: Tasks by id.
-        steps: Recorded step results by step key (``step.done`` payloads).
-        steps_by_task: Step keys recorded per task.
-        step_intents: Number of ``step.intent`` records per step key.
-        step_failures: Error messages of ``step.failed`` records per step key.
-        open_steps: Per task, ``{step key: step name}`` of intents with no result yet (the step
-            a worker was in when it died).
+        tasks: Tasks by id, in plan order.
+        steps_done, steps_failed: Numbers of ``step.done`` and ``step.failed`` records.
+        open_steps: Per leased task, ``{step key: step name}`` of intents with no result yet
+            (the step its worker is in, or was in when it died); dropped when the lease ends.
         model: Model spend: ``calls``, ``input_tokens``, ``output_tokens``, ``cost_usd``.
-        effects: Per effect key: ``{"intent": payload, "done": payload or None}``.
-        workers: Per worker id: ``{"last_seen_ms", "task", "pid"}``.
+        effects: Per effect key: ``{"intent": payload, "done": payload or None, "why"}``.
+        workers: Per worker id: ``{"last_seen_ms", "task", "pid", "exited"}`` (``exited``: how
+            it ended, None while it may be alive).
         sessions: Coordinator sessions, oldest first (``run.started``/``run.resumed`` payloads).
-        denials: ``policy.denied`` payloads; approvals: ``approval.granted`` payloads.
+        approvals: ``approval.granted`` payloads.
+        recent: The last ``RECENT_EVENTS`` records of ``EVENT_KINDS``, as ``[ts_ms, kind, why]``.
         last_seq, last_hash: The last folded record.
         policy_hash: Policy hash of the last coordinator record.
         records: Number of records folded.
+        checkpointed: ``records`` when the last ``checkpoint`` record was folded (0: none yet).
     """
 
     run_id: str
@@ -97,22 +119,21 @@ class RunView:
     finished_ms: int | None = None
     sprints: dict[str, SprintView] = field(default_factory=dict)
     tasks: dict[str, TaskView] = field(default_factory=dict)
-    steps: dict[str, dict[str, Any]] = field(default_factory=dict)
-    steps_by_task: dict[str, list[str]] = field(default_factory=dict)
-    step_intents: dict[str, int] = field(default_factory=dict)
-    step_failures: dict[str, list[str]] = field(default_factory=dict)
+    steps_done: int = 0
+    steps_failed: int = 0
     open_steps: dict[str, dict[str, str]] = field(default_factory=dict)
     model: dict[str, float] = field(
         default_factory=lambda: {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0})
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     workers: dict[str, dict[str, Any]] = field(default_factory=dict)
     sessions: list[dict[str, Any]] = field(default_factory=list)
-    denials: list[dict[str, Any]] = field(default_factory=list)
     approvals: list[dict[str, Any]] = field(default_factory=list)
+    recent: list[list[Any]] = field(default_factory=list)
     last_seq: int = 0
     last_hash: str = ""
     policy_hash: str = ""
     records: int = 0
+    checkpointed: int = 0
 
     # -- queries (read-only) -------------------------------------------------------------
 
@@ -133,9 +154,11 @@ class RunView:
         """Returns the open leases, ordered by task id."""
         return [t.lease for _, t in sorted(self.tasks.items()) if t.lease is not None]
 
-    def done_steps(self, task_id: str) -> dict[str, dict[str, Any]]:
-        """Returns ``{step key: recorded result}`` for the task's finished steps."""
-        return {key: self.steps[key] for key in self.steps_by_task.get(task_id, ())}
+    def checkpoint_due(self, every: int) -> bool:
+        """True when a checkpoint should follow: at least ``every`` records, and at least as
+        many records as the run has tasks (so that checkpoints, whose size grows with the
+        plan, never outweigh the records between them), were folded since the last one."""
+        return self.records - self.checkpointed >= max(every, len(self.tasks))
 
     # -- the fold ------------------------------------------------------------------------
 
@@ -149,47 +172,75 @@ class RunView:
             raise ValueError(f"record {r.seq} is of run {r.run_id}, not {self.run_id}")
         if r.seq <= self.last_seq:
             raise ValueError(f"record {r.seq} comes after {self.last_seq}: records must be folded in order")
-        handler = _HANDLERS.get(r.kind)
-        if handler is not None:
-            handler(self, r)
         if self.records == 0:
             self.started_ms = r.ts_ms
         self.records += 1
+        if r.actor != "coordinator":
+            worker = self.workers.setdefault(r.actor, _new_worker(r.ts_ms))
+            worker["last_seen_ms"] = r.ts_ms
+        handler = _HANDLERS.get(r.kind)
+        if handler is not None:
+            handler(self, r)
+        if r.kind in EVENT_KINDS:
+            self.recent.append([r.ts_ms, r.kind, r.why])
+            del self.recent[:-RECENT_EVENTS]
         self.last_seq = r.seq
         self.last_hash = r.hash
         self.last_activity_ms = r.ts_ms
         if r.actor == "coordinator" and r.policy_hash:
             self.policy_hash = r.policy_hash
-        if r.actor != "coordinator":
-            worker = self.workers.setdefault(r.actor, {"last_seen_ms": 0, "task": None, "pid": None})
-            worker["last_seen_ms"] = r.ts_ms
 
     def to_json(self) -> dict[str, Any]:
-        """Returns the whole view as JSON-ready data (the payload of a ``checkpoint``)."""
-        data = {name: copy.deepcopy(getattr(self, name)) for name in self.__dataclass_fields__}
-        data["sprints"] = {k: {"id": s.id, "status": s.status, "tasks": list(s.tasks)} for k, s in self.sprints.items()}
-        data["tasks"] = {k: _task_json(t) for k, t in self.tasks.items()}
-        return data
+        """Returns the view as JSON-ready data (the ``view`` of a ``checkpoint`` payload).
+
+        Every collection whose order matters is a list, so the canonical JSON of the ledger
+        (which sorts object keys) keeps it: ``sprints`` as ``[id, status, [task ids]]``,
+        ``tasks`` as ``[id, sprint, status, epoch, attempts, steps_done, steps_failed, lease,
+        result, errors]``, ``open_steps`` as ``[task, [[key, name], ...]]``, and ``effects``
+        and ``workers`` as ``[key, value]`` pairs. Nothing returned is shared with the view.
+        """
+        return {
+            "run_id": self.run_id, "job": self.job, "state": self.state, "halt": self.halt,
+            "started_ms": self.started_ms, "last_activity_ms": self.last_activity_ms,
+            "finished_ms": self.finished_ms,
+            "sprints": [[s.id, s.status, list(s.tasks)] for s in self.sprints.values()],
+            "tasks": [[t.id, t.sprint, t.status, t.epoch, t.attempts, t.steps_done, t.steps_failed,
+                       dataclasses.asdict(t.lease) if t.lease is not None else None, t.result, list(t.errors)]
+                      for t in self.tasks.values()],
+            "steps_done": self.steps_done, "steps_failed": self.steps_failed,
+            "open_steps": [[task, [[k, n] for k, n in steps.items()]] for task, steps in self.open_steps.items()],
+            "model": dict(self.model),
+            "effects": [[k, dict(e)] for k, e in self.effects.items()],
+            "workers": [[k, dict(w)] for k, w in self.workers.items()],
+            "sessions": list(self.sessions), "approvals": list(self.approvals),
+            "recent": [list(e) for e in self.recent],
+            "last_seq": self.last_seq, "last_hash": self.last_hash, "policy_hash": self.policy_hash,
+            "records": self.records, "checkpointed": self.checkpointed,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "RunView":
-        """Rebuilds a view from ``to_json()`` output (a checkpoint payload)."""
-        data = copy.deepcopy(data)
-        data["sprints"] = {k: SprintView(**s) for k, s in data["sprints"].items()}
+        """Rebuilds a view from ``to_json()`` output (a checkpoint's ``view``).
+
+        Raises:
+            KeyError, TypeError, ValueError: ``data`` is not of the ``CHECKPOINT_FORMAT`` layout.
+        """
         tasks = {}
-        for k, t in data["tasks"].items():
-            lease = Lease(**t.pop("lease")) if t.get("lease") else None
-            t.pop("lease", None)
-            tasks[k] = TaskView(lease=lease, **t)
-        data["tasks"] = tasks
-        return cls(**data)
-
-
-def _task_json(t: TaskView) -> dict[str, Any]:
-    lease = dataclasses.asdict(t.lease) if t.lease is not None else None
-    return {"id": t.id, "sprint": t.sprint, "inputs": copy.deepcopy(t.inputs), "status": t.status,
-            "epoch": t.epoch, "lease": lease, "attempts": t.attempts,
-            "result": copy.deepcopy(t.result), "errors": list(t.errors)}
+        for tid, sprint, status, epoch, attempts, done, failed, lease, result, errors in data["tasks"]:
+            tasks[tid] = TaskView(id=tid, sprint=sprint, status=status, epoch=epoch, attempts=attempts,
+                                  steps_done=done, steps_failed=failed, lease=Lease(**lease) if lease else None,
+                                  result=result, errors=list(errors))
+        return cls(
+            run_id=data["run_id"], job=data["job"], state=data["state"], halt=data["halt"],
+            started_ms=data["started_ms"], last_activity_ms=data["last_activity_ms"], finished_ms=data["finished_ms"],
+            sprints={sid: SprintView(id=sid, status=status, tasks=list(ids)) for sid, status, ids in data["sprints"]},
+            tasks=tasks, steps_done=data["steps_done"], steps_failed=data["steps_failed"],
+            open_steps={task: dict(steps) for task, steps in data["open_steps"]},
+            model=dict(data["model"]), effects={k: dict(e) for k, e in data["effects"]},
+            workers={k: dict(w) for k, w in data["workers"]}, sessions=list(data["sessions"]),
+            approvals=list(data["approvals"]), recent=[list(e) for e in data["recent"]],
+            last_seq=data["last_seq"], last_hash=data["last_hash"], policy_hash=data["policy_hash"],
+            records=data["records"], checkpointed=data["checkpointed"])
 
 
 def fold(records: Iterable[Record], *, run_id: str | None = None, base: RunView | None = None) -> RunView:
@@ -198,7 +249,7 @@ def fold(records: Iterable[Record], *, run_id: str | None = None, base: RunView 
     Args:
         records: Records of one run in sequence order (other runs' records are skipped when
             ``run_id`` is given).
-        run_id: The run to fold; taken from the first record when None.
+        run_id: The run to fold; taken from ``base`` or the first record when None.
         base: A view to continue from (e.g. rebuilt from a checkpoint); not modified.
 
     Returns:
@@ -207,7 +258,7 @@ def fold(records: Iterable[Record], *, run_id: str | None = None, base: RunView 
     Raises:
         ValueError: records of several runs without ``run_id``, or records out of order.
     """
-    view = copy.deepcopy(base) if base is not None else None
+    view = RunView.from_json(base.to_json()) if base is not None else None
     for r in records:
         if view is None:
             view = RunView(run_id=run_id or r.run_id)
@@ -217,6 +268,10 @@ def fold(records: Iterable[Record], *, run_id: str | None = None, base: RunView 
     if view is None:
         view = RunView(run_id=run_id or "")
     return view
+
+
+def _new_worker(ts_ms: int) -> dict[str, Any]:
+    return {"last_seen_ms": ts_ms, "task": None, "pid": None, "exited": None}
 
 
 # -- handlers, one per kind ---------------------------------------------------------------
@@ -235,6 +290,9 @@ def _run_resumed(v: RunView, r: Record) -> None:
     v.state = "RUNNING"
     v.halt = None
     v.sessions.append({"kind": "resumed", "ts_ms": r.ts_ms, **r.payload.get("session", {})})
+    for worker in v.workers.values():
+        if worker["exited"] is None:
+            worker["exited"] = GONE_WITH_SESSION
 
 
 def _run_halted(v: RunView, r: Record) -> None:
@@ -257,9 +315,8 @@ def _sprint_finished(v: RunView, r: Record) -> None:
 
 
 def _task_planned(v: RunView, r: Record) -> None:
-    p = r.payload
-    sprint = p["sprint"]
-    v.tasks[r.task] = TaskView(id=r.task, sprint=sprint, inputs=p.get("inputs", {}))
+    sprint = r.payload["sprint"]
+    v.tasks[r.task] = TaskView(id=r.task, sprint=sprint)
     v.sprints.setdefault(sprint, SprintView(id=sprint)).tasks.append(r.task)
 
 
@@ -272,7 +329,7 @@ def _task_assigned(v: RunView, r: Record) -> None:
     t.lease = Lease(task=r.task, worker=p["worker"], epoch=r.epoch, expires_ms=p["expires_ms"],
                     renewed_ms=r.ts_ms, session=p.get("session", ""),
                     ttl_ms=p.get("ttl_ms", p["expires_ms"] - r.ts_ms))
-    v.workers.setdefault(p["worker"], {"last_seen_ms": r.ts_ms, "task": None, "pid": None})["task"] = r.task
+    v.workers.setdefault(p["worker"], _new_worker(r.ts_ms))["task"] = r.task
 
 
 def _lease_renewed(v: RunView, r: Record) -> None:
@@ -287,6 +344,7 @@ def _release(v: RunView, t: TaskView) -> None:
         if worker is not None and worker.get("task") == t.id:
             worker["task"] = None
     t.lease = None
+    v.open_steps.pop(t.id, None)
 
 
 def _lease_expired(v: RunView, r: Record) -> None:
@@ -314,26 +372,34 @@ def _task_reopened(v: RunView, r: Record) -> None:
 
 
 def _step_intent(v: RunView, r: Record) -> None:
-    v.step_intents[r.key] = v.step_intents.get(r.key, 0) + 1
-    if r.task is not None:
-        v.open_steps.setdefault(r.task, {})[r.key] = r.payload.get("name", "")
+    t = v.tasks.get(r.task) if r.task is not None else None
+    if t is not None and t.lease is not None:
+        v.open_steps.setdefault(t.id, {})[r.key] = r.payload.get("name", "")
 
 
-def _close_step(v: RunView, r: Record) -> None:
-    if r.task is not None:
-        v.open_steps.get(r.task, {}).pop(r.key, None)
+def _close_step(v: RunView, r: Record) -> TaskView | None:
+    if r.task is None:
+        return None
+    steps = v.open_steps.get(r.task)
+    if steps is not None:
+        steps.pop(r.key, None)
+        if not steps:
+            del v.open_steps[r.task]
+    return v.tasks.get(r.task)
 
 
 def _step_done(v: RunView, r: Record) -> None:
-    v.steps[r.key] = r.payload
-    _close_step(v, r)
-    if r.task is not None:
-        v.steps_by_task.setdefault(r.task, []).append(r.key)
+    v.steps_done += 1
+    t = _close_step(v, r)
+    if t is not None:
+        t.steps_done += 1
 
 
 def _step_failed(v: RunView, r: Record) -> None:
-    v.step_failures.setdefault(r.key, []).append(r.why)
-    _close_step(v, r)
+    v.steps_failed += 1
+    t = _close_step(v, r)
+    if t is not None:
+        t.steps_failed += 1
 
 
 def _model_call(v: RunView, r: Record) -> None:
@@ -353,16 +419,22 @@ def _effect_done(v: RunView, r: Record) -> None:
     v.effects.setdefault(r.key, {"intent": None, "why": ""})["done"] = r.payload
 
 
-def _policy_denied(v: RunView, r: Record) -> None:
-    v.denials.append({"seq": r.seq, "why": r.why, **r.payload})
-
-
 def _approval_granted(v: RunView, r: Record) -> None:
     v.approvals.append({"seq": r.seq, "why": r.why, **r.payload})
 
 
 def _worker_started(v: RunView, r: Record) -> None:
-    v.workers.setdefault(r.payload["worker"], {"last_seen_ms": r.ts_ms, "task": None, "pid": None})["pid"] = r.payload.get("pid")
+    worker = v.workers.setdefault(r.payload["worker"], _new_worker(r.ts_ms))
+    worker["pid"] = r.payload.get("pid")
+    worker["exited"] = None
+
+
+def _worker_exited(v: RunView, r: Record) -> None:
+    v.workers.setdefault(r.payload["worker"], _new_worker(r.ts_ms))["exited"] = r.why
+
+
+def _checkpoint(v: RunView, r: Record) -> None:
+    v.checkpointed = v.records
 
 
 _HANDLERS = {
@@ -370,9 +442,9 @@ _HANDLERS = {
     "run.finished": _run_finished, "sprint.started": _sprint_started,
     "sprint.finished": _sprint_finished, "task.planned": _task_planned,
     "task.assigned": _task_assigned, "task.reopened": _task_reopened, "lease.renewed": _lease_renewed,
-    "lease.expired": _lease_expired, "lease.released": _lease_expired, "task.finished": _task_finished, "task.failed": _task_failed,
-    "step.intent": _step_intent, "step.done": _step_done, "step.failed": _step_failed,
-    "model.call": _model_call, "effect.intent": _effect_intent, "effect.done": _effect_done,
-    "policy.denied": _policy_denied, "approval.granted": _approval_granted,
-    "worker.started": _worker_started,
+    "lease.expired": _lease_expired, "lease.released": _lease_expired, "task.finished": _task_finished,
+    "task.failed": _task_failed, "step.intent": _step_intent, "step.done": _step_done,
+    "step.failed": _step_failed, "model.call": _model_call, "effect.intent": _effect_intent,
+    "effect.done": _effect_done, "approval.granted": _approval_granted,
+    "worker.started": _worker_started, "worker.exited": _worker_exited, "checkpoint": _checkpoint,
 }

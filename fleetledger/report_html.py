@@ -4,8 +4,9 @@ The page holds a timeline of the run (a lane for the coordinator's sessions and 
 which task it held when, from ``task.assigned`` to the end of that lease; crashes, resumes,
 expired leases and halts marked), the progress of each sprint against the plan, the findings
 with their severity, CWE, location, rationale and revalidation verdict, and the files that were
-skipped with the reason. Everything is computed from one pass over the run's records (the fold,
-plus the lease intervals the fold does not keep) and from ``build_report``.
+skipped with the reason. Everything is computed from one pass over all of the run's records (the
+fold, plus the lease intervals the fold does not keep: the timeline is the whole history, so it
+does not start from a checkpoint) and from ``build_report``.
 
 The page needs no network: CSS, the SVG timeline and the one small script (sortable tables)
 are inline, and its Content-Security-Policy forbids every fetch and every script but that one
@@ -29,6 +30,7 @@ from .jobs.scan.report import build_report
 from .jobs.scan.shapes import SEVERITIES, ScanReport
 from .ledger import Record, open_storage
 from .ledger.records import LEASE_END_KINDS, iso_utc
+from .reader import RunReader
 from .replay import RunView
 from .workspace import Workspace
 
@@ -459,7 +461,7 @@ def write_report(workspace: Workspace, out: Path | None = None) -> Path:
     with open_storage(workspace.ledger_url) as storage:
         run_id = current_run_id(workspace, storage)
         view, timeline = fold_with_timeline(storage.read(run_id), run_id)
-    scan = build_report(view, tool_version=__version__) if view.job.get("kind") == "scan" else None
+        scan = build_report(RunReader(storage, view), tool_version=__version__) if view.job.get("kind") == "scan" else None
     page = render(view, timeline, scan, generated_ms=wall_clock_ms())
     path = out if out is not None else workspace.root / REPORT_FILE
     try:

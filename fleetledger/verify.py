@@ -8,7 +8,9 @@ Checks, per run unless noted:
       ``effect.done`` an earlier ``effect.intent``;
     * no idempotency key is completed twice (at most one record per (kind, key) of
       ``UNIQUE_KINDS``);
-    * no record carries a stale lease epoch (the fence rules replayed over the records).
+    * no record carries a stale lease epoch (the fence rules replayed over the records);
+    * every ``checkpoint`` carries exactly the fold of its run's records before it: each run is
+      folded from its first record, whatever its checkpoints say, and compared at each one.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .leases import LeaseEvent, check_fence
-from .ledger.records import GENESIS_HASH, LEASE_END_KINDS, UNIQUE_KINDS, NewRecord, Record, expected_hash
+from .ledger.records import (GENESIS_HASH, LEASE_END_KINDS, UNIQUE_KINDS, NewRecord, Record, canonical_json,
+                             expected_hash)
+from .reader import checkpoint_payload
+from .replay import RunView
 
 
 @dataclass
@@ -46,6 +51,7 @@ def verify_records(records: Iterable[Record]) -> VerifyReport:
     effects: set[tuple[str, str]] = set()
     unique: dict[tuple[str, str, str], int] = {}
     leases: dict[tuple[str, str], LeaseEvent] = {}
+    folds = _Folds()
     expected_seq = 1
     for r in records:
         report.records += 1
@@ -84,4 +90,38 @@ def verify_records(records: Iterable[Record]) -> VerifyReport:
                 problems.append(f"seq {r.seq} (run {r.run_id}): stale epoch: {problem}")
             if r.kind == "task.assigned" or r.kind in LEASE_END_KINDS:
                 leases[lease_key] = LeaseEvent(r.kind, r.epoch)
+        problem = folds.check_and_apply(r)
+        if problem is not None:
+            problems.append(problem)
     return report
+
+
+class _Folds:
+    """Each run folded from its first record, to check its checkpoints against.
+
+    A run whose records do not fold (a record about a task that was never planned, say) is
+    not a problem by itself; only a checkpoint that cannot be checked because of it is.
+    """
+
+    def __init__(self) -> None:
+        self.views: dict[str, RunView] = {}
+        self.broken: dict[str, str] = {}
+
+    def check_and_apply(self, r: Record) -> str | None:
+        """Checks ``r`` if it is a checkpoint, then folds it; returns the problem found, if any."""
+        if r.run_id in self.broken:
+            if r.kind != "checkpoint":
+                return None
+            return (f"seq {r.seq} (run {r.run_id}): checkpoint cannot be checked: the run's records before it "
+                    f"do not fold ({self.broken[r.run_id]})")
+        view = self.views.setdefault(r.run_id, RunView(run_id=r.run_id))
+        problem = None
+        if r.kind == "checkpoint" and canonical_json(checkpoint_payload(view)) != r.payload_json:
+            problem = (f"seq {r.seq} (run {r.run_id}): checkpoint does not match the fold of the run's records "
+                       "before it; readers that trust it would see another run")
+        try:
+            view.apply(r)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            self.broken[r.run_id] = f"seq {r.seq}: {type(exc).__name__}: {exc}"
+            del self.views[r.run_id]
+        return problem

@@ -1,19 +1,17 @@
 """``fleetledger status --watch``: a live view of the fleet, read from the ledger alone.
 
-The watcher is another process than the coordinator: it opens the ledger, folds the run once,
-and then, at every refresh, folds only the records appended since the last sequence number it
-saw (``storage.read(run_id, after_seq=...)`` and ``RunView.apply``). So it works while the run
-is alive, after it died, and after it finished, and a refresh costs what was appended, not the
-length of the ledger.
-
-Beside the fold it keeps what ``RunView`` does not: which workers exited (and how), and the
-last few events a person watching wants to see (a crash, a resume, an expired lease, a halt).
+The watcher is another process than the coordinator: it opens the ledger, folds the run once
+from its latest checkpoint, and then, at every refresh, folds only the records appended since
+the last sequence number it saw (``storage.read(run_id, after_seq=...)`` and
+``RunView.apply``). So it works while the run is alive, after it died, and after it finished,
+and neither its start nor a refresh costs the length of the ledger. The fold itself keeps what
+the watch shows: which workers exited (and how), and the last few notable events (a crash, a
+resume, an expired lease, a halt); the findings so far are read from the ledger's step results.
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,19 +26,14 @@ from . import __version__, errors, runstate
 from .coordinator import current_run_id, wall_clock_ms
 from .jobs.scan import report
 from .jobs.scan.shapes import SEVERITIES, survives
-from .ledger import Record, Storage, open_storage
+from .ledger import Storage, open_storage
 from .ledger.records import iso_utc
+from .reader import RunReader, load
 from .replay import RunView
 from .workspace import Workspace
 
 STOPPED_STATES = frozenset({"HALTED", "JACKED_OUT"})
 """States after which ``--until-stopped`` ends the watch."""
-
-EVENT_KINDS = frozenset({"run.started", "run.resumed", "run.halted", "run.finished", "worker.exited",
-                         "lease.expired", "task.failed", "policy.denied"})
-"""Record kinds listed under "recent events"."""
-
-RECENT_EVENTS = 6
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,9 +95,8 @@ class Watcher:
         storage: Its ledger, open for the whole watch.
 
     Attributes:
-        view: The run folded so far.
-        exited: Per worker id, how it ended, for workers not started again since.
-        events: The last few notable records, as ``(ts_ms, kind, why)``.
+        view: The run folded so far (empty until the first ``poll``, which starts it from the
+            run's latest checkpoint).
 
     Raises:
         NoRunError: the ledger holds no run (when the watcher is made).
@@ -113,23 +105,31 @@ class Watcher:
     workspace: Workspace
     storage: Storage
     view: RunView = field(init=False)
-    exited: dict[str, str] = field(init=False, default_factory=dict)
-    events: deque[tuple[int, str, str]] = field(init=False, default_factory=lambda: deque(maxlen=RECENT_EVENTS))
     _findings: tuple[tuple[str, int], dict[str, Any] | None] = field(init=False, default=(("", -1), None))
 
     def __post_init__(self) -> None:
         self.view = RunView(run_id=current_run_id(self.workspace, self.storage))
 
+    @property
+    def events(self) -> tuple[tuple[int, str, str], ...]:
+        """The last few notable records of the run, oldest first, as ``(ts_ms, kind, why)``."""
+        return tuple((ts, kind, why) for ts, kind, why in self.view.recent)
+
     def poll(self) -> int:
         """Folds the records appended since the last poll; follows a new run of the workspace.
+
+        The first poll of a run starts from its latest checkpoint.
 
         Returns:
             The number of records folded.
         """
         self._follow_new_run()
+        if self.view.records == 0:
+            loaded = load(self.storage, self.view.run_id)
+            self.view = loaded.view
+            return loaded.folded
         n = 0
         for record in self.storage.read(self.view.run_id, after_seq=self.view.last_seq):
-            self._note(record)
             self.view.apply(record)
             n += 1
         return n
@@ -148,9 +148,9 @@ class Watcher:
                 id=wid, pid=w.get("pid"), task=task, epoch=lease.epoch if lease else None,
                 lease_expires_in_s=round((lease.expires_ms - now_ms) / 1000, 1) if lease else None,
                 heartbeat_age_s=round((now_ms - seen) / 1000, 1) if seen else None,
-                exited=self.exited.get(wid)))
+                exited=w.get("exited")))
         return Snapshot(view=self.view, now_ms=now_ms, live_pid=holder.get("pid") if holder else None,
-                        workers=tuple(rows), findings=self._findings_summary(), events=tuple(self.events))
+                        workers=tuple(rows), findings=self._findings_summary(), events=self.events)
 
     def _follow_new_run(self) -> None:
         try:
@@ -159,29 +159,17 @@ class Watcher:
             return
         if state is not None and state.plan_id != self.view.run_id:
             self.view = RunView(run_id=state.plan_id)
-            self.exited.clear()
-            self.events.clear()
-
-    def _note(self, r: Record) -> None:
-        if r.kind == "worker.started":
-            self.exited.pop(r.payload["worker"], None)
-        elif r.kind == "worker.exited":
-            self.exited[r.payload["worker"]] = r.why
-        elif r.kind == "run.resumed":
-            for wid in self.view.workers:
-                self.exited.setdefault(wid, "gone with the previous coordinator session")
-        if r.kind in EVENT_KINDS:
-            self.events.append((r.ts_ms, r.kind, r.why))
 
     def _findings_summary(self) -> dict[str, Any] | None:
         if self.view.job.get("kind") != "scan":
             return None
-        at = (self.view.run_id, self.view.last_seq)
+        at = (self.view.run_id, self.view.steps_done)
         if self._findings[0] == at:
             return self._findings[1]
-        scan = report.build_report(self.view, tool_version=__version__)
-        summary = {"candidates": len(report.candidates(self.view)),
-                   "confirmed": sum(1 for a in report.answers(self.view, "investigate").values() if survives(a)),
+        run = RunReader(self.storage, self.view)
+        scan = report.build_report(run, tool_version=__version__)
+        summary = {"candidates": len({c.id for f in scan.files for c in f.candidates}),
+                   "confirmed": sum(1 for a in report.answers(run, "investigate").values() if survives(a)),
                    "findings": len(scan.findings),
                    "by_severity": {s: n for s in SEVERITIES if (n := sum(f.severity == s for f in scan.findings))}}
         self._findings = (at, summary)

@@ -25,7 +25,8 @@ from fleetledger.coordinator import Coordinator, HostContext, RunOptions
 from fleetledger.jobs.base import Job, JobOutcome
 from fleetledger.jobs.synthetic import deliveries, step_value
 from fleetledger.ledger import NewRecord, open_storage
-from fleetledger.replay import RunView, fold
+from fleetledger.reader import RunReader
+from fleetledger.replay import fold
 from fleetledger.verify import verify_records
 from fleetledger.workspace import Workspace
 
@@ -35,8 +36,7 @@ pytestmark = pytest.mark.slow
 
 
 def _steps(ws: Path) -> dict[str, str]:
-    view = fold([r for r in records(ws)])
-    return {k.split("@")[0]: v["result"]["value"] for k, v in view.steps.items()}
+    return {r.key.split("@")[0]: r.payload["result"]["value"] for r in records(ws) if r.kind == "step.done"}
 
 
 def _expected(tasks: int, steps: int) -> dict[str, str]:
@@ -183,13 +183,13 @@ class _OneEffectJob(Job):
     def describe(self) -> dict:
         return {"kind": self.kind, "target": "", "argv": [], "identity": {"kind": self.kind}, "options": {}}
 
-    def plan(self, sprint: str, view: RunView) -> list:
+    def plan(self, sprint: str, run: RunReader) -> list:
         return []
 
     def run_host_sprint(self, sprint: str, host: HostContext) -> None:
         self._perform(host)
 
-    def outcome(self, view: RunView, workspace: str) -> JobOutcome:
+    def outcome(self, run: RunReader, workspace: str) -> JobOutcome:
         return JobOutcome(summary=f"{self.kind} done")
 
 

@@ -69,10 +69,10 @@ def test_wal_and_full_sync(tmp_path: Path) -> None:
 
 def test_sql_kind_lists_match_the_python_constants() -> None:
     for kind in UNIQUE_KINDS:
-        assert f"'{kind}'" in Q["find_unique"]
+        assert f"'{kind}'" in Q["find_unique"] and f"'{kind}'" in Q["unique_record"]
     for kind in LEASE_END_KINDS | {"task.assigned"}:
         assert f"'{kind}'" in Q["lease_state"]
-    assert Q["find_unique"].count("'") // 2 == len(UNIQUE_KINDS)
+    assert Q["find_unique"].count("'") // 2 == Q["unique_record"].count("'") // 2 == len(UNIQUE_KINDS)
     assert Q["lease_state"].count("'") // 2 == len(LEASE_END_KINDS) + 1
 
 

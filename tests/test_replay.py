@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fleetledger.ledger import NewRecord, Storage
+from fleetledger.reader import RunReader
 from fleetledger.replay import RunView, fold
 
 RUN = "scan-1"
@@ -41,7 +42,10 @@ def test_fold_rebuilds_tasks_leases_steps_and_progress(storage: Storage) -> None
     assert view.tasks["t1"].status == "finished" and view.tasks["t1"].lease is None
     assert view.tasks["t2"].status == "pending" and view.tasks["t2"].attempts == 1 and view.tasks["t2"].epoch == 1
     assert view.sprint_progress("a") == (1, 2)
-    assert view.done_steps("t1") == {"t1/x@1": {"name": "x", "input_hash": "1", "result": {"v": 1}}}
+    assert (view.tasks["t1"].steps_done, view.tasks["t2"].steps_done, view.steps_done) == (1, 0, 1)
+    assert RunReader(storage, view).step_results(["t1", "t2"]) == {
+        "t1": {"t1/x@1": {"name": "x", "input_hash": "1", "result": {"v": 1}}}, "t2": {}}
+    assert [t.inputs for t in RunReader(storage, view).planned(["t2", "t1"])] == [{"n": 2}, {"n": 1}]
     assert view.model["calls"] == 1 and view.model["input_tokens"] == 3 and view.model["cost_usd"] == 0.5
     assert view.current_sprint() == "a"
     assert view.last_activity_ms == 2_000 and view.started_ms == 1_000

@@ -446,7 +446,7 @@ def test_worker_speaks_the_protocol_and_detects_inside(name: str, tmp_path: Path
     (repo / "app.py").write_text("import subprocess\n\ndef run(cmd):\n    return subprocess.call(cmd, shell=True)\n")
     (repo / "clean.py").write_text("def add(a, b):\n    return a + b\n")
     job = ScanJob(repo, workspace=tmp_path / "ws", argv=[])
-    detect = next(spec for spec in job.plan("detect", view=None) if spec.inputs["kind"] == "detect")  # type: ignore[arg-type]
+    detect = next(spec for spec in job.plan("detect", None) if spec.inputs["kind"] == "detect")  # type: ignore[arg-type]
     pool = WorkerPool(sandbox=sandbox, job_module=job.worker_module, read_only=[repo], scratch=tmp_path / "scratch",
                       logs=tmp_path, heartbeat_s=0)
     worker = pool.start("w01")

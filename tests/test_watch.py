@@ -91,6 +91,8 @@ def test_live_run_then_dead_worker_folded_incrementally_and_watched_to_the_end(t
         spy = ReadSpy(storage)
         watcher = Watcher(Workspace.at(ws), spy)
         first = watcher.poll()
+        checkpoint = storage.latest_checkpoint(watcher.view.run_id)
+        assert checkpoint is not None, "the detect sprint ended with a checkpoint"
         snap = watcher.snapshot(wall_clock_ms())
         assert snap.view.state == "RUNNING" and snap.live_pid == proc.pid
         victim_id = next(wid for wid, w in snap.view.workers.items() if w["pid"] == victim.pid)
@@ -113,9 +115,10 @@ def test_live_run_then_dead_worker_folded_incrementally_and_watched_to_the_end(t
         assert watcher.poll() == 0
     everything = records(ws)
     run_id = everything[0].run_id
-    assert first + second == len(everything)
-    assert spy.reads[:2] == [(run_id, 0, first), (run_id, everything[first - 1].seq, second)], \
-        "each poll reads only the records after the last sequence number it folded"
+    before = checkpoint.seq - 1
+    assert before + first + second == len(everything)
+    assert spy.reads[:2] == [(run_id, before, first), (run_id, before + first, second)], \
+        "the first poll starts at the latest checkpoint; each poll reads only the records after the last it folded"
     assert watcher.view.to_json() == fold(everything).to_json()
     kinds = [kind for _, kind, _ in watcher.events]
     assert {"worker.exited", "lease.expired", "run.finished"} <= set(kinds)

@@ -3,7 +3,9 @@
 A job splits its work into sprints and tasks (``plan``), says what its tasks need (model calls,
 actions the gate must allow), runs the sprints that belong on the host (``run_host_sprint``,
 e.g. export), and names the module whose ``run_task(ctx)`` a worker process runs. Planning is a
-pure function of the run view, so a crash during planning plans the same tasks again.
+pure function of the run (its view, and the results recorded in the ledger, read through a
+``RunReader``), so a crash during planning plans the same tasks again. A task is handed to the
+job's methods as planned (a ``TaskSpec`` read back from its ``task.planned`` record).
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..gate import Action
-from ..replay import RunView, TaskView
 
 if TYPE_CHECKING:
     from ..coordinator import HostContext
+    from ..reader import RunReader
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,18 +59,18 @@ class Job(abc.ABC):
         ``identity`` (what makes two runs the same job) and ``options``."""
 
     @abc.abstractmethod
-    def plan(self, sprint: str, view: RunView) -> list[TaskSpec]:
+    def plan(self, sprint: str, run: "RunReader") -> list[TaskSpec]:
         """Plans a sprint's tasks from the run so far (pure, deterministic)."""
 
-    def calls_needed(self, task: TaskView, view: RunView) -> int:
+    def calls_needed(self, task: TaskSpec, run: "RunReader") -> int:
         """Returns how many model calls the task still needs (0 by default)."""
         return 0
 
-    def actions(self, task: TaskView) -> list[Action]:
+    def actions(self, task: TaskSpec) -> list[Action]:
         """Returns the actions the gate must allow before the task may be assigned."""
         return []
 
-    def step_reads(self, task: TaskView) -> dict[str, str]:
+    def step_reads(self, task: TaskSpec) -> dict[str, str]:
         """Returns ``{step name: absolute path}`` of the files the task's steps read; the gate
         checks each before the task is handed out, and a denied step is skipped."""
         return {}
@@ -78,7 +80,7 @@ class Job(abc.ABC):
         policy), or None."""
         return None
 
-    def task_context(self, task: TaskView, view: RunView) -> dict[str, Any]:
+    def task_context(self, task: TaskSpec, run: "RunReader") -> dict[str, Any]:
         """Returns job data a worker needs besides the task inputs (e.g. the target root)."""
         return {}
 
@@ -94,5 +96,5 @@ class Job(abc.ABC):
         """Called when the run halts, e.g. to write partial outputs (optional)."""
 
     @abc.abstractmethod
-    def outcome(self, view: RunView, workspace: str) -> JobOutcome:
+    def outcome(self, run: "RunReader", workspace: str) -> JobOutcome:
         """Summarises a run for the person at the terminal."""

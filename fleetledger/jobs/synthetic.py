@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import effects, faults
-from ..replay import RunView, TaskView
 from ..steps import StepFailed, TaskContext, input_hash
 from .base import Job, JobOutcome, TaskSpec
 
 if TYPE_CHECKING:
     from ..coordinator import HostContext
+    from ..reader import RunReader
 
 
 def step_value(task: str, n: int) -> str:
@@ -61,13 +61,13 @@ class SyntheticJob(Job):
         return {"kind": "synthetic", "target": str(self.target or ""), "argv": [], "identity": identity,
                 "options": {"work_us": self.work_us}}
 
-    def plan(self, sprint: str, view: RunView) -> list[TaskSpec]:
+    def plan(self, sprint: str, run: "RunReader") -> list[TaskSpec]:
         if sprint != "work":
             return []
         return [TaskSpec(id=f"t{n:04d}", inputs={"steps": self.steps}, why="synthetic work")
                 for n in range(self.tasks)]
 
-    def task_context(self, task: TaskView, view: RunView) -> dict[str, Any]:
+    def task_context(self, task: TaskSpec, run: "RunReader") -> dict[str, Any]:
         return {"work_us": self.work_us}
 
     def run_host_sprint(self, sprint: str, host: "HostContext") -> None:
@@ -77,8 +77,8 @@ class SyntheticJob(Job):
             effects.perform(host, key, lambda k: publish(self.target, k), kind="ticket",
                             why=f"open the ticket of {task}", reconcile=lambda k: lookup(self.target, k))
 
-    def outcome(self, view: RunView, workspace: str) -> JobOutcome:
-        return JobOutcome(summary=f"{len(view.steps)} steps recorded")
+    def outcome(self, run: "RunReader", workspace: str) -> JobOutcome:
+        return JobOutcome(summary=f"{run.view.steps_done} steps recorded")
 
 
 def _safe(key: str) -> str:
@@ -159,13 +159,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ledger-retry", type=float, default=10.0)
     parser.add_argument("--stall-after", type=float, default=1800.0)
     parser.add_argument("--breaker", type=int, default=10)
+    parser.add_argument("--checkpoint-every", type=int, default=RunOptions.checkpoint_every)
     parser.add_argument("--sandbox", default=os.environ.get("FLEETLEDGER_SANDBOX", "bubblewrap"))
     args = parser.parse_args(argv)
     job = SyntheticJob(args.name, tasks=args.tasks, steps=args.steps, work_us=args.work_us,
                        target=Path(args.target) if args.target else None)
     options = RunOptions(workers=args.workers, lease_ttl_s=args.lease_ttl, heartbeat_s=args.heartbeat,
                          ledger_retry_s=args.ledger_retry, stall_after_s=args.stall_after, breaker_failures=args.breaker,
-                         sandbox=args.sandbox)
+                         sandbox=args.sandbox, checkpoint_every=args.checkpoint_every)
     result = Coordinator(job, Workspace.at(args.workspace), options).run()
     print(result.message)
     return result.exit_code

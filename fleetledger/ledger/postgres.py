@@ -26,7 +26,7 @@ run-state file or a log; the storage's own ``url`` has any password removed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -266,6 +266,24 @@ class PostgresStorage(Storage):
 
     def runs(self) -> list[tuple[str, int, int, int]]:
         return [tuple(row) for row in self._query(Q["runs"], ())]  # type: ignore[misc]
+
+    def first_records(self) -> list[rec.Record]:
+        return [_row_to_record(row) for row in self._query(Q["first_records"], ())]
+
+    def task_records(self, run_id: str, tasks: Sequence[str], *, kind: str | None = None) -> Iterator[rec.Record]:
+        if kind is None:
+            rows = self._query(Q["task_records"], (run_id, list(tasks)))
+        else:
+            rows = self._query(Q["task_records_of_kind"], (run_id, list(tasks), kind))
+        return iter([_row_to_record(row) for row in rows])
+
+    def latest_checkpoint(self, run_id: str) -> rec.Record | None:
+        rows = self._query(Q["latest_checkpoint"], (run_id,))
+        return _row_to_record(rows[0]) if rows else None
+
+    def unique_record(self, run_id: str, kind: str, key: str) -> rec.Record | None:
+        rows = self._query(Q["unique_record"], (run_id, key, kind))
+        return _row_to_record(rows[0]) if rows else None
 
     def execute_raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Runs raw SQL (``%s`` placeholders) on the ledger; for tests and repair tools only.

@@ -30,6 +30,8 @@ CREATE UNIQUE INDEX records_unique_key ON records (run_id, key, kind)
                    'effect.done', 'model.call');
 CREATE INDEX records_lease_events ON records (run_id, task, seq)
     WHERE kind IN ('task.assigned', 'lease.expired', 'lease.released', 'task.finished', 'task.failed');
+CREATE INDEX records_by_task ON records (run_id, task, kind, seq) WHERE task IS NOT NULL;
+CREATE INDEX records_checkpoints ON records (run_id, seq) WHERE kind = 'checkpoint';
 CREATE FUNCTION records_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION 'fleetledger: the ledger is append-only; % refused', TG_OP
@@ -78,6 +80,12 @@ CREATE TABLE meta (
     name  text PRIMARY KEY,
     value text NOT NULL
 );
+
+-- name: migration_2
+-- Reads by task (inputs, step results, a task's history) and the run's latest checkpoint, so
+-- that readers fold from a checkpoint and fetch the rest on demand.
+CREATE INDEX records_by_task ON records (run_id, task, kind, seq) WHERE task IS NOT NULL;
+CREATE INDEX records_checkpoints ON records (run_id, seq) WHERE kind = 'checkpoint';
 
 -- name: session
 -- Durable commits whatever the server's default, and a bound on waiting for the ledger lock.
@@ -141,6 +149,49 @@ FROM records WHERE run_id = %s AND seq > %s ORDER BY seq LIMIT %s;
 SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
        prev_hash, hash
 FROM records WHERE seq > %s ORDER BY seq LIMIT %s;
+
+-- name: task_records
+-- Every record about any task of an array, in order: one range of records_by_task per task.
+-- Not paged with ORDER BY seq LIMIT, which would tempt the planner to walk the whole run
+-- through records_by_run, already in seq order, hoping to meet the tasks early.
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records WHERE run_id = %s AND task = ANY(%s) ORDER BY seq;
+
+-- name: task_records_of_kind
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records WHERE run_id = %s AND task = ANY(%s) AND kind = %s ORDER BY seq;
+
+-- name: latest_checkpoint
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records WHERE run_id = %s AND kind = 'checkpoint' ORDER BY seq DESC LIMIT 1;
+
+-- name: unique_record
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records
+WHERE run_id = %s AND key = %s AND kind = %s
+  AND kind IN ('run.started', 'run.finished', 'sprint.started', 'sprint.finished',
+               'task.planned', 'task.finished', 'step.done', 'effect.intent',
+               'effect.done', 'model.call');
+
+-- name: first_records
+-- The first record of each run, found by skipping through records_by_run from one run to the
+-- next (a loose index scan: one lookup per run, not one per record). Each step orders by
+-- (run_id, seq) over a range of run_id, an order only records_by_run gives.
+WITH RECURSIVE firsts AS (
+    (SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash, prev_hash, hash
+     FROM records ORDER BY run_id, seq LIMIT 1)
+    UNION ALL
+    SELECT next.* FROM firsts CROSS JOIN LATERAL (
+        SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash, prev_hash, hash
+        FROM records WHERE records.run_id > firsts.run_id ORDER BY records.run_id, records.seq LIMIT 1
+    ) AS next
+)
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash, prev_hash, hash
+FROM firsts ORDER BY seq;
 
 -- name: runs
 SELECT run_id, min(seq), max(seq), count(*) FROM records GROUP BY run_id ORDER BY min(seq);

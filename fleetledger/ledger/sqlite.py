@@ -8,8 +8,9 @@ the database itself refuse UPDATE and DELETE on ``records``.
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -215,6 +216,27 @@ class SQLiteStorage(Storage):
 
     def runs(self) -> list[tuple[str, int, int, int]]:
         return [tuple(row) for row in self._conn.execute(Q["runs"]).fetchall()]  # type: ignore[misc]
+
+    def first_records(self) -> list[rec.Record]:
+        return [_row_to_record(row) for row in self._conn.execute(Q["first_records"]).fetchall()]
+
+    def task_records(self, run_id: str, tasks: Sequence[str], *, kind: str | None = None) -> Iterator[rec.Record]:
+        ids = json.dumps(list(tasks))
+        if kind is None:
+            cursor = self._conn.execute(Q["task_records"], (run_id, ids))
+        else:
+            cursor = self._conn.execute(Q["task_records_of_kind"], (run_id, ids, kind))
+        while rows := cursor.fetchmany(2048):
+            for row in rows:
+                yield _row_to_record(row)
+
+    def latest_checkpoint(self, run_id: str) -> rec.Record | None:
+        row = self._conn.execute(Q["latest_checkpoint"], (run_id,)).fetchone()
+        return _row_to_record(row) if row else None
+
+    def unique_record(self, run_id: str, kind: str, key: str) -> rec.Record | None:
+        row = self._conn.execute(Q["unique_record"], (run_id, key, kind)).fetchone()
+        return _row_to_record(row) if row else None
 
     def integrity_problems(self) -> list[str]:
         """Runs ``PRAGMA integrity_check`` and returns its complaints (none when "ok")."""

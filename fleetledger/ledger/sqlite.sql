@@ -28,6 +28,8 @@ CREATE UNIQUE INDEX IF NOT EXISTS records_unique_key ON records (run_id, key, ki
                    'effect.done', 'model.call');
 CREATE INDEX IF NOT EXISTS records_lease_events ON records (run_id, task, seq)
     WHERE kind IN ('task.assigned', 'lease.expired', 'lease.released', 'task.finished', 'task.failed');
+CREATE INDEX IF NOT EXISTS records_by_task ON records (run_id, task, kind, seq) WHERE task IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_checkpoints ON records (run_id, seq) WHERE kind = 'checkpoint';
 CREATE TRIGGER IF NOT EXISTS records_no_update BEFORE UPDATE ON records
 BEGIN
     SELECT RAISE(ABORT, 'fleetledger: the ledger is append-only; UPDATE refused');
@@ -77,6 +79,12 @@ CREATE TABLE IF NOT EXISTS meta (
     value TEXT NOT NULL
 );
 
+-- name: migration_2
+-- Reads by task (inputs, step results, a task's history) and the run's latest checkpoint, so
+-- that readers fold from a checkpoint and fetch the rest on demand.
+CREATE INDEX IF NOT EXISTS records_by_task ON records (run_id, task, kind, seq) WHERE task IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_checkpoints ON records (run_id, seq) WHERE kind = 'checkpoint';
+
 -- name: last_seq
 SELECT coalesce(max(seq), 0) FROM records;
 
@@ -110,6 +118,48 @@ FROM records WHERE run_id = ? AND seq > ? ORDER BY seq;
 SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
        prev_hash, hash
 FROM records WHERE seq > ? ORDER BY seq;
+
+-- name: task_records
+-- Every record about any task of a JSON array, in order: one range of records_by_task per
+-- task. Without statistics the planner would rather walk all of the run's records through
+-- records_by_run (already in seq order), hence INDEXED BY.
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records INDEXED BY records_by_task WHERE run_id = ? AND task IN (SELECT value FROM json_each(?)) ORDER BY seq;
+
+-- name: task_records_of_kind
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records INDEXED BY records_by_task WHERE run_id = ? AND task IN (SELECT value FROM json_each(?)) AND kind = ? ORDER BY seq;
+
+-- name: latest_checkpoint
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records WHERE run_id = ? AND kind = 'checkpoint' ORDER BY seq DESC LIMIT 1;
+
+-- name: unique_record
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records
+WHERE run_id = ? AND key = ? AND kind = ?
+  AND kind IN ('run.started', 'run.finished', 'sprint.started', 'sprint.finished',
+               'task.planned', 'task.finished', 'step.done', 'effect.intent',
+               'effect.done', 'model.call');
+
+-- name: first_records
+-- The first record of each run: the runs are found by skipping through records_by_run one
+-- run at a time (a loose index scan), so this costs one lookup per run, not one per record.
+WITH RECURSIVE runs (run_id) AS (
+    SELECT min(run_id) FROM records
+    UNION ALL
+    SELECT (SELECT min(run_id) FROM records WHERE run_id > runs.run_id) FROM runs WHERE runs.run_id IS NOT NULL
+)
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records
+WHERE seq IN (SELECT (SELECT min(seq) FROM records AS first WHERE first.run_id = runs.run_id)
+              FROM runs WHERE runs.run_id IS NOT NULL)
+ORDER BY seq;
 
 -- name: runs
 SELECT run_id, min(seq), max(seq), count(*) FROM records GROUP BY run_id ORDER BY min(seq);

@@ -118,7 +118,34 @@ class Storage(abc.ABC):
 
     @abc.abstractmethod
     def runs(self) -> list[tuple[str, int, int, int]]:
-        """Returns ``(run_id, first_seq, last_seq, count)`` per run, oldest first (read-only)."""
+        """Returns ``(run_id, first_seq, last_seq, count)`` per run, oldest first (read-only;
+        it counts every record: ``first_records`` lists the runs without reading them)."""
+
+    @abc.abstractmethod
+    def first_records(self) -> list[rec.Record]:
+        """Returns the first record of every run, oldest run first (read-only; one index
+        lookup per run, however long the ledger)."""
+
+    @abc.abstractmethod
+    def task_records(self, run_id: str, tasks: Sequence[str], *, kind: str | None = None) -> Iterator[rec.Record]:
+        """Yields the run's records about any of ``tasks``, in sequence order (read-only; one
+        index range per task, so the cost follows what is read, not the ledger's length).
+
+        Args:
+            run_id: The run.
+            tasks: Task ids (the records' ``task`` field).
+            kind: Only records of this kind (``task.planned`` for inputs, ``step.done`` for
+                results, ``step.failed``, ``policy.denied``...); every kind when None.
+        """
+
+    @abc.abstractmethod
+    def latest_checkpoint(self, run_id: str) -> rec.Record | None:
+        """Returns the run's last ``checkpoint`` record, or None (read-only; an index lookup)."""
+
+    @abc.abstractmethod
+    def unique_record(self, run_id: str, kind: str, key: str) -> rec.Record | None:
+        """Returns the run's record of a ``UNIQUE_KINDS`` kind with this idempotency key, or
+        None (read-only; an index lookup)."""
 
     def integrity_problems(self) -> list[str]:
         """Returns what the database's own consistency check finds (empty when sound; read-only).

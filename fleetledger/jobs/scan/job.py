@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from ... import __version__, effects
 from ...gate import Action
 from ...ledger.records import canonical_json
-from ...replay import RunView, TaskView
 from ..base import Job, JobOutcome, TaskSpec
 from . import export, report
 from .export import OUTPUT_NAMES
@@ -25,6 +24,7 @@ from .shapes import Candidate, survives
 
 if TYPE_CHECKING:
     from ...coordinator import HostContext
+    from ...reader import RunReader
 
 SPRINTS = ("detect", "investigate", "triage", "revalidate", "export")
 
@@ -71,22 +71,22 @@ class ScanJob(Job):
 
     # -- planning -----------------------------------------------------------------------
 
-    def plan(self, sprint: str, view: RunView) -> list[TaskSpec]:
+    def plan(self, sprint: str, run: "RunReader") -> list[TaskSpec]:
         if sprint == "detect":
             return self._plan_detect()
         if sprint == "investigate":
-            return self._plan_items("investigate", [{"candidate": c.to_json()} for c in report.candidates(view)], view)
-        first = report.answers(view, "investigate")
-        by_id = {c.id: c for c in report.candidates(view)}
+            return self._plan_items("investigate", [{"candidate": c.to_json()} for c in report.candidates(run)], run)
+        first = report.answers(run, "investigate")
+        by_id = {c.id: c for c in report.candidates(run)}
         if sprint == "triage":
             items = [{"candidate": by_id[cid].to_json(), "answer": a.to_json()}
                      for cid, a in first.items() if cid in by_id and survives(a)]
-            return self._plan_items("triage", items, view)
+            return self._plan_items("triage", items, run)
         if sprint == "revalidate":
-            triaged = report.severities(view)
+            triaged = report.severities(run)
             items = [{"candidate": by_id[cid].to_json(), "answer": first[cid].to_json(), "severity": triaged[cid][0]}
                      for cid in triaged if cid in by_id and cid in first]
-            return self._plan_items("revalidate", items, view)
+            return self._plan_items("revalidate", items, run)
         return []
 
     def _plan_detect(self) -> list[TaskSpec]:
@@ -101,8 +101,8 @@ class ScanJob(Job):
                                   why=f"detect {len(block)} file(s) in {folder}"))
         return specs
 
-    def _plan_items(self, kind: str, items: list[dict[str, Any]], view: RunView) -> list[TaskSpec]:
-        shas = {p: f["sha256"] for p, f in report.planned_files(view).items()}
+    def _plan_items(self, kind: str, items: list[dict[str, Any]], run: "RunReader") -> list[TaskSpec]:
+        shas = {p: f["sha256"] for p, f in report.planned_files(run).items()}
 
         by_id = {it["candidate"]["id"]: it for it in items}
         specs = []
@@ -116,12 +116,12 @@ class ScanJob(Job):
 
     # -- what tasks need ----------------------------------------------------------------
 
-    def calls_needed(self, task: TaskView, view: RunView) -> int:
+    def calls_needed(self, task: TaskSpec, run: "RunReader") -> int:
         if task.inputs.get("kind") not in ("investigate", "revalidate"):
             return 0
-        return max(0, len(task.inputs["items"]) - len(view.steps_by_task.get(task.id, ())))
+        return max(0, len(task.inputs["items"]) - run.view.tasks[task.id].steps_done)
 
-    def actions(self, task: TaskView) -> list[Action]:
+    def actions(self, task: TaskSpec) -> list[Action]:
         kind = task.inputs.get("kind")
         read = Action(kind="read", target=str(self.target))
         if kind == "brief":
@@ -132,7 +132,7 @@ class ScanJob(Job):
             return [Action(kind="tool", target="analyst"), Action(kind="model", target=self.model), read]
         return []
 
-    def step_reads(self, task: TaskView) -> dict[str, str]:
+    def step_reads(self, task: TaskSpec) -> dict[str, str]:
         kind = task.inputs.get("kind")
         if kind == "detect":
             return {f"detect:{f['path']}": str(self.target / f["path"]) for f in task.inputs["files"]}
@@ -143,10 +143,10 @@ class ScanJob(Job):
     def repository(self) -> str | None:
         return str(self.target)
 
-    def task_context(self, task: TaskView, view: RunView) -> dict[str, Any]:
+    def task_context(self, task: TaskSpec, run: "RunReader") -> dict[str, Any]:
         context: dict[str, Any] = {"root": str(self.target)}
         if task.inputs.get("kind") in ("investigate", "revalidate"):
-            context["brief"] = brief_text(view)
+            context["brief"] = brief_text(run)
             context["model"] = self.model
         return context
 
@@ -159,7 +159,7 @@ class ScanJob(Job):
         self._export(host, final=False)
 
     def _export(self, host: "HostContext", *, final: bool) -> None:
-        scan = report.build_report(host.view, tool_version=__version__)
+        scan = report.build_report(host.run, tool_version=__version__)
         body = export.to_json(scan)
         digest = hashlib.sha256(canonical_json(body).encode()).hexdigest()[:16]
         key = f"export:{'final' if final else 'partial'}:{digest}"
@@ -175,8 +175,8 @@ class ScanJob(Job):
                         intent={"files": list(OUTPUT_NAMES), "findings": len(scan.findings), "complete": scan.complete},
                         idempotent=True)
 
-    def outcome(self, view: RunView, workspace: str) -> JobOutcome:
-        scan = report.build_report(view, tool_version=__version__)
+    def outcome(self, run: "RunReader", workspace: str) -> JobOutcome:
+        scan = report.build_report(run, tool_version=__version__)
         counts: dict[str, int] = {}
         for f in scan.findings:
             counts[f.severity] = counts.get(f.severity, 0) + 1
@@ -191,8 +191,8 @@ class ScanJob(Job):
         return JobOutcome(summary=summary, outputs=outputs)
 
 
-def brief_text(view: RunView) -> str:
+def brief_text(run: "RunReader") -> str:
     """Returns the recorded repository brief text ("" before the brief step ran)."""
-    for key in view.steps_by_task.get("brief", ()):
-        return view.steps[key]["result"].get("text", "")
+    for result in run.results(["brief"]):
+        return result.get("text", "")
     return ""

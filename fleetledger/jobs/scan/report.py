@@ -1,52 +1,63 @@
-"""The scan's results, computed from the run view (never from memory).
+"""The scan's results, computed from the ledger (never from memory).
 
-Each function reads the recorded step results of one sprint. ``build_report`` assembles the
-``ScanReport`` that export writes; status and audit use the same functions.
+Each function reads the recorded step results of one sprint's tasks through a ``RunReader``
+(the run view says which tasks a sprint has; their inputs and results are read from the
+ledger). ``build_report`` assembles the ``ScanReport`` that export writes; status and audit use
+the same functions.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from ...replay import RunView
+from ...reader import RunReader
 from .shapes import Candidate, FileReport, Finding, ModelAnswer, ScanReport, survives
 
-def _results(view: RunView, sprint: str) -> list[dict[str, Any]]:
-    out = []
-    s = view.sprints.get(sprint)
-    if s is None:
-        return out
-    for task_id in s.tasks:
-        for key in view.steps_by_task.get(task_id, ()):
-            out.append(view.steps[key]["result"])
-    return out
+
+def _tasks(run: RunReader, sprint: str) -> list[str]:
+    s = run.view.sprints.get(sprint)
+    return list(s.tasks) if s is not None else []
 
 
-def planned_files(view: RunView) -> dict[str, dict[str, Any]]:
+def _results(run: RunReader, sprint: str) -> Iterator[dict[str, Any]]:
+    return run.results(_tasks(run, sprint))
+
+
+def planned_files(run: RunReader) -> dict[str, dict[str, Any]]:
     """Returns ``{path: planned file}`` of every detect task, in plan order."""
     out: dict[str, dict[str, Any]] = {}
-    s = view.sprints.get("detect")
-    for task_id in s.tasks if s else ():
-        for f in view.tasks[task_id].inputs.get("files", ()):
+    for spec in run.planned(_tasks(run, "detect")):
+        for f in spec.inputs.get("files", ()):
             out[f["path"]] = f
     return out
 
 
-def file_reports(view: RunView) -> dict[str, FileReport]:
+def file_reports(run: RunReader) -> dict[str, FileReport]:
     """Returns what detect recorded per file, by path. A planned file without a result is
     reported as skipped, with the failure recorded for it (never silently dropped)."""
-    recorded = {r["path"]: FileReport.from_json(r) for r in _results(view, "detect") if "path" in r}
+    recorded = {r["path"]: FileReport.from_json(r) for r in _results(run, "detect") if "path" in r}
+    planned = planned_files(run)
+    failures: dict[str, str] = {}
+    denials: dict[str, str] = {}
+    if any(path not in recorded for path in planned):
+        detect = _tasks(run, "detect")
+        for r in run.step_failures(detect):  # the last failure of each step, by its name
+            failures[(r.key or "").split("/", 1)[-1].rsplit("@", 1)[0]] = r.why
+        for r in run.denials(detect):
+            payload = r.payload
+            if payload.get("step"):
+                denials[payload["step"]] = payload.get("rule", r.why)
     out: dict[str, FileReport] = {}
-    for path, f in planned_files(view).items():
+    for path, f in planned.items():
         if path in recorded:
             out[path] = recorded[path]
             continue
-        failures = [msg for key, msgs in view.step_failures.items() if key.split("/", 1)[-1].startswith(f"detect:{path}@") for msg in msgs]
-        denials = [d["rule"] for d in view.denials if d.get("step") == f"detect:{path}"]
-        if denials:
-            reason = f"denied by policy: {denials[-1]}"
-        elif failures:
-            reason = f"internal error: {failures[-1]}"
+        step = f"detect:{path}"
+        if step in denials:
+            reason = f"denied by policy: {denials[step]}"
+        elif step in failures:
+            reason = f"internal error: {failures[step]}"
         else:
             reason = "not scanned (the run stopped before this file)"
         out[path] = FileReport(path=path, sha256=f.get("sha256", ""), size_bytes=f.get("size_bytes", 0),
@@ -54,36 +65,42 @@ def file_reports(view: RunView) -> dict[str, FileReport]:
     return out
 
 
-def candidates(view: RunView) -> list[Candidate]:
+def candidates(run: RunReader) -> list[Candidate]:
     """Returns every candidate detect recorded, deduplicated by id, sorted by location."""
+    return _unique_candidates(file_reports(run))
+
+
+def _unique_candidates(files: dict[str, FileReport]) -> list[Candidate]:
     seen: dict[str, Candidate] = {}
-    for report in file_reports(view).values():
+    for report in files.values():
         for c in report.candidates:
             seen.setdefault(c.id, c)
     return sorted(seen.values(), key=lambda c: (c.path, c.line, c.col, c.rule_id, c.id))
 
 
-def answers(view: RunView, pass_name: str) -> dict[str, ModelAnswer]:
+def answers(run: RunReader, pass_name: str) -> dict[str, ModelAnswer]:
     """Returns ``{candidate id: answer}`` recorded by the ``investigate`` or ``revalidate`` sprint."""
-    return {r["candidate"]: ModelAnswer.from_json(r["answer"]) for r in _results(view, pass_name)}
+    return {r["candidate"]: ModelAnswer.from_json(r["answer"]) for r in _results(run, pass_name)}
 
 
-def severities(view: RunView) -> dict[str, tuple[str, str]]:
+def severities(run: RunReader) -> dict[str, tuple[str, str]]:
     """Returns ``{candidate id: (severity, reason)}`` recorded by triage."""
-    return {r["candidate"]: (r["severity"], r["reason"]) for r in _results(view, "triage")}
+    return {r["candidate"]: (r["severity"], r["reason"]) for r in _results(run, "triage")}
 
 
-def build_report(view: RunView, *, tool_version: str) -> ScanReport:
-    """Assembles the scan report from the view (read-only).
+def build_report(run: RunReader, *, tool_version: str) -> ScanReport:
+    """Assembles the scan report from the ledger (read-only).
 
     The report is complete when every sprint before export completed and no task failed; a
     halted run gives a partial report with its halt reason.
     """
-    first = answers(view, "investigate")
-    second = answers(view, "revalidate")
-    triaged = severities(view)
+    view = run.view
+    first = answers(run, "investigate")
+    second = answers(run, "revalidate")
+    triaged = severities(run)
+    files = file_reports(run)
     findings = []
-    by_id = {c.id: c for c in candidates(view)}
+    by_id = {c.id: c for c in _unique_candidates(files)}
     for cid, answer in second.items():
         if cid in by_id and cid in first and cid in triaged and survives(answer):
             severity, reason = triaged[cid]
@@ -97,7 +114,7 @@ def build_report(view: RunView, *, tool_version: str) -> ScanReport:
     if failed and not halt_reason:
         halt_reason = f"{len(failed)} task(s) failed: " + "; ".join(f"{t.id}: {t.errors[-1] if t.errors else '?'}" for t in failed[:3])
     return ScanReport(run_id=view.run_id, target=view.job.get("target", ""), findings=tuple(findings),
-                      files=tuple(file_reports(view).values()), complete=complete, halt_reason=halt_reason,
+                      files=tuple(files.values()), complete=complete, halt_reason=halt_reason,
                       dismissed=dismissed, tool_version=tool_version,
                       started_utc=_iso(view.started_ms))
 
