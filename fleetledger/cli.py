@@ -25,12 +25,32 @@ from .ledger import open_storage
 from .ledger.records import iso_utc
 from .reader import RunReader, load_view
 from .replay import RunView
-from .workspace import Workspace
+from .workspace import LEDGER_ENV, Workspace
 
 DEFAULT_WORKSPACE = ".run"
 
 
+def _set_ledger(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """Puts ``--ledger`` where ``Workspace.ledger_url`` reads it, for this command only (workers
+    get a clean environment, so a password in the URL never reaches them)."""
+    previous = os.environ.get(LEDGER_ENV)
+    if not value or value == previous:
+        return
+    os.environ[LEDGER_ENV] = value
+
+    def restore() -> None:
+        if previous is None:
+            os.environ.pop(LEDGER_ENV, None)
+        else:
+            os.environ[LEDGER_ENV] = previous
+
+    ctx.call_on_close(restore)
+
+
 def _workspace_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--ledger", envvar=LEDGER_ENV, show_envvar=True, expose_value=False, callback=_set_ledger,
+                      help="Ledger URL: postgresql://... for a ledger shared by coordinators on several hosts "
+                           "(default: the workspace's SQLite file).")(fn)
     return click.option("--workspace", "-w", default=DEFAULT_WORKSPACE, show_default=True, envvar="FLEETLEDGER_WORKSPACE",
                         show_envvar=True, type=click.Path(file_okay=False),
                         help="The folder fleetledger writes: ledger, run-state file, reports.")(fn)
@@ -124,14 +144,21 @@ def _report(result: RunResult, view: RunView) -> None:
     sys.exit(result.exit_code)
 
 
-def _job_from_view(view: RunView, workspace: Workspace):  # type: ignore[no-untyped-def]
+def _job_from_view(view: RunView, workspace: Workspace, target: str | None = None):  # type: ignore[no-untyped-def]
     from .jobs.scan.job import ScanJob
 
     job = view.job
     if job.get("kind") != "scan":
         raise errors.UsageError(f"run {view.run_id} is a {job.get('kind')!r} job, which this CLI cannot resume")
-    return ScanJob(Path(job["target"]), workspace=workspace.root, argv=job.get("argv", []),
+    return ScanJob(Path(target or job["target"]), workspace=workspace.root, argv=job.get("argv", []),
                    model=job.get("options", {}).get("model", "offline"))
+
+
+def _joined_target(view: RunView, workspace: Workspace) -> str | None:
+    """The checkout this workspace's coordinator used when it joined the run (a shared
+    ledger; the run started on another host), or None when it did not join it."""
+    joined = [s for s in view.sessions if s.get("kind") == "joined" and s.get("member") == workspace.member]
+    return joined[-1].get("target") if joined else None
 
 
 def _current_view(workspace: Workspace) -> RunView:
@@ -157,11 +184,14 @@ def main() -> None:
 @_run_options
 @click.option("--new", "new_run", is_flag=True, help="Start a new run even if this job already has one.")
 @click.option("--demo", is_flag=True, help="Scan the small vulnerable web shop embedded in fleetledger instead of PATH.")
+@click.option("--join", "join", metavar="RUN_ID", default=None,
+              help="Join the live run RUN_ID of the --ledger postgresql://... ledger as one more host: this "
+                   "host's workers take its tasks; PATH must hold the same content as on the run's first host.")
 @click.option("--model", default="offline", show_default=True, envvar="FLEETLEDGER_MODEL", show_envvar=True,
               help="PROVIDER:MODEL that judges candidates: offline, openai:MODEL (any OpenAI-compatible endpoint) "
                    "or anthropic:MODEL; the policy's models must allow it (see docs/models.md).")
 def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
-         policy_path: str | None, progress: bool | None, new_run: bool, demo: bool, model: str) -> None:
+         policy_path: str | None, progress: bool | None, new_run: bool, demo: bool, join: str | None, model: str) -> None:
     """Scan the source repository at PATH (default: the current folder).
 
     Running the same command again resumes the same run and pays only for missing work; after
@@ -174,7 +204,7 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
         target = Path(__file__).resolve().parent / "demo_repo" if demo else Path(path)
         job = ScanJob(target, workspace=ws.root, argv=["fleetledger", *sys.argv[1:]], model=model)
         options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
-                             new_run=new_run, explicit_resume=True)
+                             new_run=new_run, explicit_resume=join is None, join=join)
         policy = _policy(ws, policy_path)
         _execute(lambda on_progress: Coordinator(job, ws, options, policy=policy, on_progress=on_progress), progress)
     except errors.FleetledgerError as exc:
@@ -200,9 +230,10 @@ def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: fl
         click.echo(f"run {view.run_id} is HALTED: {view.halt.get('reason') if view.halt else '?'}\n"
                    "it waits for an explicit `fleetledger resume` (or the same job command again)")
         sys.exit(EXIT_HALTED)
-    job = _job_from_view(view, ws)
+    joined = _joined_target(view, ws)  # resuming here means joining again, with this host's checkout
+    job = _job_from_view(view, ws, joined)
     options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
-                         explicit_resume=explicit)
+                         explicit_resume=explicit, join=view.run_id if joined else None)
     policy = _policy(ws, policy_path)
     _execute(lambda on_progress: Coordinator(job, ws, options, policy=policy, on_progress=on_progress), progress)
 
@@ -434,19 +465,15 @@ def verify(workspace: str) -> None:
 
 @main.command()
 @_workspace_option
-@click.option("--ledger", "ledger_url", default=None, envvar="FLEETLEDGER_LEDGER", show_envvar=True,
-              help="Ledger URL (sqlite:///PATH or postgresql://...); default: the workspace's SQLite ledger.")
-def upgrade(workspace: str, ledger_url: str | None) -> None:
+def upgrade(workspace: str) -> None:
     """Migrate the ledger to this fleetledger's schema version, in one transaction (a failure changes nothing)."""
     from .ledger.migrations import upgrade as upgrade_ledger
 
     try:
-        if ledger_url is None:
-            ws = Workspace.at(workspace)
-            if not ws.exists():
-                raise errors.NoRunError(f"no ledger in {ws.root}")
-            ledger_url = ws.ledger_url
-        before, after = upgrade_ledger(ledger_url)
+        ws = Workspace.at(workspace)
+        if not ws.exists():
+            raise errors.NoRunError(f"no ledger in {ws.root}")
+        before, after = upgrade_ledger(ws.ledger_url)
     except errors.FleetledgerError as exc:
         _fail(exc)
     click.echo(f"ledger schema {after}: already current" if before == after else f"ledger schema {before} -> {after}")

@@ -18,6 +18,7 @@ each sprint, the coordinator appends a ``checkpoint`` record carrying the fold, 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import signal
@@ -33,8 +34,9 @@ from .effects import EffectDenied, EffectUncertain
 from .gate import Action, Gate
 from .policy import REPO_RULES_FILE, Policy
 from .jobs.base import Job, JobOutcome, TaskSpec
-from .leases import expired
-from .ledger import Appended, NewRecord, Outcome, Refused, Storage, open_storage
+from .leases import LEADER_TASK, expired, leader_action
+from .ledger import Appended, NewRecord, Outcome, Record, Refused, Storage, open_storage
+from .ledger.retrying import RetryingStorage
 from .ledger.records import iso_utc
 from .model_broker import (Halt, ModelBroker, Settled, Ticket, before_reset, budget_halt, call_payload, halt_for,
                            malformed_spend)
@@ -52,6 +54,10 @@ EXIT_OK = 0
 EXIT_HALTED = 75
 MAX_FAILED_STARTS = 3
 """Worker processes that die before they start, in a row, before the run halts (a broken install)."""
+SHARED_POLL_S = 0.25
+"""Longest wait between two reads of a shared ledger for what the other coordinators appended."""
+LEDGER_RETRY_S = {False: 10.0, True: 120.0}
+"""Default ``RunOptions.ledger_retry_s`` by whether the ledger is shared between hosts."""
 BROKER_POLL_S = 0.02
 """Longest wait for worker output while host-side model calls are in flight (their answers
 arrive on the broker's queue, not on a worker's pipe)."""
@@ -76,7 +82,9 @@ class RunOptions:
             task that keeps failing needs a person; ``resume`` gives it as many again).
         state_interval_s: Least seconds between two writes of the run-state file.
         sandbox: Sandbox backend name for worker processes.
-        ledger_retry_s: Seconds a failing ledger write is retried before the run gives up.
+        ledger_retry_s: Seconds a failing ledger read or write is retried before the session
+            gives up (default: 10 s on a ledger of its own, whose failures are the disk's;
+            120 s on a shared one, where a server restart or a failover takes that long).
         explicit_resume: True when a person asked to continue a HALTED run (``resume``, or
             the same job command again); ``recover`` passes False and leaves HALTED alone.
         new_run: Start a new run even if a run of the same job exists.
@@ -88,6 +96,8 @@ class RunOptions:
         checkpoint_every: Records between two ``checkpoint`` records (at least as many as the
             run has tasks, since a checkpoint's size grows with the plan); one more is written
             at the end of each sprint.
+        join: Id of a live run in a shared (PostgreSQL) ledger that this coordinator joins, as
+            one more host of it, instead of starting or resuming this workspace's run.
     """
 
     workers: int = 4
@@ -97,12 +107,13 @@ class RunOptions:
     max_task_attempts: int = 3
     state_interval_s: float = 1.0
     sandbox: str = "bubblewrap"
-    ledger_retry_s: float = 10.0
+    ledger_retry_s: float | None = None
     explicit_resume: bool = True
     new_run: bool = False
     stall_after_s: float = 1800.0
     breaker_failures: int = 10
     checkpoint_every: int = 10_000
+    join: str | None = None
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -209,6 +220,9 @@ class Coordinator:
         self.clock = clock
         self.on_progress = on_progress
         self.session = secrets.token_hex(4)
+        self.member = workspace.member
+        self.shared = False
+        """True when the ledger is shared with coordinators on other hosts (set when it is opened)."""
         repository = job.repository()
         if repository is not None:
             self.policy = self.policy.narrowed_by(Path(repository) / REPO_RULES_FILE)
@@ -238,6 +252,8 @@ class Coordinator:
         self._model_halt: Halt | None = None
         self._waiting: dict[str, list[tuple[WorkerProc, str, int]]] = {}
         self._to_submit: list[Ticket] = []
+        self._checkpointing = False
+        self._content_checked = False
 
     # -- records ------------------------------------------------------------------------
 
@@ -256,42 +272,60 @@ class Coordinator:
     def append(self, records: Sequence[NewRecord]) -> list[Outcome]:
         """Appends records in one durable transaction and folds the appended ones into the view.
 
-        A failing write (the disk, a lock held too long) is retried with backoff for up to
-        ``options.ledger_retry_s`` seconds. When a checkpoint is due after them
+        A failing write (the disk, a lock held too long, a dropped connection) is retried with
+        backoff for up to ``ledger_retry_s`` seconds, as every ledger call of the coordinator
+        is (``RetryingStorage``). On a shared ledger the view then folds every record appended
+        since its last one, by any coordinator. When a checkpoint is due after them
         (``RunView.checkpoint_due``), one follows in its own transaction.
 
         Raises:
             LedgerError: the storage kept failing; nothing of the batch is stored.
         """
         assert self.storage is not None
-        started = time.monotonic()
-        delay_s = 0.05
-        while True:
-            try:
-                outcomes = self.storage.append(records, now_ms=self.clock())
-                break
-            except errors.LedgerError:
-                # The transaction rolled back (nothing of the batch is stored), so retrying
-                # cannot record anything twice.
-                if time.monotonic() - started + delay_s > self.options.ledger_retry_s:
-                    raise
-                time.sleep(delay_s)
-                delay_s = min(1.0, delay_s * 2)
+        outcomes = self.storage.append(records, now_ms=self.clock())
         for outcome in outcomes:
             if isinstance(outcome, Appended):
                 record = outcome.record
-                self.view.apply(record)
+                if not self.shared:
+                    self._fold(record)
                 if record.kind in ("step.done", "task.finished"):
-                    self._progress_ms = record.ts_ms
                     self._failure_streak = ("", 0)
                 elif record.kind == "step.failed":
                     error = record.why.split(" during ", 1)[0] if "(pid " in record.why else record.why
                     same = self._failure_streak[0] == error
                     self._failure_streak = (error, self._failure_streak[1] + 1 if same else 1)
                     self._last_failed_step = record.payload.get("name", record.key or "?")
-        if self.view.checkpoint_due(self.options.checkpoint_every):
+        if self.shared:
+            self.catch_up()
+        if self.view.checkpoint_due(self.options.checkpoint_every) and (not self.shared or self._leading()):
             self.checkpoint()
         return outcomes
+
+    def catch_up(self) -> int:
+        """Folds what was appended after the view's last record (by any coordinator).
+
+        Returns:
+            The number of records folded.
+
+        Raises:
+            LedgerError: the ledger cannot be read.
+        """
+        assert self.storage is not None
+        n = 0
+        for record in self.storage.read(self.view.run_id, after_seq=self.view.last_seq):
+            self._fold(record)
+            n += 1
+        return n
+
+    @property
+    def ledger_retry_s(self) -> float:
+        """Seconds a failing ledger call is retried (``RunOptions.ledger_retry_s`` or its default)."""
+        return self.options.ledger_retry_s if self.options.ledger_retry_s is not None else LEDGER_RETRY_S[self.shared]
+
+    def _fold(self, record: Record) -> None:
+        self.view.apply(record)
+        if record.kind in ("step.done", "task.finished"):
+            self._progress_ms = record.ts_ms
 
     def checkpoint(self) -> None:
         """Appends a ``checkpoint`` record carrying the fold, unless the last record is one.
@@ -299,10 +333,14 @@ class Coordinator:
         Raises:
             LedgerError: the storage kept failing.
         """
-        if self.view.checkpointed == self.view.records:
+        if self._checkpointing or self.view.checkpointed == self.view.records:
             return
-        self.append([self.new_record("checkpoint", why=f"fold state after {self.view.records} records",
-                                     payload=checkpoint_payload(self.view))])
+        self._checkpointing = True
+        try:  # refused (StaleCheckpointError) when another coordinator appended meanwhile: the next one is due soon
+            self.append([self.new_record("checkpoint", why=f"fold state after {self.view.records} records",
+                                         payload=checkpoint_payload(self.view))])
+        finally:
+            self._checkpointing = False
 
     # -- the run ------------------------------------------------------------------------
 
@@ -320,8 +358,10 @@ class Coordinator:
         """
         self.sandbox.check_available()
         with self.workspace.lock(self.session):
-            self.storage = open_storage(self.ledger_url)
-            self.ledger_url = self.storage.url  # as the storage shows it: without a password
+            storage = open_storage(self.ledger_url)
+            self.ledger_url = storage.url  # as the storage shows it: without a password
+            self.shared = storage.shared
+            self.storage = RetryingStorage(storage, retry_s=self.ledger_retry_s)
             previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
             for sig in previous:
                 signal.signal(sig, self._on_signal)
@@ -377,7 +417,7 @@ class Coordinator:
         return None
 
     def _session_payload(self) -> dict[str, Any]:
-        return {"session": {"id": self.session, "pid": os.getpid(), "host": socket.gethostname()},
+        return {"session": {"id": self.session, "pid": os.getpid(), "host": socket.gethostname(), "member": self.member},
                 "policy": {"hash": self.policy.hash, "source": self.policy.source, "body": self.policy.body(),
                            "refused_rules": list(self.policy.refused_rules)},
                 "sandbox": self.sandbox.describe(),
@@ -385,6 +425,8 @@ class Coordinator:
                             "model_quota": self.model_quota}}
 
     def _run_locked(self) -> RunResult:
+        if self.options.join is not None:
+            return self._join(self.options.join)
         found = None if self.options.new_run else self._find_run()
         existing = found.view if found is not None else None
         if existing is not None and existing.state == "JACKED_OUT":
@@ -424,6 +466,44 @@ class Coordinator:
         self._adopt_orphans()
         return self._drive()
 
+    def _join(self, run_id: str) -> RunResult:
+        """Joins a live run of a shared ledger as one more coordinator (another host).
+
+        Raises:
+            UsageError: the ledger is not shared, the run does not exist, or it is another job.
+        """
+        assert self.storage is not None
+        if not self.shared:
+            raise errors.UsageError(f"--join needs the ledger the run is in, shared between hosts: --ledger postgresql://... "
+                                    f"(this ledger is {self.ledger_url})")
+        view = load_view(self.storage, run_id)
+        if view.state is None:
+            raise errors.UsageError(f"no run {run_id} in {self.ledger_url}; `fleetledger status` on the run's first host shows its id")
+        self.view = view
+        resuming = view.state == "HALTED" and self.options.explicit_resume
+        if view.state != "RUNNING" and not resuming:
+            self._write_state(force=True)
+            why = (f"it finished; its outputs are in the workspace of the host that exported them" if view.state == "JACKED_OUT"
+                   else f"it is HALTED ({view.halt and view.halt.get('reason')}); `fleetledger resume` on one of its "
+                        "hosts continues it, then join again")
+            return RunResult(run_id=run_id, state=view.state, exit_code=EXIT_OK if view.state == "JACKED_OUT" else EXIT_HALTED,
+                             already_done=view.state == "JACKED_OUT", message=f"run {run_id} not joined: {why}")
+        mine = {k: v for k, v in self.job.describe()["identity"].items() if k != "target"}
+        theirs = {k: v for k, v in view.job.get("identity", {}).items() if k != "target"}
+        if mine != theirs:
+            raise errors.UsageError(f"run {run_id} is another job ({theirs}); this command would run {mine}: "
+                                    "join with the same job and options as its first host")
+        self._open_broker()
+        payload = {**self._session_payload(), "target": self.job.describe().get("target")}
+        if resuming:
+            self.append([self.new_record("run.resumed", payload=payload, why=f"explicit resume of a HALTED run "
+                                         f"({view.halt and view.halt.get('reason')}) on a host that joined it")])
+        self.append([self.new_record("run.joined", why=f"coordinator on {socket.gethostname()} joins with {self.options.workers} workers",
+                                     payload=payload)])
+        self._reconcile_state()
+        self._adopt_orphans()
+        return self._drive()
+
     def _reconcile_state(self) -> None:
         _, note = runstate.reconcile(self.workspace.state_path, self.view, self.ledger_url, now_ms=self.clock())
         self._state_written_ms = self.clock()
@@ -434,18 +514,23 @@ class Coordinator:
         """Takes back every lease granted by an earlier coordinator session (it is gone: we hold
         the lock), and reopens tasks that failed for good in an earlier session (a resume is a
         person's decision to try again)."""
+        joining = self.options.join is not None
         records = [self.new_record("task.reopened", task=t.id, why=f"retry after resume; it failed: {t.errors[-1] if t.errors else '?'}")
-                   for t in self.view.tasks.values() if t.status == "failed"]
-        denied = [t for t in self.view.tasks.values()
-                  if t.status == "finished" and (t.result or {}).get("denied") and self.view.sprints[t.sprint].status != "completed"]
+                   for t in self.view.tasks.values() if t.status == "failed" and not joining]
+        denied = [t for t in self.view.tasks.values() if not joining and
+                  t.status == "finished" and (t.result or {}).get("denied") and self.view.sprints[t.sprint].status != "completed"]
         for t, spec in zip(denied, self.reader().planned(t.id for t in denied)):
             reads = self.job.step_reads(spec)
             allowed = [n for n in t.result["denied"] if self.gate.check(Action(kind="read", target=reads.get(n, ""))).allowed]
             if allowed:
                 records.append(self.new_record("task.reopened", task=t.id,
                                                why=f"the policy in force now allows {len(allowed)} step(s) it denied before"))
-        for lease in self.view.leases():
-            if lease.session != self.session:
+        # Sessions known dead: every earlier one, or on a shared ledger those of this host and
+        # workspace (we hold its lock); other hosts' leases end by their expiry only.
+        mine = {s.get("id") for s in self.view.sessions if s.get("member") == self.member}
+        leader = [self.view.leader] if self.view.leader is not None else []
+        for lease in self.view.leases() + leader:
+            if lease.session != self.session and (not self.shared or lease.session in mine):
                 records.append(self.new_record(
                     "lease.expired", task=lease.task, epoch=lease.epoch,
                     why=f"holder {lease.worker} belonged to coordinator session {lease.session or '?'}, which is gone",
@@ -462,7 +547,16 @@ class Coordinator:
             halted = self._pending_halt()
             if halted is not None:
                 return halted
+            if self.shared:
+                self._lead()
+                ended = self._ended_elsewhere()
+                if ended is not None:
+                    return ended
             sprint = self.view.current_sprint()
+            if not self._leading() and (sprint is None or sprint in self.job.host_sprints
+                                        or self.view.sprints[sprint].status == "pending" or self._sprint_over(sprint)):
+                self._wait_for_leader()  # planning, closing sprints, export and the finish are the leader's
+                continue
             if sprint is None:
                 return self._finish()
             status = self.view.sprints[sprint].status
@@ -484,6 +578,8 @@ class Coordinator:
                 self.checkpoint()
                 self._write_state(force=True)
                 continue
+            if self.shared and not self._content_checked:
+                self._check_content()
             halted = self._turn(sprint)
             if halted is not None:
                 return halted
@@ -492,6 +588,93 @@ class Coordinator:
                 task = self.view.tasks[failed[0]]
                 return self._halt("task", f"task {task.id} cannot go on: {task.errors[-1] if task.errors else '?'}; "
                                   "fix the cause, then `fleetledger resume`", extra={"task": task.id})
+
+    # -- a run shared by coordinators on several hosts ---------------------------------
+
+    def _leading(self) -> bool:
+        """True when this coordinator plans, closes sprints, exports and finishes: always on
+        a ledger of its own, on a shared one while it holds the run's leader lease."""
+        if not self.shared:
+            return True
+        leader = self.view.leader
+        return leader is not None and leader.session == self.session and not expired(leader, self.clock())
+
+    def _lead(self) -> None:
+        """Folds what the other coordinators appended, then claims, renews or ends the leader
+        lease as ``leases.leader_action`` decides (the ledger's fence settles races)."""
+        self.catch_up()
+        now, ttl_ms = self.clock(), int(self.options.lease_ttl_s * 1000)
+        leader = self.view.leader
+        action = leader_action(leader, session=self.session, now_ms=now, ttl_ms=ttl_ms)
+        if action == "claim":
+            self.append([self.new_record(
+                "task.assigned", task=LEADER_TASK, epoch=self.view.leader_epoch + 1,
+                why=f"coordinator {self.session} on {socket.gethostname()} leads the run: plans, closes sprints, exports",
+                payload={"worker": f"coordinator-{self.session}", "pid": os.getpid(), "host": socket.gethostname(),
+                         "expires_ms": now + ttl_ms, "ttl_ms": ttl_ms, "session": self.session})])
+        elif action == "renew":
+            assert leader is not None
+            self.append([self.new_record("lease.renewed", task=LEADER_TASK, epoch=leader.epoch,
+                                         why="leader heartbeat", payload={"expires_ms": now + ttl_ms})])
+        elif action == "expire":
+            assert leader is not None
+            self.append([self.new_record("lease.expired", task=LEADER_TASK, epoch=leader.epoch,
+                                         why=f"leader {leader.worker} silent for {(now - leader.renewed_ms) / 1000:.1f} s",
+                                         payload={"worker": leader.worker, "cause": "heartbeat timeout"})])
+
+    def _wait_for_leader(self) -> None:
+        """Waits a little for the leader's next move (this host's workers hold no lease then:
+        the sprint is not planned yet, or all its tasks ended)."""
+        time.sleep(SHARED_POLL_S)
+        self._write_state()
+
+    def _ended_elsewhere(self) -> RunResult | None:
+        """Returns how this session ends when another coordinator finished or halted the run."""
+        if self.view.state == "RUNNING":
+            return None
+        self._stop_pool()
+        self._write_state(force=True)
+        if self.view.state == "JACKED_OUT":
+            done = self.storage.unique_record(self.view.run_id, "run.finished", self.view.run_id) if self.storage else None
+            return RunResult(run_id=self.view.run_id, state="JACKED_OUT", exit_code=EXIT_OK,
+                             message=f"run {self.view.run_id} finished on another host: {done.why if done else ''}; "
+                                     f"outputs there: {', '.join((done.payload.get('outputs') or {}).values()) if done else '?'}")
+        reason = self.view.halt.get("reason") if self.view.halt else "?"
+        return RunResult(run_id=self.view.run_id, state="HALTED", exit_code=EXIT_HALTED,
+                         message=f"run {self.view.run_id} HALTED on another host: {reason}")
+
+    def _check_content(self) -> None:
+        """Refuses to work on a run whose planned files differ from this host's checkout.
+
+        Raises:
+            UsageError: they differ (recorded as a ``decision`` first).
+        """
+        problems = self.job.join_problems(self.reader())
+        if problems is None:
+            return  # nothing planned to compare with yet
+        if problems:
+            message = (f"this host's checkout differs from the run's: {'; '.join(problems[:5])}"
+                       f"{f' (and {len(problems) - 5} more)' if len(problems) > 5 else ''}; "
+                       "check out the same content on every host, then join again")
+            self._stop_pool()
+            self.append([self.new_record("decision", why=f"refused to work on run {self.view.run_id}: {message}",
+                                         payload={"problems": problems[:50]})])
+            raise errors.UsageError(message)
+        self._content_checked = True
+
+    def _leave(self, reason: str) -> RunResult:
+        """Leaves a shared run that goes on elsewhere: this host's leases are handed back."""
+        self._stop_pool()
+        records = [self.new_record("lease.released", task=lease.task, epoch=lease.epoch,
+                                   why=f"coordinator {self.session} left the run ({reason}); {lease.worker} stopped",
+                                   payload={"worker": lease.worker, "cause": "coordinator left"})
+                   for lease in self.view.leases() + ([self.view.leader] if self.view.leader else [])
+                   if lease.session == self.session]
+        records.append(self.new_record("decision", why=f"coordinator {self.session} on {socket.gethostname()} left the run: {reason}"))
+        self.append(records)
+        self._write_state(force=True)
+        return RunResult(run_id=self.view.run_id, state="RUNNING", exit_code=EXIT_HALTED,
+                         message=f"left run {self.view.run_id} ({reason}); it goes on on its other hosts")
 
     def _halting(self) -> bool:
         """True once a halt was asked for (a signal, an exhausted quota, a budget)."""
@@ -505,6 +688,8 @@ class Coordinator:
         if self.broker is not None and self.broker.busy:
             self.broker.stop()
             return None
+        if self._stop_reason is not None and not self._leading():
+            return self._leave(self._stop_reason)
         if self._stop_reason is not None:
             return self._halt("interrupted", self._stop_reason)
         halt = self._model_halt
@@ -536,8 +721,10 @@ class Coordinator:
                 heartbeat_s=ttl / 3 if self.options.heartbeat_s is None else self.options.heartbeat_s,
                 egress=self._start_egress())
             records = []
+            # On a shared ledger worker ids name their host and workspace too: ``3fa2c1-w01``.
+            prefix = f"{hashlib.sha256(self.member.encode()).hexdigest()[:6]}-" if self.shared else ""
             for n in range(1, self.options.workers + 1):
-                worker = self.pool.start(f"w{n:02d}")
+                worker = self.pool.start(f"{prefix}w{n:02d}")
                 records.append(self._worker_started(worker))
             self.append(records)
         return self.pool
@@ -632,7 +819,7 @@ class Coordinator:
     def _poll_timeout_s(self) -> float:
         now = self.clock()
         nearest = min((lease.expires_ms for lease in self.view.leases()), default=now + 1000)
-        longest = BROKER_POLL_S if self.broker is not None and self.broker.busy else 1.0
+        longest = BROKER_POLL_S if self.broker is not None and self.broker.busy else SHARED_POLL_S if self.shared else 1.0
         return max(0.01, min(longest, (nearest - now) / 1000 + 0.01))
 
     def _assign(self, sprint: str, pool: WorkerPool) -> RunResult | None:
@@ -679,7 +866,12 @@ class Coordinator:
         if records:
             self.append(records)
             faults.hit("coordinator.after_assign")
-        sends = [(w, t, spec, d) for w, t, spec, d in sends if t.lease is not None and t.lease.worker == w.id]
+        claimed = [(w, t, spec, d) for w, t, spec, d in sends if t.lease is not None and t.lease.worker == w.id]
+        for _, task, _, _ in (s for s in sends if s not in claimed):  # another coordinator took it first
+            self._attempts[task.id] -= 1
+            self._reserved.pop(task.id, None)
+            self._calls_made.pop(task.id, None)
+        sends = claimed
         recorded = run.step_results(t.id for _, t, _, _ in sends)
         failures = self._step_failures([t.id for _, t, _, _ in sends], recorded)
         for worker, task, spec, denied in sends:
@@ -934,7 +1126,9 @@ class Coordinator:
         if not self.view.run_id or self.view.state is None:
             raise exc
         try:
-            return self._halt("ledger", f"the ledger could not be written for {self.options.ledger_retry_s:g} s: {exc}")
+            if self.shared:  # the run goes on on the hosts that reach the ledger (or `recover` here)
+                return self._leave(f"the ledger could not be reached for {self.ledger_retry_s:g} s: {exc}")
+            return self._halt("ledger", f"the ledger could not be written for {self.ledger_retry_s:g} s: {exc}")
         except errors.LedgerError:
             raise errors.LedgerError(
                 f"{exc}; the run could not even be marked HALTED, so it stays RUNNING in the ledger and "

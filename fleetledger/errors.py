@@ -56,6 +56,11 @@ class LeaseHeldError(LedgerError):
     """The task is still leased to a live holder; wait for its lease to expire."""
 
 
+class StaleCheckpointError(LedgerError):
+    """A checkpoint was folded up to another record than the run's last one (another writer
+    appended meanwhile); it is refused, and its writer folds the new records and tries later."""
+
+
 class ChainBrokenError(LedgerError):
     """The ledger's hash chain is broken: a record was changed or removed outside fleetledger."""
 

@@ -21,6 +21,18 @@ if TYPE_CHECKING:
     from .ledger import records as rec
 
 
+LEADER_TASK = "@leader"
+"""The pseudo-task of a run's leader lease (coordinators on several hosts, one ledger).
+
+The coordinator holding it plans sprints, closes them, runs host sprints (export), writes
+checkpoints and finishes the run; the others only lease tasks to their workers. It is taken,
+renewed and given up with the same records and fencing rules as a task's lease
+(``task.assigned``, ``lease.renewed``, ``lease.expired``/``lease.released``), so the ledger's
+append transaction decides between two coordinators claiming it at once. No planned task has
+this id (task ids never start with ``@``).
+"""
+
+
 class LeaseEvent(NamedTuple):
     """The last lease event of a task: ``kind`` is task.assigned or a lease-ending kind."""
 
@@ -93,3 +105,25 @@ class Lease:
 def expired(lease: Lease, now_ms: int) -> bool:
     """True when the lease's expiry has passed at ``now_ms`` (epoch ms)."""
     return now_ms >= lease.expires_ms
+
+
+def leader_action(leader: Lease | None, *, session: str, now_ms: int, ttl_ms: int) -> str | None:
+    """Decides what a coordinator of a shared run does about the run's leader lease now.
+
+    Args:
+        leader: The open leader lease (``RunView.leader``), or None.
+        session: This coordinator session's id.
+        now_ms: Now, epoch ms UTC.
+        ttl_ms: The leader lease's time to live, ms; it is renewed after a third of it.
+
+    Returns:
+        ``"claim"`` (no leader: take the lease), ``"renew"`` (we lead and a third of the TTL
+        has passed), ``"expire"`` (another coordinator leads and its lease ran out: end it, so
+        that the next turn claims it), or None (nothing to do). Two coordinators doing the same
+        at once is safe: the ledger's fence accepts one of the two records and refuses the other.
+    """
+    if leader is None:
+        return "claim"
+    if leader.session == session:
+        return "renew" if now_ms - leader.renewed_ms >= ttl_ms / 3 else None
+    return "expire" if expired(leader, now_ms) else None

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .leases import Lease
+from .leases import LEADER_TASK, Lease
 from .ledger.records import Record
 
 RunStateName = Literal["RUNNING", "HALTED", "JACKED_OUT"]
@@ -108,6 +108,9 @@ class RunView:
         policy_hash: Policy hash of the last coordinator record.
         records: Number of records folded.
         checkpointed: ``records`` when the last ``checkpoint`` record was folded (0: none yet).
+        leader: The open leader lease (``leases.LEADER_TASK``), or None; only runs whose ledger
+            is shared by several coordinators have one.
+        leader_epoch: Epoch of the latest leader lease (0: never taken).
     """
 
     run_id: str
@@ -134,6 +137,8 @@ class RunView:
     policy_hash: str = ""
     records: int = 0
     checkpointed: int = 0
+    leader: Lease | None = None
+    leader_epoch: int = 0
 
     # -- queries (read-only) -------------------------------------------------------------
 
@@ -216,6 +221,8 @@ class RunView:
             "recent": [list(e) for e in self.recent],
             "last_seq": self.last_seq, "last_hash": self.last_hash, "policy_hash": self.policy_hash,
             "records": self.records, "checkpointed": self.checkpointed,
+            "leader": dataclasses.asdict(self.leader) if self.leader is not None else None,
+            "leader_epoch": self.leader_epoch,
         }
 
     @classmethod
@@ -240,7 +247,8 @@ class RunView:
             workers={k: dict(w) for k, w in data["workers"]}, sessions=list(data["sessions"]),
             approvals=list(data["approvals"]), recent=[list(e) for e in data["recent"]],
             last_seq=data["last_seq"], last_hash=data["last_hash"], policy_hash=data["policy_hash"],
-            records=data["records"], checkpointed=data["checkpointed"])
+            records=data["records"], checkpointed=data["checkpointed"],
+            leader=Lease(**data["leader"]) if data.get("leader") else None, leader_epoch=data.get("leader_epoch", 0))
 
 
 def fold(records: Iterable[Record], *, run_id: str | None = None, base: RunView | None = None) -> RunView:
@@ -295,6 +303,10 @@ def _run_resumed(v: RunView, r: Record) -> None:
             worker["exited"] = GONE_WITH_SESSION
 
 
+def _run_joined(v: RunView, r: Record) -> None:
+    v.sessions.append({"kind": "joined", "ts_ms": r.ts_ms, **r.payload.get("session", {}), "target": r.payload.get("target")})
+
+
 def _run_halted(v: RunView, r: Record) -> None:
     v.state = "HALTED"
     v.halt = {"reason": r.why, "ts_ms": r.ts_ms, **r.payload}
@@ -322,6 +334,11 @@ def _task_planned(v: RunView, r: Record) -> None:
 
 def _task_assigned(v: RunView, r: Record) -> None:
     p = r.payload
+    if r.task == LEADER_TASK:
+        v.leader = Lease(task=r.task, worker=p["worker"], epoch=r.epoch, expires_ms=p["expires_ms"],
+                         renewed_ms=r.ts_ms, session=p.get("session", ""), ttl_ms=p["ttl_ms"])
+        v.leader_epoch = r.epoch
+        return
     t = v.tasks[r.task]
     t.status = "leased"
     t.epoch = r.epoch
@@ -333,6 +350,10 @@ def _task_assigned(v: RunView, r: Record) -> None:
 
 
 def _lease_renewed(v: RunView, r: Record) -> None:
+    if r.task == LEADER_TASK:
+        if v.leader is not None and v.leader.epoch == r.epoch:
+            v.leader = dataclasses.replace(v.leader, expires_ms=r.payload["expires_ms"], renewed_ms=r.ts_ms)
+        return
     t = v.tasks[r.task]
     if t.lease is not None and t.lease.epoch == r.epoch:
         t.lease = dataclasses.replace(t.lease, expires_ms=r.payload["expires_ms"], renewed_ms=r.ts_ms)
@@ -348,6 +369,9 @@ def _release(v: RunView, t: TaskView) -> None:
 
 
 def _lease_expired(v: RunView, r: Record) -> None:
+    if r.task == LEADER_TASK:
+        v.leader = None
+        return
     t = v.tasks[r.task]
     _release(v, t)
     t.status = "pending"
@@ -438,7 +462,7 @@ def _checkpoint(v: RunView, r: Record) -> None:
 
 
 _HANDLERS = {
-    "run.started": _run_started, "run.resumed": _run_resumed, "run.halted": _run_halted,
+    "run.started": _run_started, "run.resumed": _run_resumed, "run.joined": _run_joined, "run.halted": _run_halted,
     "run.finished": _run_finished, "sprint.started": _sprint_started,
     "sprint.finished": _sprint_finished, "task.planned": _task_planned,
     "task.assigned": _task_assigned, "task.reopened": _task_reopened, "lease.renewed": _lease_renewed,

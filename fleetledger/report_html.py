@@ -29,6 +29,7 @@ from .coordinator import current_run_id, wall_clock_ms
 from .jobs.scan.report import build_report
 from .jobs.scan.shapes import SEVERITIES, ScanReport
 from .ledger import Record, open_storage
+from .leases import LEADER_TASK
 from .ledger.records import LEASE_END_KINDS, iso_utc
 from .reader import RunReader
 from .replay import RunView
@@ -126,7 +127,9 @@ class Timeline:
         if r.kind in ("run.started", "run.resumed"):
             self._close_session("interrupted")
             self._session = (r.ts_ms, _RUN_MARKS[r.kind])
-        if r.kind == "task.assigned":
+        if r.task == LEADER_TASK:
+            pass  # the leader lease of a shared run: no worker lane
+        elif r.kind == "task.assigned":
             self._held[(r.task, r.epoch)] = (r.payload["worker"], r.ts_ms)
             self.lanes.setdefault(r.payload["worker"], [])
         elif r.kind in LEASE_END_KINDS and (r.task, r.epoch) in self._held:

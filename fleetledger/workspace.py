@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from . import errors
 from .runstate import STATE_FILE
 
 LEDGER_FILE = "ledger.sqlite3"
+LEDGER_ENV = "FLEETLEDGER_LEDGER"
+"""Environment variable (and ``--ledger`` option) naming a ledger URL other than the workspace's SQLite file."""
 LOCK_FILE = "lock"
 
 
@@ -39,8 +42,16 @@ class Workspace:
 
     @property
     def ledger_url(self) -> str:
-        """The default ledger URL: ``sqlite:///<root>/ledger.sqlite3``."""
-        return f"sqlite:///{self.root / LEDGER_FILE}"
+        """The ledger URL: ``$FLEETLEDGER_LEDGER`` when set (a PostgreSQL ledger shared by
+        coordinators on several hosts, say), else ``sqlite:///<root>/ledger.sqlite3``."""
+        return os.environ.get(LEDGER_ENV) or f"sqlite:///{self.root / LEDGER_FILE}"
+
+    @property
+    def member(self) -> str:
+        """``host:workspace``: where a coordinator runs. On a ledger shared by several hosts,
+        the coordinator sessions of one member follow each other (the run lock), so once a
+        coordinator holds the lock every earlier session of its member is gone."""
+        return f"{socket.gethostname()}:{self.root}"
 
     @property
     def state_path(self) -> Path:
@@ -53,8 +64,9 @@ class Workspace:
         return self.root / "logs"
 
     def exists(self) -> bool:
-        """True when the workspace holds a ledger."""
-        return (self.root / LEDGER_FILE).exists()
+        """True when the workspace has a ledger: its SQLite file, or a ledger URL in
+        ``$FLEETLEDGER_LEDGER`` (whose runs are then looked up in that ledger)."""
+        return bool(os.environ.get(LEDGER_ENV)) or (self.root / LEDGER_FILE).exists()
 
     def ensure(self) -> None:
         """Creates the workspace folders if missing.

@@ -7,6 +7,7 @@ version) as a fresh install. Later migrations are simulated by adding to a backe
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -144,6 +145,7 @@ def test_the_upgrade_command(ledger_url: str, monkeypatch: pytest.MonkeyPatch) -
     newest = len(module.MIGRATIONS)
     result = runner.invoke(main, ["upgrade", "--ledger", ledger_url])
     assert result.exit_code == 0 and result.output == f"ledger schema {newest}: already current\n"
+    assert "FLEETLEDGER_LEDGER" not in os.environ, "--ledger is for its command only (regression: it leaked into later ones)"
     monkeypatch.setattr(module, "MIGRATIONS", (*module.MIGRATIONS, EXTRA))
     result = runner.invoke(main, ["upgrade"], env={"FLEETLEDGER_LEDGER": ledger_url})
     assert result.exit_code == 0 and result.output == f"ledger schema {newest} -> {newest + 1}\n"

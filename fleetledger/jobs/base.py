@@ -80,6 +80,16 @@ class Job(abc.ABC):
         policy), or None."""
         return None
 
+    def join_problems(self, run: "RunReader") -> list[str] | None:
+        """Compares what this host would work on with what the run planned, before a
+        coordinator that joined a shared run leases any task.
+
+        Returns:
+            The differences (each a sentence naming what differs; empty: none), or None when
+            nothing is planned yet to compare with. By default: none.
+        """
+        return []
+
     def task_context(self, task: TaskSpec, run: "RunReader") -> dict[str, Any]:
         """Returns job data a worker needs besides the task inputs (e.g. the target root)."""
         return {}

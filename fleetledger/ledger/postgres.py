@@ -203,6 +203,8 @@ class PostgresStorage(Storage):
             schema version.
     """
 
+    shared = True
+
     def __init__(self, url: str) -> None:
         self._dsn = url
         self.url = public_url(url)

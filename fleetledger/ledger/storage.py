@@ -78,9 +78,12 @@ class Storage(abc.ABC):
 
     Attributes:
         url: The ledger URL (``sqlite:///path``), recorded in the run-state file.
+        shared: True when coordinators on other hosts may append to the same runs (PostgreSQL):
+            a coordinator then folds every record appended after its last one, not only its own.
     """
 
     url: str
+    shared: bool = False
 
     def append(self, batch: Sequence[rec.NewRecord], *, now_ms: int) -> list[Outcome]:
         """Appends a batch of records in one durable transaction.
@@ -171,9 +174,14 @@ def _apply(txn: Txn, batch: Sequence[rec.NewRecord], now_ms: int) -> list[Outcom
             if problem is not None:
                 outcomes.append(Refused(problem))
                 continue
+        head = txn.run_head(new.run_id) or rec.GENESIS_HASH
+        if new.kind == "checkpoint" and new.payload.get("view", {}).get("last_hash", head) != head:
+            outcomes.append(Refused(errors.StaleCheckpointError(
+                f"checkpoint of run {new.run_id} was folded up to another record than the run's last one")))
+            continue
         text = rec.canonical_json(new.payload)
         sealed = rec.seal(new, seq=txn.last_seq() + 1, ts_ms=now_ms,
-                          prev_hash=txn.run_head(new.run_id) or rec.GENESIS_HASH, payload_json=text)
+                          prev_hash=head, payload_json=text)
         existing = txn.insert(sealed)
         if existing is None:
             outcomes.append(Appended(sealed))

@@ -101,6 +101,19 @@ class ScanJob(Job):
                                   why=f"detect {len(block)} file(s) in {folder}"))
         return specs
 
+    def join_problems(self, run: "RunReader") -> list[str] | None:
+        """Compares this host's checkout with the files the run planned (path and SHA-256 of
+        each file a detect task covers); None until the detect sprint is planned."""
+        planned = report.planned_files(run)
+        if not planned:
+            return None
+        exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
+        here = {f.path: f.sha256 for f in discover(self.target, exclude=exclude)}
+        problems = [f"{path}: missing here" if path not in here else f"{path}: sha256 {here[path][:12]} here, "
+                    f"{f['sha256'][:12]} in the run" for path, f in planned.items() if here.get(path) != f["sha256"]]
+        problems += [f"{path}: not in the run" for path in here if path not in planned]
+        return problems
+
     def _plan_items(self, kind: str, items: list[dict[str, Any]], run: "RunReader") -> list[TaskSpec]:
         shas = {p: f["sha256"] for p, f in report.planned_files(run).items()}
 

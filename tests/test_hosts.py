@@ -1,0 +1,279 @@
+"""Coordinators on several hosts, one PostgreSQL ledger: joining a run, leader takeover, fencing.
+
+Each "host" is a coordinator process with its own workspace and its own copy of the repository
+(at another path), started with ``--ledger postgresql://...``; the first starts the run, the
+others ``--join`` it. Hosts die by SIGKILL (the coordinator and its paused worker) or are cut
+off (SIGSTOP of the whole host, then SIGCONT long after its leases expired).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from e2e import REPO_ROOT, normalized_sarif, real_repo, run_cli, start_cli, stopped_child, wait_for
+from fleetledger.leases import LEADER_TASK, Lease, leader_action
+from fleetledger.ledger import Record, open_storage
+from fleetledger.verify import verify_records
+
+pytestmark = pytest.mark.slow
+
+TTL = ("--lease-ttl", "2")
+
+
+def _records(url: str) -> list[Record]:
+    with open_storage(url) as storage:
+        return list(storage.read())
+
+
+def _run_id(url: str) -> str | None:
+    with open_storage(url) as storage:
+        first = storage.first_records()
+    return first[0].run_id if first else None
+
+
+def _host(repo: Path, ws: Path, url: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return start_cli("scan", str(repo), "--workspace", str(ws), "--ledger", url, "--no-progress", *TTL, *args, env=env)
+
+
+def _finished_by(records: list[Record], pid: int) -> int:
+    """Tasks finished under leases granted by the coordinator process ``pid`` (one host)."""
+    sessions = {r.payload["session"]["id"] for r in records
+                if r.kind in ("run.started", "run.joined") and r.payload["session"]["pid"] == pid}
+    granted = {(r.task, r.epoch) for r in records if r.kind == "task.assigned" and r.payload.get("session") in sessions}
+    return sum(1 for r in records if r.kind == "task.finished" and (r.task, r.epoch) in granted)
+
+
+def _assert_sound(records: list[Record]) -> None:
+    report = verify_records(records)
+    assert report.ok, report.problems  # no record of a stale epoch, no idempotency key completed twice
+    finished = collections.Counter(r.task for r in records if r.kind == "task.finished")
+    assert finished and max(finished.values()) == 1, "no task completed twice"
+    assert sum(r.kind == "run.finished" for r in records) == 1
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """A one-host scan of the real repository (SQLite ledger): its copy's path and its SARIF."""
+    root = tmp_path_factory.mktemp("hosts")
+    repo = root / "repo-a"
+    shutil.copytree(real_repo(), repo, symlinks=True)
+    done = run_cli("scan", str(repo), "--workspace", str(root / "one-host"), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    return repo, normalized_sarif(root / "one-host" / "findings.sarif")
+
+
+def _copy(repo: Path, where: Path) -> Path:
+    shutil.copytree(repo, where, symlinks=True)
+    return where
+
+
+def test_two_hosts_the_leader_killed_mid_run_the_other_finishes_with_the_same_sarif(
+        baseline: tuple[Path, dict], postgres_url: str, tmp_path: Path) -> None:
+    repo_a, expected = baseline
+    repo_b = _copy(repo_a, tmp_path / "repo-b")
+    # Host A's worker pauses inside its third investigate step, so the run is mid-way when B joins.
+    a = _host(repo_a, tmp_path / "ws-a", postgres_url, "--workers", "1",
+              env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:3:stop",
+                   "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once")})
+    wait_for(lambda: stopped_child(a.pid) is not None, what="host A's worker to pause mid-investigate", proc=a)
+    run_id = _run_id(postgres_url)
+    assert run_id is not None
+    b = _host(repo_b, tmp_path / "ws-b", postgres_url, "--workers", "2", "--join", run_id)
+    wait_for(lambda: any(r.kind == "run.joined" for r in _records(postgres_url)), what="host B to join", proc=b)
+    a.send_signal(signal.SIGSTOP)  # the leader freezes (so the run cannot end without B) ...
+    wait_for(lambda: _finished_by(_records(postgres_url), b.pid) >= 2, what="host B to finish tasks", proc=b)
+
+    paused = stopped_child(a.pid)
+    assert paused is not None
+    a.send_signal(signal.SIGKILL)  # ... and its host goes away: coordinator and worker
+    paused.send_signal(signal.SIGKILL)
+    a.communicate(timeout=60)
+
+    out, err = b.communicate(timeout=300)
+    assert b.returncode == 0, err
+    records = _records(postgres_url)
+    _assert_sound(records)
+    leaders = [r for r in records if r.kind == "task.assigned" and r.task == LEADER_TASK]
+    assert [r.payload["pid"] for r in leaders][:1] == [a.pid] and leaders[-1].payload["pid"] == b.pid, \
+        "A led the run first; B took the leader lease over after A's expired"
+    assert any(r.kind == "lease.expired" and r.task != LEADER_TASK and r.payload["cause"] == "heartbeat timeout"
+               for r in records), "A's worker's lease was taken back by B after it expired"
+    assert normalized_sarif(tmp_path / "ws-b" / "findings.sarif") == expected
+    assert not (tmp_path / "ws-a" / "findings.sarif").exists(), "exported once, by the host that finished the run"
+
+
+def test_four_hosts_one_killed_the_rest_finish_with_the_same_sarif(
+        baseline: tuple[Path, dict], postgres_url: str, tmp_path: Path) -> None:
+    repo_a, expected = baseline
+    # The first host's worker pauses holding an investigate task for 8 s (its lease), so the run
+    # is still going when a host is killed.
+    first = _host(repo_a, tmp_path / "ws-0", postgres_url, "--workers", "1", "--lease-ttl", "8",
+                  env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:2:stop",
+                       "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once")})
+    wait_for(lambda: stopped_child(first.pid) is not None, what="the first host's worker to pause", proc=first)
+    run_id = _run_id(postgres_url)
+    assert run_id is not None
+    others = [_host(_copy(repo_a, tmp_path / f"repo-{n}"), tmp_path / f"ws-{n}", postgres_url,
+                    "--workers", "1", "--join", run_id) for n in (1, 2, 3)]
+    victim = others[0]
+    wait_for(lambda: _finished_by(_records(postgres_url), victim.pid) >= 1, what="host 1 to finish a task", proc=victim)
+    victim.send_signal(signal.SIGKILL)  # a host that is not the leader dies
+    victim.communicate(timeout=60)
+    # It comes back: the three-state rule on its own workspace joins the run again, with its own checkout.
+    back = start_cli("recover", "--workspace", str(tmp_path / "ws-1"), "--ledger", postgres_url, *TTL)
+    paused = stopped_child(first.pid)
+    assert paused is not None
+    paused.send_signal(signal.SIGCONT)  # the first host's worker goes on (or is fenced if its lease expired)
+
+    for proc in (first, *others[1:], back):
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    records = _records(postgres_url)
+    _assert_sound(records)
+    joined = [r for r in records if r.kind == "run.joined"]
+    assert len(joined) == 4
+    host1 = [r for r in joined if r.payload["session"]["member"].endswith(f":{tmp_path / 'ws-1'}")]
+    assert [r.payload["target"] for r in host1] == [str(tmp_path / "repo-1")] * 2, \
+        "host 1 joined again from its own workspace and checkout"
+    exports = [p for p in tmp_path.glob("ws-*/findings.sarif")]
+    assert len(exports) == 1, "planning and export happen once per run"
+    assert normalized_sarif(exports[0]) == expected
+
+
+def test_a_host_cut_off_past_its_leases_is_fenced_when_it_comes_back(postgres_url: str, tmp_path: Path) -> None:
+    repo = _copy(real_repo(), tmp_path / "repo-a")
+    a = _host(repo, tmp_path / "ws-a", postgres_url, "--workers", "1", "--sandbox", "none",
+              env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:2:stop",
+                   "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once")})
+    wait_for(lambda: stopped_child(a.pid) is not None, what="host A's worker to pause", proc=a)
+    a_worker = stopped_child(a.pid)
+    assert a_worker is not None
+    run_id = _run_id(postgres_url)
+    assert run_id is not None
+    held = [r for r in _records(postgres_url) if r.kind == "task.assigned" and r.task != LEADER_TASK][-1]
+    os.kill(a.pid, signal.SIGSTOP)  # host A is cut off: its coordinator and its worker are frozen
+    # B's one worker pauses in its first investigate step, so the run cannot end before A is back.
+    b = _host(_copy(repo, tmp_path / "repo-b"), tmp_path / "ws-b", postgres_url, "--workers", "1", "--sandbox", "none",
+              "--join", run_id, env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:1:stop",
+                                     "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once-b")})
+    try:
+        wait_for(lambda: any(r.kind == "lease.expired" and r.task == held.task and r.epoch == held.epoch
+                             for r in _records(postgres_url)), what="host B to take back the cut-off host's lease", proc=b)
+        wait_for(lambda: stopped_child(b.pid) is not None, what="host B's worker to pause", proc=b)
+        a_worker.send_signal(signal.SIGCONT)
+        os.kill(a.pid, signal.SIGCONT)  # A comes back, and its worker reports work on a task it lost
+        wait_for(lambda: any(r.kind == "decision" and "fenced" in r.why and r.payload.get("epoch") == held.epoch
+                             for r in _records(postgres_url)), what="A's late write to be refused", proc=a)
+    finally:
+        os.kill(a.pid, signal.SIGCONT)
+        b_worker = stopped_child(b.pid)
+        if b_worker is not None:
+            b_worker.send_signal(signal.SIGCONT)
+    for proc in (a, b):
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    records = _records(postgres_url)
+    _assert_sound(records)
+    expiry = next(r.seq for r in records if r.kind == "lease.expired" and r.task == held.task and r.epoch == held.epoch)
+    late = [r for r in records if r.task == held.task and r.epoch == held.epoch and r.seq > expiry]
+    assert late == [], "nothing the cut-off host's worker sent after its lease expired was appended"
+
+
+def test_a_host_whose_checkout_differs_is_refused_before_it_takes_any_task(postgres_url: str, tmp_path: Path) -> None:
+    repo = _copy(real_repo(), tmp_path / "repo-a")
+    a = _host(repo, tmp_path / "ws-a", postgres_url, "--workers", "1", "--sandbox", "none",
+              env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:1:stop",
+                   "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once")})
+    try:
+        wait_for(lambda: stopped_child(a.pid) is not None, what="host A's worker to pause", proc=a)
+        other = _copy(repo, tmp_path / "repo-b")
+        (other / "src" / "flask" / "app.py").write_text("print('another checkout')\n")
+        (other / "extra.py").write_text("import os\n")
+        joined = run_cli("scan", str(other), "--workspace", str(tmp_path / "ws-b"), "--ledger", postgres_url,
+                         "--no-progress", "--join", _run_id(postgres_url) or "?")
+        assert joined.returncode != 0
+        assert "checkout differs" in joined.stderr and "src/flask/app.py" in joined.stderr and "extra.py" in joined.stderr
+        records = _records(postgres_url)
+        refusal = [r for r in records if r.kind == "decision" and "refused to work on run" in r.why]
+        assert len(refusal) == 1
+        session = next(r for r in records if r.kind == "run.joined")
+        assert not any(r.kind == "task.assigned" and r.payload.get("session") == session.payload["session"]["id"]
+                       for r in records), "the refused host took no task"
+    finally:
+        a.kill()
+        paused = stopped_child(a.pid)
+        if paused is not None:
+            paused.kill()
+        a.communicate(timeout=60)
+
+
+def test_postgresql_restarted_mid_run_the_hosts_reconnect_and_lose_nothing(postgres_url: str, tmp_path: Path) -> None:
+    repo = _copy(real_repo(), tmp_path / "repo-a")
+    a = _host(repo, tmp_path / "ws-a", postgres_url, "--workers", "1", "--sandbox", "none",
+              env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:2:stop",
+                   "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once")})
+    wait_for(lambda: stopped_child(a.pid) is not None, what="host A's worker to pause", proc=a)
+    run_id = _run_id(postgres_url)
+    assert run_id is not None
+    b = _host(_copy(repo, tmp_path / "repo-b"), tmp_path / "ws-b", postgres_url, "--workers", "2", "--join", run_id)
+    wait_for(lambda: _finished_by(_records(postgres_url), b.pid) >= 1, what="host B to finish a task", proc=b)
+    before = _records(postgres_url)
+    restarted = subprocess.run(["bash", str(REPO_ROOT / ".ci" / "restart-postgres")], capture_output=True, text=True,
+                               timeout=120)
+    assert restarted.returncode == 0, restarted.stderr
+    paused = stopped_child(a.pid)
+    if paused is not None:
+        paused.send_signal(signal.SIGCONT)
+    for proc in (a, b):
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, (err, [(r.kind, r.why) for r in _records(postgres_url)
+                                            if r.kind in ("decision", "run.halted", "lease.released")])
+    records = _records(postgres_url)
+    assert [r.hash for r in records[: len(before)]] == [r.hash for r in before], "nothing recorded was lost"
+    _assert_sound(records)
+
+
+@pytest.mark.parametrize("case", ["sqlite", "missing", "finished"])
+def test_join_errors_say_what_to_do(case: str, postgres_url: str, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text("import subprocess\nsubprocess.call('ls', shell=True)\n")
+    ledger = f"sqlite:///{tmp_path / 'ledger.sqlite3'}" if case == "sqlite" else postgres_url
+    run_id = "scan-nothere"
+    if case == "finished":
+        done = run_cli("scan", str(repo), "--workspace", str(tmp_path / "ws-a"), "--ledger", postgres_url, "--no-progress")
+        assert done.returncode == 0, done.stderr
+        run_id = _run_id(postgres_url) or "?"
+        late = run_cli("scan", str(repo), "--workspace", str(tmp_path / "ws-b"), "--ledger", postgres_url,
+                       "--no-progress", "--join", run_id)
+        assert late.returncode == 0 and "not joined: it finished" in late.stdout + late.stderr
+        return
+    joined = run_cli("scan", str(repo), "--workspace", str(tmp_path / "ws-b"), "--ledger", ledger,
+                     "--no-progress", "--join", run_id)
+    assert joined.returncode != 0
+    expected = {"sqlite": "--join needs the ledger the run is in, shared between hosts",
+                "missing": f"no run {run_id} in"}[case]
+    assert expected in joined.stderr
+
+
+def _lease(session: str, renewed_ms: int, expires_ms: int) -> Lease:
+    return Lease(task=LEADER_TASK, worker=f"coordinator-{session}", epoch=1, expires_ms=expires_ms,
+                 renewed_ms=renewed_ms, session=session, ttl_ms=expires_ms - renewed_ms)
+
+
+@pytest.mark.parametrize(("leader", "now_ms", "expected"), [
+    (None, 0, "claim"),
+    (_lease("me", 0, 3_000), 999, None),
+    (_lease("me", 0, 3_000), 1_000, "renew"),
+    (_lease("other", 0, 3_000), 2_999, None),
+    (_lease("other", 0, 3_000), 3_000, "expire"),
+])
+def test_leader_action(leader: Lease | None, now_ms: int, expected: str | None) -> None:
+    assert leader_action(leader, session="me", now_ms=now_ms, ttl_ms=3_000) == expected
