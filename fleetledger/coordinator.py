@@ -825,6 +825,9 @@ class Coordinator:
     def _assign(self, sprint: str, pool: WorkerPool) -> RunResult | None:
         idle = [w for w in pool.workers.values() if w.ready and w.task is None and not w.lost]
         pending = [self.view.tasks[t] for t in self.view.sprints[sprint].tasks if self.view.tasks[t].status == "pending"]
+        if self.shared and pending:  # each host starts elsewhere in the plan, so that hosts rarely claim the same task
+            start = int(self.session, 16) % len(pending)
+            pending = pending[start:] + pending[:start]
         run = self.reader()
         records: list[NewRecord] = []
         sends: list[tuple[WorkerProc, TaskView, TaskSpec, dict[str, str]]] = []
