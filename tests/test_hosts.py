@@ -2,8 +2,9 @@
 
 Each "host" is a coordinator process with its own workspace and its own copy of the repository
 (at another path), started with ``--ledger postgresql://...``; the first starts the run, the
-others ``--join`` it. Hosts die by SIGKILL (the coordinator and its paused worker) or are cut
-off (SIGSTOP of the whole host, then SIGCONT long after its leases expired).
+others ``--join`` it. Hosts die by SIGKILL (the coordinator and its paused worker), freeze
+(SIGSTOP of the whole host, SIGCONT long after its leases expired), are cut off from the
+database (a TCP link the test resets, ``netcut.Link``), or see PostgreSQL restart.
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from netcut import Link
 from e2e import REPO_ROOT, normalized_sarif, real_repo, run_cli, start_cli, stopped_child, wait_for
 from fleetledger.leases import LEADER_TASK, Lease, leader_action
 from fleetledger.ledger import Record, open_storage
+from fleetledger.ledger.records import LEASE_END_KINDS
 from fleetledger.verify import verify_records
 
 pytestmark = pytest.mark.slow
@@ -147,7 +151,7 @@ def test_four_hosts_one_killed_the_rest_finish_with_the_same_sarif(
     assert normalized_sarif(exports[0]) == expected
 
 
-def test_a_host_cut_off_past_its_leases_is_fenced_when_it_comes_back(postgres_url: str, tmp_path: Path) -> None:
+def test_a_frozen_host_back_after_its_leases_expired_writes_nothing_stale(postgres_url: str, tmp_path: Path) -> None:
     repo = _copy(real_repo(), tmp_path / "repo-a")
     a = _host(repo, tmp_path / "ws-a", postgres_url, "--workers", "1", "--sandbox", "none",
               env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:2:stop",
@@ -158,7 +162,7 @@ def test_a_host_cut_off_past_its_leases_is_fenced_when_it_comes_back(postgres_ur
     run_id = _run_id(postgres_url)
     assert run_id is not None
     held = [r for r in _records(postgres_url) if r.kind == "task.assigned" and r.task != LEADER_TASK][-1]
-    os.kill(a.pid, signal.SIGSTOP)  # host A is cut off: its coordinator and its worker are frozen
+    os.kill(a.pid, signal.SIGSTOP)  # host A freezes (a VM paused, a swap storm): coordinator and worker
     # B's one worker pauses in its first investigate step, so the run cannot end before A is back.
     b = _host(_copy(repo, tmp_path / "repo-b"), tmp_path / "ws-b", postgres_url, "--workers", "1", "--sandbox", "none",
               "--join", run_id, env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:1:stop",
@@ -168,9 +172,7 @@ def test_a_host_cut_off_past_its_leases_is_fenced_when_it_comes_back(postgres_ur
                              for r in _records(postgres_url)), what="host B to take back the cut-off host's lease", proc=b)
         wait_for(lambda: stopped_child(b.pid) is not None, what="host B's worker to pause", proc=b)
         a_worker.send_signal(signal.SIGCONT)
-        os.kill(a.pid, signal.SIGCONT)  # A comes back, and its worker reports work on a task it lost
-        wait_for(lambda: any(r.kind == "decision" and "fenced" in r.why and r.payload.get("epoch") == held.epoch
-                             for r in _records(postgres_url)), what="A's late write to be refused", proc=a)
+        os.kill(a.pid, signal.SIGCONT)  # A comes back: its coordinator and worker carry on with a lease B took back
     finally:
         os.kill(a.pid, signal.SIGCONT)
         b_worker = stopped_child(b.pid)
@@ -184,6 +186,64 @@ def test_a_host_cut_off_past_its_leases_is_fenced_when_it_comes_back(postgres_ur
     expiry = next(r.seq for r in records if r.kind == "lease.expired" and r.task == held.task and r.epoch == held.epoch)
     late = [r for r in records if r.task == held.task and r.epoch == held.epoch and r.seq > expiry]
     assert late == [], "nothing the cut-off host's worker sent after its lease expired was appended"
+    redone = [r for r in records if r.kind == "task.finished" and r.task == held.task]
+    assert [r.epoch > held.epoch for r in redone] == [True], "the task was done once, under a later lease"
+
+
+def test_a_host_cut_off_from_the_database_is_fenced_when_its_retried_writes_arrive(postgres_url: str, tmp_path: Path) -> None:
+    """Host A reaches PostgreSQL through a link the test cuts (its connections reset, new ones
+    refused) while its coordinator and workers keep running; B takes A's leases back once they
+    expire; when the link is restored, A's retried appends arrive and the fence refuses them."""
+    repo = _copy(real_repo(), tmp_path / "repo-a")
+    parts = urlsplit(postgres_url)
+    link = Link(parts.port or 5432)
+    a_url = urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.port}", f":{link.port}")))
+    try:
+        a = _host(repo, tmp_path / "ws-a", a_url, "--workers", "2", "--sandbox", "none",
+                  env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:1:stop",
+                       "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once")})
+        wait_for(lambda: stopped_child(a.pid) is not None, what="host A to be mid-investigate", proc=a)
+        run_id = _run_id(postgres_url)
+        assert run_id is not None
+        # B's one worker pauses in its first investigate step, so the run cannot end before A is back.
+        b = _host(_copy(repo, tmp_path / "repo-b"), tmp_path / "ws-b", postgres_url, "--workers", "1", "--sandbox", "none",
+                  "--join", run_id, env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:1:stop",
+                                         "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once-b")})
+        wait_for(lambda: any(r.kind == "run.joined" for r in _records(postgres_url)), what="host B to join", proc=b)
+        link.cut()
+        records = _records(postgres_url)  # what A managed to record; nothing more of it arrives now
+        granted = {(r.task, r.epoch) for r in records if r.kind == "task.assigned" and r.task != LEADER_TASK
+                   and r.payload["session"] == _session(records, a.pid)}
+        ended = {(r.task, r.epoch) for r in records if r.kind in LEASE_END_KINDS}
+        held = sorted(granted - ended)
+        assert held, "A holds a lease when it is cut off (its paused worker's, at least)"
+        wait_for(lambda: {(r.task, r.epoch) for r in _records(postgres_url) if r.kind == "lease.expired"} >= set(held),
+                 what="host B to take back every lease of the cut-off host", proc=b)
+        stopped = stopped_child(a.pid)
+        if stopped is not None:
+            stopped.send_signal(signal.SIGCONT)  # A's paused worker goes on, unaware
+        link.restore()
+        wait_for(lambda: any(r.kind == "decision" and "fenced" in r.why and (r.payload.get("task"), r.payload.get("epoch")) in held
+                             for r in _records(postgres_url)), what="A's late writes to be refused", proc=a)
+        b_worker = stopped_child(b.pid)
+        if b_worker is not None:
+            b_worker.send_signal(signal.SIGCONT)
+        for proc in (a, b):
+            _, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, err
+    finally:
+        link.close()
+    records = _records(postgres_url)
+    _assert_sound(records)
+    for task, epoch in held:
+        expiry = next(r.seq for r in records if r.kind == "lease.expired" and (r.task, r.epoch) == (task, epoch))
+        late = [r for r in records if (r.task, r.epoch) == (task, epoch) and r.seq > expiry]
+        assert late == [], "nothing the cut-off host sent at an epoch that had expired was appended"
+
+
+def _session(records: list[Record], pid: int) -> str:
+    return next(r.payload["session"]["id"] for r in records
+                if r.kind in ("run.started", "run.joined") and r.payload["session"]["pid"] == pid)
 
 
 def test_a_host_whose_checkout_differs_is_refused_before_it_takes_any_task(postgres_url: str, tmp_path: Path) -> None:
