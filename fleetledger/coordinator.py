@@ -1,4 +1,4 @@
-"""The coordinator: the trusted process that runs a run, and the single writer of its ledger.
+"""The coordinator: the trusted process that runs a run, and the writer of its ledger.
 
 There is one way to start: recovery. ``Coordinator.run`` takes the workspace's run lock, folds
 the run from the ledger, records ``run.started`` or ``run.resumed``, takes back the leases that
@@ -14,6 +14,13 @@ what it leaves in the ledger (a task's inputs, its recorded steps) is read on de
 task is handed out (``reader.RunReader``). Every ``checkpoint_every`` records, and at the end of
 each sprint, the coordinator appends a ``checkpoint`` record carrying the fold, so the next start
 (and every status) folds only what came after it.
+
+On a ledger shared between hosts (PostgreSQL), several coordinators run one run, each with its
+own workspace and workers (``--join``): each folds every record appended since its last one,
+claims pending tasks with ``task.assigned`` records that the ledger's fence accepts for one
+claimant only, and takes back leases whose expiry passed, whoever granted them. The one holding
+the run's leader lease (``leases.LEADER_TASK``) also plans, closes sprints, runs host sprints
+and finishes; the others wait for it meanwhile.
 """
 
 from __future__ import annotations
@@ -1105,10 +1112,11 @@ class Coordinator:
 
     def _halt(self, kind: str, reason: str, *, extra: dict[str, Any] | None = None) -> RunResult:
         self._stop_pool()
+        mine = [self.view.leader] if self.view.leader is not None and self.view.leader.session == self.session else []
         released = [self.new_record("lease.expired", task=lease.task, epoch=lease.epoch,
                                     why=f"run halting ({kind}); lease of {lease.worker} taken back",
                                     payload={"worker": lease.worker, "cause": "halt"})
-                    for lease in self.view.leases()]
+                    for lease in self.view.leases() + mine]
         self.append(released + [self.new_record("run.halted", why=reason, payload={"kind": kind, **(extra or {})})])
         try:
             self.job.on_halt(HostContext(self))
@@ -1119,7 +1127,8 @@ class Coordinator:
                          message=f"run {self.view.run_id} HALTED: {reason}")
 
     def _halt_after_error(self, exc: errors.LedgerError) -> RunResult:
-        """Records HALTED after the ledger failed for longer than the retry window.
+        """Records HALTED after the ledger failed for longer than the retry window (on a shared
+        ledger, leaves the run instead: it goes on on the hosts that reach the ledger).
 
         Raises:
             LedgerError: the halt itself cannot be recorded (the ledger is still unwritable);
