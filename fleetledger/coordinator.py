@@ -670,8 +670,8 @@ class Coordinator:
         self._content_checked = True
 
     def _leave(self, reason: str) -> RunResult:
-        """Leaves a shared run that goes on elsewhere: this host's leases are handed back."""
-        self._stop_pool()
+        """Leaves a shared run that goes on elsewhere: this host's leases are handed back
+        (before its workers are stopped, which can take seconds, so others take them at once)."""
         records = [self.new_record("lease.released", task=lease.task, epoch=lease.epoch,
                                    why=f"coordinator {self.session} left the run ({reason}); {lease.worker} stopped",
                                    payload={"worker": lease.worker, "cause": "coordinator left"})
@@ -679,6 +679,7 @@ class Coordinator:
                    if lease.session == self.session]
         records.append(self.new_record("decision", why=f"coordinator {self.session} on {socket.gethostname()} left the run: {reason}"))
         self.append(records)
+        self._stop_pool()
         self._write_state(force=True)
         return RunResult(run_id=self.view.run_id, state="RUNNING", exit_code=EXIT_HALTED,
                          message=f"left run {self.view.run_id} ({reason}); it goes on on its other hosts")
@@ -1111,13 +1112,16 @@ class Coordinator:
     # -- endings ------------------------------------------------------------------------
 
     def _halt(self, kind: str, reason: str, *, extra: dict[str, Any] | None = None) -> RunResult:
-        self._stop_pool()
+        # Recorded before the workers are stopped (which can take seconds when one is paused
+        # or stuck): from here on the fence refuses what they send, and on a shared ledger the
+        # leader lease does not lapse meanwhile.
         mine = [self.view.leader] if self.view.leader is not None and self.view.leader.session == self.session else []
         released = [self.new_record("lease.expired", task=lease.task, epoch=lease.epoch,
                                     why=f"run halting ({kind}); lease of {lease.worker} taken back",
                                     payload={"worker": lease.worker, "cause": "halt"})
                     for lease in self.view.leases() + mine]
         self.append(released + [self.new_record("run.halted", why=reason, payload={"kind": kind, **(extra or {})})])
+        self._stop_pool()
         try:
             self.job.on_halt(HostContext(self))
         except (EffectUncertain, EffectDenied) as exc:

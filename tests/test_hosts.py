@@ -300,6 +300,72 @@ def test_postgresql_restarted_mid_run_the_hosts_reconnect_and_lose_nothing(postg
     _assert_sound(records)
 
 
+def _two_hosts_mid_run(postgres_url: str, tmp_path: Path) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
+    """A (the leader, its one worker paused mid-investigate) and B (joined, one worker that
+    has finished a task)."""
+    repo = _copy(real_repo(), tmp_path / "repo-a")
+    a = _host(repo, tmp_path / "ws-a", postgres_url, "--workers", "1", "--sandbox", "none",
+              env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:2:stop",
+                   "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once")})
+    wait_for(lambda: stopped_child(a.pid) is not None, what="host A's worker to pause", proc=a)
+    b = _host(_copy(repo, tmp_path / "repo-b"), tmp_path / "ws-b", postgres_url, "--workers", "1", "--sandbox", "none",
+              "--lease-ttl", "60", "--join", _run_id(postgres_url) or "?", env={"FLEETLEDGER_FAULT": "scan.investigate.after_step:1:stop",
+                                                           "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once-b")})
+    wait_for(lambda: stopped_child(b.pid) is not None, what="host B's worker to be mid-task", proc=b)
+    return a, b
+
+
+def _wake(proc: subprocess.Popen[str]) -> None:
+    paused = stopped_child(proc.pid)
+    if paused is not None:
+        paused.send_signal(signal.SIGCONT)
+
+
+def test_ctrl_c_on_a_host_that_does_not_lead_makes_it_leave_and_the_run_goes_on(postgres_url: str, tmp_path: Path) -> None:
+    a, b = _two_hosts_mid_run(postgres_url, tmp_path)
+    b_session = _session(_records(postgres_url), b.pid)
+    b.send_signal(signal.SIGINT)
+    _, err = b.communicate(timeout=120)
+    assert b.returncode == 75, err
+    records = _records(postgres_url)
+    assert any(r.kind == "decision" and "left the run" in r.why for r in records)
+    released = [r for r in records if r.kind == "lease.released" and r.payload.get("cause") == "coordinator left"]
+    assert released, "B handed back the lease its worker held"
+    assert not any(r.kind == "run.halted" for r in records), "the run goes on"
+    _wake(a)
+    _, err = a.communicate(timeout=300)
+    assert a.returncode == 0, err
+    records = _records(postgres_url)
+    _assert_sound(records)
+    assert all(any(f.kind == "task.finished" and f.task == r.task for f in records) for r in released)
+    assert not any(r.kind == "task.assigned" and r.payload.get("session") == b_session and r.seq > released[-1].seq
+                   for r in records)
+
+
+def test_ctrl_c_on_the_leader_halts_the_run_and_resume_on_a_joined_host_finishes_it(postgres_url: str, tmp_path: Path) -> None:
+    a, b = _two_hosts_mid_run(postgres_url, tmp_path)
+    a.send_signal(signal.SIGINT)
+    _, err = a.communicate(timeout=120)
+    assert a.returncode == 75, err
+    _wake(b)
+    _, err = b.communicate(timeout=120)
+    assert b.returncode == 75, err
+    records = _records(postgres_url)
+    (halt,) = [r for r in records if r.kind == "run.halted"]
+    assert halt.payload["kind"] == "interrupted"
+    assert any(r.kind == "lease.expired" and r.task == LEADER_TASK and r.payload["cause"] == "halt" for r in records), \
+        "the halting leader handed its leader lease back"
+    _wake(a)  # A's paused worker; it was stopped with the host
+    # `fleetledger resume` on the host that joined: an explicit resume of the run, with its own checkout.
+    resumed = run_cli("resume", "--workspace", str(tmp_path / "ws-b"), "--ledger", postgres_url, "--sandbox", "none",
+                      *TTL, timeout_s=300)
+    assert resumed.returncode == 0, resumed.stderr
+    records = _records(postgres_url)
+    _assert_sound(records)
+    again = [r for r in records if r.kind in ("run.resumed", "run.joined") and r.seq > halt.seq]
+    assert [r.kind for r in again] == ["run.resumed", "run.joined"] and again[0].payload["target"] == str(tmp_path / "repo-b")
+
+
 @pytest.mark.parametrize("case", ["sqlite", "missing", "finished"])
 def test_join_errors_say_what_to_do(case: str, postgres_url: str, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
