@@ -274,7 +274,13 @@ def status_data(view: RunView, workspace: Workspace, now_ms: int) -> dict[str, A
     leases = [{"task": l.task, "worker": l.worker, "epoch": l.epoch,
                "expires_in_s": round((l.expires_ms - now_ms) / 1000, 1),
                "heartbeat_age_s": round((now_ms - l.renewed_ms) / 1000, 1)} for l in view.leases()]
+    leader = None
+    if view.leader is not None:  # a run shared by coordinators on several hosts
+        session = next((s for s in reversed(view.sessions) if s.get("id") == view.leader.session), {})
+        leader = {"session": view.leader.session, "host": session.get("host"), "pid": session.get("pid"),
+                  "epoch": view.leader.epoch, "expires_in_s": round((view.leader.expires_ms - now_ms) / 1000, 1)}
     return {"run_id": view.run_id, "state": view.state, "live_pid": holder.get("pid") if holder else None,
+            "leader": leader,
             "target": view.job.get("target"), "started": iso_utc(view.started_ms),
             "last_activity": iso_utc(view.last_activity_ms),
             "last_activity_age_s": round((now_ms - view.last_activity_ms) / 1000, 1),
@@ -314,6 +320,10 @@ def status(workspace: str, as_json: bool, watch: bool, interval_s: float, until_
     click.echo(f"target {data['target']}; last activity {data['last_activity']} ({data['last_activity_age_s']} s ago)")
     if data["halt"]:
         click.echo(f"halted: {data['halt'].get('reason')}")
+    if data["leader"]:
+        lead = data["leader"]
+        click.echo(f"leader: coordinator {lead['session']} on {lead['host']} (pid {lead['pid']}), "
+                   f"lease epoch {lead['epoch']} expires in {lead['expires_in_s']} s")
     for s in data["sprints"]:
         click.echo(f"  {s['id']:<12} {s['status']:<12} {s['tasks_done']}/{s['tasks_total']} tasks")
     for lease in data["leases"]:

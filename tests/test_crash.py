@@ -137,6 +137,9 @@ class _TicketAPI(http.server.ThreadingHTTPServer):
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _TicketHandler)
+        # Non-blocking accept: a client that connects and resets before serve_forever accepts
+        # would otherwise leave accept() blocked for good, and shutdown() waiting on it.
+        self.socket.setblocking(False)
         self.tickets: dict[str, int] = {}
         self.creates = 0
         self.drop_next = True

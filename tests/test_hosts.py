@@ -10,6 +10,7 @@ database (a TCP link the test resets, ``netcut.Link``), or see PostgreSQL restar
 from __future__ import annotations
 
 import collections
+import json
 import os
 import shutil
 import signal
@@ -333,6 +334,11 @@ def _two_hosts_mid_run(postgres_url: str, tmp_path: Path) -> tuple[subprocess.Po
 def test_ctrl_c_on_a_host_that_does_not_lead_makes_it_leave_and_the_run_goes_on(postgres_url: str, tmp_path: Path) -> None:
     a, b = _two_hosts_mid_run(postgres_url, tmp_path)
     b_session = _session(_records(postgres_url), b.pid)
+    shown = run_cli("status", "--json", "--workspace", str(tmp_path / "ws-b"), "--ledger", postgres_url)
+    assert shown.returncode == 0, shown.stderr
+    status = json.loads(shown.stdout)
+    assert status["state"] == "RUNNING" and status["live_pid"] == b.pid
+    assert status["leader"]["pid"] == a.pid and status["leader"]["expires_in_s"] > 0, "status names the leading host"
     b.send_signal(signal.SIGINT)
     _, err = b.communicate(timeout=120)
     assert b.returncode == 75, err

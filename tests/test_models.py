@@ -83,6 +83,9 @@ class ScriptedAPI(ThreadingHTTPServer):
 
     def __init__(self, dialect: str, script: Script) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
+        # Non-blocking accept: a client that connects and resets before serve_forever accepts
+        # would otherwise leave accept() blocked for good, and shutdown() waiting on it.
+        self.socket.setblocking(False)
         self.dialect = dialect
         self.script = script
         self.asked: list[Asked] = []
