@@ -319,10 +319,10 @@ def test_postgresql_restarted_mid_run_the_hosts_reconnect_and_lose_nothing(postg
 
 
 def _two_hosts_mid_run(postgres_url: str, tmp_path: Path) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
-    """A (the leader, its one worker paused mid-investigate) and B (joined, one worker that
-    has finished a task)."""
+    """A (the leader, its one worker paused mid-investigate) and B (joined, its one worker
+    paused in its first task). A's 6 s leases keep it the leader on a loaded machine."""
     repo = _copy(real_repo(), tmp_path / "repo-a")
-    a = _host(repo, tmp_path / "ws-a", postgres_url, "--workers", "1", "--sandbox", "none",
+    a = _host(repo, tmp_path / "ws-a", postgres_url, "--workers", "1", "--sandbox", "none", "--lease-ttl", "6",
               env=_pausing(tmp_path / "once", step=2))
     wait_for(lambda: stopped_child(a.pid) is not None, what="host A's worker to pause", proc=a)
     b = _host(_copy(repo, tmp_path / "repo-b"), tmp_path / "ws-b", postgres_url, "--workers", "1", "--sandbox", "none",
