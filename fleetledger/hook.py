@@ -16,6 +16,7 @@ Nothing is written: a corrupt run-state file is reported (non-zero exit), never 
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from .ledger import open_storage
 from .ledger.records import iso_utc
 from .reader import load_view
 from .replay import RunView
-from .workspace import Workspace
+from .workspace import LEDGER_ENV, Workspace
 
 HOOK_EVENT = "SessionStart"
 DEFAULT_STALE_AFTER_S = 600.0
@@ -85,8 +86,14 @@ def session_start(workspace: Workspace, *, now_ms: int, stale_after_s: float = D
     if state is None:
         return Advice(state=None, action="nothing", command=None,
                       context=f"fleetledger: no run in {workspace.root} (no run-state file): nothing to do.")
-    view = _fold(workspace, state.plan_id)
     head = f"fleetledger (workspace {workspace.root}): run {state.plan_id}"
+    recorded_url = state.data["ledger"]["url"]
+    if not recorded_url.startswith("sqlite:") and not os.environ.get(LEDGER_ENV):
+        return Advice(state=state.state, action="wait", command=None,
+                      context=f"{head} is in the shared ledger {recorded_url} (the run-state file says {state.state}), "
+                              f"which this session cannot read: {LEDGER_ENV} is not set. Ask the user for that "
+                              f"ledger's URL with its password, set {LEDGER_ENV} to it, and run this hook again.")
+    view = _fold(workspace, state.plan_id)
     if view is None:
         return Advice(state=state.state, action="nothing", command=None,
                       context=f"{head}: the run-state file says {state.state}, but the ledger holds no such run, "
@@ -128,7 +135,9 @@ def _running(head: str, view: RunView, state: runstate.RunState, workspace: Work
                    f"record is {silent_s:.0f} s old (limit {stale_after_s:g} s). Continue it now, without asking "
                    f"anyone: run `{recover}`. {stands}")
         return Advice(state="RUNNING", action="recover", command=recover, context=context)
-    argv = view.job.get("argv") or state.data["job"].get("argv") or []
+    # The recorded command is the first host's; a host that joined the run continues it with recover.
+    joined = any(s.get("kind") == "joined" and s.get("member") == workspace.member for s in view.sessions)
+    argv = [] if joined else view.job.get("argv") or state.data["job"].get("argv") or []
     command = shlex.join(argv) if argv else recover
     context = (f"{head} is RUNNING and no coordinator holds the workspace. Continue it now, without asking "
                f"anyone: run `{command}` (the recorded job command; `{recover}` does the same from any folder). "

@@ -380,6 +380,27 @@ def test_ctrl_c_on_the_leader_halts_the_run_and_resume_on_a_joined_host_finishes
     assert [r.kind for r in again] == ["run.resumed", "run.joined"] and again[0].payload["target"] == str(tmp_path / "repo-b")
 
 
+def test_an_agent_session_on_a_joined_host_is_told_to_recover_there(postgres_url: str, tmp_path: Path) -> None:
+    a, b = _two_hosts_mid_run(postgres_url, tmp_path)
+    for child in psutil.Process(b.pid).children(recursive=True):
+        child.kill()
+    b.kill()  # host B's coordinator dies; the run goes on on A
+    b.communicate(timeout=60)
+
+    def advice(env: dict[str, str]) -> str:
+        done = run_cli("hook", "session-start", "--workspace", str(tmp_path / "ws-b"), env=env)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+    blind = advice({"FLEETLEDGER_LEDGER": ""})
+    assert "FLEETLEDGER_LEDGER is not set" in blind and "fleetledger_test" in blind and "fleetledger:fleetledger@" not in blind, \
+        "it names the shared ledger (never its password) and asks for it"
+    told = advice({"FLEETLEDGER_LEDGER": postgres_url})
+    assert "is RUNNING" in told and f"fleetledger recover --workspace {tmp_path / 'ws-b'}" in told
+    assert str(tmp_path / "repo-a") not in told.split("Where it stands")[0], "not the first host's command"
+    _wake(a)
+
+
 @pytest.mark.parametrize("case", ["sqlite", "missing", "finished"])
 def test_join_errors_say_what_to_do(case: str, postgres_url: str, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
