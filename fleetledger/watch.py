@@ -195,6 +195,12 @@ def _header(s: Snapshot) -> Text:
     age = (s.now_ms - v.last_activity_ms) / 1000
     text.append(f"\ntarget {v.job.get('target', '?')}; last record #{v.last_seq} at "
                 f"{iso_utc(v.last_activity_ms)} ({_age(age)} ago); {v.records} records")
+    hosts = {x.get("member") for x in v.sessions if x.get("kind") == "joined"}
+    if v.leader is not None or hosts:  # a run shared by coordinators on several hosts
+        session = next((x for x in reversed(v.sessions) if v.leader and x.get("id") == v.leader.session), {})
+        leader = (f"coordinator {v.leader.session} on {session.get('host', '?')}, lease expires in "
+                  f"{_age((v.leader.expires_ms - s.now_ms) / 1000)}" if v.leader else "none (being taken over)")
+        text.append(f"\nshared ledger: {len(hosts)} host(s) joined; leader: {leader}")
     return text
 
 

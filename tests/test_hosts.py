@@ -21,13 +21,17 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psutil
 import pytest
+from rich.console import Console
 
 from netcut import Link
 from e2e import REPO_ROOT, normalized_sarif, real_repo, run_cli, start_cli, stopped_child, wait_for
+from fleetledger.coordinator import wall_clock_ms
 from fleetledger.leases import LEADER_TASK, Lease, leader_action
 from fleetledger.ledger import Record, open_storage
 from fleetledger.ledger.records import LEASE_END_KINDS
 from fleetledger.verify import verify_records
+from fleetledger.watch import Watcher, render
+from fleetledger.workspace import Workspace
 
 pytestmark = pytest.mark.slow
 
@@ -339,6 +343,12 @@ def test_ctrl_c_on_a_host_that_does_not_lead_makes_it_leave_and_the_run_goes_on(
     status = json.loads(shown.stdout)
     assert status["state"] == "RUNNING" and status["live_pid"] == b.pid
     assert status["leader"]["pid"] == a.pid and status["leader"]["expires_in_s"] > 0, "status names the leading host"
+    with open_storage(postgres_url) as storage:
+        watcher = Watcher(Workspace.at(tmp_path / "ws-b"), storage)
+        watcher.poll()
+        console = Console(record=True, width=240)
+        console.print(render(watcher.snapshot(wall_clock_ms())))
+    assert f"1 host(s) joined; leader: coordinator {status['leader']['session']}" in console.export_text()
     b.send_signal(signal.SIGINT)
     _, err = b.communicate(timeout=120)
     assert b.returncode == 75, err
