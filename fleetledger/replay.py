@@ -28,9 +28,9 @@ from .ledger.records import Record
 
 RunStateName = Literal["RUNNING", "HALTED", "JACKED_OUT"]
 
-CHECKPOINT_FORMAT = 1
+CHECKPOINT_FORMAT = 2
 """Layout of ``RunView.to_json()``; a checkpoint of another format is not used (the reader folds
-from an earlier point instead)."""
+from an earlier point instead). 2 added the leader lease of runs shared between hosts."""
 
 EVENT_KINDS = frozenset({"run.started", "run.resumed", "run.halted", "run.finished", "worker.exited",
                          "lease.expired", "task.failed", "policy.denied"})

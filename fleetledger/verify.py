@@ -9,8 +9,9 @@ Checks, per run unless noted:
     * no idempotency key is completed twice (at most one record per (kind, key) of
       ``UNIQUE_KINDS``);
     * no record carries a stale lease epoch (the fence rules replayed over the records);
-    * every ``checkpoint`` carries exactly the fold of its run's records before it: each run is
-      folded from its first record, whatever its checkpoints say, and compared at each one.
+    * every ``checkpoint`` of the current ``CHECKPOINT_FORMAT`` carries exactly the fold of its
+      run's records before it: each run is folded from its first record, whatever its
+      checkpoints say, and compared at each one (readers never use one of another format).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .leases import LeaseEvent, check_fence
 from .ledger.records import (GENESIS_HASH, LEASE_END_KINDS, UNIQUE_KINDS, NewRecord, Record, canonical_json,
                              expected_hash)
 from .reader import checkpoint_payload
-from .replay import RunView
+from .replay import CHECKPOINT_FORMAT, RunView
 
 
 @dataclass
@@ -116,7 +117,8 @@ class _Folds:
                     f"do not fold ({self.broken[r.run_id]})")
         view = self.views.setdefault(r.run_id, RunView(run_id=r.run_id))
         problem = None
-        if r.kind == "checkpoint" and canonical_json(checkpoint_payload(view)) != r.payload_json:
+        if (r.kind == "checkpoint" and r.payload.get("format") == CHECKPOINT_FORMAT
+                and canonical_json(checkpoint_payload(view)) != r.payload_json):
             problem = (f"seq {r.seq} (run {r.run_id}): checkpoint does not match the fold of the run's records "
                        "before it; readers that trust it would see another run")
         try:

@@ -86,6 +86,8 @@ def test_load_starts_at_the_latest_usable_checkpoint_and_ignores_one_it_cannot_u
     ignored = load(storage, RUN)
     assert ignored.checkpoint_seq is None and ignored.folded == 6, "an unusable checkpoint means a fold from zero"
     assert ignored.view.to_json() == fold(storage.read(RUN)).to_json()
+    report = verify_records(storage.read(RUN))
+    assert report.ok, report.problems  # regression: one of another format was reported as not matching
 
 
 def test_verify_catches_a_checkpoint_that_does_not_match_the_records_before_it(storage: Storage) -> None:
