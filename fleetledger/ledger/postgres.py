@@ -37,7 +37,7 @@ from .. import errors, faults
 from ..leases import LeaseEvent
 from . import migrations
 from . import records as rec
-from .storage import Storage
+from .storage import CachedLookups, Storage
 
 T = TypeVar("T")
 
@@ -64,7 +64,7 @@ class _Cache:
         self.leases.clear()
 
 
-class _PostgresTxn:
+class _PostgresTxn(CachedLookups):
     __slots__ = ("_cur", "_cache")
 
     def __init__(self, cur: psycopg.Cursor[Any], cache: _Cache) -> None:
@@ -75,20 +75,8 @@ class _PostgresTxn:
         assert self._cache.last_seq is not None, "the transaction reads the tail first"
         return self._cache.last_seq
 
-    def run_head(self, run_id: str) -> str | None:
-        heads = self._cache.heads
-        if run_id not in heads:
-            row = self._cur.execute(Q["run_head"], (run_id,)).fetchone()
-            heads[run_id] = row[0] if row else None
-        return heads[run_id]
-
-    def lease_state(self, run_id: str, task: str) -> LeaseEvent | None:
-        leases = self._cache.leases
-        key = (run_id, task)
-        if key not in leases:
-            row = self._cur.execute(Q["lease_state"], (run_id, task)).fetchone()
-            leases[key] = LeaseEvent(row[0], row[1]) if row else None
-        return leases[key]
+    def _fetchone(self, name: str, params: tuple[Any, ...]) -> Any:
+        return self._cur.execute(Q[name], params).fetchone()
 
     def insert(self, r: rec.Record) -> tuple[int, str] | None:
         cur = self._cur.execute(Q["insert"], (

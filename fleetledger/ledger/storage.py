@@ -15,7 +15,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from .. import errors, faults
 from . import records as rec
@@ -44,6 +44,37 @@ class Refused:
 
 
 Outcome = Appended | Duplicate | Refused
+
+
+class CachedLookups:
+    """``Txn.run_head`` and ``Txn.lease_state`` for a backend's transaction, each looked up
+    once and then answered from the backend's tail cache (``_cache.heads``, ``_cache.leases``),
+    which the backend empties whenever another writer may have committed.
+
+    A subclass sets ``_cache`` and implements ``_fetchone(name, params)``: the first row of its
+    named query ``run_head`` (the run's last hash) or ``lease_state`` (kind and epoch of the
+    task's last lease event), or None.
+    """
+
+    _cache: Any
+
+    def _fetchone(self, name: str, params: tuple[Any, ...]) -> Any:
+        raise NotImplementedError
+
+    def run_head(self, run_id: str) -> str | None:
+        heads = self._cache.heads
+        if run_id not in heads:
+            row = self._fetchone("run_head", (run_id,))
+            heads[run_id] = row[0] if row else None
+        return heads[run_id]
+
+    def lease_state(self, run_id: str, task: str) -> LeaseEvent | None:
+        leases = self._cache.leases
+        key = (run_id, task)
+        if key not in leases:
+            row = self._fetchone("lease_state", (run_id, task))
+            leases[key] = LeaseEvent(row[0], row[1]) if row else None
+        return leases[key]
 
 
 class Txn(Protocol):
