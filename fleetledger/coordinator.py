@@ -755,10 +755,12 @@ class Coordinator:
         return routes
 
     def _stop_pool(self) -> None:
-        """Stops the worker processes, then the egress forwarders they used."""
+        """Stops the worker processes, then what carried their egress: the sandbox's part on
+        the host, and the forwarders."""
         if self.pool is not None:
             self.pool.stop_all()
             self.pool = None
+        self.sandbox.close()
         for forwarder in self._forwarders:
             forwarder.stop()
         self._forwarders.clear()

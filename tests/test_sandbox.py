@@ -88,6 +88,18 @@ def egress():
     return conn.recv(100).decode()
 
 
+def open_devices():
+    opened = []
+    for name in sorted(os.listdir("/dev")):
+        if name.startswith("vport") or name in ("port", "mem", "kmem", "vsock"):
+            try:
+                os.close(os.open("/dev/" + name, os.O_RDWR))
+                opened.append(name)
+            except OSError:
+                pass
+    return opened
+
+
 def egress_other():
     from fleetledger.sandbox.egress import connect
     connect(cfg["other"]).close()
@@ -107,6 +119,7 @@ actions = {
     "read_repository": lambda: read(cfg["repo_file"]),
     "write_scratch": lambda: read(write(cfg["scratch_file"])),
     "imports": imports,
+    "open_devices": open_devices,
     "egress_allowed": egress,
     "egress_other": egress_other,
 }
@@ -185,6 +198,12 @@ def writes_scratch(result: dict[str, Any], world: World) -> None:
     assert result == {"ok": True, "value": "planted by the probe"}
 
 
+def opens_no_device(result: dict[str, Any], world: World) -> None:
+    """The VM's virtio-serial ports (the protocol, the egress channel) and I/O ports are root's:
+    a worker uses only the ends it was handed."""
+    assert result == {"ok": True, "value": []}, result
+
+
 def imports_tools(result: dict[str, Any], world: World) -> None:
     assert result["ok"], result
     assert set(result["value"]) == {"fleetledger", "bandit"}
@@ -204,6 +223,7 @@ ACTIONS = [
     Row(name="read_repository", check=reads_repository),
     Row(name="write_scratch", check=writes_scratch),
     Row(name="imports", check=imports_tools),
+    Row(name="open_devices", check=opens_no_device),
 ]
 
 BOOTS_A_VM = pytest.mark.skipif(os.environ.get(MICROVM_ENV) != "1",
@@ -409,7 +429,7 @@ def test_forwarder_closes_clients_when_the_destination_is_down(tmp_path: Path) -
             assert conn.recv(100) == b""
 
 
-@pytest.mark.parametrize("name", ["bubblewrap", "gvisor"])
+@pytest.mark.parametrize("name", SANDBOXES)
 def test_egress_only_through_the_forwarder(name: str, tmp_path: Path, echo_server: int) -> None:
     sandbox = available(name)
     world = make_world(tmp_path)
@@ -418,7 +438,10 @@ def test_egress_only_through_the_forwarder(name: str, tmp_path: Path, echo_serve
                         other="127.0.0.1:1", port=echo_server)
     try:
         with EgressForwarder(Destination.parse(allowed), tmp_path / "egress.sock") as forwarder:
-            results = run_probe(sandbox, world, egress=[forwarder.route])
+            try:
+                results = run_probe(sandbox, world, egress=[forwarder.route])
+            finally:
+                sandbox.close()
     finally:
         world.listener.close()
     assert results["egress_allowed"] == {"ok": True, "value": "echo:ping\n"}
@@ -426,13 +449,38 @@ def test_egress_only_through_the_forwarder(name: str, tmp_path: Path, echo_serve
     assert not results["connect_loopback"]["ok"], "a direct connection to the allowed port got through"
 
 
-def test_microvm_refuses_egress_rather_than_ignoring_it(tmp_path: Path) -> None:
+def test_microvm_carries_egress_over_its_channel_and_nothing_else(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The VM gets no network device; an allowed destination is a virtio-serial port whose
+    host side is the channel server, which reaches only the routes' forwarders."""
+    import base64
+
     from fleetledger.sandbox.egress import EgressRoute
     from fleetledger.sandbox.microvm import MicroVM
 
-    route = EgressRoute(destination=Destination.parse("127.0.0.1:9"), socket_path=tmp_path / "egress.sock")
-    with pytest.raises(SandboxUnavailable, match="no egress"):
-        MicroVM(root=tmp_path).wrap(["true"], read_only=[], scratch=tmp_path, egress=[route])
+    monkeypatch.setenv("FLEETLEDGER_MICROVM_ACCEL", "tcg")  # no probe boot: nothing is launched here
+    routes = [EgressRoute(destination=Destination.parse(f"api.example:{443 + n}"), socket_path=tmp_path / f"{n}.sock")
+              for n in range(2)]
+    vm = MicroVM(root=tmp_path)
+    argv = vm.wrap(["true"], read_only=[], scratch=tmp_path, egress=routes).argv
+    again = vm.wrap(["true"], read_only=[], scratch=tmp_path, egress=routes).argv
+    chardevs = [arg for arg in argv if arg.startswith("socket,")]
+    assert chardevs == [f"socket,id=egress,path={tmp_path / 'vm-channel-0.sock'}"]
+    assert [arg for arg in again if arg.startswith("socket,")] == chardevs, "one channel server for all VMs"
+    assert not any(arg.startswith(("user", "tap", "virtio-net")) or "netdev" in arg for arg in argv)
+    assert (tmp_path / "vm-channel-0.sock").is_socket()
+    def guest_config(argv: list[str]) -> dict[str, Any]:
+        return json.loads(base64.b64decode(next(a for a in argv if "opt/fleetledger/config" in a).split("string=")[1]))
+
+    config = guest_config(argv)
+    assert config["egress"] == ["/run/fleetledger/egress/0.sock", "/run/fleetledger/egress/1.sock"]
+    assert json.loads(config["env"]["FLEETLEDGER_EGRESS"]) == {
+        "api.example:443": "/run/fleetledger/egress/0.sock", "api.example:444": "/run/fleetledger/egress/1.sock"}
+    closed = vm.wrap(["true"], read_only=[], scratch=tmp_path).argv
+    assert not any(arg.startswith("socket,") for arg in closed)
+    assert guest_config(closed)["egress"] == [] and "FLEETLEDGER_EGRESS" not in guest_config(closed)["env"]
+    vm.close()
+    assert not (tmp_path / "vm-channel-0.sock").exists()
 
 
 # -- a real worker through the seam ----------------------------------------------------------
@@ -478,3 +526,31 @@ def collect_until(pool: WorkerPool, op: str, timeout_s: float = 60.0) -> list[di
             return seen[: next(i for i, m in enumerate(seen) if m["op"] == op) + 1]
         assert not dead, f"the worker died: {[pool.log_tail(w.id) for w in dead]}"
     raise AssertionError(f"no {op!r} within {timeout_s} s; got {seen}")
+
+
+@BOOTS_A_VM
+def test_a_scan_in_microvms_with_egress_allowed_finds_what_bubblewrap_finds(tmp_path: Path, echo_server: int) -> None:
+    """The whole job through the CLI, one VM per worker, a policy allowing one destination: the
+    findings equal a bubblewrap run's, the ledger records the microVM and its channel, and the
+    channel's socket and the forwarders are gone when the run ends."""
+    from e2e import normalized_sarif, records, run_cli
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text("import subprocess\n\ndef run(cmd):\n    return subprocess.call(cmd, shell=True)\n")
+    (repo / "clean.py").write_text("def add(a, b):\n    return a + b\n")
+    policy = tmp_path / "policy.toml"
+    policy.write_text(f'[policy]\negress = ["127.0.0.1:{echo_server}"]\n', encoding="utf-8")
+    sarifs = []
+    for sandbox in ("bubblewrap", "microvm"):
+        ws = tmp_path / sandbox
+        done = run_cli("scan", str(repo), "--workspace", str(ws), "--workers", "2", "--no-progress",
+                       "--sandbox", sandbox, "--policy", str(policy), timeout_s=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+        sarifs.append(normalized_sarif(ws / "findings.sarif"))
+        assert list((ws / "egress").iterdir()) == [], "a forwarder or the channel outlived the run"
+    started = next(r for r in records(tmp_path / "microvm") if r.kind == "run.started")
+    assert started.payload["sandbox"]["name"] == "microvm"
+    assert "egress only through host forwarders" in started.payload["sandbox"]["network"]
+    assert sarifs[0] == sarifs[1]
+    assert "B602" in json.dumps(sarifs[1])

@@ -70,9 +70,13 @@ class Sandbox(abc.ABC):
                 (see ``egress``); empty means no network at all.
 
         Raises:
-            SandboxUnavailable: the backend cannot give what is asked (the microVM has no
-                egress) or cannot run here (its guest does not boot).
+            SandboxUnavailable: the backend cannot run here (its guest does not boot).
         """
+
+    def close(self) -> None:
+        """Releases what ``wrap`` started on the host (the microVM's egress channel); call it
+        after the workers stopped and before the egress forwarders stop. Idempotent."""
+        return None
 
     def describe(self) -> dict[str, Any]:
         """Returns what the ledger records of this backend (name, version, isolation)."""

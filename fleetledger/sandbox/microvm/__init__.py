@@ -6,7 +6,9 @@ build`` and cached. Each worker process is one VM:
 
 * the scan target is handed in as read-only 9p exports, mounted at the same paths inside;
   scratch is a private tmpfs in the guest; the guest's root is read-only;
-* no network device at all; the worker runs as uid 65534 with no capabilities;
+* no network device at all; the worker runs as uid 65534 with no capabilities. Egress to the
+  destinations the policy allows goes over a second virtio-serial port to a ``ChannelServer``
+  in the coordinator and on through those destinations' forwarders (see ``channel``);
 * the JSON-lines protocol runs over a virtio-serial port whose host side is QEMU's stdio, so
   the coordinator talks to the VM exactly as to a local process; the guest's serial console
   (kernel messages, the worker's stderr) goes to QEMU's stderr, the worker's log;
@@ -33,7 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import Launch, Sandbox, SandboxUnavailable, clean_env
-from ..egress import EgressRoute
+from ..egress import EgressRoute, egress_env, inside_paths
+from .channel import PORT_NAME as EGRESS_PORT_NAME
+from .channel import ChannelServer
 from .build import PACKAGES
 from .images import GUEST_SITE, GuestFiles, cache_dir
 
@@ -70,6 +74,7 @@ class MicroVM(Sandbox):
         self.files = GuestFiles(root=root or cache_dir())
         self._accel: str | None = None
         self._accel_why = ""
+        self._channels: dict[tuple[EgressRoute, ...], ChannelServer] = {}
 
     def check_available(self) -> None:
         """Checks QEMU, the built guest, and which accelerator boots it.
@@ -135,10 +140,24 @@ class MicroVM(Sandbox):
 
     def wrap(self, argv: list[str], *, read_only: list[Path], scratch: Path,
              egress: Sequence[EgressRoute] = ()) -> Launch:
-        if egress:
-            raise SandboxUnavailable("the microvm sandbox has no egress yet (it has no network device at all); "
-                                     "run with no egress destinations, or use --sandbox bubblewrap or gvisor")
-        return self._launch(argv, read_only, scratch, self.accel())
+        return self._launch(argv, read_only, scratch, self.accel(), egress)
+
+    def close(self) -> None:
+        """Stops the egress channel servers (after the VMs, before their forwarders)."""
+        for server in self._channels.values():
+            server.stop()
+        self._channels.clear()
+
+    def _channel(self, egress: Sequence[EgressRoute]) -> ChannelServer:
+        """Returns the channel server for ``egress``, started on first use beside its sockets."""
+        key = tuple(egress)
+        if key not in self._channels:
+            path = egress[0].socket_path.parent / f"vm-channel-{len(self._channels)}.sock"
+            path.unlink(missing_ok=True)
+            server = ChannelServer([str(route.socket_path) for route in egress], str(path))
+            server.start()
+            self._channels[key] = server
+        return self._channels[key]
 
     def describe(self) -> dict[str, Any]:
         manifest = self.files.read_manifest()
@@ -146,7 +165,8 @@ class MicroVM(Sandbox):
         return {"name": self.name, "version": _version(self.qemu), "machine": "microvm", "accel": accel,
                 "emulated": accel == "tcg", "accel_why": self._accel_why, "kernel": manifest.get("kernel"),
                 "guest": manifest.get("suite"),
-                "uid": INSIDE_UID, "network": "none (no network device)", "scratch": "private tmpfs"}
+                "uid": INSIDE_UID, "scratch": "private tmpfs",
+                "network": "none (no network device; egress only through host forwarders, over virtio-serial)"}
 
     def describe_exit(self, returncode: int | None) -> str:
         """Decodes QEMU's status ``2 * value + 1`` into the guest worker's end (see ``guest_init``)."""
@@ -156,15 +176,19 @@ class MicroVM(Sandbox):
         value = returncode >> 1
         return super().describe_exit(-(value - SIGNALLED) if value >= SIGNALLED else value)
 
-    def _launch(self, argv: list[str], read_only: Sequence[Path], scratch: Path, accel: str) -> Launch:
-        """Returns the QEMU command line booting a VM that runs ``argv`` (host paths) inside."""
+    def _launch(self, argv: list[str], read_only: Sequence[Path], scratch: Path, accel: str,
+                egress: Sequence[EgressRoute] = ()) -> Launch:
+        """Returns the QEMU command line booting a VM that runs ``argv`` (host paths) inside,
+        with an egress channel when ``egress`` names allowed destinations."""
         guest_argv = list(argv)
         if guest_argv and os.path.realpath(guest_argv[0]) in (os.path.realpath(sys.executable), sys.executable):
             guest_argv[0] = GUEST_PYTHON
         shares = [{"tag": f"ro{n}", "path": os.path.abspath(p)} for n, p in enumerate(read_only)]
-        env = clean_env(scratch) | {"PYTHONPATH": str(GUEST_SITE)}
+        where = inside_paths(egress)
+        env = clean_env(scratch) | {"PYTHONPATH": str(GUEST_SITE)} | egress_env(egress, where)
         config = {"argv": guest_argv, "env": env, "shares": shares, "scratch": os.path.abspath(scratch),
-                  "scratch_size_bytes": SCRATCH_SIZE_BYTES, "uid": INSIDE_UID, "port": PORT_NAME}
+                  "scratch_size_bytes": SCRATCH_SIZE_BYTES, "uid": INSIDE_UID, "port": PORT_NAME,
+                  "egress": [str(where[route.socket_path]) for route in egress], "egress_port": EGRESS_PORT_NAME}
         encoded = base64.b64encode(json.dumps(config).encode()).decode()
         cmd = ["setpriv", "--pdeathsig", "KILL", "--", self.qemu,
                "-M", "microvm,x-option-roms=off,rtc=on,pit=off,pic=off",
@@ -185,6 +209,10 @@ class MicroVM(Sandbox):
         cmd += ["-device", f"isa-debug-exit,iobase={DEBUG_EXIT_PORT:#x},iosize=0x04",
                 "-chardev", "stdio,id=protocol,signal=off", "-device", "virtio-serial-device",
                 "-device", f"virtserialport,chardev=protocol,name={PORT_NAME}"]
+        if egress:
+            channel = self._channel(egress).socket_path.replace(",", ",,")
+            cmd += ["-chardev", f"socket,id=egress,path={channel}",
+                    "-device", f"virtserialport,chardev=egress,name={EGRESS_PORT_NAME}"]
         return Launch(argv=cmd, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
 
     def _boots(self, accel: str) -> tuple[bool, str]:

@@ -42,7 +42,8 @@ TRIM = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale", 
 from the host: the guest has no network, and learns nothing of the host's names)."""
 
 IMAGE_SLACK_BYTES = 64 * 1024 * 1024
-AGENT_SOURCE = Path(__file__).with_name("guest_init.py")
+AGENT_SOURCES = (Path(__file__).with_name("guest_init.py"), Path(__file__).with_name("channel.py"))
+"""The guest's pid 1 and the egress channel it loads, copied beside each other into app.img."""
 
 
 class BuildError(RuntimeError):
@@ -174,7 +175,8 @@ def _build_base(image: Path, suite: str, mirror: str) -> str:
 
 
 def _build_app(image: Path, guest_python: str) -> None:
-    """Installs fleetledger's wheel and its dependencies' wheels, and the guest agent, into ``image``.
+    """Installs fleetledger's wheel and its dependencies' wheels, and the guest agent with its
+    egress channel, into ``image``.
 
     Raises:
         BuildError: the guest's Python differs from this one (the wheels would not fit), or
@@ -193,7 +195,8 @@ def _build_app(image: Path, guest_python: str) -> None:
         site = tree / GUEST_SITE.relative_to("/opt/fleetledger")
         _run([*pip, "install", "--quiet", "--no-index", "--find-links", str(wheels), "--target", str(site),
               "fleetledger"])
-        shutil.copyfile(AGENT_SOURCE, tree / GUEST_AGENT.relative_to("/opt/fleetledger"))
+        for source in AGENT_SOURCES:
+            shutil.copyfile(source, tree / GUEST_AGENT.parent.relative_to("/opt/fleetledger") / source.name)
         _ext4(image, tree, "fl-app")
 
 

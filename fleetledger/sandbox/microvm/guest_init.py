@@ -3,14 +3,17 @@
 Runs inside the guest only (``python3 -S -I``, standard library only), copied into app.img by
 the build. Its configuration comes from the host through QEMU's fw_cfg
 (``opt/fleetledger/config``: base64 JSON with ``argv``, ``env``, ``shares``, ``scratch``,
-``scratch_size_bytes``, ``uid``, ``port``):
+``scratch_size_bytes``, ``uid``, ``port``, ``egress``, ``egress_port``):
 
 1. each share (a read-only 9p export of a host folder) is mounted read-only at its host path,
    scratch is a private tmpfs at its host path, and the root is made read-only again;
 2. the worker runs as ``uid`` with no capabilities (bounding set emptied, ``no_new_privs``), its
    stdin and stdout the virtio-serial port ``port`` (the host side is QEMU's stdio, i.e. the
    coordinator's pipes), its stderr the serial console (the host's worker log);
-3. when it ends, its status goes to QEMU's ``isa-debug-exit`` port, which ends QEMU with status
+3. when the policy allows egress, pid 1 listens on the sockets named in ``egress`` and carries
+   their connections over the virtio-serial port ``egress_port`` to the host (``channel``, a
+   file beside this one); the worker cannot open the port itself (root's device);
+4. when it ends, its status goes to QEMU's ``isa-debug-exit`` port, which ends QEMU with status
    ``2 * value + 1`` (``value``: the exit code, at most 63, or 64 + the signal that killed it);
    the guest powers off if that port is missing.
 
@@ -108,6 +111,11 @@ def run(config):
             os.kill(os.getpid(), os.WTERMSIG(status))
         os._exit(os.waitstatus_to_exitcode(status))
     os.close(port_fd)
+    if config.get("egress"):  # threads only after the fork: the worker inherits none of this
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import channel
+
+        channel.serve_guest(os.open(find_port(config["egress_port"]), os.O_RDWR), config["egress"])
     return os.waitstatus_to_exitcode(os.waitpid(waiter, 0)[1])
 
 

@@ -1,0 +1,345 @@
+"""The microVM's egress channel: connections to allowed destinations, over one virtio-serial port.
+
+The guest has no network device. A worker inside reaches an allowed destination exactly as in
+the other sandboxes: it connects to a unix socket named in ``FLEETLEDGER_EGRESS``
+(``/run/fleetledger/egress/N.sock``). The guest's pid 1 listens on those sockets and carries
+each connection over the virtio-serial port ``fleetledger-egress``, whose host side is a QEMU
+socket chardev connected to a ``ChannelServer`` in the coordinator. The server connects each
+carried connection to route ``N``'s ``EgressForwarder``, which reaches exactly that ``host:port``.
+The guest can only name a route number; it never names an address.
+
+Frames, in both directions: a 9-byte header, big-endian ``connection id (u32), kind (u8),
+payload length (u32)``, then the payload (at most ``MAX_PAYLOAD`` bytes). Kinds:
+
+* ``OPEN`` (guest to host; payload: the route number as u16): a new connection. The host
+  answers ``CLOSE`` when the route does not exist or its forwarder cannot be reached;
+* ``DATA``: bytes of the connection;
+* ``EOF``: the sender's side will send no more (``shutdown(SHUT_WR)`` on the other side); a
+  connection ends when both sides have sent ``EOF``;
+* ``CLOSE``: the connection is gone (an error, or the other end reset it).
+
+A frame that breaks these rules (an unknown kind, an oversized payload, an ``OPEN`` sent to the
+guest) ends the whole channel: the host trusts nothing the guest sends. One slow reader stalls
+the others (frames are read by one thread), which suits a scanner's occasional API calls.
+
+Standard library only, with no imports from the package: the guest's pid 1 loads this file on
+its own (``guest_init``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import threading
+from collections.abc import Callable, Sequence
+
+HEADER = struct.Struct(">IBI")
+ROUTE = struct.Struct(">H")
+OPEN, DATA, EOF, CLOSE = 1, 2, 3, 4
+MAX_PAYLOAD = 1 << 16
+PORT_NAME = "fleetledger-egress"
+"""The name of the virtio-serial port that carries the channel."""
+
+
+class ProtocolError(ValueError):
+    """The other end sent a frame that breaks the channel's rules; the channel ends."""
+
+
+class Channel:
+    """One end of the channel: connections multiplexed over one byte stream.
+
+    Args:
+        read: Reads up to ``n`` bytes of the stream; ``b""`` at its end.
+        write: Writes all of ``data`` to the stream; raises OSError when it is gone.
+        connect: At the host end, route number -> a socket connected to that route's forwarder
+            (raising OSError or IndexError when it cannot be reached or does not exist). None at
+            the guest end, which opens connections and refuses ``OPEN``.
+    """
+
+    def __init__(self, read: Callable[[int], bytes], write: Callable[[bytes], None],
+                 connect: Callable[[int], socket.socket] | None = None) -> None:
+        self._read = read
+        self._write = write
+        self._connect = connect
+        self._send_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._conns: dict[int, socket.socket] = {}
+        self._eofs: dict[int, set[str]] = {}
+        self._next_id = 1
+        self._ended = False
+
+    def open(self, client: socket.socket, route: int) -> None:
+        """Guest end: carries ``client`` (an accepted connection) to route number ``route``."""
+        with self._lock:
+            if self._ended:
+                client.close()
+                return
+            conn_id, self._next_id = self._next_id, self._next_id + 1
+            self._add(conn_id, client)
+        if self._send(conn_id, OPEN, ROUTE.pack(route)):
+            self._start_pump(conn_id, client)
+
+    def serve(self) -> None:
+        """Reads and applies frames until the stream ends or breaks the rules, then closes
+        every carried connection.
+
+        Raises:
+            ProtocolError: a frame broke the rules (the connections are closed first).
+        """
+        try:
+            while True:
+                header = self._read_exact(HEADER.size)
+                if header is None:
+                    return
+                conn_id, kind, length = HEADER.unpack(header)
+                if length > MAX_PAYLOAD or kind not in (OPEN, DATA, EOF, CLOSE):
+                    raise ProtocolError(f"frame of kind {kind} with {length} bytes")
+                payload = self._read_exact(length) if length else b""
+                if payload is None:
+                    return
+                self._apply(conn_id, kind, payload)
+        except OSError:
+            return
+        finally:
+            with self._lock:
+                self._ended = True
+                conns, self._conns = list(self._conns.values()), {}
+                self._eofs.clear()
+            for conn in conns:
+                _close(conn)
+
+    def _apply(self, conn_id: int, kind: int, payload: bytes) -> None:
+        """Applies one frame to the connection it names (frames of a gone connection are dropped)."""
+        if kind == OPEN:
+            self._accept(conn_id, payload)
+            return
+        with self._lock:
+            conn = self._conns.get(conn_id)
+        if conn is None:
+            return
+        try:
+            if kind == DATA:
+                conn.sendall(payload)
+            elif kind == EOF:
+                conn.shutdown(socket.SHUT_WR)
+                self._half_closed(conn_id, "received")
+            else:
+                self._drop(conn_id, tell=False)
+        except OSError:
+            self._drop(conn_id, tell=True)
+
+    def _accept(self, conn_id: int, payload: bytes) -> None:
+        """Host end: connects a new connection to its route, or answers ``CLOSE``."""
+        if self._connect is None or len(payload) != ROUTE.size:
+            raise ProtocolError("OPEN sent to the guest, or without a route number")
+        with self._lock:
+            if conn_id in self._conns:
+                raise ProtocolError(f"OPEN of connection {conn_id}, which is open")
+        try:
+            upstream = self._connect(ROUTE.unpack(payload)[0])
+        except (OSError, IndexError):
+            self._send(conn_id, CLOSE)
+            return
+        with self._lock:
+            self._add(conn_id, upstream)
+        self._start_pump(conn_id, upstream)
+
+    def _add(self, conn_id: int, conn: socket.socket) -> None:
+        self._conns[conn_id] = conn
+        self._eofs[conn_id] = set()
+
+    def _start_pump(self, conn_id: int, conn: socket.socket) -> None:
+        threading.Thread(target=self._pump, args=(conn_id, conn), name=f"egress channel {conn_id}",
+                         daemon=True).start()
+
+    def _pump(self, conn_id: int, conn: socket.socket) -> None:
+        """Sends what ``conn`` receives as ``DATA`` frames, then ``EOF`` (``CLOSE`` on an error)."""
+        try:
+            while data := conn.recv(MAX_PAYLOAD):
+                if not self._send(conn_id, DATA, data):
+                    return
+        except OSError:
+            self._drop(conn_id, tell=True)
+            return
+        if self._send(conn_id, EOF):
+            self._half_closed(conn_id, "sent")
+
+    def _half_closed(self, conn_id: int, side: str) -> None:
+        """Notes an ``EOF`` sent or received; closes the connection once both are."""
+        with self._lock:
+            sides = self._eofs.get(conn_id)
+            if sides is None:
+                return
+            sides.add(side)
+            if len(sides) < 2:
+                return
+            conn = self._conns.pop(conn_id)
+            del self._eofs[conn_id]
+        conn.close()
+
+    def _drop(self, conn_id: int, *, tell: bool) -> None:
+        """Closes a connection, telling the other end with ``CLOSE`` when ``tell``."""
+        with self._lock:
+            conn = self._conns.pop(conn_id, None)
+            self._eofs.pop(conn_id, None)
+        if conn is None:
+            return
+        _close(conn)
+        if tell:
+            self._send(conn_id, CLOSE)
+
+    def _send(self, conn_id: int, kind: int, payload: bytes = b"") -> bool:
+        """Writes one frame; returns False when the stream is gone (the channel is ending)."""
+        try:
+            with self._send_lock:
+                self._write(HEADER.pack(conn_id, kind, len(payload)) + payload)
+        except OSError:
+            return False
+        return True
+
+    def _read_exact(self, size: int) -> bytes | None:
+        """Returns exactly ``size`` bytes of the stream, or None at its end."""
+        parts, left = [], size
+        while left:
+            data = self._read(left)
+            if not data:
+                return None
+            parts.append(data)
+            left -= len(data)
+        return b"".join(parts)
+
+
+def _close(conn: socket.socket) -> None:
+    """Shuts ``conn`` down, then closes it: a bare ``close`` neither wakes the pump blocked in
+    its ``recv`` nor sends the peer its end while that ``recv`` holds the socket."""
+    try:
+        conn.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    conn.close()
+
+
+def serve_guest(port_fd: int, socket_paths: Sequence[str]) -> threading.Thread:
+    """Guest end: listens on ``socket_paths`` (route N at index N, connectable by any uid) and
+    carries every connection over the open virtio-serial port ``port_fd``.
+
+    Returns:
+        The (daemon) thread reading the port; it ends when the host side goes away.
+
+    Raises:
+        OSError: a socket cannot be created.
+    """
+
+    def write(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(port_fd, view):]
+
+    channel = Channel(lambda n: os.read(port_fd, n), write)
+    for route, path in enumerate(socket_paths):
+        os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        os.chmod(path, 0o666)
+        listener.listen(16)
+        threading.Thread(target=_accept_loop, args=(listener, channel, route), daemon=True).start()
+    reader = threading.Thread(target=channel.serve, name="egress channel", daemon=True)
+    reader.start()
+    return reader
+
+
+def _accept_loop(listener: socket.socket, channel: Channel, route: int) -> None:
+    while True:
+        try:
+            client, _ = listener.accept()
+        except OSError:
+            return
+        channel.open(client, route)
+
+
+class ChannelServer:
+    """Host end: listens on a unix socket for the QEMU processes of microVMs (one connection
+    each, from ``-chardev socket``) and carries their connections to the routes' forwarders.
+
+    Args:
+        forwarders: Route number -> the unix socket of that route's ``EgressForwarder``.
+        socket_path: Where to listen (a folder only the coordinator's user can enter).
+    """
+
+    def __init__(self, forwarders: Sequence[str], socket_path: str) -> None:
+        self.forwarders = list(forwarders)
+        self.socket_path = socket_path
+        self.protocol_errors: list[str] = []
+        self._listener: socket.socket | None = None
+        self._sessions: set[socket.socket] = set()
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Starts listening and serving in daemon threads.
+
+        Raises:
+            OSError: the socket cannot be created at ``socket_path`` (e.g. it exists).
+        """
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(self.socket_path)
+            os.chmod(self.socket_path, 0o600)
+            listener.listen(64)
+        except OSError:
+            listener.close()
+            raise
+        self._listener = listener
+        threading.Thread(target=self._accept_loop, name="egress channel server", daemon=True).start()
+
+    def stop(self) -> None:
+        """Stops listening, ends every VM's channel (closing its connections), removes the socket."""
+        if self._listener is not None:
+            try:
+                self._listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self._listener.close()
+        with self._lock:
+            sessions, self._sessions = list(self._sessions), set()
+        for session in sessions:
+            try:
+                session.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        try:
+            os.unlink(self.socket_path)
+        except FileNotFoundError:
+            pass
+
+    def _accept_loop(self) -> None:
+        assert self._listener is not None
+        while True:
+            try:
+                session, _ = self._listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                self._sessions.add(session)
+            threading.Thread(target=self._serve, args=(session,), name="egress channel session",
+                             daemon=True).start()
+
+    def _serve(self, session: socket.socket) -> None:
+        try:
+            Channel(session.recv, session.sendall, self._connect).serve()
+        except ProtocolError as exc:
+            self.protocol_errors.append(str(exc))
+        finally:
+            with self._lock:
+                self._sessions.discard(session)
+            session.close()
+
+    def _connect(self, route: int) -> socket.socket:
+        """Connects to route ``route``'s forwarder (IndexError: no such route)."""
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            upstream.connect(self.forwarders[route])
+        except (OSError, IndexError):
+            upstream.close()
+            raise
+        return upstream
