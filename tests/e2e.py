@@ -13,7 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from fleetledger.ledger import Record, open_storage
+
+MICROVM_ENV = "FLEETLEDGER_TEST_MICROVM"
+BOOTS_A_VM = pytest.mark.skipif(os.environ.get(MICROVM_ENV) != "1",
+                                reason=f"boots a VM (seconds under emulation); set {MICROVM_ENV}=1")
+"""Marks a test that boots microVMs: run only with ``FLEETLEDGER_TEST_MICROVM=1`` (CI sets it)."""
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FLASK = REPO_ROOT / ".cache" / "repos" / "flask-3.0.3"

@@ -12,7 +12,8 @@ import pytest
 from fleetledger import runstate
 from fleetledger.verify import verify_records
 
-from e2e import count, kill_cli, real_repo, records, run_cli, start_cli, stopped_child, wait_for
+from e2e import (BOOTS_A_VM, count, kill_cli, normalized_sarif, real_repo, records, run_cli, start_cli, stopped_child,
+                 wait_for)
 from sarif_schema import validate
 
 pytestmark = pytest.mark.slow
@@ -63,6 +64,20 @@ def test_hostile_files_are_skipped_with_reasons_and_the_run_completes(hostile_sc
     located = {(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in sarif["runs"][0]["results"]}
     assert "app/views.py" in located and "big.py" in located
     assert not located & {"script.py", "py2.py", "page.py"}, "no findings from files that are not Python"
+
+
+@BOOTS_A_VM
+def test_hostile_files_scanned_in_microvms_give_what_bubblewrap_gives(hostile: Path, hostile_scan: Path,
+                                                                      tmp_path: Path) -> None:
+    """Case 04 in the microVM sandbox (emulated here: 2 workers, 2 VMs)."""
+    ws = tmp_path / "ws"
+    done = run_cli("scan", str(hostile), "--workspace", str(ws), "--no-progress", "--workers", "2",
+                   "--sandbox", "microvm", timeout_s=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert next(r for r in records(ws) if r.kind == "run.started").payload["sandbox"]["name"] == "microvm"
+    assert normalized_sarif(ws / "findings.sarif") == normalized_sarif(hostile_scan / "findings.sarif")
+    files = json.loads((ws / "findings.json").read_text())["files"]
+    assert files == json.loads((hostile_scan / "findings.json").read_text())["files"]
 
 
 def test_status_json_and_text(hostile_scan: Path) -> None:

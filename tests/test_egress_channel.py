@@ -1,4 +1,4 @@
-"""The microVM's egress channel, without a VM: the guest end (``serve_guest``, the code the
+"""The microVM's egress channel, without a VM: the guest end (``GuestEnd``, the code the
 guest's pid 1 runs) reads and writes a real unix socket in place of the virtio-serial port, and
 the host end is the ``ChannelServer`` that QEMU's socket chardev connects to. Every byte goes
 through a real ``EgressForwarder`` to a real TCP server.
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from fleetledger.sandbox.egress import Destination, EgressForwarder, connect
-from fleetledger.sandbox.microvm.channel import CLOSE, DATA, HEADER, MAX_PAYLOAD, OPEN, ROUTE, ChannelServer, serve_guest
+from fleetledger.sandbox.microvm.channel import CLOSE, DATA, HEADER, MAX_PAYLOAD, OPEN, ROUTE, ChannelServer, GuestEnd
 
 TIMEOUT_S = 30.0
 
@@ -71,7 +71,7 @@ def wiring(tmp_path: Path, echo_port: int) -> Iterator[Wiring]:
         port = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         port.connect(server.socket_path)
         inside = [str(tmp_path / "guest" / "0.sock"), str(tmp_path / "guest" / "1.sock")]
-        reader = serve_guest(port.fileno(), inside)
+        reader = GuestEnd(port.fileno(), inside).start()
         environ = {"FLEETLEDGER_EGRESS": json.dumps({str(allowed): inside[0], "127.0.0.1:2": inside[1]})}
         try:
             yield Wiring(server=server, port=port, reader=reader, environ=environ)

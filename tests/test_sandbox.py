@@ -4,7 +4,8 @@ work, egress goes only through the forwarder, and a real worker speaks its proto
 Each backend runs one probe process (``PROBE``) that tries every action of ``ACTIONS`` and
 reports what happened; each row of the table is then its own test. A backend that is not
 installed is skipped with the reason its ``check_available()`` gives. The microVM boots a VM
-(seconds under emulation), so its tests run only with ``FLEETLEDGER_TEST_MICROVM=1``.
+(seconds under emulation), so its tests run only with ``FLEETLEDGER_TEST_MICROVM=1``, which CI
+sets after building the guest (``.ci/install-sandboxes --with-microvm``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from fleetledger.pool import WorkerPool
 from fleetledger.sandbox import NoSandbox, Sandbox, SandboxUnavailable, get_sandbox
 from fleetledger.sandbox.egress import Destination, EgressForwarder, connect
 
-MICROVM_ENV = "FLEETLEDGER_TEST_MICROVM"
+from e2e import BOOTS_A_VM, MICROVM_ENV, normalized_sarif, records, run_cli
+
 SECRET_ENV = "FLEETLEDGER_TEST_HOST_SECRET"
 SECRET_VALUE = "s3cr3t-" + hashlib.sha256(b"fleetledger sandbox test").hexdigest()[:16]
 OUTSIDE_TEXT = "outside-the-sandbox " + SECRET_VALUE
@@ -226,17 +228,18 @@ ACTIONS = [
     Row(name="open_devices", check=opens_no_device),
 ]
 
-BOOTS_A_VM = pytest.mark.skipif(os.environ.get(MICROVM_ENV) != "1",
-                                reason=f"boots a VM (seconds under emulation); set {MICROVM_ENV}=1")
 SANDBOXES = ["bubblewrap", "gvisor", pytest.param("microvm", marks=BOOTS_A_VM)]
 
 
 def available(name: str) -> Sandbox:
-    """Returns the backend, or skips the test with the reason ``check_available`` gives."""
+    """Returns the backend, or skips the test with the reason ``check_available`` gives; with
+    ``FLEETLEDGER_TEST_MICROVM=1`` (as in CI) a microVM that cannot run fails the test."""
     sandbox = get_sandbox(name)
     try:
         sandbox.check_available()
     except SandboxUnavailable as exc:
+        if name == "microvm" and os.environ.get(MICROVM_ENV) == "1":
+            pytest.fail(f"{MICROVM_ENV}=1 but {exc} (bash .ci/install-sandboxes --with-microvm)")
         pytest.skip(f"{name} is not available here: {exc}")
     return sandbox
 
@@ -533,8 +536,6 @@ def test_a_scan_in_microvms_with_egress_allowed_finds_what_bubblewrap_finds(tmp_
     """The whole job through the CLI, one VM per worker, a policy allowing one destination: the
     findings equal a bubblewrap run's, the ledger records the microVM and its channel, and the
     channel's socket and the forwarders are gone when the run ends."""
-    from e2e import normalized_sarif, records, run_cli
-
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "app.py").write_text("import subprocess\n\ndef run(cmd):\n    return subprocess.call(cmd, shell=True)\n")

@@ -220,42 +220,54 @@ def _close(conn: socket.socket) -> None:
     conn.close()
 
 
-def serve_guest(port_fd: int, socket_paths: Sequence[str]) -> threading.Thread:
+class GuestEnd:
     """Guest end: listens on ``socket_paths`` (route N at index N, connectable by any uid) and
     carries every connection over the open virtio-serial port ``port_fd``.
 
-    Returns:
-        The (daemon) thread reading the port; it ends when the host side goes away.
+    The constructor only opens sockets (so pid 1 can fail cleanly before it starts the worker,
+    and fork it with no thread running); ``start`` starts the threads. Both file descriptors are
+    not inherited across ``exec``, so the worker never holds them.
 
     Raises:
         OSError: a socket cannot be created.
     """
 
-    def write(data: bytes) -> None:
+    def __init__(self, port_fd: int, socket_paths: Sequence[str]) -> None:
+        self.port_fd = port_fd
+        self.channel = Channel(self._read, self._write)
+        self.listeners: list[socket.socket] = []
+        for path in socket_paths:
+            os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.listeners.append(listener)
+            listener.bind(path)
+            os.chmod(path, 0o666)
+            listener.listen(16)
+
+    def start(self) -> threading.Thread:
+        """Starts accepting and carrying; returns the (daemon) thread reading the port, which
+        ends when the host side goes away."""
+        for route, listener in enumerate(self.listeners):
+            threading.Thread(target=self._accept_loop, args=(listener, route), daemon=True).start()
+        reader = threading.Thread(target=self.channel.serve, name="egress channel", daemon=True)
+        reader.start()
+        return reader
+
+    def _read(self, size: int) -> bytes:
+        return os.read(self.port_fd, size)
+
+    def _write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
-            view = view[os.write(port_fd, view):]
+            view = view[os.write(self.port_fd, view):]
 
-    channel = Channel(lambda n: os.read(port_fd, n), write)
-    for route, path in enumerate(socket_paths):
-        os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(path)
-        os.chmod(path, 0o666)
-        listener.listen(16)
-        threading.Thread(target=_accept_loop, args=(listener, channel, route), daemon=True).start()
-    reader = threading.Thread(target=channel.serve, name="egress channel", daemon=True)
-    reader.start()
-    return reader
-
-
-def _accept_loop(listener: socket.socket, channel: Channel, route: int) -> None:
-    while True:
-        try:
-            client, _ = listener.accept()
-        except OSError:
-            return
-        channel.open(client, route)
+    def _accept_loop(self, listener: socket.socket, route: int) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            self.channel.open(client, route)
 
 
 class ChannelServer:

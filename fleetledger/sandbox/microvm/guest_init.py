@@ -92,9 +92,21 @@ def become_worker(config, port_fd):
     os.execve(config["argv"][0], config["argv"], config["env"])
 
 
+def egress_end(config):
+    """Returns the egress channel's guest end, its sockets open but no thread started (threads
+    only after the fork), or None when the policy allows no destination."""
+    if not config.get("egress"):
+        return None
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import channel
+
+    return channel.GuestEnd(os.open(find_port(config["egress_port"]), os.O_RDWR), config["egress"])
+
+
 def run(config):
     """Runs the worker as a grandchild and returns its status (negative: killed by that signal)."""
     port_fd = os.open(find_port(config["port"]), os.O_RDWR)
+    egress = egress_end(config)
     waiter = os.fork()
     if waiter == 0:
         worker = os.fork()
@@ -111,11 +123,8 @@ def run(config):
             os.kill(os.getpid(), os.WTERMSIG(status))
         os._exit(os.waitstatus_to_exitcode(status))
     os.close(port_fd)
-    if config.get("egress"):  # threads only after the fork: the worker inherits none of this
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import channel
-
-        channel.serve_guest(os.open(find_port(config["egress_port"]), os.O_RDWR), config["egress"])
+    if egress is not None:
+        egress.start()
     return os.waitstatus_to_exitcode(os.waitpid(waiter, 0)[1])
 
 
