@@ -210,13 +210,18 @@ class Channel:
         return b"".join(parts)
 
 
-def _close(conn: socket.socket) -> None:
-    """Shuts ``conn`` down, then closes it: a bare ``close`` neither wakes the pump blocked in
-    its ``recv`` nor sends the peer its end while that ``recv`` holds the socket."""
+def _shut_down(conn: socket.socket) -> None:
+    """Shuts both directions of ``conn`` down (wakes a thread blocked reading it); never raises."""
     try:
         conn.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass
+
+
+def _close(conn: socket.socket) -> None:
+    """Shuts ``conn`` down, then closes it: a bare ``close`` neither wakes the pump blocked in
+    its ``recv`` nor sends the peer its end while that ``recv`` holds the socket."""
+    _shut_down(conn)
     conn.close()
 
 
@@ -307,18 +312,11 @@ class ChannelServer:
     def stop(self) -> None:
         """Stops listening, ends every VM's channel (closing its connections), removes the socket."""
         if self._listener is not None:
-            try:
-                self._listener.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            self._listener.close()
+            _close(self._listener)
         with self._lock:
             sessions, self._sessions = list(self._sessions), set()
         for session in sessions:
-            try:
-                session.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            _shut_down(session)  # its thread sees the end, closes its connections, then the session
         try:
             os.unlink(self.socket_path)
         except FileNotFoundError:
