@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
 import socket
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from .sockets import DRAIN_TIMEOUT_S, accept_loop, close, shut_down, wait_hangup
 
 EGRESS_ENV = "FLEETLEDGER_EGRESS"
 """Variable naming, inside a sandbox, the socket of each allowed destination (JSON object)."""
@@ -111,9 +112,13 @@ class EgressForwarder:
     """Forwards connections on a unix socket to one fixed ``host:port``, and nowhere else.
 
     Start it before the sandboxes that use it and stop it after them. Each accepted connection
-    opens one TCP connection to the destination and copies bytes both ways until both sides
-    close; a destination that cannot be reached closes the client's connection. At most
-    ``MAX_CONNECTIONS`` are forwarded at once; more are closed at once.
+    opens one TCP connection to the destination and copies bytes both ways, one thread per
+    direction (a side that stops reading stalls only its own direction), until both sides
+    close; an error on either side closes both. When the client hangs up (its sandbox died),
+    what it sent has ``DRAIN_TIMEOUT_S`` to reach the destination, then both are closed, so a
+    destination that stopped reading cannot hold the slot. A destination that cannot be reached
+    closes the client's connection. At most ``MAX_CONNECTIONS`` are forwarded at once; more are closed at
+    once. Running out of file descriptors pauses accepting; it never ends the forwarder.
 
     Args:
         destination: The one destination (from the policy).
@@ -125,7 +130,7 @@ class EgressForwarder:
         self.socket_path = Path(socket_path)
         self._listener: socket.socket | None = None
         self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._stopped = False
         self._open: set[socket.socket] = set()
         self._active = 0
         self._lock = threading.Lock()
@@ -134,6 +139,12 @@ class EgressForwarder:
     def route(self) -> EgressRoute:
         """The route to hand to ``Sandbox.wrap``."""
         return EgressRoute(destination=self.destination, socket_path=self.socket_path)
+
+    @property
+    def active(self) -> int:
+        """How many connections are being forwarded now."""
+        with self._lock:
+            return self._active
 
     def start(self) -> None:
         """Starts listening and serving in a daemon thread.
@@ -154,24 +165,22 @@ class EgressForwarder:
             listener.close()
             raise
         self._listener = listener
-        self._thread = threading.Thread(target=self._serve, name=f"egress {self.destination}", daemon=True)
+        self._thread = threading.Thread(target=accept_loop, args=(listener, self._admit),
+                                        name=f"egress {self.destination}", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
-        """Stops listening, closes every forwarded connection, and removes the socket file."""
-        self._stop.set()
+        """Stops listening, closes every forwarded connection (waking the threads blocked on
+        them), and removes the socket file."""
+        with self._lock:
+            self._stopped = True
+            conns, self._open = list(self._open), set()
         if self._listener is not None:
-            try:
-                self._listener.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            self._listener.close()
+            close(self._listener)
         if self._thread is not None:
             self._thread.join(timeout=5)
-        with self._lock:
-            for conn in list(self._open):
-                conn.close()
-            self._open.clear()
+        for conn in conns:
+            close(conn)
         self.socket_path.unlink(missing_ok=True)
 
     def __enter__(self) -> "EgressForwarder":
@@ -181,64 +190,54 @@ class EgressForwarder:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _serve(self) -> None:
-        assert self._listener is not None
-        while not self._stop.is_set():
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
+    def _admit(self, client: socket.socket) -> None:
+        """Starts forwarding ``client``, or closes it when ``MAX_CONNECTIONS`` are forwarded."""
+        with self._lock:
+            if self._stopped or self._active >= MAX_CONNECTIONS:
+                client.close()
                 return
-            with self._lock:
-                if self._active >= MAX_CONNECTIONS:
-                    client.close()
-                    continue
-                self._active += 1
-            threading.Thread(target=self._forward, args=(client,), daemon=True).start()
+            self._active += 1
+            self._open.add(client)
+        threading.Thread(target=self._forward, args=(client,), daemon=True).start()
 
     def _forward(self, client: socket.socket) -> None:
-        pair: tuple[socket.socket, ...] = (client,)
+        upstream = None
         try:
             upstream = socket.create_connection((self.destination.host, self.destination.port),
                                                 timeout=CONNECT_TIMEOUT_S)
             upstream.settimeout(None)
-            pair = (client, upstream)
             with self._lock:
-                if self._stop.is_set():
+                if self._stopped:
                     return
-                self._open.update(pair)
-            _pump(client, upstream, self._stop)
+                self._open.add(upstream)
+            directions = [threading.Thread(target=_copy, args=pair, daemon=True)
+                          for pair in ((client, upstream), (upstream, client))]
+            for thread in directions:
+                thread.start()
+            wait_hangup(client)  # both directions done, or the sandbox's end is gone
+            directions[0].join(DRAIN_TIMEOUT_S)  # what the client sent still reaches the destination
+            shut_down(client)
+            shut_down(upstream)
+            for thread in directions:
+                thread.join()
         except OSError:
             return
         finally:
+            pair = [conn for conn in (client, upstream) if conn is not None]
             with self._lock:
                 self._open.difference_update(pair)
                 self._active -= 1
             for conn in pair:
-                conn.close()
+                close(conn)
 
 
-def _pump(a: socket.socket, b: socket.socket, stop: threading.Event) -> None:
-    """Copies bytes both ways between ``a`` and ``b`` until both directions are closed."""
-    peer = {a: b, b: a}
-    with selectors.DefaultSelector() as selector:
-        selector.register(a, selectors.EVENT_READ)
-        selector.register(b, selectors.EVENT_READ)
-        while selector.get_map() and not stop.is_set():
-            for key, _ in selector.select(timeout=0.5):
-                conn: socket.socket = key.fileobj  # type: ignore[assignment]
-                try:
-                    data = conn.recv(CHUNK_BYTES)
-                except OSError:
-                    return
-                if data:
-                    try:
-                        peer[conn].sendall(data)
-                    except OSError:
-                        return
-                    continue
-                selector.unregister(conn)
-                try:
-                    peer[conn].shutdown(socket.SHUT_WR)
-                except OSError:
-                    return
-
+def _copy(source: socket.socket, target: socket.socket) -> None:
+    """Copies bytes from ``source`` to ``target`` until ``source`` ends, then ends ``target``'s
+    writing side; on an error of either, shuts both down (which ends the other direction too)."""
+    try:
+        while data := source.recv(CHUNK_BYTES):
+            target.sendall(data)
+        target.shutdown(socket.SHUT_WR)
+    except OSError:
+        shut_down(source)
+        shut_down(target)

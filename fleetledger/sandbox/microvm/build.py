@@ -42,8 +42,9 @@ TRIM = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale", 
 from the host: the guest has no network, and learns nothing of the host's names)."""
 
 IMAGE_SLACK_BYTES = 64 * 1024 * 1024
-AGENT_SOURCES = (Path(__file__).with_name("guest_init.py"), Path(__file__).with_name("channel.py"))
-"""The guest's pid 1 and the egress channel it loads, copied beside each other into app.img."""
+AGENT_SOURCES = (Path(__file__).with_name("guest_init.py"), Path(__file__).with_name("channel.py"),
+                 Path(__file__).parent.with_name("sockets.py"))
+"""The guest's pid 1 and the egress channel it loads (standalone files), copied side by side into app.img."""
 
 
 class BuildError(RuntimeError):

@@ -19,25 +19,36 @@ payload length (u32)``, then the payload (at most ``MAX_PAYLOAD`` bytes). Kinds:
 * ``CLOSE``: the connection is gone (an error, or the other end reset it).
 
 A frame that breaks these rules (an unknown kind, an oversized payload, an ``OPEN`` sent to the
-guest) ends the whole channel: the host trusts nothing the guest sends. One slow reader stalls
-the others (frames are read by one thread), which suits a scanner's occasional API calls.
+guest, an ``OPEN`` of an open connection) ends the whole channel: the host trusts nothing the
+guest sends. A VM holds at most ``MAX_OPEN`` connections (each costs the host a thread and two
+file descriptors). One connection that does not take its data stalls the VM's others (frames
+are read by one thread), which suits a scanner's occasional API calls; when the VM goes away,
+its connections are closed after ``DRAIN_TIMEOUT_S`` even if stalled, freeing the forwarders.
 
-Standard library only, with no imports from the package: the guest's pid 1 loads this file on
-its own (``guest_init``).
+Standard library only, and from the package only ``sockets`` (also standalone): the guest's
+pid 1 loads both files on their own (``guest_init``).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import struct
 import threading
 from collections.abc import Callable, Sequence
 
+try:
+    from ..sockets import DRAIN_TIMEOUT_S, accept_loop, close, shut_down, wait_hangup
+except ImportError:  # loaded on its own by the guest's pid 1, beside sockets.py
+    from sockets import DRAIN_TIMEOUT_S, accept_loop, close, shut_down, wait_hangup  # type: ignore[no-redef]
+
 HEADER = struct.Struct(">IBI")
 ROUTE = struct.Struct(">H")
 OPEN, DATA, EOF, CLOSE = 1, 2, 3, 4
 MAX_PAYLOAD = 1 << 16
+MAX_OPEN = 64
+"""Connections one channel (one VM) carries at once."""
 PORT_NAME = "fleetledger-egress"
 """The name of the virtio-serial port that carries the channel."""
 
@@ -48,6 +59,10 @@ class ProtocolError(ValueError):
 
 class Channel:
     """One end of the channel: connections multiplexed over one byte stream.
+
+    At most ``MAX_OPEN`` connections are carried at once: past that, the guest end closes new
+    clients and the host end answers ``OPEN`` with ``CLOSE``, so a guest cannot exhaust the
+    coordinator's file descriptors or threads (each connection holds one of each).
 
     Args:
         read: Reads up to ``n`` bytes of the stream; ``b""`` at its end.
@@ -70,9 +85,10 @@ class Channel:
         self._ended = False
 
     def open(self, client: socket.socket, route: int) -> None:
-        """Guest end: carries ``client`` (an accepted connection) to route number ``route``."""
+        """Guest end: carries ``client`` (an accepted connection) to route number ``route``;
+        closes it at once when the channel has ended or carries ``MAX_OPEN`` connections."""
         with self._lock:
-            if self._ended:
+            if self._ended or len(self._conns) >= MAX_OPEN:
                 client.close()
                 return
             conn_id, self._next_id = self._next_id, self._next_id + 1
@@ -102,12 +118,17 @@ class Channel:
         except OSError:
             return
         finally:
-            with self._lock:
-                self._ended = True
-                conns, self._conns = list(self._conns.values()), {}
-                self._eofs.clear()
-            for conn in conns:
-                _close(conn)
+            self.abort()
+
+    def abort(self) -> None:
+        """Ends the channel: closes every carried connection (waking a thread blocked on one)
+        and refuses new ones. Idempotent."""
+        with self._lock:
+            self._ended = True
+            conns, self._conns = list(self._conns.values()), {}
+            self._eofs.clear()
+        for conn in conns:
+            close(conn)
 
     def _apply(self, conn_id: int, kind: int, payload: bytes) -> None:
         """Applies one frame to the connection it names (frames of a gone connection are dropped)."""
@@ -123,11 +144,11 @@ class Channel:
                 conn.sendall(payload)
             elif kind == EOF:
                 conn.shutdown(socket.SHUT_WR)
-                self._half_closed(conn_id, "received")
+                self._half_closed(conn_id, conn, "received")
             else:
-                self._drop(conn_id, tell=False)
+                self._drop(conn_id, conn, tell=False)
         except OSError:
-            self._drop(conn_id, tell=True)
+            self._drop(conn_id, conn, tell=True)
 
     def _accept(self, conn_id: int, payload: bytes) -> None:
         """Host end: connects a new connection to its route, or answers ``CLOSE``."""
@@ -136,12 +157,18 @@ class Channel:
         with self._lock:
             if conn_id in self._conns:
                 raise ProtocolError(f"OPEN of connection {conn_id}, which is open")
+            full = len(self._conns) >= MAX_OPEN
         try:
+            if full:
+                raise OSError(f"{MAX_OPEN} connections are open")
             upstream = self._connect(ROUTE.unpack(payload)[0])
         except (OSError, IndexError):
             self._send(conn_id, CLOSE)
             return
         with self._lock:
+            if self._ended:
+                upstream.close()
+                return
             self._add(conn_id, upstream)
         self._start_pump(conn_id, upstream)
 
@@ -154,39 +181,46 @@ class Channel:
                          daemon=True).start()
 
     def _pump(self, conn_id: int, conn: socket.socket) -> None:
-        """Sends what ``conn`` receives as ``DATA`` frames, then ``EOF`` (``CLOSE`` on an error)."""
+        """Sends what ``conn`` receives as ``DATA`` frames, then ``EOF``; on an error of
+        ``conn``, ``CLOSE``; when the stream is gone, closes ``conn`` (which wakes a thread
+        blocked writing to it, and frees the forwarder's slot behind it)."""
         try:
             while data := conn.recv(MAX_PAYLOAD):
                 if not self._send(conn_id, DATA, data):
+                    self._drop(conn_id, conn, tell=False)
                     return
         except OSError:
-            self._drop(conn_id, tell=True)
+            self._drop(conn_id, conn, tell=True)
             return
-        if self._send(conn_id, EOF):
-            self._half_closed(conn_id, "sent")
-
-    def _half_closed(self, conn_id: int, side: str) -> None:
-        """Notes an ``EOF`` sent or received; closes the connection once both are."""
         with self._lock:
-            sides = self._eofs.get(conn_id)
-            if sides is None:
-                return
+            if self._conns.get(conn_id) is not conn:
+                return  # dropped meanwhile: its id is not this connection's any more
+        if self._send(conn_id, EOF):
+            self._half_closed(conn_id, conn, "sent")
+        else:
+            self._drop(conn_id, conn, tell=False)
+
+    def _half_closed(self, conn_id: int, conn: socket.socket, side: str) -> None:
+        """Notes an ``EOF`` sent or received on ``conn``; closes it once both are."""
+        with self._lock:
+            if self._conns.get(conn_id) is not conn:
+                return  # gone, and its id perhaps reused by the other end
+            sides = self._eofs[conn_id]
             sides.add(side)
             if len(sides) < 2:
                 return
-            conn = self._conns.pop(conn_id)
-            del self._eofs[conn_id]
+            del self._conns[conn_id], self._eofs[conn_id]
         conn.close()
 
-    def _drop(self, conn_id: int, *, tell: bool) -> None:
-        """Closes a connection, telling the other end with ``CLOSE`` when ``tell``."""
+    def _drop(self, conn_id: int, conn: socket.socket, *, tell: bool) -> None:
+        """Closes ``conn``, telling the other end with ``CLOSE`` when ``tell`` and it was still
+        carried under ``conn_id``."""
         with self._lock:
-            conn = self._conns.pop(conn_id, None)
-            self._eofs.pop(conn_id, None)
-        if conn is None:
-            return
-        _close(conn)
-        if tell:
+            carried = self._conns.get(conn_id) is conn
+            if carried:
+                del self._conns[conn_id], self._eofs[conn_id]
+        close(conn)
+        if carried and tell:
             self._send(conn_id, CLOSE)
 
     def _send(self, conn_id: int, kind: int, payload: bytes = b"") -> bool:
@@ -208,21 +242,6 @@ class Channel:
             parts.append(data)
             left -= len(data)
         return b"".join(parts)
-
-
-def _shut_down(conn: socket.socket) -> None:
-    """Shuts both directions of ``conn`` down (wakes a thread blocked reading it); never raises."""
-    try:
-        conn.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-
-
-def _close(conn: socket.socket) -> None:
-    """Shuts ``conn`` down, then closes it: a bare ``close`` neither wakes the pump blocked in
-    its ``recv`` nor sends the peer its end while that ``recv`` holds the socket."""
-    _shut_down(conn)
-    conn.close()
 
 
 class GuestEnd:
@@ -253,7 +272,8 @@ class GuestEnd:
         """Starts accepting and carrying; returns the (daemon) thread reading the port, which
         ends when the host side goes away."""
         for route, listener in enumerate(self.listeners):
-            threading.Thread(target=self._accept_loop, args=(listener, route), daemon=True).start()
+            threading.Thread(target=accept_loop, args=(listener, functools.partial(self.channel.open, route=route)),
+                             daemon=True).start()
         reader = threading.Thread(target=self.channel.serve, name="egress channel", daemon=True)
         reader.start()
         return reader
@@ -265,14 +285,6 @@ class GuestEnd:
         view = memoryview(data)
         while view:
             view = view[os.write(self.port_fd, view):]
-
-    def _accept_loop(self, listener: socket.socket, route: int) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return
-            self.channel.open(client, route)
 
 
 class ChannelServer:
@@ -289,7 +301,7 @@ class ChannelServer:
         self.socket_path = socket_path
         self.protocol_errors: list[str] = []
         self._listener: socket.socket | None = None
-        self._sessions: set[socket.socket] = set()
+        self._sessions: dict[socket.socket, Channel] = {}
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -307,42 +319,53 @@ class ChannelServer:
             listener.close()
             raise
         self._listener = listener
-        threading.Thread(target=self._accept_loop, name="egress channel server", daemon=True).start()
+        threading.Thread(target=accept_loop, args=(listener, self._start_session), name="egress channel server",
+                         daemon=True).start()
 
     def stop(self) -> None:
-        """Stops listening, ends every VM's channel (closing its connections), removes the socket."""
+        """Stops listening, ends every VM's channel (closing its connections, which wakes every
+        thread blocked on one), and removes the socket."""
         if self._listener is not None:
-            _close(self._listener)
+            close(self._listener)
         with self._lock:
-            sessions, self._sessions = list(self._sessions), set()
-        for session in sessions:
-            _shut_down(session)  # its thread sees the end, closes its connections, then the session
+            sessions, self._sessions = dict(self._sessions), {}
+        for session, channel in sessions.items():
+            channel.abort()
+            shut_down(session)  # its thread sees the end, then closes the session
         try:
             os.unlink(self.socket_path)
         except FileNotFoundError:
             pass
 
-    def _accept_loop(self) -> None:
-        assert self._listener is not None
-        while True:
-            try:
-                session, _ = self._listener.accept()
-            except OSError:
-                return
-            with self._lock:
-                self._sessions.add(session)
-            threading.Thread(target=self._serve, args=(session,), name="egress channel session",
-                             daemon=True).start()
+    def _start_session(self, session: socket.socket) -> None:
+        threading.Thread(target=self._run_session, args=(session,), name="egress channel session",
+                         daemon=True).start()
 
-    def _serve(self, session: socket.socket) -> None:
+    def _run_session(self, session: socket.socket) -> None:
+        """Serves one VM's channel in a second thread, and ends it when the VM goes away: what
+        the VM sent before has ``DRAIN_TIMEOUT_S`` to be passed on, then every connection is
+        closed (the reader may be blocked writing to a destination that stopped reading)."""
+        channel = Channel(session.recv, session.sendall, self._connect)
+        with self._lock:
+            self._sessions[session] = channel
+        serving = threading.Thread(target=self._serve, args=(session, channel), name="egress channel reader",
+                                   daemon=True)
+        serving.start()
+        wait_hangup(session)
+        serving.join(DRAIN_TIMEOUT_S)
+        channel.abort()
+        serving.join()
+        with self._lock:
+            self._sessions.pop(session, None)
+        session.close()
+
+    def _serve(self, session: socket.socket, channel: Channel) -> None:
         try:
-            Channel(session.recv, session.sendall, self._connect).serve()
+            channel.serve()
         except ProtocolError as exc:
             self.protocol_errors.append(str(exc))
         finally:
-            with self._lock:
-                self._sessions.discard(session)
-            session.close()
+            shut_down(session)  # the session's end, for ``_run_session``
 
     def _connect(self, route: int) -> socket.socket:
         """Connects to route ``route``'s forwarder (IndexError: no such route)."""
