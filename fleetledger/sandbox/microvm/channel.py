@@ -294,6 +294,9 @@ class ChannelServer:
     Args:
         forwarders: Route number -> the unix socket of that route's ``EgressForwarder``.
         socket_path: Where to listen (a folder only the coordinator's user can enter).
+
+    Attributes:
+        protocol_errors: What each channel ended by a frame breaking the rules was told.
     """
 
     def __init__(self, forwarders: Sequence[str], socket_path: str) -> None:
