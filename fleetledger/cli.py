@@ -20,6 +20,7 @@ import click
 
 from . import errors, runstate
 from .coordinator import EXIT_HALTED, Coordinator, RunOptions, RunResult, wall_clock_ms
+from .jobs.base import Job
 from .policy import Policy
 from .ledger import open_storage
 from .ledger.records import iso_utc
@@ -82,11 +83,13 @@ def _fail(exc: errors.FleetledgerError) -> None:
     sys.exit(exc.exit_code)
 
 
-def _policy(workspace: Workspace, policy_path: str | None) -> Policy:
+def _policy(workspace: Workspace, policy_path: str | None, job: Job) -> Policy:
+    """``--policy FILE``, else ``<workspace>/policy.toml`` unless the workspace lies inside the
+    scanned tree (``Workspace.config_file`` refuses it), else the safe defaults."""
     if policy_path:
         return Policy.load(Path(policy_path))
-    default = workspace.root / "policy.toml"
-    return Policy.load(default if default.is_file() else None)
+    scanned = [Path(p) for p in job.read_only_paths()]
+    return Policy.load(workspace.config_file("policy.toml", scanned, instead="--policy FILE"))
 
 
 class _Progress:
@@ -205,7 +208,7 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
         job = ScanJob(target, workspace=ws.root, argv=["fleetledger", *sys.argv[1:]], model=model)
         options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
                              new_run=new_run, explicit_resume=join is None, join=join)
-        policy = _policy(ws, policy_path)
+        policy = _policy(ws, policy_path, job)
         _execute(lambda on_progress: Coordinator(job, ws, options, policy=policy, on_progress=on_progress), progress)
     except errors.FleetledgerError as exc:
         _fail(exc)
@@ -234,7 +237,7 @@ def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: fl
     job = _job_from_view(view, ws, joined)
     options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
                          explicit_resume=explicit, join=view.run_id if joined else None)
-    policy = _policy(ws, policy_path)
+    policy = _policy(ws, policy_path, job)
     _execute(lambda on_progress: Coordinator(job, ws, options, policy=policy, on_progress=on_progress), progress)
 
 

@@ -52,7 +52,7 @@ from .models.config import ModelConfig
 from .models.failures import Withheld
 from .pool import WorkerPool, WorkerProc
 from .reader import Loaded, RunReader, checkpoint_payload, load, load_view
-from .replay import RunView, TaskView
+from .replay import APPROVER, RunView, TaskView
 from .sandbox import Sandbox, get_sandbox
 from .sandbox.egress import Destination, EgressForwarder, EgressRoute
 from .workspace import Workspace
@@ -249,6 +249,7 @@ class Coordinator:
         self._reserved: dict[str, int] = {}
         self._calls_made: dict[str, int] = {}
         self._failed_starts = 0
+        self._overreach: str | None = None
         self._forwarders: list[EgressForwarder] = []
         self._attempts: dict[str, int] = {}
         self._progress_ms = clock()
@@ -395,7 +396,8 @@ class Coordinator:
         spec = parse_spec(getattr(self.job, "model", "offline"))
         if spec.runs_locally:
             return
-        config = self.model_config or ModelConfig.for_workspace(self.workspace.root)
+        config = self.model_config or ModelConfig.for_workspace(
+            self.workspace, [Path(p) for p in self.job.read_only_paths()])
         if self.policy.max_cost_usd is not None and str(spec) not in config.prices:
             raise errors.UsageError(f"the policy's max_cost_usd needs the price of {spec}: add "
                                     f"[prices.\"{spec}\"] to the model configuration ({config.source})")
@@ -782,6 +784,10 @@ class Coordinator:
         if batch:
             outcomes = self.append([r for _, r in batch])
             self._after_append(batch, outcomes, pool)
+        if self._overreach is not None:
+            return self._halt("worker", f"{self._overreach}: a file it read may have taken over its tool, so the run "
+                              "halts; find the file with `fleetledger audit`, exclude it (.fleetledger.toml or the "
+                              "policy), then `fleetledger resume`")
         if self.broker is not None:
             for ticket in self._to_submit:
                 self.broker.submit(ticket)
@@ -890,6 +896,7 @@ class Coordinator:
         for worker, task, spec, denied in sends:
             worker.ready = False
             worker.task = (task.id, task.epoch)
+            worker.assigned.add(worker.task)
             message = {"op": "assign", "task": task.id, "epoch": task.epoch, "sprint": task.sprint,
                        "inputs": spec.inputs, "calls_allowed": self._reserved.get(task.id, 0),
                        "done": {p["name"]: p["input_hash"] for p in recorded[task.id].values()},
@@ -950,6 +957,21 @@ class Coordinator:
             self._failed_starts = 0
             return
         task, epoch = message.get("task"), message.get("epoch")
+        if worker.rejected:
+            return
+        if op in ("record", "finished", "failed", "released"):
+            problem = _worker_overreach(worker, message)
+            if problem is not None:
+                # A worker reads hostile files and may have been taken over: it speaks only for
+                # its own leases, and only in the kinds a task's steps produce.
+                worker.rejected = True
+                worker.proc.kill()
+                self._overreach = self._overreach or f"{problem} (task {worker.task[0] if worker.task else '?'})"
+                batch.append((None, self.new_record(
+                    "policy.denied", why=problem,
+                    payload={"action": "worker message", "target": worker.id, "rule": problem, "op": op,
+                             "kind": message.get("kind"), "task": task, "epoch": epoch})))
+                return
         if op == "record":
             if message["kind"] == "model.call":
                 self._calls_made[task] = self._calls_made.get(task, 0) + 1
@@ -1236,7 +1258,7 @@ def grant_approval(workspace: Workspace, *, action: str, target: str, expires_ms
     """
     with workspace.lock(f"approve-{secrets.token_hex(2)}"), open_storage(workspace.ledger_url) as storage:
         run_id = current_run_id(workspace, storage)
-        record = NewRecord(run_id=run_id, actor="person", kind="approval.granted", why=reason,
+        record = NewRecord(run_id=run_id, actor=APPROVER, kind="approval.granted", why=reason,
                            payload={"scope": {"action": action, "target": target, "expires_ms": expires_ms},
                                     "by": os.environ.get("USER", "?")})
         storage.append([record], now_ms=clock())
@@ -1270,3 +1292,19 @@ def halt_idle_run(workspace: Workspace, reason: str, *, clock: Callable[[], int]
                 view.apply(outcome.record)
         runstate.write(workspace.state_path, runstate.project(view, workspace.ledger_url))
         return view
+
+
+WORKER_RECORD_KINDS = frozenset({"step.intent", "step.done", "step.failed", "model.call"})
+"""The record kinds a worker may send; every other kind is written by the coordinator or a person."""
+
+
+def _worker_overreach(worker: WorkerProc, message: dict[str, Any]) -> str | None:
+    """Returns why a worker's task message must be refused, or None when it may be appended
+    (the ledger's fence then checks its epoch against the lease, as for any record)."""
+    task, epoch = message.get("task"), message.get("epoch")
+    if message.get("op") == "record" and message.get("kind") not in WORKER_RECORD_KINDS:
+        return (f"worker {worker.id} sent a {message.get('kind')!r} record; workers may record only "
+                f"{', '.join(sorted(WORKER_RECORD_KINDS))}")
+    if (task, epoch) not in worker.assigned:
+        return f"worker {worker.id} spoke for task {task!r} at epoch {epoch!r}, which was never leased to it"
+    return None

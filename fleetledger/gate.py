@@ -9,6 +9,7 @@ is not an approval. ``Gate.check`` returns a ``Decision``; the caller records a 
 from __future__ import annotations
 
 import fnmatch
+import glob
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,9 +54,11 @@ class Gate:
         self.target = str(target)
         self._vars = {"$TARGET": str(target), "$WORKSPACE": str(workspace)}
 
-    def _expand(self, pattern: str) -> str:
+    def _expand(self, pattern: str, *, as_glob: bool) -> str:
+        """Puts the run's paths in for ``$TARGET`` and ``$WORKSPACE``; with ``as_glob``, with
+        their ``*?[`` escaped, so that a folder called ``proj[1]`` matches itself."""
         for name, value in self._vars.items():
-            pattern = pattern.replace(name, value)
+            pattern = pattern.replace(name, glob.escape(value) if as_glob else value)
         return pattern
 
     def check(self, action: Action) -> Decision:
@@ -80,8 +83,8 @@ class Gate:
         if action.kind in ("read", "write"):
             patterns = p.read if action.kind == "read" else p.write
             for pattern in patterns:
-                expanded = self._expand(pattern)
-                if fnmatch.fnmatchcase(action.target, expanded) or action.target == expanded.removesuffix("/**"):
+                if (fnmatch.fnmatchcase(action.target, self._expand(pattern, as_glob=True))
+                        or action.target == self._expand(pattern, as_glob=False).removesuffix("/**")):
                     return Decision(allowed=True, rule=f"policy.{action.kind} {pattern!r}")
             return Decision(allowed=False, rule=f"no policy.{action.kind} pattern matches {action.target!r}")
         if action.kind == "egress":

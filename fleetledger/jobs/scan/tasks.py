@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import faults
 from ...steps import StepFailed, TaskContext, input_hash
-from .brief import derive_brief
+from .brief import BRIEF_FILES, derive_brief
 from .detect import DETECT_VERSION, detect_file
 from .shapes import Candidate, FileReport, ModelAnswer, ModelRequest
 from .source import decode_source
@@ -59,8 +59,10 @@ def _each(ctx: TaskContext, items: list[Any], body) -> None:  # type: ignore[no-
 
 def _brief(ctx: TaskContext) -> dict[str, Any]:
     root = Path(ctx.context["root"])
-    ctx.step("brief", input_hash("brief", ctx.inputs.get("listing_sha", "")),
-             lambda key: derive_brief(root), why="derive the repository brief")
+    readable = [name for name in BRIEF_FILES if f"brief:{name}" not in ctx.denied]
+    ctx.denied_steps.extend(f"brief:{name}" for name in BRIEF_FILES if f"brief:{name}" in ctx.denied)
+    ctx.step("brief", input_hash("brief", ctx.inputs.get("listing_sha", ""), *readable),
+             lambda key: derive_brief(root, readable), why="derive the repository brief")
     return {"steps": ctx.ran_steps}
 
 

@@ -1,0 +1,114 @@
+"""A worker reads hostile files, so it may be taken over: it speaks only for its own leases and
+only in the record kinds a task's steps produce. Anything else is denied, recorded, and halts
+the run; only ``fleetledger approve`` approves (regressions of a red-team finding: a worker's
+``approval.granted`` record used to let an export that needs approval run)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fleetledger.coordinator import Coordinator, RunOptions
+from fleetledger.jobs.scan.job import ScanJob
+from fleetledger.ledger import NewRecord, open_storage
+from fleetledger.policy import Policy
+from fleetledger.replay import fold
+from fleetledger.sandbox import Launch, NoSandbox
+from fleetledger.verify import verify_records
+from fleetledger.workspace import Workspace
+
+from e2e import records
+
+TAKEN_OVER = r'''
+"""The real worker, with one extra message on its channel before its first step."""
+import json, sys
+import fleetledger.steps as steps
+
+extra = json.loads(sys.argv.pop(1))
+original, sent = steps.TaskContext.step, []
+
+
+def step(self, *args, **kwargs):
+    if not sent:
+        sent.append(1)
+        self.channel.send({"op": "record", "task": extra.get("task", self.task), "epoch": extra.get("epoch", self.epoch),
+                           "kind": extra["kind"], "key": extra.get("key"), "why": "sent by a taken-over worker",
+                           "payload": extra.get("payload", {})})
+    return original(self, *args, **kwargs)
+
+
+steps.TaskContext.step = step
+import fleetledger.worker
+sys.exit(fleetledger.worker.main(sys.argv[1:]))
+'''
+
+
+class TakenOver(NoSandbox):
+    """Runs ``TAKEN_OVER`` instead of ``python -m fleetledger.worker``, with the message to add."""
+
+    def __init__(self, script: Path, extra: dict[str, Any]) -> None:
+        self.script, self.extra = script, extra
+
+    def wrap(self, argv: list[str], **kwargs: Any) -> Launch:
+        launch = super().wrap(argv, **kwargs)
+        at = launch.argv.index("-m")
+        return Launch(argv=[*launch.argv[:at], str(self.script), json.dumps(self.extra), *launch.argv[at + 2:]],
+                      env=launch.env | {"PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "app.py").write_text("import subprocess\n\ndef run(cmd):\n    return subprocess.call(cmd, shell=True)\n")
+    return root
+
+
+def run_with(tmp_path: Path, repo: Path, extra: dict[str, Any]) -> tuple[Coordinator, Any, Workspace]:
+    script = tmp_path / "taken_over.py"
+    script.write_text(TAKEN_OVER)
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[policy]\napproval_required = ["export"]\n')
+    workspace = Workspace.at(tmp_path / "ws")
+    coordinator = Coordinator(ScanJob(repo, workspace=workspace.root, argv=["scan"]), workspace,
+                              RunOptions(workers=1, sandbox="none"), policy=Policy.load(policy))
+    coordinator.sandbox = TakenOver(script, extra)
+    return coordinator, coordinator.run(), workspace
+
+
+@pytest.mark.parametrize("extra", [
+    pytest.param({"kind": "approval.granted", "payload": {"scope": {"action": "effect", "target": "export"}}},
+                 id="approves the export"),
+    pytest.param({"kind": "effect.done", "key": "export:forged", "payload": {}}, id="claims an effect done"),
+    pytest.param({"kind": "step.done", "task": "detect:forged", "epoch": 1, "key": "forged", "payload": {}},
+                 id="speaks for a task it does not hold"),
+])
+def test_a_taken_over_worker_is_refused_and_the_run_halts(tmp_path: Path, repo: Path, extra: dict[str, Any]) -> None:
+    coordinator, result, workspace = run_with(tmp_path, repo, extra)
+    assert result.state == "HALTED" and result.exit_code == 75, result.message
+    assert "may have taken over its tool" in result.message
+    history = records(workspace.root)
+    assert not any(r.why == "sent by a taken-over worker" for r in history), "the forged record was appended"
+    denied = [r for r in history if r.kind == "policy.denied" and r.payload.get("action") == "worker message"]
+    assert len(denied) == 1 and denied[0].payload["kind"] == extra["kind"]
+    assert coordinator.view.approvals == []
+    assert not (workspace.root / "findings.sarif").exists()
+    assert verify_records(history).ok
+
+
+def test_only_a_persons_approval_approves_and_verify_names_the_others(tmp_path: Path, repo: Path) -> None:
+    """An ``approval.granted`` that is not by ``fleetledger approve`` (in a ledger written by an
+    older version, or forged) approves nothing, and ``verify`` reports it."""
+    _, result, workspace = run_with(tmp_path, repo, {"kind": "decision"})  # halts at once; the ledger stays
+    with open_storage(workspace.ledger_url) as storage:
+        run_id = records(workspace.root)[0].run_id
+        storage.append([NewRecord(run_id=run_id, actor="w01", kind="approval.granted", why="not a person",
+                                  payload={"scope": {"action": "effect", "target": "export", "expires_ms": None}})],
+                       now_ms=0)
+    history = records(workspace.root)
+    assert fold(history).approvals == []
+    report = verify_records(history)
+    assert any("approval.granted by 'w01'" in problem for problem in report.problems), report.problems
