@@ -226,6 +226,11 @@ def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: fl
     view, note = settle_state_file(ws)
     if note:
         click.echo(f"warning: {note}", err=True)
+    joined = _joined_target(view, ws)  # resuming here means joining again, with this host's checkout
+    job = _job_from_view(view, ws, joined)
+    # Before trusting what the ledger says: the target it names may be the shipper's choice, so
+    # the current folder (a checkout being worked in) counts as scanned too.
+    ws.check_made_here([*(Path(p) for p in job.read_only_paths()), Path.cwd()])
     if view.state == "JACKED_OUT":
         click.echo(f"run {view.run_id} is JACKED_OUT (finished); nothing to do")
         return
@@ -233,8 +238,6 @@ def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: fl
         click.echo(f"run {view.run_id} is HALTED: {view.halt.get('reason') if view.halt else '?'}\n"
                    "it waits for an explicit `fleetledger resume` (or the same job command again)")
         sys.exit(EXIT_HALTED)
-    joined = _joined_target(view, ws)  # resuming here means joining again, with this host's checkout
-    job = _job_from_view(view, ws, joined)
     options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
                          explicit_resume=explicit, join=view.run_id if joined else None)
     policy = _policy(ws, policy_path, job)

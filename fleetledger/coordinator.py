@@ -362,9 +362,11 @@ class Coordinator:
             RunLockedError: another process runs this workspace now.
             SandboxUnavailable: the configured sandbox cannot run here.
             LedgerError: the ledger cannot be read or written.
-            UsageError: the job's model cannot be used (unknown, no key, no price for a cost budget).
+            UsageError: the job's model cannot be used (unknown, no key, no price for a cost budget),
+                or the workspace is inside the scanned tree and was not made here.
         """
         self.sandbox.check_available()
+        self.workspace.check_made_here([Path(p) for p in self.job.read_only_paths()])
         with self.workspace.lock(self.session):
             storage = open_storage(self.ledger_url)
             self.ledger_url = storage.url  # as the storage shows it: without a password

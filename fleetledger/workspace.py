@@ -8,8 +8,11 @@ single writer of the workspace; the kernel drops it when the process dies, howev
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import hmac
 import json
 import os
+import secrets
 import socket
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -23,6 +26,9 @@ LEDGER_FILE = "ledger.sqlite3"
 LEDGER_ENV = "FLEETLEDGER_LEDGER"
 """Environment variable (and ``--ledger`` option) naming a ledger URL other than the workspace's SQLite file."""
 LOCK_FILE = "lock"
+OWNER_FILE = "owner"
+"""HMAC-SHA256, under this user's ``owner_key()``, of the workspace's path: written when the
+workspace's ledger is created, so a workspace a repository ships can be told from one made here."""
 
 
 @dataclass(frozen=True)
@@ -94,13 +100,44 @@ class Workspace:
         return path
 
     def ensure(self) -> None:
-        """Creates the workspace folders if missing.
+        """Creates the workspace folders if missing, and marks a workspace whose ledger does
+        not exist yet as made here (``OWNER_FILE``).
 
         Raises:
             OSError: the folder cannot be created.
         """
         self.root.mkdir(parents=True, exist_ok=True)
         self.logs.mkdir(exist_ok=True)
+        if not (self.root / LEDGER_FILE).exists():
+            (self.root / OWNER_FILE).write_text(self._owner_mark() + "\n", encoding="ascii")
+
+    def check_made_here(self, scanned: Sequence[Path]) -> None:
+        """Refuses a workspace inside a scanned folder whose SQLite ledger was not created here
+        by this user: a repository can ship a workspace whose forged history would hide
+        findings (steps recorded as done with nothing found) or show a finished run.
+
+        Args:
+            scanned: The folders the job reads (the untrusted repository).
+
+        Raises:
+            UsageError: such a ledger is there; the message says how to go on.
+        """
+        if not (self.root / LEDGER_FILE).exists():
+            return
+        if not any(self.root.is_relative_to(Path(folder).resolve()) for folder in scanned):
+            return
+        try:
+            mark = (self.root / OWNER_FILE).read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            mark = ""
+        if not hmac.compare_digest(mark, self._owner_mark()):
+            raise errors.UsageError(
+                f"{self.root / LEDGER_FILE} was not created here by this user, and the workspace is inside the "
+                "scanned folder: a repository can ship a workspace with a forged history that hides findings; "
+                "move that folder out of the way, or scan with --workspace DIR elsewhere")
+
+    def _owner_mark(self) -> str:
+        return hmac.new(owner_key(), str(self.root).encode(), hashlib.sha256).hexdigest()
 
     @contextmanager
     def lock(self, session: str) -> Iterator[None]:
@@ -149,3 +186,26 @@ class Workspace:
             return None
         finally:
             os.close(fd)
+
+
+def owner_key() -> bytes:
+    """Returns this user's secret for ``OWNER_FILE`` marks (32 random bytes in
+    ``~/.config/fleetledger/workspace-key``, mode 0600, made on first use; ``$XDG_CONFIG_HOME``
+    is honoured).
+
+    Raises:
+        OSError: the file cannot be read or created.
+    """
+    path = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "fleetledger" / "workspace-key"
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # made by another process meanwhile
+        return path.read_bytes()
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(secrets.token_bytes(32))
+    return path.read_bytes()

@@ -14,6 +14,7 @@ import pytest
 from fleetledger import runstate
 from fleetledger.policy import Policy
 from fleetledger.verify import verify_records
+from fleetledger.workspace import Workspace
 
 from e2e import count, kill_cli, records, run_cli, start_cli, wait_for
 
@@ -139,7 +140,6 @@ def test_a_workspace_shipped_inside_the_repository_is_not_trusted(tmp_path: Path
     endpoint that received the user's API key."""
     from fleetledger import errors
     from fleetledger.models.config import ModelConfig
-    from fleetledger.workspace import Workspace
 
     shipped = repo / ".run"
     shipped.mkdir()
@@ -182,3 +182,29 @@ def test_the_brief_reads_only_what_the_gate_allows(tmp_path: Path, repo: Path, h
     brief = next(r for r in history if r.kind == "step.done" and r.payload.get("name") == "brief")
     assert brief.payload["result"]["sources"] == ["requirements.txt"]
     assert "Flask" in brief.payload["result"]["frameworks"], "what the gate allows is still read"
+
+
+def test_a_workspace_with_a_ledger_shipped_in_the_repository_is_refused(tmp_path: Path, repo: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression from trying to break it: a repository shipping ``.run/`` with a ledger made
+    ``cd repo && fleetledger scan`` continue (or report as finished) a forged run, whose steps
+    recorded as done with nothing found would hide findings. A workspace made here carries an
+    HMAC of its path under this user's key; a copied or shipped one does not match."""
+    import shutil
+
+    from fleetledger.hook import session_start
+
+    first = run_cli("scan", "--no-progress", "--workers", "2", cwd=repo)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert run_cli("scan", "--no-progress", cwd=repo).returncode == 0, "the workspace made here is used again"
+    clone = tmp_path / "clone"
+    shutil.copytree(repo, clone)  # what a repository that ships its .run/ looks like
+    for command in (["scan", "--no-progress"], ["recover"], ["resume"]):
+        refused = run_cli(*command, cwd=clone)
+        assert refused.returncode == 2, (command, refused.stdout + refused.stderr)
+        assert "was not created here by this user" in refused.stderr
+    monkeypatch.chdir(clone)
+    advice = session_start(Workspace.at(clone / ".run"), now_ms=0)
+    assert advice.action == "nothing" and "do not continue it" in advice.context
+    moved = run_cli("scan", "--no-progress", "--workspace", str(tmp_path / "ws"), str(clone))
+    assert moved.returncode == 0, moved.stdout + moved.stderr
