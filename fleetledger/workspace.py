@@ -90,14 +90,18 @@ class Workspace:
         path = self.root / name
         if not path.is_file():
             return None
-        for folder in scanned:
-            if self.root.is_relative_to(Path(folder).resolve()):
-                raise errors.UsageError(
-                    f"{path} is not read: the workspace is inside the scanned folder {folder}, and a repository can "
-                    f"ship a workspace with its own {name} (a wider policy, or a model endpoint that would receive "
-                    f"your API key); if the file is yours, name it with {instead}, or put the workspace elsewhere "
-                    "(--workspace DIR)")
+        folder = self.inside(scanned)
+        if folder is not None:
+            raise errors.UsageError(
+                f"{path} is not read: the workspace is inside the scanned folder {folder}, and a repository can "
+                f"ship a workspace with its own {name} (a wider policy, or a model endpoint that would receive "
+                f"your API key); if the file is yours, name it with {instead}, or put the workspace elsewhere "
+                "(--workspace DIR)")
         return path
+
+    def inside(self, scanned: Sequence[Path]) -> Path | None:
+        """Returns the first of the ``scanned`` folders that holds the workspace, or None."""
+        return next((Path(folder) for folder in scanned if self.root.is_relative_to(Path(folder).resolve())), None)
 
     def ensure(self) -> None:
         """Creates the workspace folders if missing, and marks a workspace whose ledger does
@@ -122,9 +126,7 @@ class Workspace:
         Raises:
             UsageError: such a ledger is there; the message says how to go on.
         """
-        if not (self.root / LEDGER_FILE).exists():
-            return
-        if not any(self.root.is_relative_to(Path(folder).resolve()) for folder in scanned):
+        if not (self.root / LEDGER_FILE).exists() or self.inside(scanned) is None:
             return
         try:
             mark = (self.root / OWNER_FILE).read_text(encoding="ascii").strip()
