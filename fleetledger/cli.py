@@ -164,6 +164,15 @@ def _joined_target(view: RunView, workspace: Workspace) -> str | None:
     return joined[-1].get("target") if joined else None
 
 
+def _warn_if_not_made_here(workspace: Workspace) -> None:
+    """Warns (on stderr) when a report command reads a workspace inside the current folder
+    whose ledger was not made here: the repository may have shipped a forged history."""
+    try:
+        workspace.check_made_here([Path.cwd()])
+    except errors.UsageError as exc:
+        click.echo(f"warning: {exc}; what follows may be a forged history", err=True)
+
+
 def _current_view(workspace: Workspace) -> RunView:
     """Folds the workspace's current run from its latest checkpoint (read-only; the run-state
     file is not touched)."""
@@ -171,6 +180,7 @@ def _current_view(workspace: Workspace) -> RunView:
 
     if not workspace.exists():
         raise errors.NoRunError(f"no ledger in {workspace.root}; start a run with `fleetledger scan PATH`")
+    _warn_if_not_made_here(workspace)
     with open_storage(workspace.ledger_url) as storage:
         return load_view(storage, current_run_id(workspace, storage))
 
@@ -424,6 +434,7 @@ def audit(path: str, workspace: str, worker: str | None, task: str | None, since
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=dt.timezone.utc)
             since_ms = int(moment.timestamp() * 1000)
+        _warn_if_not_made_here(ws)
         with open_storage(ws.ledger_url) as storage:
             run = RunReader(storage, load_view(storage, current_run_id(ws, storage)))
             rows = run_audit(run, path, worker=worker, task=task, since_ms=since_ms)
@@ -468,6 +479,7 @@ def verify(workspace: str) -> None:
         ws = Workspace.at(workspace)
         if not ws.exists():
             raise errors.NoRunError(f"no ledger in {ws.root}")
+        _warn_if_not_made_here(ws)
         with open_storage(ws.ledger_url) as storage:
             report = verify_records(storage.read())
             report.problems.extend(storage.integrity_problems())

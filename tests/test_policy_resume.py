@@ -203,6 +203,10 @@ def test_a_workspace_with_a_ledger_shipped_in_the_repository_is_refused(tmp_path
         refused = run_cli(*command, cwd=clone)
         assert refused.returncode == 2, (command, refused.stdout + refused.stderr)
         assert "was not created here by this user" in refused.stderr
+    for command in (["status"], ["log"], ["verify"], ["audit", "app"]):
+        shown = run_cli(*command, cwd=clone)
+        assert "may be a forged history" in shown.stderr, (command, shown.stderr)
+    assert "forged" not in run_cli("status", cwd=repo).stderr
     monkeypatch.chdir(clone)
     advice = session_start(Workspace.at(clone / ".run"), now_ms=0)
     assert advice.action == "nothing" and "do not continue it" in advice.context
