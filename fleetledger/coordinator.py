@@ -26,6 +26,7 @@ and finishes; the others wait for it meanwhile.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import secrets
 import signal
@@ -898,7 +899,7 @@ class Coordinator:
         for worker, task, spec, denied in sends:
             worker.ready = False
             worker.task = (task.id, task.epoch)
-            worker.assigned.add(worker.task)
+            worker.assigned[worker.task] = self.job.step_names(spec)
             message = {"op": "assign", "task": task.id, "epoch": task.epoch, "sprint": task.sprint,
                        "inputs": spec.inputs, "calls_allowed": self._reserved.get(task.id, 0),
                        "done": {p["name"]: p["input_hash"] for p in recorded[task.id].values()},
@@ -961,8 +962,8 @@ class Coordinator:
         task, epoch = message.get("task"), message.get("epoch")
         if worker.rejected:
             return
-        if op in ("record", "finished", "failed", "released"):
-            problem = _worker_overreach(worker, message)
+        if op in ("record", "finished", "failed", "released", "model"):
+            problem = _worker_overreach(worker, message, self._reserved.get(task, 0) if isinstance(task, str) else 0)
             if problem is not None:
                 # A worker reads hostile files and may have been taken over: it speaks only for
                 # its own leases, and only in the kinds a task's steps produce.
@@ -1300,13 +1301,45 @@ WORKER_RECORD_KINDS = frozenset({"step.intent", "step.done", "step.failed", "mod
 """The record kinds a worker may send; every other kind is written by the coordinator or a person."""
 
 
-def _worker_overreach(worker: WorkerProc, message: dict[str, Any]) -> str | None:
+MODEL_FIGURES = ("input_tokens", "output_tokens", "cost_usd")
+"""The spend a worker's ``model.call`` record reports: each must be a finite number >= 0."""
+
+
+def _worker_overreach(worker: WorkerProc, message: dict[str, Any], calls_allowed: int) -> str | None:
     """Returns why a worker's task message must be refused, or None when it may be appended
-    (the ledger's fence then checks its epoch against the lease, as for any record)."""
-    task, epoch = message.get("task"), message.get("epoch")
-    if message.get("op") == "record" and message.get("kind") not in WORKER_RECORD_KINDS:
-        return (f"worker {worker.id} sent a {message.get('kind')!r} record; workers may record only "
-                f"{', '.join(sorted(WORKER_RECORD_KINDS))}")
-    if (task, epoch) not in worker.assigned:
-        return f"worker {worker.id} spoke for task {task!r} at epoch {epoch!r}, which was never leased to it"
+    (the ledger's fence then checks its epoch against the lease, as for any record).
+
+    A worker speaks only for a ``(task, epoch)`` leased to it; it records only the kinds of
+    ``WORKER_RECORD_KINDS``, under keys of its own task's planned steps (``step_key``:
+    ``<task>/<name>@<hash>``), with a spend that is not negative; it asks the coordinator for
+    at most ``calls_allowed`` model calls per lease, and only while it holds the lease.
+    """
+    op, task, epoch, key = message.get("op"), message.get("task"), message.get("epoch"), message.get("key")
+    who = f"worker {worker.id}"
+    if op == "record" and message.get("kind") not in WORKER_RECORD_KINDS:
+        return f"{who} sent a {message.get('kind')!r} record; workers may record only {', '.join(sorted(WORKER_RECORD_KINDS))}"
+    lease = (task, epoch)
+    if lease not in worker.assigned:
+        return f"{who} spoke for task {task!r} at epoch {epoch!r}, which was never leased to it"
+    if op == "model" and lease != worker.task:
+        return f"{who} asked for a model call for task {task!r} at epoch {epoch!r}, which it no longer holds"
+    if op in ("record", "model"):
+        names = worker.assigned[lease]
+        name = key.removeprefix(f"{task}/").rpartition("@")[0] if isinstance(key, str) else ""
+        if not isinstance(key, str) or not key.startswith(f"{task}/") or (names is not None and name not in names):
+            return f"{who} used the key {key!r}, which is not a step of its task {task!r}"
+    if op == "record" and message.get("kind") == "model.call":
+        payload = message.get("payload") or {}
+        bad = [f for f in MODEL_FIGURES if f in payload and not _spend_ok(payload[f])]
+        if bad:
+            return f"{who} reported a model call with {', '.join(f'{f}={payload[f]!r}' for f in bad)}"
+    if op == "model":
+        asked = worker.asked.setdefault(lease, set())
+        asked.add(str(key))
+        if len(asked) > calls_allowed:
+            return f"{who} asked for {len(asked)} model calls on task {task!r}; its lease allows {calls_allowed}"
     return None
+
+
+def _spend_ok(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0

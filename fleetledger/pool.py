@@ -36,7 +36,9 @@ class WorkerProc:
         lost: True when its lease was taken back while the process lives (paused or stuck);
             it gets no work until it says ``ready`` again.
         started: True once the process said ``hello`` (it imported and runs).
-        assigned: Every ``(task id, epoch)`` ever assigned to it: the only ones it may speak for.
+        assigned: Every ``(task id, epoch)`` ever assigned to it, the only ones it may speak for,
+            with the names of the steps that task may run (None: any).
+        asked: The model-call keys it asked the coordinator for, per ``(task id, epoch)``.
         rejected: True once it sent a message no worker may send; it is killed, and nothing
             more it sent is appended.
     """
@@ -47,7 +49,8 @@ class WorkerProc:
     task: tuple[str, int] | None = None
     lost: bool = False
     started: bool = False
-    assigned: set[tuple[str, int]] = field(default_factory=set)
+    assigned: dict[tuple[str, int], frozenset[str] | None] = field(default_factory=dict)
+    asked: dict[tuple[str, int], set[str]] = field(default_factory=dict)
     rejected: bool = False
     buffer: bytearray = field(default_factory=bytearray)
 

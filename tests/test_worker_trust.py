@@ -31,13 +31,15 @@ extra = json.loads(sys.argv.pop(1))
 original, sent = steps.TaskContext.step, []
 
 
-def step(self, *args, **kwargs):
+def step(self, name, *args, **kwargs):
     if not sent:
         sent.append(1)
-        self.channel.send({"op": "record", "task": extra.get("task", self.task), "epoch": extra.get("epoch", self.epoch),
-                           "kind": extra["kind"], "key": extra.get("key"), "why": "sent by a taken-over worker",
-                           "payload": extra.get("payload", {})})
-    return original(self, *args, **kwargs)
+        key = extra.get("key")
+        self.channel.send({"op": extra.get("op", "record"), "task": extra.get("task", self.task),
+                           "epoch": extra.get("epoch", self.epoch), "kind": extra.get("kind"),
+                           "key": key.replace("{task}", self.task).replace("{name}", name) if key else key,
+                           "why": "sent by a taken-over worker", "payload": extra.get("payload", {}), "request": {}})
+    return original(self, name, *args, **kwargs)
 
 
 steps.TaskContext.step = step
@@ -85,6 +87,14 @@ def run_with(tmp_path: Path, repo: Path, extra: dict[str, Any]) -> tuple[Coordin
     pytest.param({"kind": "effect.done", "key": "export:forged", "payload": {}}, id="claims an effect done"),
     pytest.param({"kind": "step.done", "task": "detect:forged", "epoch": 1, "key": "forged", "payload": {}},
                  id="speaks for a task it does not hold"),
+    # Found by trying the fix: a step of another task's file (a clean report that hid its
+    # findings), a negative spend (that switched the budgets off), and model calls asked for
+    # past the lease's allowance (paid calls on the user's key without limit).
+    pytest.param({"kind": "step.done", "key": "{task}/detect:elsewhere.py@0123456789abcdef", "payload": {}},
+                 id="records a step that is not its task's"),
+    pytest.param({"kind": "model.call", "key": "{task}/{name}@0123456789abcdef",
+                  "payload": {"cost_usd": -1e6, "input_tokens": -10**9}}, id="reports a negative spend"),
+    pytest.param({"op": "model", "key": "{task}/{name}@0123456789abcdef"}, id="asks for calls past its allowance"),
 ])
 def test_a_taken_over_worker_is_refused_and_the_run_halts(tmp_path: Path, repo: Path, extra: dict[str, Any]) -> None:
     coordinator, result, workspace = run_with(tmp_path, repo, extra)
@@ -93,7 +103,7 @@ def test_a_taken_over_worker_is_refused_and_the_run_halts(tmp_path: Path, repo: 
     history = records(workspace.root)
     assert not any(r.why == "sent by a taken-over worker" for r in history), "the forged record was appended"
     denied = [r for r in history if r.kind == "policy.denied" and r.payload.get("action") == "worker message"]
-    assert len(denied) == 1 and denied[0].payload["kind"] == extra["kind"]
+    assert len(denied) == 1 and denied[0].payload["kind"] == extra.get("kind")
     assert coordinator.view.approvals == []
     assert not (workspace.root / "findings.sarif").exists()
     assert verify_records(history).ok

@@ -70,6 +70,11 @@ class Job(abc.ABC):
         """Returns the actions the gate must allow before the task may be assigned."""
         return []
 
+    def step_names(self, task: TaskSpec) -> frozenset[str] | None:
+        """Returns the names of the steps the task may run (its workers' step and model-call
+        records are refused for any other name), or None for no limit."""
+        return None
+
     def step_reads(self, task: TaskSpec) -> dict[str, str]:
         """Returns ``{step name: absolute path}`` of the files the task's steps read; the gate
         checks each before the task is handed out, and a denied step is skipped."""

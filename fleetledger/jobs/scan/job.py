@@ -146,6 +146,16 @@ class ScanJob(Job):
             return [Action(kind="tool", target="analyst"), Action(kind="model", target=self.model), read]
         return []
 
+    def step_names(self, task: TaskSpec) -> frozenset[str] | None:
+        kind = task.inputs.get("kind")
+        if kind == "brief":
+            return frozenset({"brief"})
+        if kind == "detect":
+            return frozenset(f"detect:{f['path']}" for f in task.inputs["files"])
+        if kind in ("investigate", "triage", "revalidate"):
+            return frozenset(f"{kind}:{it['candidate']['id']}" for it in task.inputs["items"])
+        return None
+
     def step_reads(self, task: TaskSpec) -> dict[str, str]:
         kind = task.inputs.get("kind")
         if kind == "brief":  # each file the brief would read, so that the gate sees each
