@@ -116,9 +116,10 @@ class Workspace:
             (self.root / OWNER_FILE).write_text(self._owner_mark() + "\n", encoding="ascii")
 
     def check_made_here(self, scanned: Sequence[Path]) -> None:
-        """Refuses a workspace inside a scanned folder whose SQLite ledger was not created here
-        by this user: a repository can ship a workspace whose forged history would hide
-        findings (steps recorded as done with nothing found) or show a finished run.
+        """Refuses an SQLite ledger inside a scanned folder that was not created here by this
+        user (the workspace's own, or one ``$FLEETLEDGER_LEDGER`` names): a repository can ship
+        a workspace whose forged history would hide findings (steps recorded as done with
+        nothing found) or show a finished run.
 
         Args:
             scanned: The folders the job reads (the untrusted repository).
@@ -126,17 +127,22 @@ class Workspace:
         Raises:
             UsageError: such a ledger is there; the message says how to go on.
         """
-        if not (self.root / LEDGER_FILE).exists() or self.inside(scanned) is None:
+        url = self.ledger_url
+        if not url.startswith("sqlite:///"):
+            return  # a shared database is the user's own; nothing in a checkout can be it
+        ledger = Path(url.removeprefix("sqlite:///")).expanduser().resolve()
+        home = Workspace(ledger.parent)  # the workspace that made the file, for FLEETLEDGER_LEDGER too
+        if not ledger.exists() or home.inside(scanned) is None:
             return
         try:
-            mark = (self.root / OWNER_FILE).read_text(encoding="ascii").strip()
+            mark = (home.root / OWNER_FILE).read_text(encoding="ascii").strip()
         except (OSError, UnicodeDecodeError):
             mark = ""
-        if not hmac.compare_digest(mark, self._owner_mark()):
+        if not hmac.compare_digest(mark, home._owner_mark()):
             raise errors.UsageError(
-                f"{self.root / LEDGER_FILE} was not created here by this user, and the workspace is inside the "
-                "scanned folder: a repository can ship a workspace with a forged history that hides findings; "
-                "move that folder out of the way, or scan with --workspace DIR elsewhere")
+                f"{ledger} was not created here by this user, and it is inside the scanned folder: a repository "
+                "can ship a workspace with a forged history that hides findings; move that folder out of the way, "
+                "or scan with --workspace DIR elsewhere")
 
     def _owner_mark(self) -> str:
         return hmac.new(owner_key(), str(self.root).encode(), hashlib.sha256).hexdigest()

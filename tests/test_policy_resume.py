@@ -203,6 +203,9 @@ def test_a_workspace_with_a_ledger_shipped_in_the_repository_is_refused(tmp_path
         refused = run_cli(*command, cwd=clone)
         assert refused.returncode == 2, (command, refused.stdout + refused.stderr)
         assert "was not created here by this user" in refused.stderr
+    named = run_cli("resume", "--workspace", str(tmp_path / "elsewhere"),
+                    env={"FLEETLEDGER_LEDGER": f"sqlite:///{clone / '.run' / 'ledger.sqlite3'}"}, cwd=clone)
+    assert named.returncode == 2 and "was not created here" in named.stderr, named.stdout + named.stderr
     for command in (["status"], ["log"], ["verify"], ["audit", "app"]):
         shown = run_cli(*command, cwd=clone)
         assert "may be a forged history" in shown.stderr, (command, shown.stderr)
