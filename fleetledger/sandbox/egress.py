@@ -180,7 +180,7 @@ class EgressForwarder:
         if self._thread is not None:
             self._thread.join(timeout=5)
         for conn in conns:
-            close(conn)
+            shut_down(conn)  # its thread wakes and closes it (closing here could race its poll)
         self.socket_path.unlink(missing_ok=True)
 
     def __enter__(self) -> "EgressForwarder":
