@@ -1,8 +1,8 @@
 """Scan quality per CWE on public labelled corpora we did not write, with bandit measured in the
 same run on the same folders.
 
-Corpora (put them outside the repository, e.g. under /work/corpora/; never commit them). The
-figures in the README were measured at these commits:
+Corpora (put them outside the repository, e.g. under /work/corpora/; never commit them), and the
+commits measured (and labelled, for the apps):
 
 ======================  ==============================  ========================================
 option                  repository (GitHub)             commit measured
@@ -349,14 +349,16 @@ def format_summary(all_figures: dict[str, dict[str, Any]]) -> str:
 
 
 def details(corpus: Corpus, show_judge: bool) -> list[dict[str, Any]]:
-    """Each FN and FP of both tools, in the tune split only unless ``show_judge``.
+    """Each FN, FP and unlabelled finding of both tools, in the tune split only unless
+    ``show_judge``.
 
     Returns:
-        JSON-ready dicts with ``tool``, ``kind`` (FN/FP), ``file``, ``lines``, ``family``,
-        ``label`` (where the expectation comes from) and, for an FP, the finding's ``line``,
-        ``rule`` and ``message``.
+        JSON-ready dicts with ``tool``, ``kind`` (FN, FP or unlabelled), ``file``, ``lines``,
+        ``family``, ``label`` (where the expectation comes from) and, for a finding, its
+        ``line``, ``rule`` and ``message``.
     """
     rows = []
+    split_of_file = {e.path: e.split for e in corpus.expectations}
     for tool, tallies in corpus.tallies.items():
         for family, tally in sorted(tallies.items()):
             for e in tally.missed:
@@ -367,16 +369,23 @@ def details(corpus: Corpus, show_judge: bool) -> list[dict[str, Any]]:
                 if show_judge or e.split == "tune":
                     rows.append({"tool": tool, "kind": "FP", "file": e.path, "lines": e.spans, "family": family,
                                  "label": e.source, "line": f.line, "rule": f.rule, "message": f.message})
+            for f in tally.unlabelled_findings:
+                if show_judge or split_of_file.get(f.path) == "tune":
+                    rows.append({"tool": tool, "kind": "unlabelled", "file": f.path, "lines": [], "family": family,
+                                 "label": "", "line": f.line, "rule": f.rule, "message": f.message})
     return rows
 
 
 def format_details(rows: list[dict[str, Any]]) -> str:
-    """One line per FN/FP: tool, kind, file:line, family, then the label or the finding."""
+    """One line per row of ``details``: tool, kind, file:line, family, then the label and/or the
+    finding."""
     out = []
     for r in rows:
         where = ",".join(f"{a}-{b}" if a != b else str(a) for a, b in r["lines"]) or "file"
         if r["kind"] == "FN":
             out.append(f"  {r['tool']:<6} FN {r['file']}:{where} {r['family']}  [{r['label']}]")
+        elif r["kind"] == "unlabelled":
+            out.append(f"  {r['tool']:<6} unlabelled {r['file']}:{r['line']} {r['family']}  {r['rule']}: {r['message']}")
         else:
             out.append(f"  {r['tool']:<6} FP {r['file']}:{r['line']} {r['family']}  {r['rule']}: {r['message']}"
                        f"  [{r['label']}]")
@@ -392,7 +401,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     for name in CORPORA:
         parser.add_argument(f"--{name}", type=Path, metavar="DIR", help=f"checkout of the {name} corpus")
     parser.add_argument("--split", choices=("tune", "judge", "all"), default="all")
-    parser.add_argument("--details", action="store_true", help="print each FN and FP (tune split only)")
+    parser.add_argument("--details", action="store_true",
+                        help="print each FN, FP and unlabelled finding (tune split only)")
     parser.add_argument("--show-judge", action="store_true", help="with --details, print the judge split's too")
     parser.add_argument("--sandbox", choices=("bubblewrap", "gvisor", "microvm", "none"),
                         help="passed to fleetledger scan (default: fleetledger's own, bubblewrap)")
