@@ -80,7 +80,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -105,9 +105,10 @@ class BenchError(RuntimeError):
     """A tool did not run to the end or wrote no report; the message says which and why."""
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class Corpus:
-    """One corpus as measured: where it is, what it expects, and what the tools found."""
+    """One corpus: where it is and what it expects; ``measure`` returns a copy with what the
+    tools found (``seconds`` per tool, ``tallies`` per tool and family)."""
 
     name: str
     root: Path
@@ -227,22 +228,26 @@ def run_bandit(folder: Path) -> tuple[dict[str, Any], float]:
     return json.loads(done.stdout), seconds
 
 
-def measure(corpus: Corpus, sandbox: str | None) -> None:
-    """Runs both tools on the corpus's folder and scores them; fills ``seconds`` and ``tallies``.
+def measure(corpus: Corpus, sandbox: str | None) -> Corpus:
+    """Runs both tools on the corpus's folder and scores them.
+
+    Returns:
+        A copy of ``corpus`` with ``seconds``, ``tallies`` and ``info["scan_run"]`` filled.
 
     Raises:
         BenchError: a tool did not run to the end.
     """
     folder = corpus.root / corpus.scanned
-    report, corpus.seconds["scan"] = run_scan(folder, sandbox)
-    bandit, corpus.seconds["bandit"] = run_bandit(folder)
-    corpus.info["scan_run"] = {"complete": report["run"]["complete"], "findings": report["summary"]["findings"],
-                               "files_skipped": report["summary"]["files_skipped"]}
+    report, scan_s = run_scan(folder, sandbox)
+    bandit, bandit_s = run_bandit(folder)
     found: dict[str, list[Finding]] = {
         "scan": scan_findings(report, corpus.scanned),
         "bandit": bandit_findings(bandit, str(folder), corpus.scanned),
     }
-    corpus.tallies = {tool: score(corpus.expectations, found[tool]) for tool in TOOLS}
+    scan_run = {"complete": report["run"]["complete"], "findings": report["summary"]["findings"],
+                "files_skipped": report["summary"]["files_skipped"]}
+    return replace(corpus, seconds={"scan": scan_s, "bandit": bandit_s}, info={**corpus.info, "scan_run": scan_run},
+                   tallies={tool: score(corpus.expectations, found[tool]) for tool in TOOLS})
 
 
 # ---------------------------------------------------------------- figures
@@ -396,6 +401,7 @@ def format_details(rows: list[dict[str, Any]]) -> str:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Reads the command line; at least one corpus folder is required (argparse exits 2)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     for name in CORPORA:
@@ -414,6 +420,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Measures every corpus given, prints the tables (and details), writes ``--json``.
+
+    Returns:
+        0. A tool that fails raises ``BenchError``; a label that does not fit its corpus
+        raises ``corpora_labels.expect.LabelError``.
+    """
     args = parse_args(argv)
     print(f"split: {args.split} (semgrep-rules and SecurityEval halved by SHA-256 of the file path; pygoat is tune; "
           f"vulpy and dvpwa are judge)\n")
@@ -427,13 +439,14 @@ def main(argv: list[str] | None = None) -> int:
         if corpus is None:
             print(f"{name}: nothing in the {args.split} split\n")
             continue
-        measure(corpus, args.sandbox)
+        corpus = measure(corpus, args.sandbox)
         results[name] = corpus_figures(corpus)
         print(format_table(name, results[name]) + "\n")
         if args.details:
             rows = details(corpus, args.show_judge)
             results[name]["details"] = rows
-            withheld = "" if args.show_judge or args.split == "tune" else " (judge split withheld: --show-judge)"
+            hidden = not args.show_judge and any(e.split == "judge" for e in corpus.expectations)
+            withheld = " (the judge split's are withheld: --show-judge)" if hidden else ""
             print(f"details of {name}{withheld}:\n{format_details(rows)}\n")
     if results:
         print(format_summary(results))
