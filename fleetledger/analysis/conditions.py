@@ -1,0 +1,191 @@
+"""What a condition proves about the variables it tests, on the path where it has a given truth.
+
+``proven(frame, test, truth)`` lists the variables a branch may treat as checked:
+
+* Python's own semantics: ``x in C`` or ``x == c`` where ``C``/``c`` are built only from
+  constants (an allowlist: ``x`` then holds one of those constants), and ``isinstance(x, T)``
+  for numeric and boolean ``T``; ``not``, ``and`` and ``or`` combine as logic says.
+* The library models' ``[[guard]]`` entries: predicate methods (``x.isdigit()``), predicate
+  calls (``url_has_allowed_host_and_scheme(x, ...)``), regular expression matches whose
+  pattern admits only word characters (``re.fullmatch(r"[a-z0-9_-]+", x)``, judged by
+  ``patterns``), checks on a normalised form (``os.path.realpath(p).startswith(base)``), and
+  comparisons of a projection (``urlparse(url).netloc == "example.com"``).
+
+Only plain variable names are narrowed; a check on an expression protects nothing else.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from . import patterns
+from .catalog import Guard, UNTYPED
+from .values import Value
+
+if TYPE_CHECKING:
+    from .interp import Frame
+
+Proof = tuple[str, frozenset[str], str, Value | None]
+"""``(variable, kinds it is safe for, what checked it, exact value or None)``."""
+
+_SAFE_PATTERN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_NUMERIC = frozenset({"int", "float", "bool", "complex", "decimal.Decimal", "uuid.UUID", "datetime.date",
+                      "datetime.datetime"})
+_ALL = frozenset({"*"})
+
+
+def proven(frame: Frame, test: ast.expr, truth: bool) -> list[Proof]:
+    """Returns the variables ``test`` checks when it evaluates to ``truth``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return proven(frame, test.operand, not truth)
+    if isinstance(test, ast.BoolOp):
+        if isinstance(test.op, ast.And) and truth or isinstance(test.op, ast.Or) and not truth:
+            out: list[Proof] = []
+            for value in test.values:
+                out.extend(proven(frame, value, truth))
+            return out
+        return []
+    if isinstance(test, ast.NamedExpr):
+        return proven(frame, test.value, truth)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        return _compare(frame, test, truth)
+    if isinstance(test, ast.Call):
+        return _call(frame, test, truth)
+    if isinstance(test, ast.Attribute) and truth is False:
+        return _projection(frame, test, "is empty")
+    return []
+
+
+def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
+    op, left, right = test.ops[0], test.left, test.comparators[0]
+    if isinstance(op, (ast.In, ast.NotIn)):
+        holds = truth if isinstance(op, ast.In) else not truth
+        if not holds:
+            return []
+        allowed = frame.expr(right)
+        if isinstance(left, ast.Name) and _constant_built(allowed):
+            return [(left.id, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", None)]
+        if _constant_built(allowed):
+            return _projection(frame, left, f"is in {ast.unparse(right)[:40]}")
+        return []
+    if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+        holds = truth if isinstance(op, (ast.Eq, ast.Is)) else not truth
+        if not holds:
+            return []
+        for mine, other in ((left, right), (right, left)):
+            value = frame.expr(other)
+            if not _constant_built(value):
+                continue
+            if isinstance(mine, ast.Name):
+                return [(mine.id, _ALL, f"the comparison {ast.unparse(test)[:60]}", value if value.is_const else None)]
+            found = _projection(frame, mine, f"equals {ast.unparse(other)[:40]}")
+            if found:
+                return found
+    return []
+
+
+def _call(frame: Frame, test: ast.Call, truth: bool) -> list[Proof]:
+    func = test.func
+    if isinstance(func, ast.Name) and func.id == "isinstance" and len(test.args) == 2 and truth:
+        subject = test.args[0]
+        kinds = frame.expr(test.args[1])
+        names = {t[1:] for t in kinds.types if t.startswith("=")}
+        if kinds.items is not None:
+            for item in kinds.items.values():
+                names |= {t[1:] for t in item.types if t.startswith("=")}
+        if isinstance(subject, ast.Name) and names and names <= _NUMERIC:
+            return [(subject.id, _ALL, f"isinstance(..., {ast.unparse(test.args[1])})", None)]
+        return []
+    if not truth:
+        return []
+    out: list[Proof] = []
+    for guard, checked in _guards_of(frame, test):
+        if guard.compare:
+            continue
+        if guard.pattern >= 0 and not _tight_pattern(frame, test, guard):
+            continue
+        if isinstance(checked, ast.Name):
+            out.append((checked.id, guard.kinds, guard.what, None))
+    return out
+
+
+def _guards_of(frame: Frame, call: ast.Call) -> list[tuple[Guard, ast.expr | None]]:
+    """The guard models a call matches, each with the expression it checks."""
+    catalog = frame.catalog
+    func = call.func
+    found: list[tuple[Guard, ast.expr | None]] = []
+    if isinstance(func, ast.Attribute):
+        receiver = frame.expr(func.value)
+        keys = frame.method_keys(receiver, func.attr) if not any(t.startswith("=") for t in receiver.types) else []
+        for key in keys:
+            for guard in catalog.guards.get(key, ()):
+                checked: ast.expr | None = func.value
+                if guard.through:
+                    checked = _unwrap(frame, func.value, guard.through)
+                    if checked is None:
+                        continue
+                found.append((guard, checked))
+        if keys:
+            return found
+    callee = frame.expr(func)
+    for qualified in sorted(t[1:] for t in callee.types if t.startswith("=")):
+        for guard in catalog.guards.get(qualified, ()):
+            checked = call.args[guard.arg] if guard.arg < len(call.args) else None
+            found.append((guard, checked))
+    return found
+
+
+def _unwrap(frame: Frame, expr: ast.expr, through: tuple[str, ...]) -> ast.expr | None:
+    """For ``realpath(p)`` (or ``Path(p).resolve()``) with the call among ``through``: ``p``."""
+    while isinstance(expr, ast.Call):
+        func = expr.func
+        names: set[str] = set()
+        if isinstance(func, ast.Attribute):
+            receiver = frame.expr(func.value)
+            if any(t.startswith("=") for t in receiver.types):
+                names = {t[1:] for t in frame.expr(func).types if t.startswith("=")}
+            else:
+                names = {key for key in frame.method_keys(receiver, func.attr)} | {f"{UNTYPED}.{func.attr}"}
+                if not any(name in through for name in names):
+                    return None
+                expr = func.value
+                continue
+        else:
+            names = {t[1:] for t in frame.expr(func).types if t.startswith("=")}
+        if not any(name in through for name in names) or not expr.args:
+            return None
+        expr = expr.args[0]
+    return expr if isinstance(expr, ast.Name) else None
+
+
+def _projection(frame: Frame, expr: ast.expr, how: str) -> list[Proof]:
+    """For ``urlparse(x).netloc`` compared with constants (or found empty): ``x`` is checked
+    for the kinds of the projection's guard model."""
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        expr = expr.value
+    if not isinstance(expr, ast.Call):
+        return []
+    out: list[Proof] = []
+    for guard, checked in _guards_of(frame, expr):
+        if guard.compare and isinstance(checked, ast.Name):
+            out.append((checked.id, guard.kinds, f"{guard.what} {how}", None))
+    return out
+
+
+def _tight_pattern(frame: Frame, call: ast.Call, guard: Guard) -> bool:
+    if guard.pattern >= len(call.args):
+        return False
+    pattern = frame.expr(call.args[guard.pattern])
+    if not pattern.is_const or not isinstance(pattern.const, str):
+        return False
+    method = guard.target.rpartition(".")[2]
+    if not patterns.anchored(pattern.const, method if method in ("fullmatch", "match", "search") else "search"):
+        return False
+    chars = patterns.alphabet(pattern.const)
+    return chars is not None and chars <= _SAFE_PATTERN_CHARS
+
+
+def _constant_built(value: Value) -> bool:
+    """True for a value built only from constants (no label of any origin)."""
+    return not value.all_labels() and (value.is_const or value.items is not None or not value.types)

@@ -1,0 +1,145 @@
+"""The taint engine's entry point: analyse one file (with the modules of the same repository it
+imports) and report its flows, API misuses and sink evidence.
+
+``analyse`` interprets the file's module body, then every function in it: each function's
+summary is computed (which reports any outside data its body reads and sends to a sink), every
+handler is interpreted once more with its parameters bound to what its framework passes, and
+the parameters of the file's public functions are treated as outside data supplied by the
+library's callers (a library's public function is its entry point), with channel ``api``.
+Findings in other files reached from this one are reported too; their paths say where.
+
+The work is bounded by a deterministic budget (``WORK_UNITS``): what is not analysed when it
+runs out is listed in ``FileAnalysis.not_analysed`` with the reason, never silently skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import catalog as catalog_module
+from . import summaries
+from .catalog import Catalog, Sink
+from .entries import handler_of, handler_values
+from .facts import Evidence, Flow, Misuse
+from .interp import Frame, run_module
+from .program import Budget, BudgetExceeded, FunctionInfo, Loader, Program, iter_functions, site_of
+from .values import Label
+
+WORK_UNITS = 2_000_000
+"""Statements and expressions evaluated per file, the imported modules' included. A 5,000-line
+module takes about 100,000; the budget stops only pathological files."""
+MAX_FLOWS = 200
+"""Flows reported per file; more are counted in ``not_analysed``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileAnalysis:
+    """What the engine found in one file.
+
+    Attributes:
+        flows: Outside data reaching sinks (candidates), sorted by position.
+        misuses: API misuses found without taint.
+        evidence: What reached each sink the engine evaluated, tainted or not.
+        not_analysed: What was cut short, with the reason, for the report.
+        read: Repository-relative paths of the other files the analysis read.
+    """
+
+    flows: tuple[Flow, ...]
+    misuses: tuple[Misuse, ...]
+    evidence: tuple[Evidence, ...]
+    not_analysed: tuple[str, ...]
+    read: tuple[str, ...]
+
+
+def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, loader: Loader | None = None,
+            catalog: Catalog | None = None, work_units: int = WORK_UNITS, is_test: Callable[[str], bool] | None = None,
+            ) -> FileAnalysis:
+    """Analyses one file.
+
+    Args:
+        path: The file's repository-relative path (forward slashes).
+        tree: Its syntax tree (``parser.parse_module``).
+        paths: Repository-relative paths of the other Python files the analysis may read.
+        loader: Reads and parses one of ``paths`` (None: no other file is read).
+        catalog: The library models (the shipped ones when omitted).
+        work_units: The work budget.
+        is_test: Tells whether a path is test code (no public-API flows are reported there).
+
+    Returns:
+        The analysis. Never raises for the file's content.
+    """
+    program = Program(catalog or catalog_module.default(), list(paths or []), loader or (lambda p: None),
+                      Budget(work_units))
+    module = program.add_module(path, tree)
+    test_file = bool(is_test and is_test(path))
+    try:
+        run_module(program, module)
+        for function in iter_functions(module):
+            _function(program, function, test_file)
+    except BudgetExceeded:
+        program.note(f"{path}: analysis stopped at the work budget ({work_units} units); "
+                     "the functions after that point were not analysed")
+    flows = sorted((f for kept in program.flows.values() for f in kept),
+                   key=lambda f: (f.site.path != path, f.site.path, f.site.line, f.site.col, f.kind, f.label.line))
+    if len(flows) > MAX_FLOWS:
+        program.note(f"{path}: {len(flows) - MAX_FLOWS} more flow(s) not reported (at most {MAX_FLOWS} per file)")
+        flows = flows[:MAX_FLOWS]
+    return FileAnalysis(
+        flows=tuple(flows),
+        misuses=tuple(sorted(program.misuses.values(), key=lambda m: (m.site.path, m.site.line, m.site.col, m.kind))),
+        evidence=tuple(sorted(program.evidence.values(), key=lambda e: (e.site.path, e.site.line, e.site.col, e.kind))),
+        not_analysed=tuple(program.cut_short),
+        read=tuple(sorted(program.read - {path})),
+    )
+
+
+def _function(program: Program, function: FunctionInfo, test_file: bool) -> None:
+    found = summaries.summary(program, function)
+    handler = handler_of(program, function)
+    if handler is not None:
+        _handler(program, function, handler)
+    elif function.public and not test_file:
+        _api(program, function, found)
+
+
+def _handler(program: Program, function: FunctionInfo, handler: object) -> None:
+    """Interprets a handler with its parameters bound to what its framework passes."""
+    from .catalog import Handler
+
+    assert isinstance(handler, Handler)
+    env = handler_values(program, function, handler, summaries.parameter_values(program, function))
+    frame = Frame(program, function.module, function, env, summarising=False)
+    node = function.node
+    assert not isinstance(node, ast.Lambda)
+    frame.block(node.body)
+    if not handler.returns_sink:
+        return
+    sink = Sink(target=f"{handler.framework} response", is_method=False, kind=handler.returns_sink, args=(0,),
+                what=f"the body of the {handler.framework} response, sent as an HTML page", model="handler")
+    for value, statement in frame.returns_at:
+        body = value.get(0) if isinstance(statement.value, ast.Tuple) else value
+        if body is None or (body.types - {"str"}):
+            continue
+        frame.sink_value(sink, site_of(statement.value or statement, function.module.path, function.qualname), body,
+                         "the returned value")
+
+
+def _api(program: Program, function: FunctionInfo, found: summaries.Summary) -> None:
+    """Reports the sinks a public function's parameters reach as flows from its callers."""
+    for hit in found.sinks:
+        for label in hit.value.all_labels():
+            if label.channel != "param" or label.safe_for(hit.sink.kind):
+                continue
+            if function.bound and label.param == 0:
+                continue  # the instance: its state, not a caller's argument
+            if any(not member.endswith("()") for member in label.access):
+                continue  # an attribute of an object the caller passed: that object's state
+            if program.catalog.kinds[hit.sink.kind].channels.isdisjoint({"api"}):
+                continue
+            param = function.params[label.param]
+            origin = Label(channel="api", what=f"parameter {param.arg!r} of the public function {function.qualname}()",
+                           path=function.module.path, line=param.lineno, col=param.col_offset, cleaned=label.cleaned,
+                           sanitisers=label.sanitisers, steps=label.steps)
+            program.report(Flow(kind=hit.sink.kind, sink=hit.sink, site=hit.site, label=origin, role=hit.role))

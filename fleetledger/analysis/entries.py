@@ -1,0 +1,179 @@
+"""Entry points: the functions a framework calls with outside data, and what their parameters
+hold.
+
+A function is a handler when a ``[[handler]]`` model says so: a routing decorator on an
+application object (``@app.route("/x")``, ``@router.get("/x")``), a qualified decorator
+(``@click.command()``), or a method the framework calls on a subclass of one of its classes
+(``get`` of a Django ``View`` or a Tornado ``RequestHandler``). A framework convention may also
+type a parameter: the first parameter (after ``self``) named as the framework names its request
+(``request``), in a module that imports that framework, holds the request object, whose
+modelled attributes are sources wherever it is read. Nothing here looks at a name the
+analysed code's author chose, other than those conventions.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from .catalog import Handler, UNTYPED
+from .program import FunctionInfo, Program
+
+if TYPE_CHECKING:
+    from .values import Value
+
+
+def handler_of(program: Program, function: FunctionInfo) -> Handler | None:
+    """Returns the handler model that makes ``function`` an entry point, or None."""
+    if isinstance(function.node, ast.Lambda):
+        return None
+    for handler in program.catalog.handlers:
+        if handler.decorators and any(_decorates(program, function, handler, d) for d in function.decorators):
+            return handler
+        if handler.bases and function.cls is not None and function.name in handler.methods:
+            mro = program.class_mro(function.cls.id)
+            if any(base in handler.bases for base in mro):
+                return handler
+    return None
+
+
+def _decorates(program: Program, function: FunctionInfo, handler: Handler, decorator: ast.expr) -> bool:
+    call = decorator if isinstance(decorator, ast.Call) else None
+    func = call.func if call is not None else decorator
+    frame = _module_frame(program, function)
+    if isinstance(func, ast.Attribute) and func.attr in handler.decorators:
+        owner = frame.expr(func.value)
+        if any(t.startswith("=") for t in owner.types):
+            qualified = {t[1:] + "." + func.attr for t in owner.types if t.startswith("=")}
+            if not qualified & set(handler.decorators):
+                owner_types = {t[1:] for t in owner.types if t.startswith("=")}
+                if not owner_types & set(handler.decorator_receivers):
+                    return False
+        else:
+            types = {base for t in owner.types for base in program.class_mro(t)}
+            receivers = set(handler.decorator_receivers)
+            if not (types & receivers or (not types and UNTYPED in receivers)):
+                return False
+        return not handler.path_argument or _path_rule(frame, call)
+    value = frame.expr(func)
+    names = {t[1:] for t in value.types if t.startswith("=")}
+    return bool(names & set(handler.decorators)) and (not handler.path_argument or _path_rule(frame, call))
+
+
+def _path_rule(frame: object, call: ast.Call | None) -> bool:
+    """True when a routing decorator's first argument is a constant URL rule (``"/..."``)."""
+    if call is None:
+        return False
+    first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("rule", "path")), None)
+    if first is None:
+        return False
+    value = frame.expr(first)  # type: ignore[attr-defined]
+    return value.is_const and isinstance(value.const, str) and value.const.startswith("/")
+
+
+def _module_frame(program: Program, function: FunctionInfo):  # type: ignore[no-untyped-def]
+    from .interp import Frame, run_module
+
+    run_module(program, function.module)
+    return Frame(program, function.module, None, dict(function.module.globals), summarising=False)
+
+
+def parameter_types(program: Program, function: FunctionInfo, index: int) -> frozenset[str]:
+    """The types a parameter holds, as far as the code or a framework convention says: the
+    class for a method's first parameter, its annotation, or a framework's request type."""
+    param = function.params[index]
+    types: set[str] = set()
+    if index == 0 and function.bound and function.cls is not None:
+        types.add(function.cls.id)
+        return frozenset(types)
+    annotation = _annotation_names(program, function, param)
+    for name in annotation:
+        if name in program.classes or program.catalog.bases.get(name) is not None or name in program.catalog.sources_type:
+            types.add(name)
+    first = 1 if function.bound else 0
+    for handler in program.catalog.handlers:
+        if not handler.request_type:
+            continue
+        if annotation & set(handler.annotations):
+            types.add(handler.request_type)
+        elif (handler.request_parameter and param.arg == handler.request_parameter and index == first
+              and _imports_any(function, handler.imports)):
+            types.add(handler.request_type)
+    return frozenset(types)
+
+
+def _annotation_names(program: Program, function: FunctionInfo, param: ast.arg) -> set[str]:
+    if param.annotation is None:
+        return set()
+    frame = _module_frame(program, function)
+    node = param.annotation
+    if isinstance(node, ast.Subscript):  # Annotated[Request, ...], Optional[Request]
+        node = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) and node.slice.elts else node.slice
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return set()
+    value = frame.expr(node)
+    names = {t[1:] for t in value.types if t.startswith("=")}
+    names |= {fid for fid in value.functions if fid in program.classes}
+    return names
+
+
+def _imports_any(function: FunctionInfo, prefixes: tuple[str, ...]) -> bool:
+    imported = function.module.imported
+    return any(name == p or name.startswith(p + ".") for name in imported for p in prefixes)
+
+
+def handler_values(program: Program, function: FunctionInfo, handler: Handler, env: dict[str, "Value"]) -> dict[str, "Value"]:
+    """Binds a handler's parameters to what the framework passes: outside data for route and
+    query parameters (unless annotated with a type the framework enforces, or filled by the
+    framework itself), the request object for the request parameter."""
+    from .values import Label, of_labels
+
+    node = function.node
+    assert not isinstance(node, ast.Lambda)
+    defaults = _defaults_by_param(node)
+    out = dict(env)
+    first = 1 if function.bound else 0
+    frame = _module_frame(program, function)
+    for index, param in enumerate(function.params):
+        if index < first:
+            continue
+        types = parameter_types(program, function, index)
+        if handler.request_type and handler.request_type in types:
+            out[param.arg] = of_labels([], types=types)
+            continue
+        if handler.parameters != "all":
+            continue
+        names = _annotation_names(program, function, param)
+        if names & set(handler.safe_annotations) or _literal_annotation(param):
+            out[param.arg] = of_labels([], types=types)
+            continue
+        default = defaults.get(param.arg)
+        if default is not None and isinstance(default, ast.Call):
+            called = {t[1:] for t in frame.expr(default.func).types if t.startswith("=")}
+            if called & set(handler.excluded_defaults):
+                continue
+        if types & set(program.classes) and not handler.parameters == "all":
+            continue
+        label = Label(channel=handler.channel, what=f"the {handler.framework} parameter {param.arg!r} of {function.qualname}()",
+                      path=function.module.path, line=param.lineno, col=param.col_offset)
+        out[param.arg] = of_labels([label], types=types - set(program.classes))
+    return out
+
+
+def _literal_annotation(param: ast.arg) -> bool:
+    """``Literal["a", "b"]`` admits only those constants."""
+    node = param.annotation
+    return isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute)) and (
+        (node.value.id if isinstance(node.value, ast.Name) else node.value.attr) == "Literal")
+
+
+def _defaults_by_param(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    positional = [*node.args.posonlyargs, *node.args.args]
+    out = {param.arg: default for param, default in zip(positional[len(positional) - len(node.args.defaults):],
+                                                        node.args.defaults)}
+    out.update({param.arg: default for param, default in zip(node.args.kwonlyargs, node.args.kw_defaults)
+                if default is not None})
+    return out

@@ -1,0 +1,161 @@
+"""What the taint engine reports: sites, sink hits, flows, sink evidence and function summaries.
+
+These are plain records; the engine (``interp``, ``program``) makes them and the scan turns
+them into candidates (``jobs/scan/detect``). Nothing here knows a library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .catalog import Sink
+from .values import Label, Step, Value
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """A place in the analysed code.
+
+    Attributes:
+        path: Repository-relative file path.
+        line / col: Start, 1-based line and 0-based UTF-8 byte column (the parser's).
+        end_line / end_col: End, likewise.
+        scope: Qualified name of the enclosing function (``"<module>"`` at module level).
+    """
+
+    path: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    scope: str
+
+    def contains(self, line: int, col: int) -> bool:
+        """True when (line, byte column) lies inside the site's span."""
+        return (self.line, self.col) <= (line, col) <= (self.end_line, self.end_col)
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the site as JSON (read-only)."""
+        return {"path": self.path, "line": self.line, "col": self.col, "end_line": self.end_line,
+                "end_col": self.end_col, "scope": self.scope}
+
+
+@dataclass(frozen=True, slots=True)
+class SinkHit:
+    """A value that reached a sink.
+
+    Attributes:
+        sink: The sink model.
+        site: The sink call's span.
+        value: The value that reached it.
+        role: Which argument it was, for a person: ``"argument 1"``, ``"keyword url"``.
+    """
+
+    sink: Sink
+    site: Site
+    value: Value
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """Outside data (or a weak random number) reaching a sink unsanitised: a candidate.
+
+    Attributes:
+        kind: The sink's kind (``"sql"``).
+        sink: The sink model.
+        site: Where the sink is.
+        label: The origin and its road (``label.steps``).
+        role: Which argument of the sink.
+    """
+
+    kind: str
+    sink: Sink
+    site: Site
+    label: Label
+    role: str
+
+    def trace_json(self) -> dict[str, Any]:
+        """Returns the trace (source -> steps -> sink, sanitisers seen) as JSON (read-only)."""
+        return {
+            "source": self.label.to_json(),
+            "steps": [step.to_json() for step in self.label.steps],
+            "sink": {**self.site.to_json(), "what": self.sink.what or self.sink.target, "role": self.role,
+                     "model": self.sink.model, "api": self.sink.target},
+            "sanitisers": list(self.label.sanitisers),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Misuse:
+    """An API misuse found without taint (a ``check`` model matched).
+
+    Attributes:
+        kind: The check's short name.
+        cwe: Its CWE.
+        title: For reports.
+        site: The call's span.
+        message: What is wrong.
+    """
+
+    kind: str
+    cwe: int
+    title: str
+    site: Site
+    message: str
+
+
+EVIDENCE_RANK = {"tainted": 5, "parameter": 4, "unknown": 3, "sanitised": 2, "constant": 1}
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What reached a sink, whatever it was: the facts a detector's candidate at that sink is
+    judged by.
+
+    Attributes:
+        kind: The sink's kind.
+        site: The sink's span.
+        state: ``"tainted"`` (outside data, unsanitised), ``"parameter"`` (a parameter of the
+            enclosing function: its callers decide), ``"unknown"`` (a value from code the engine
+            does not see), ``"sanitised"`` (every non-constant part was sanitised or checked for
+            this kind) or ``"constant"`` (built only from constants).
+        detail: One sentence for a person.
+        sanitisers: What sanitised it, when ``state == "sanitised"``.
+    """
+
+    kind: str
+    site: Site
+    state: str
+    detail: str
+    sanitisers: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the evidence as JSON (read-only)."""
+        return {"kind": self.kind, "site": self.site.to_json(), "state": self.state, "detail": self.detail,
+                "sanitisers": list(self.sanitisers)}
+
+
+@dataclass(slots=True)
+class Summary:
+    """What a function does with its parameters, in terms of parameter labels.
+
+    Attributes:
+        returns: The return value (labels of channel ``param`` stand for the arguments).
+        sinks: Sink hits whose value carries parameter labels.
+        writes: ``(parameter index, attribute)`` -> the value the function stores there
+            (``self.x = p`` in a constructor).
+        complete: False when the analysis was cut short or the function is being analysed
+            (a recursive call): callers then assume the result carries every argument.
+    """
+
+    returns: Value
+    sinks: list[SinkHit] = field(default_factory=list)
+    writes: dict[tuple[int, str], Value] = field(default_factory=dict)
+    complete: bool = True
+
+
+def step(site: Site, what: str) -> Step:
+    """Returns a step at a site's start."""
+    return Step(path=site.path, line=site.line, col=site.col, what=what)

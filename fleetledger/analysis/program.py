@@ -1,0 +1,413 @@
+"""The analysed program: its modules, functions and classes, how names resolve across them,
+and the function summaries the engine computes on demand.
+
+A ``Program`` starts from one file (the file being scanned) and loads the modules of the same
+repository that it imports, lazily and within a budget, through a ``loader`` that only reads
+files the caller allows (the policy decides). Module names come from paths (``shop/views.py``
+is ``shop.views``, also reachable as ``views`` from a ``src/`` layout's point of view), and an
+import resolves to the module whose dotted name ends with the imported name, the longest match
+first.
+
+Summaries are computed the first time a call needs one (``summary``), by interpreting the
+function with its parameters bound to parameter labels (``interp``); a recursive call met
+while its own summary is being computed sees an incomplete summary (the call's result then
+carries every argument), which is the usual bottom-up approximation for recursion.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from .catalog import Catalog, Handler
+from .facts import Evidence, EVIDENCE_RANK, Flow, Misuse, Site, Summary
+from .values import Value
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+
+MAX_MODULES = 64
+"""Modules a program loads besides its root file."""
+
+
+class BudgetExceeded(Exception):
+    """The analysis of a file used up its work budget; what was not analysed is reported."""
+
+
+@dataclass
+class Budget:
+    """A deterministic work budget: units are statements and expressions evaluated.
+
+    Attributes:
+        limit: Units allowed.
+        used: Units spent so far.
+    """
+
+    limit: int
+    used: int = 0
+
+    def spend(self, units: int = 1) -> None:
+        """Spends ``units``.
+
+        Raises:
+            BudgetExceeded: the budget is used up.
+        """
+        self.used += units
+        if self.used > self.limit:
+            raise BudgetExceeded(f"work budget of {self.limit} units used up")
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    """A function, method or lambda of the analysed code.
+
+    Attributes:
+        id: Unique id, ``"<module>:<qualname>@<line>"``.
+        name: Its name (``"<lambda>"`` for a lambda).
+        qualname: Dotted name inside its module (``"View.get"``).
+        node: Its syntax node.
+        module: The module that defines it.
+        cls: The class whose body defines it, or None.
+        nested: True when defined inside another function.
+        params: Parameter nodes in call order (positional-only, positional, ``*args``,
+            keyword-only, ``**kwargs``).
+        closure: The enclosing function's variables when it was defined (nested functions).
+    """
+
+    id: str
+    name: str
+    qualname: str
+    node: FunctionNode
+    module: ModuleInfo
+    cls: ClassInfo | None
+    nested: bool
+    params: list[ast.arg]
+    closure: dict[str, Value] | None = None
+
+    @property
+    def decorators(self) -> list[ast.expr]:
+        """The decorator expressions (none for a lambda)."""
+        return [] if isinstance(self.node, ast.Lambda) else list(self.node.decorator_list)
+
+    @property
+    def is_static(self) -> bool:
+        """True for a ``@staticmethod``."""
+        return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in self.decorators)
+
+    @property
+    def bound(self) -> bool:
+        """True when the first parameter is the instance or class (a method, not static)."""
+        return self.cls is not None and not self.is_static and bool(self.params)
+
+    @property
+    def public(self) -> bool:
+        """True for a function a library's users may call: not nested, not a lambda, its name
+        and its class's name not private (dunder methods count as public)."""
+        if self.nested or isinstance(self.node, ast.Lambda):
+            return False
+        private = self.name.startswith("_") and not (self.name.startswith("__") and self.name.endswith("__"))
+        return not private and not (self.cls is not None and self.cls.name.startswith("_"))
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    """A class of the analysed code.
+
+    Attributes:
+        id: Its type name, ``"<module>.<qualname>"``.
+        name: Its name.
+        node: Its syntax node.
+        module: The module that defines it.
+        bases: Its bases as resolved names (local class ids or library qualified names).
+        methods: Method name -> function id.
+        attributes: Class-body assignments: name -> value.
+    """
+
+    id: str
+    name: str
+    node: ast.ClassDef
+    module: ModuleInfo
+    bases: list[str] = field(default_factory=list)
+    methods: dict[str, str] = field(default_factory=dict)
+    attributes: dict[str, Value] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class ModuleInfo:
+    """A module of the analysed code.
+
+    Attributes:
+        name: Its dotted name.
+        path: Its repository-relative path.
+        tree: Its syntax tree.
+        is_package: True for an ``__init__.py``.
+        functions: Function id -> function, every def and lambda in the module.
+        classes: Class id -> class.
+        by_node: Syntax node -> function id or class id.
+        globals: The module's variables after its body ran (filled by the engine).
+        imported: Module prefixes the module imports (``"django"``, ``"flask"``).
+        analysed: True once the module body has been interpreted.
+    """
+
+    name: str
+    path: str
+    tree: ast.Module
+    is_package: bool
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    by_node: dict[ast.AST, str] = field(default_factory=dict)
+    globals: dict[str, Value] = field(default_factory=dict)
+    imported: set[str] = field(default_factory=set)
+    analysed: bool = False
+
+    def package(self) -> str:
+        """Returns the package a relative import starts from."""
+        return self.name if self.is_package else self.name.rpartition(".")[0]
+
+
+def module_name(path: str) -> tuple[str, bool]:
+    """Returns the dotted module name of a repository-relative ``.py`` path, and whether it is
+    a package's ``__init__``."""
+    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
+    package = parts[-1] == "__init__"
+    if package:
+        parts = parts[:-1]
+    return ".".join(p for p in parts if p) or "__init__", package
+
+
+Loader = Callable[[str], "tuple[str, ast.Module] | None"]
+"""Given a repository-relative path, returns ``(path, tree)`` or None when the file may not or
+cannot be read (the caller's policy and parser decide)."""
+
+
+class Program:
+    """The modules reachable from one root file, and their summaries.
+
+    Args:
+        catalog: The library models.
+        paths: Repository-relative paths of the Python files the program may load.
+        loader: Reads and parses one of ``paths``.
+        budget: The work budget shared by everything the program analyses.
+    """
+
+    def __init__(self, catalog: Catalog, paths: list[str], loader: Loader, budget: Budget) -> None:
+        self.catalog = catalog
+        self.loader = loader
+        self.budget = budget
+        self.modules: dict[str, ModuleInfo] = {}
+        self.functions: dict[str, FunctionInfo] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.summaries: dict[str, Summary] = {}
+        self.in_progress: set[str] = set()
+        self.flows: dict[tuple[str, int, int, str, str], list[Flow]] = {}
+        self.misuses: dict[tuple[str, int, int, str], Misuse] = {}
+        self.evidence: dict[tuple[str, int, int, str], Evidence] = {}
+        self.cut_short: list[str] = []
+        self.read: set[str] = set()
+        self.callers: dict[str, int] = {}
+        self._by_name: dict[str, str] = {}
+        for path in paths:
+            name, _ = module_name(path)
+            self._by_name.setdefault(name, path)
+        self._failed: set[str] = set()
+
+    # -- modules -------------------------------------------------------------------------
+
+    def add_module(self, path: str, tree: ast.Module) -> ModuleInfo:
+        """Indexes a parsed module (its defs, classes and imports) and returns it."""
+        name, package = module_name(path)
+        module = ModuleInfo(name=name, path=path, tree=tree, is_package=package)
+        self.modules[name] = module
+        self.read.add(path)
+        _index(module)
+        self.functions.update(module.functions)
+        self.classes.update(module.classes)
+        return module
+
+    def find_module(self, dotted: str) -> ModuleInfo | None:
+        """Returns the loaded or loadable module named ``dotted`` (or whose name ends with
+        ``.dotted``, for ``src/`` layouts), or None."""
+        if dotted in self.modules:
+            return self.modules[dotted]
+        path = self._by_name.get(dotted)
+        if path is None:
+            suffix = "." + dotted
+            matches = sorted(name for name in self._by_name if name.endswith(suffix))
+            path = self._by_name[matches[0]] if matches else None
+        if path is None or path in self._failed:
+            return None
+        for module in self.modules.values():
+            if module.path == path:
+                return module
+        if len(self.modules) > MAX_MODULES:
+            self.note(f"{dotted}: not loaded (more than {MAX_MODULES} modules)")
+            self._failed.add(path)
+            return None
+        loaded = self.loader(path)
+        if loaded is None:
+            self._failed.add(path)
+            return None
+        return self.add_module(*loaded)
+
+    def resolve(self, qualified: str) -> tuple[str, str] | None:
+        """Resolves a qualified name to a definition of the analysed code.
+
+        Args:
+            qualified: e.g. ``"shop.db.run_query"`` or ``"shop.models.Order"``.
+
+        Returns:
+            ``("function", id)``, ``("class", id)``, ``("module", name)`` or None when the name
+            is not defined in the analysed code (a library's, then).
+        """
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = self.find_module(".".join(parts[:cut]))
+            if module is None:
+                continue
+            rest = parts[cut:]
+            if not rest:
+                return ("module", module.name)
+            return self._member(module, rest)
+        return None
+
+    def _member(self, module: ModuleInfo, rest: list[str]) -> tuple[str, str] | None:
+        from . import interp
+
+        interp.run_module(self, module)
+        value = module.globals.get(rest[0])
+        if value is None:
+            return self.resolve(f"{module.name}.{rest[0]}") if module.is_package and len(rest) > 1 else None
+        for ref in value.types:
+            if ref.startswith("=") and len(rest) == 1:
+                target = ref[1:]
+                if target != f"{module.name}.{rest[0]}":
+                    return self.resolve(target)
+        if len(rest) == 1:
+            for fid in sorted(value.functions):
+                return ("class", fid) if fid in self.classes else ("function", fid)
+            return None
+        for fid in sorted(value.functions):
+            if fid in self.classes:
+                method = self.method(fid, rest[1])
+                if method is not None and len(rest) == 2:
+                    return ("function", method)
+        return None
+
+    # -- classes -------------------------------------------------------------------------
+
+    def class_mro(self, class_id: str) -> list[str]:
+        """Returns the class, its local bases and then every library base, nearest first."""
+        out: list[str] = []
+        todo = [class_id]
+        while todo:
+            current = todo.pop(0)
+            if current in out or len(out) > 32:
+                continue
+            out.append(current)
+            info = self.classes.get(current)
+            if info is not None:
+                todo.extend(info.bases)
+            else:
+                todo.extend(self.catalog.bases.get(current, ()))
+        return out
+
+    def method(self, class_id: str, name: str) -> str | None:
+        """Returns the function id of ``name`` as the class or its local bases define it."""
+        for current in self.class_mro(class_id):
+            info = self.classes.get(current)
+            if info is not None and name in info.methods:
+                return info.methods[name]
+        return None
+
+    # -- results -------------------------------------------------------------------------
+
+    def report(self, flow: Flow) -> None:
+        """Records a flow; at most three per sink site, kind and origin kind are kept."""
+        key = (flow.site.path, flow.site.line, flow.site.col, flow.kind, flow.role)
+        kept = self.flows.setdefault(key, [])
+        if any(f.label.key == flow.label.key for f in kept) or len(kept) >= 3:
+            return
+        kept.append(flow)
+
+    def report_misuse(self, misuse: Misuse) -> None:
+        """Records an API misuse (once per site and kind)."""
+        self.misuses.setdefault((misuse.site.path, misuse.site.line, misuse.site.col, misuse.kind), misuse)
+
+    def record_evidence(self, evidence: Evidence) -> None:
+        """Keeps, per sink site and kind, the worst evidence seen."""
+        key = (evidence.site.path, evidence.site.line, evidence.site.col, evidence.kind)
+        old = self.evidence.get(key)
+        if old is None or EVIDENCE_RANK[evidence.state] > EVIDENCE_RANK[old.state]:
+            self.evidence[key] = evidence
+
+    def note(self, text: str) -> None:
+        """Records something that was not analysed, with the reason."""
+        if text not in self.cut_short and len(self.cut_short) < 50:
+            self.cut_short.append(text)
+
+    # -- handlers ------------------------------------------------------------------------
+
+    def handler_of(self, function: FunctionInfo) -> Handler | None:
+        """Returns the framework handler model that makes ``function`` an entry point."""
+        from . import entries
+
+        return entries.handler_of(self, function)
+
+
+def _index(module: ModuleInfo) -> None:
+    """Finds every def, lambda and class of a module, with qualified names, iteratively."""
+    stack: list[tuple[ast.AST, str, ClassInfo | None, bool]] = [(module.tree, "", None, False)]
+    while stack:
+        node, prefix, cls, nested = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qual = f"{prefix}{child.name}"
+                fid = f"{module.name}:{qual}@{child.lineno}"
+                owner = cls if isinstance(node, ast.ClassDef) else None
+                info = FunctionInfo(id=fid, name=child.name, qualname=qual, node=child, module=module, cls=owner,
+                                    nested=nested, params=_params(child))
+                module.functions[fid] = info
+                module.by_node[child] = fid
+                if owner is not None:
+                    owner.methods[child.name] = fid
+                stack.append((child, f"{qual}.", None, True))
+            elif isinstance(child, ast.Lambda):
+                fid = f"{module.name}:{prefix}<lambda>@{child.lineno}:{child.col_offset}"
+                info = FunctionInfo(id=fid, name="<lambda>", qualname=f"{prefix}<lambda>", node=child, module=module,
+                                    cls=None, nested=True, params=_params(child))
+                module.functions[fid] = info
+                module.by_node[child] = fid
+                stack.append((child, prefix, None, True))
+            elif isinstance(child, ast.ClassDef):
+                qual = f"{prefix}{child.name}"
+                cid = f"{module.name}.{qual}"
+                info_c = ClassInfo(id=cid, name=child.name, node=child, module=module)
+                module.classes[cid] = info_c
+                module.by_node[child] = cid
+                stack.append((child, f"{qual}.", info_c, nested))
+            else:
+                stack.append((child, prefix, cls, nested))
+
+
+def _params(node: FunctionNode) -> list[ast.arg]:
+    args = node.args
+    out = [*args.posonlyargs, *args.args]
+    if args.vararg:
+        out.append(args.vararg)
+    out.extend(args.kwonlyargs)
+    if args.kwarg:
+        out.append(args.kwarg)
+    return out
+
+
+def site_of(node: ast.AST, path: str, scope: str) -> Site:
+    """Returns the span of a node as a ``Site``."""
+    line = getattr(node, "lineno", 1)
+    col = getattr(node, "col_offset", 0)
+    return Site(path=path, line=line, col=col, end_line=getattr(node, "end_lineno", None) or line,
+                end_col=getattr(node, "end_col_offset", None) or col, scope=scope)
+
+
+def iter_functions(module: ModuleInfo) -> Iterator[FunctionInfo]:
+    """Yields the module's functions in source order."""
+    yield from sorted(module.functions.values(), key=lambda f: (f.node.lineno, f.node.col_offset))

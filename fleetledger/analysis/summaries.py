@@ -1,0 +1,250 @@
+"""Function summaries: computing them, and applying them at a call.
+
+A summary (``facts.Summary``) describes a function in terms of its parameters: the function is
+interpreted once with each parameter bound to a ``param`` label; whatever those labels reach
+(the return value, a sink, an attribute of a parameter) is what the function does with its
+arguments. At a call, ``apply`` substitutes the call's arguments for the labels: an argument
+carrying outside data that the summary shows reaching a sink becomes a flow at that sink, with
+the caller's steps, the call, and the callee's steps in its trace; a sanitiser applied inside
+the callee cleans the argument's labels for the kinds it covers.
+
+A parameter label records the attributes and methods read from it (``request.GET`` is
+parameter 0 with access ``("GET",)``); when applied, the access path is resolved against the
+argument's value, so a typed request object passed to a helper yields its sources there.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from . import entries
+from .facts import Site, Summary, step
+from .program import BudgetExceeded, FunctionInfo, Program
+from .values import EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
+
+if TYPE_CHECKING:
+    from .interp import Frame
+
+
+def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary:
+    """Returns the function's summary, computing it on first use.
+
+    A function whose summary is being computed (a recursive call) gets an incomplete empty
+    summary; a function cut short by the work budget gets an incomplete one and a note.
+    """
+    from .interp import MAX_CALL_DEPTH, Frame
+
+    known = program.summaries.get(function.id)
+    if known is not None:
+        return known
+    if function.id in program.in_progress or depth > MAX_CALL_DEPTH:
+        return Summary(returns=EMPTY, complete=False)
+    program.in_progress.add(function.id)
+    try:
+        env = parameter_values(program, function)
+        frame = Frame(program, function.module, function, env, summarising=True, depth=depth)
+        complete = True
+        try:
+            if isinstance(function.node, ast.Lambda):
+                frame.returned.append(frame.expr(function.node.body))
+            else:
+                frame.block(function.node.body)
+                if frame.alive:
+                    frame.returned.append(Value(const=None))
+        except BudgetExceeded:
+            complete = False
+            program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (work budget used up)")
+        result = Summary(returns=join(*frame.returned) if frame.returned else EMPTY, sinks=list(frame.hits.values()),
+                         writes=frame.writes, complete=complete)
+    finally:
+        program.in_progress.discard(function.id)
+    program.summaries[function.id] = result
+    return result
+
+
+def parameter_values(program: Program, function: FunctionInfo) -> dict[str, Value]:
+    """Binds each parameter to a ``param`` label, typed where the code or a framework
+    convention says what it holds (the instance of a method, an annotation, a request)."""
+    env: dict[str, Value] = {}
+    for index, param in enumerate(function.params):
+        label = Label(channel="param", what=f"parameter {param.arg!r} of {function.qualname}()",
+                      path=function.module.path, line=param.lineno, col=param.col_offset, param=index)
+        env[param.arg] = Value(labels={label.key: label}, types=entries.parameter_types(program, function, index))
+    return env
+
+
+def bind_arguments(function: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
+                   star: list[Value]) -> dict[int, Value]:
+    """Maps a call's arguments to the function's parameter indexes (unpacked arguments go to
+    every parameter they could fill)."""
+    node = function.node
+    positional = [*node.args.posonlyargs, *node.args.args]
+    mapping: dict[int, Value] = {}
+    index_of = {param.arg: i for i, param in enumerate(function.params)}
+    for i, value in enumerate(args):
+        if i < len(positional):
+            mapping[i] = value
+        elif node.args.vararg is not None:
+            vi = index_of[node.args.vararg.arg]
+            mapping[vi] = join(mapping.get(vi, EMPTY), taint_only(value.flatten()))
+    for name, value in kwargs.items():
+        if name in index_of and function.params[index_of[name]] is not node.args.vararg:
+            mapping[index_of[name]] = value
+        elif node.args.kwarg is not None:
+            ki = index_of[node.args.kwarg.arg]
+            mapping[ki] = join(mapping.get(ki, EMPTY), Value(items={name: value}))
+    if star:
+        spread = join(*star)
+        for i in range(len(function.params)):
+            if i not in mapping:
+                mapping[i] = spread
+    return mapping
+
+
+def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[str, Value], star: list[Value],
+          node: ast.Call, site: Site) -> Value:
+    """Applies a function's summary at a call in ``frame``; returns the call's value."""
+    found = summary(frame.program, function, frame.depth + 1)
+    mapping = bind_arguments(function, args, kwargs, star)
+    _defaults(frame, function, mapping)
+    call = step(site, f"passed to {function.name}()")
+    result = substitute(frame, found.returns, mapping, call, node)
+    for hit in found.sinks:
+        frame.sink_value(hit.sink, hit.site, substitute(frame, hit.value, mapping, call, node), hit.role)
+    _write_back(frame, function, found, mapping, call, node)
+    if not found.complete:
+        everything = join(*(taint_only(v.flatten()) for v in mapping.values()))
+        result = join(result, add_step(everything, step(site, f"through {function.name}() (not fully analysed)")))
+    return result
+
+
+def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, Value], star: list[Value],
+              node: ast.Call, site: Site) -> Value:
+    """Evaluates ``Class(...)`` for a class of the analysed code: a new object of that type
+    whose attributes are what ``__init__`` stores from the arguments."""
+    program = frame.program
+    obj = Value(types=frozenset({class_id}), items={})
+    init = program.method(class_id, "__init__")
+    if init is None:
+        library = [b for b in program.class_mro(class_id)[1:] if b not in program.classes]
+        for base in library:
+            result = frame.call_library(base, None, args, kwargs, star, node)
+            if result is not None:
+                return join(obj, taint_only(result))
+        return obj
+    function = program.functions[init]
+    found = summary(program, function, frame.depth + 1)
+    mapping = bind_arguments(function, [obj, *args], kwargs, star)
+    _defaults(frame, function, mapping)
+    call = step(site, f"passed to {program.classes[class_id].name}()")
+    for hit in found.sinks:
+        frame.sink_value(hit.sink, hit.site, substitute(frame, hit.value, mapping, call, node), hit.role)
+    stored = {"." + attr: substitute(frame, value, mapping, call, node)
+              for (index, attr), value in found.writes.items() if index == 0}
+    return with_items(obj, stored) if stored else obj
+
+
+def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: object, node: ast.AST) -> Value:
+    """Replaces the parameter labels of a summary's value by what the call passed: each becomes
+    the argument (read along the label's access path), with the call and the callee's steps
+    appended and the callee's sanitisers applied."""
+    labels = list(value.labels.values())
+    if not value.items and not any(label.channel == "param" for label in labels):
+        return value
+    kept: list[Label] = []
+    parts: list[Value] = []
+    for label in labels:
+        if label.channel != "param":
+            kept.append(label)
+            continue
+        actual = mapping.get(label.param)
+        if actual is None:
+            continue
+        moved = add_step(project(frame, actual, label.access, node), call)  # type: ignore[arg-type]
+        for later in label.steps:
+            moved = add_step(moved, later)
+        for by in label.sanitisers or (("a check",) if label.cleaned else ()):
+            moved = clean(moved, label.cleaned, by)
+        parts.append(moved)
+    base = Value(labels={label.key: label for label in kept}, types=value.types, const=value.const,
+                 prefix=value.prefix, functions=value.functions)
+    if value.items:
+        base = with_items(base, {k: substitute(frame, v, mapping, call, node) for k, v in value.items.items()})
+    if not parts:
+        return base
+    if not kept and not value.types and not value.items and not value.functions and len(parts) == 1:
+        return parts[0]
+    return join(base, *(taint_only(part) if value.items is not None else part for part in parts))
+
+
+def project(frame: Frame, actual: Value, access: tuple[str, ...], node: ast.AST) -> Value:
+    """Reads an access path (attributes, ``"name()"`` method results) from an argument."""
+    current = actual
+    for member in access:
+        if member.endswith("()"):
+            current = frame.method_result(current, member[:-2], node) if current.types else taint_only(current.flatten())
+            types = _method_source(frame, current, actual, member[:-2], node)
+            if types is not None:
+                current = types
+        else:
+            current = frame.attribute(current, member, node)
+    return current
+
+
+def _method_source(frame: Frame, current: Value, owner: Value, method: str, node: ast.AST) -> Value | None:
+    for type_name in sorted(owner.types):
+        for base in frame.program.class_mro(type_name):
+            source = frame.catalog.sources_type.get(base)
+            if source is not None and method in source.methods:
+                return join(current, frame.source_value(source.channel, f"{method}() of {source.what}", frame.site(node)))
+    return None
+
+
+def _defaults(frame: Frame, function: FunctionInfo, mapping: dict[int, Value]) -> None:
+    """Gives parameters that the call did not pass their default values (constants mostly)."""
+    node = function.node
+    positional = [*node.args.posonlyargs, *node.args.args]
+    defaults = node.args.defaults
+    offset = len(positional) - len(defaults)
+    for i, default in enumerate(defaults):
+        index = offset + i
+        if index not in mapping and isinstance(default, ast.Constant):
+            mapping[index] = frame.expr(default)
+    for param, default in zip(node.args.kwonlyargs, node.args.kw_defaults):
+        index = function.params.index(param)
+        if index not in mapping and isinstance(default, ast.Constant):
+            mapping[index] = frame.expr(default)
+
+
+def _write_back(frame: Frame, function: FunctionInfo, found: Summary, mapping: dict[int, Value], call: object,
+                node: ast.Call) -> None:
+    """Stores what the callee wrote into its parameters' attributes into the caller's
+    variables passed for them (``obj.set(x)`` storing ``self.x``)."""
+    if not found.writes:
+        return
+    passed: dict[int, ast.expr] = {}
+    if isinstance(node.func, ast.Attribute) and function.bound:
+        passed[0] = node.func.value
+        offset = 1
+    else:
+        offset = 0
+    for i, arg in enumerate(node.args):
+        passed[i + offset] = arg
+    for (index, attr), value in found.writes.items():
+        target = passed.get(index)
+        if isinstance(target, ast.Name) and target.id in frame.env:
+            stored = substitute(frame, value, mapping, call, node)
+            frame.env[target.id] = with_items(frame.env[target.id], {"." + attr: stored})
+        elif index in mapping:
+            frame.program.budget.spend()
+            for label in mapping[index].labels.values():
+                if label.channel == "param" and frame.summarising:
+                    key = (label.param, attr)
+                    frame.writes[key] = join(frame.writes.get(key, EMPTY),
+                                             substitute(frame, value, mapping, call, node))
+
+
+def of(labels: list[Label]) -> Value:
+    """A value of labels (re-exported for the engine's callers)."""
+    return of_labels(labels)

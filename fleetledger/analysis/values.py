@@ -1,0 +1,347 @@
+"""The abstract values of the taint engine: labels (where data came from), steps (how it
+travelled) and values (what the engine knows about one expression).
+
+A ``Value`` is an over-approximation of every run-time value an expression can hold:
+
+* ``labels``: the taint it carries, one ``Label`` per origin (a source read, a parameter of the
+  function being summarised, a weak random number), each with the steps it took and the sink
+  kinds it has been sanitised for on the way;
+* ``types``: qualified type names it may have (``"sqlite3.Cursor"``, ``"flask.Request"``, a
+  class of the analysed package as ``"<module>.<Class>"``), used to pick the library model of a
+  method call;
+* ``const``: its value when every run gives the same constant (``str``, ``int``, ``float``,
+  ``bool``, ``None``, ``bytes``), used to fold conditions and to read keyword flags;
+* ``prefix``: for strings, a constant text every value starts with (``"https://api.example/"``),
+  which tells whether a URL's host is fixed;
+* ``items``: what is known per key of a container or per attribute of an object built here
+  (``{"a": x}``, ``[x, "y"]``, ``obj.attr = x``), so that reading a key that holds a constant
+  does not see the taint of another key; ``labels`` then holds only the taint that could be
+  under any key.
+
+The algorithm is the classic monotone framework (Kildall 1973; Kam and Ullman 1977) with a
+finite-height lattice: ``join`` is a union of labels and types, and bounds (``MAX_STEPS``,
+``MAX_ITEMS``, ``MAX_LABELS``) keep every value small, so that loops reach a fixed point and no
+file's cost grows faster than its size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+Channel = Literal["http", "network", "cli", "stdin", "env", "file", "api", "random", "param"]
+"""Where a label's data comes from: a web request (``http``), a network read (``network``), the
+command line, standard input, the environment, a file, a caller of a public function of a
+library (``api``), a weak random number generator (``random``), or, inside a summary, a
+parameter of the function being summarised (``param``)."""
+
+REMOTE: frozenset[str] = frozenset({"http", "network"})
+LOCAL: frozenset[str] = frozenset({"cli", "stdin", "env", "file"})
+
+MAX_STEPS = 12
+"""Steps kept per label: the first ``MAX_STEPS // 2`` and the last ones (a trace that long is
+read from both ends)."""
+MAX_LABELS = 24
+"""Labels kept per value; beyond it the ones of the same channel and origin line merge."""
+MAX_ITEMS = 64
+"""Keys tracked per container or object; beyond it the container is only tracked as a whole."""
+
+
+class _NotConstant:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOT_CONSTANT"
+
+    def __reduce__(self) -> str:
+        return "NOT_CONSTANT"
+
+
+NOT_CONSTANT: Any = _NotConstant()
+"""The ``const`` of a value that is not one constant."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One hop of a value on its way from a source to a sink.
+
+    Attributes:
+        path: Repository-relative path of the file the hop is in.
+        line: 1-based line.
+        col: 0-based UTF-8 byte column, as the parser gives it.
+        what: What happened, for a person: ``"assigned to q"``, ``"passed to helper() as sql"``.
+    """
+
+    path: str
+    line: int
+    col: int
+    what: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the step as JSON (read-only)."""
+        return {"path": self.path, "line": self.line, "col": self.col, "what": self.what}
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """One origin of tainted data and the road it took.
+
+    Attributes:
+        channel: Where the data comes from (see ``Channel``).
+        what: The source for a person: ``"flask.request.args (Flask request data)"``.
+        path: File of the source.
+        line: Line of the source.
+        col: Byte column of the source.
+        param: For ``channel == "param"``: the index of the summarised function's parameter.
+        access: For ``channel == "param"``: the attribute and method path read from that
+            parameter (``("GET",)`` for ``request.GET``, ``("json()",)`` for ``request.json()``),
+            resolved against the argument's type when the summary is applied.
+        cleaned: Sink kinds the data has been sanitised or validated for on the way.
+        sanitisers: What sanitised or validated it, for a person, in order.
+        steps: The hops so far (bounded by ``MAX_STEPS``).
+    """
+
+    channel: str
+    what: str
+    path: str
+    line: int
+    col: int
+    param: int = -1
+    access: tuple[str, ...] = ()
+    cleaned: frozenset[str] = frozenset()
+    sanitisers: tuple[str, ...] = ()
+    steps: tuple[Step, ...] = ()
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What makes two labels the same origin for the same sinks (steps aside)."""
+        return (self.channel, self.what, self.path, self.line, self.col, self.param, self.access, self.cleaned)
+
+    def then(self, step: Step) -> Label:
+        """Returns the label with one more step (the middle of a long road is dropped)."""
+        steps = self.steps
+        if steps and steps[-1] == step:
+            return self
+        if len(steps) >= MAX_STEPS:
+            half = MAX_STEPS // 2
+            steps = steps[:half] + steps[len(steps) - half + 1:]
+        return replace(self, steps=steps + (step,))
+
+    def clean(self, kinds: Iterable[str], by: str) -> Label:
+        """Returns the label sanitised for ``kinds`` (``"*"`` means every kind) by ``by``."""
+        kinds = frozenset(kinds)
+        if kinds <= self.cleaned and by in self.sanitisers:
+            return self
+        return replace(self, cleaned=self.cleaned | kinds, sanitisers=(self.sanitisers + (by,))[-4:])
+
+    def safe_for(self, kind: str) -> bool:
+        """True when the data was sanitised for sinks of ``kind``."""
+        return kind in self.cleaned or "*" in self.cleaned
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the source part of a trace as JSON (read-only)."""
+        return {"channel": self.channel, "what": self.what, "path": self.path, "line": self.line, "col": self.col}
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """What the engine knows about an expression's value (see the module doc).
+
+    Attributes:
+        labels: Taint not attributed to a known key, keyed by ``Label.key``.
+        types: Qualified type names the value may have.
+        const: The constant value, or ``NOT_CONSTANT``.
+        prefix: A constant text every string value starts with, or None.
+        items: Known keys (``str``/``int`` for containers, ``".name"`` for attributes) and
+            their values, or None when nothing is known per key.
+        functions: Functions and classes of the analysed code the value may be (their ids),
+            so that a call through a variable is resolved.
+    """
+
+    labels: Mapping[tuple[Any, ...], Label] = field(default_factory=dict)
+    types: frozenset[str] = frozenset()
+    const: Any = NOT_CONSTANT
+    prefix: str | None = None
+    items: Mapping[Any, Value] | None = None
+    functions: frozenset[str] = frozenset()
+
+    def __hash__(self) -> int:  # values are compared, never hashed; keep dataclass eq
+        return id(self)
+
+    @property
+    def is_const(self) -> bool:
+        """True when the value is one known constant."""
+        return self.const is not NOT_CONSTANT
+
+    def all_labels(self) -> list[Label]:
+        """Returns every label, the items' included, without duplicates (read-only)."""
+        if not self.items:
+            return list(self.labels.values())
+        merged = dict(self.labels)
+        for item in self.items.values():
+            for key, label in _all_label_items(item):
+                merged.setdefault(key, label)
+        return list(merged.values())
+
+    def tainted(self) -> bool:
+        """True when some label reaches this value."""
+        return bool(self.labels) or any(item.tainted() for item in (self.items or {}).values())
+
+    def flatten(self) -> Value:
+        """Returns the value with its items folded into its labels (nothing known per key)."""
+        if self.items is None:
+            return self
+        return Value(labels=_labels_of(self.all_labels()), types=self.types, functions=self.functions)
+
+    def get(self, key: Any) -> Value | None:
+        """Returns the known value under ``key`` joined with the taint of unknown keys, or
+        None when nothing is known for ``key``."""
+        if self.items is None or key not in self.items:
+            return None
+        item = self.items[key]
+        return join(item, Value(labels=self.labels)) if self.labels else item
+
+
+EMPTY = Value()
+"""A value with no taint, type or constant: what an unknown constant-free expression holds."""
+
+
+def constant(value: Any) -> Value:
+    """Returns the value of a constant (``prefix`` set for strings)."""
+    return Value(const=value, prefix=value if isinstance(value, str) else None,
+                 types=frozenset({type(value).__name__}) if value is not None else frozenset())
+
+
+def typed(*types: str) -> Value:
+    """Returns an untainted value of the given types."""
+    return Value(types=frozenset(types))
+
+
+def of_labels(labels: Iterable[Label], *, types: Iterable[str] = ()) -> Value:
+    """Returns a value carrying ``labels``."""
+    return Value(labels=_labels_of(labels), types=frozenset(types))
+
+
+def _labels_of(labels: Iterable[Label]) -> dict[tuple[Any, ...], Label]:
+    out: dict[tuple[Any, ...], Label] = {}
+    for label in labels:
+        old = out.get(label.key)
+        if old is None or len(label.steps) < len(old.steps):
+            out[label.key] = label
+    if len(out) > MAX_LABELS:
+        out = dict(sorted(out.items(), key=lambda kv: _order(kv[1]))[:MAX_LABELS])
+    return out
+
+
+def _order(label: Label) -> tuple[Any, ...]:
+    rank = 0 if label.channel in REMOTE else 1 if label.channel != "param" else 2
+    return (rank, len(label.steps), label.path, label.line, label.col, label.what, label.param, label.access)
+
+
+def _all_label_items(value: Value) -> Iterable[tuple[tuple[Any, ...], Label]]:
+    yield from value.labels.items()
+    for item in (value.items or {}).values():
+        yield from _all_label_items(item)
+
+
+def join(*values: Value) -> Value:
+    """Returns the least value at least as large as each of ``values`` (the lattice join).
+
+    Labels and types are united; a constant or prefix survives only where all agree; items are
+    joined key by key where every value knows its keys, else folded into the labels.
+    """
+    values = tuple(v for v in values if v is not EMPTY)
+    if not values:
+        return EMPTY
+    if len(values) == 1:
+        return values[0]
+    first = values[0]
+    if all(v is first for v in values[1:]):
+        return first
+    labels: dict[tuple[Any, ...], Label] = {}
+    for v in values:
+        for key, label in v.labels.items():
+            old = labels.get(key)
+            if old is None or len(label.steps) < len(old.steps):
+                labels[key] = label
+    const = first.const
+    prefix = first.prefix
+    for v in values[1:]:
+        if const is not NOT_CONSTANT and not (v.const is not NOT_CONSTANT and type(v.const) is type(const) and v.const == const):
+            const = NOT_CONSTANT
+        prefix = _common_prefix(prefix, v.prefix)
+    items = _join_items(values)
+    if items is None and any(v.items for v in values):
+        for v in values:
+            for item in (v.items or {}).values():
+                for key, label in _all_label_items(item):
+                    labels.setdefault(key, label)
+    if len(labels) > MAX_LABELS:
+        labels = dict(sorted(labels.items(), key=lambda kv: _order(kv[1]))[:MAX_LABELS])
+    return Value(labels=labels, types=frozenset().union(*(v.types for v in values)), const=const, prefix=prefix,
+                 items=items, functions=frozenset().union(*(v.functions for v in values)))
+
+
+def _common_prefix(a: str | None, b: str | None) -> str | None:
+    if a is None or b is None:
+        return None
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return a[:n] if n else None
+
+
+def _join_items(values: tuple[Value, ...]) -> dict[Any, Value] | None:
+    """Joins items key by key when every value tracks items; else None (fold them)."""
+    if any(v.items is None for v in values):
+        return None
+    keys: dict[Any, None] = {}
+    for v in values:
+        keys.update(dict.fromkeys(v.items or {}))
+    if len(keys) > MAX_ITEMS:
+        return None
+    out: dict[Any, Value] = {}
+    for key in keys:
+        parts = [v.items[key] for v in values if v.items and key in v.items]  # type: ignore[index]
+        out[key] = join(*parts)
+    return out
+
+
+def with_items(value: Value, updates: Mapping[Any, Value]) -> Value:
+    """Returns ``value`` with the given keys set (other keys kept); a container that would
+    track more than ``MAX_ITEMS`` keys is folded into its labels instead."""
+    items = dict(value.items or {})
+    items.update(updates)
+    if len(items) > MAX_ITEMS:
+        return join(value.flatten(), *(v.flatten() for v in updates.values()))
+    return replace(value, items=items, const=NOT_CONSTANT, prefix=None)
+
+
+def add_step(value: Value, step: Step) -> Value:
+    """Returns ``value`` with ``step`` appended to every label (items included)."""
+    if not value.tainted():
+        return value
+    labels = {key: label.then(step) for key, label in value.labels.items()}
+    items = {k: add_step(v, step) for k, v in value.items.items()} if value.items else value.items
+    return replace(value, labels=labels, items=items)
+
+
+def clean(value: Value, kinds: Iterable[str], by: str) -> Value:
+    """Returns ``value`` with every label sanitised for ``kinds`` by ``by``."""
+    if not value.tainted():
+        return value
+    kinds = frozenset(kinds)
+    labels = _labels_of(label.clean(kinds, by) for label in value.labels.values())
+    items = {k: clean(v, kinds, by) for k, v in value.items.items()} if value.items else value.items
+    return replace(value, labels=labels, items=items)
+
+
+def taint_only(value: Value) -> Value:
+    """Returns a value with ``value``'s taint and nothing else (a derived value of unknown
+    type: the result of an operation the models do not describe)."""
+    if value.items is None and not value.types and not value.is_const and value.prefix is None and not value.functions:
+        return value
+    return Value(labels=_labels_of(value.all_labels()))
