@@ -119,6 +119,8 @@ _BINOPS = {
     "%": ast.Mod(), "//": ast.FloorDiv(), "**": ast.Pow(), "|": ast.BitOr(), "&": ast.BitAnd(),
     "^": ast.BitXor(), "<<": ast.LShift(), ">>": ast.RShift(),
 }
+_PRECEDENCE = {"|": 1, "^": 2, "&": 3, "<<": 4, ">>": 4, "+": 5, "-": 5, "*": 6, "@": 6, "/": 6, "//": 6,
+               "%": 6, "**": 7}
 _AUGOPS = {op + "=": value for op, value in _BINOPS.items()}
 _UNARYOPS = {"+": ast.UAdd(), "-": ast.USub(), "~": ast.Invert(), "not": ast.Not()}
 _CMPOPS = {
@@ -193,19 +195,26 @@ def _convert(source: bytes) -> ast.Module:
     * The grammar has no PEP 696 type parameter defaults (``[T = int]``): each ``=`` that
       tree-sitter reports as an error inside a type parameter list becomes a ``:``, and the
       converter reads a ``:`` at a recorded offset as ``= default``.
-    * ``type(x).attr = 1`` parses as a type alias statement: the converter asks for the
-      ``type`` keyword to be hidden (``tYpe``) and the text is parsed again.
+    * ``type(x).attr = 1`` parses as a type alias statement and ``print >> f, x`` (a tuple in
+      Python 3) as a Python 2 print statement: the converter asks for the keyword to be
+      hidden (``tYpe``, ``pRint``) and the text is parsed again. If the text then has an
+      error on that line, the converter's own message is raised (``print "x"`` is reported
+      as a Python 2 print statement).
     """
     parser = Parser(_LANGUAGE)
     patched = source
     default_colons: set[int] = set()
-    hidden_keywords: set[int] = set()
+    hidden_keywords: dict[int, _Reparse] = {}
     for _ in range(16):
         tree = parser.parse(patched)
         if tree.root_node.has_error:
             offsets = _type_param_default_signs(tree.root_node) - default_colons
             if not offsets:
-                raise _first_error(tree.root_node)
+                error = _first_error(tree.root_node)
+                for request in hidden_keywords.values():
+                    if request.lineno == error.lineno:
+                        raise TreeSitterSyntaxError(request.message, lineno=request.lineno) from None
+                raise error
             default_colons |= offsets
         else:
             try:
@@ -213,7 +222,7 @@ def _convert(source: bytes) -> ast.Module:
             except _Reparse as request:
                 if request.offset in hidden_keywords:
                     raise TreeSitterSyntaxError(request.message, lineno=request.lineno) from None
-                hidden_keywords.add(request.offset)
+                hidden_keywords[request.offset] = request
         buffer = bytearray(source)
         for offset in default_colons:
             buffer[offset] = ord(":")
@@ -318,6 +327,7 @@ class _Converter:
     def __init__(self, source: bytes, default_colons: frozenset[int]) -> None:
         self._source = source
         self._default_colons = default_colons
+        self._semicolon_ends: dict[int, tuple[int, int]] = {}
         self._expr_handlers: dict[str, Callable[[Node], Any]] = {
             "identifier": self._name,
             "integer": self._number,
@@ -416,11 +426,27 @@ class _Converter:
         body = self._statements(node) if node is not None else []
         if not body:
             raise self._error(owner, "expected an indented block")
+        for child in reversed(node.children):  # type: ignore[union-attr]
+            if not child.is_extra:
+                if child.type == ";":
+                    end = child.end_point
+                    self._semicolon_ends[id(body[-1])] = (end[0] + 1, end[1])
+                break
         return body
 
-    def _unsupported(self, node: Node) -> TreeSitterSyntaxError:
+    def _end(self, node: Node, last: ast.AST) -> tuple[int, int, int, int]:
+        """From ``node``'s start to the end of ``last``, the last statement of its last block:
+        CPython ends a compound statement at its last token, a trailing ``;`` included."""
+        start = node.start_point
+        end = self._semicolon_ends.get(id(last))
+        if end is None:
+            return (start[0] + 1, start[1], last.end_lineno, last.end_col_offset)  # type: ignore[attr-defined]
+        return (start[0] + 1, start[1], end[0], end[1])
+
+    def _unsupported(self, node: Node) -> Exception:
         if node.type in ("print_statement", "exec_statement"):
-            return self._error(node, f"Python 2 {node.type.split('_')[0]} statement (missing parentheses?)")
+            error = self._error(node, f"Python 2 {node.type.split('_')[0]} statement (missing parentheses?)")
+            return _Reparse(node.start_byte, str(error), error.lineno or 1)
         return self._error(node, f"invalid syntax ({node.type} here)")
 
     def _expression_statement(self, node: Node) -> ast.stmt:
@@ -581,9 +607,6 @@ class _Converter:
         fields = {"name": name, "type_params": type_params, "value": self.expr(kids[3])}
         return _mk(TypeAlias, fields, _span(node))
 
-    def _suite_end(self, node: Node, body: list[ast.stmt]) -> tuple[int, int, int, int]:
-        return _with_end(node, body[-1])
-
     def _if(self, node: Node) -> ast.stmt:
         kids = _kids(node)
         alternatives = [child for child in kids if child.type in ("elif_clause", "else_clause")]
@@ -595,10 +618,10 @@ class _Converter:
             parts = _kids(clause)
             body = self._block(parts[3] if len(parts) > 3 else None, clause)
             fields = {"test": self.expr(parts[1]), "body": body, "orelse": orelse}
-            orelse = [_mk(ast.If, fields, _with_end(clause, (orelse or body)[-1]))]
+            orelse = [_mk(ast.If, fields, self._end(clause, (orelse or body)[-1]))]
         body = self._block(node.child_by_field_name("consequence"), node)
         fields = {"test": self.expr(kids[1]), "body": body, "orelse": orelse}
-        return _mk(ast.If, fields, _with_end(node, (orelse or body)[-1]))
+        return _mk(ast.If, fields, self._end(node, (orelse or body)[-1]))
 
     def _else(self, node: Node | None) -> list[ast.stmt]:
         if node is None:
@@ -616,13 +639,13 @@ class _Converter:
             "orelse": orelse,
             "type_comment": None,
         }
-        return _mk(ast.AsyncFor if is_async else ast.For, fields, _with_end(node, (orelse or body)[-1]))
+        return _mk(ast.AsyncFor if is_async else ast.For, fields, self._end(node, (orelse or body)[-1]))
 
     def _while(self, node: Node) -> ast.stmt:
         body = self._block(node.child_by_field_name("body"), node)
         orelse = self._else(node.child_by_field_name("alternative"))
         fields = {"test": self.expr(node.child_by_field_name("condition")), "body": body, "orelse": orelse}
-        return _mk(ast.While, fields, _with_end(node, (orelse or body)[-1]))
+        return _mk(ast.While, fields, self._end(node, (orelse or body)[-1]))
 
     def _try(self, node: Node) -> ast.stmt:
         body = self._block(node.child_by_field_name("body"), node)
@@ -649,7 +672,7 @@ class _Converter:
             raise self._error(node, "invalid syntax ('else' without 'except')")
         last = (finalbody or orelse or handlers or body)[-1]
         fields = {"body": body, "handlers": handlers, "orelse": orelse, "finalbody": finalbody}
-        return _mk(ast.TryStar if star else ast.Try, fields, _with_end(node, last))
+        return _mk(ast.TryStar if star else ast.Try, fields, self._end(node, last))
 
     def _handler(self, node: Node) -> ast.excepthandler:
         kids = _kids(node)
@@ -679,7 +702,7 @@ class _Converter:
         if index == 2 and exc_type is None:
             raise self._error(node, "expected one or more exception types")
         fields = {"type": exc_type, "name": name, "body": body}
-        return _mk(ast.ExceptHandler, fields, _with_end(node, body[-1]))
+        return _mk(ast.ExceptHandler, fields, self._end(node, body[-1]))
 
     def _unwrap_paren(self, node: Node) -> Node:
         if node.type == "as_pattern_target":
@@ -696,11 +719,13 @@ class _Converter:
                 items = [self._withitem(item) for item in child.children if item.type == "with_item"]
         body = self._block(node.child_by_field_name("body"), node)
         fields = {"items": items, "body": body, "type_comment": None}
-        return _mk(ast.AsyncWith if is_async else ast.With, fields, _with_end(node, body[-1]))
+        return _mk(ast.AsyncWith if is_async else ast.With, fields, self._end(node, body[-1]))
 
     def _withitem(self, node: Node) -> ast.withitem:
         value = _kids(node)[0]
         target = None
+        if value.type == "parenthesized_expression" and _kids(value)[1].type == "as_pattern":
+            value = _kids(value)[1]
         if value.type == "as_pattern":
             parts = _kids(value)
             value = parts[0]
@@ -722,7 +747,7 @@ class _Converter:
         }
         type_params = self._type_params(params) if params is not None else []
         fields["type_params"] = type_params
-        result = _mk(ast.AsyncFunctionDef if is_async else ast.FunctionDef, fields, _with_end(node, body[-1]))
+        result = _mk(ast.AsyncFunctionDef if is_async else ast.FunctionDef, fields, self._end(node, body[-1]))
         return result
 
     def _class(self, node: Node) -> ast.stmt:
@@ -741,7 +766,7 @@ class _Converter:
             "decorator_list": [],
             "type_params": self._type_params(params) if params is not None else [],
         }
-        return _mk(ast.ClassDef, fields, _with_end(node, body[-1]))
+        return _mk(ast.ClassDef, fields, self._end(node, body[-1]))
 
     def _decorated(self, node: Node) -> ast.stmt:
         decorators = [self.expr(_kids(child)[1]) for child in node.children if child.type == "decorator"]
@@ -766,7 +791,7 @@ class _Converter:
         if not cases:
             raise self._error(node, "expected an indented block of 'case' clauses")
         fields = {"subject": subject, "cases": cases}
-        return _mk(ast.Match, fields, _with_end(node, cases[-1].body[-1]))
+        return _mk(ast.Match, fields, self._end(node, cases[-1].body[-1]))
 
     def _case(self, node: Node) -> ast.match_case:
         patterns: list[Node] = []
@@ -1170,25 +1195,67 @@ class _Converter:
         return _mk(ast.Constant, {"value": value, "kind": None}, _span(node))
 
     def _binary(self, node: Node) -> ast.expr:
-        spine = []
-        while node.type == "binary_operator":
-            spine.append(node)
-            node = node.children[0]
-        left = self.expr(node)
+        """A run of binary operators, rebuilt with Python's precedence.
+
+        tree-sitter-python 0.25 ranks ``^`` above ``&`` (Python ranks ``&`` higher), so the run's
+        operands and operators are read in order (iteratively: ``a+a+...`` may be long) and the
+        tree is built again by operator precedence.
+        """
+        operands: list[Node] = []
+        operators: list[str] = []
+        stack: list[Any] = [node]
+        while stack:
+            item = stack.pop()
+            if type(item) is str:
+                operators.append(item)
+            elif item.type == "binary_operator":
+                kids = item.children
+                if len(kids) != 3:
+                    kids = _kids(item)
+                stack.append(kids[2])
+                stack.append(kids[1].type)
+                stack.append(kids[0])
+            else:
+                operands.append(item)
+        values = [self.expr(operand) for operand in operands]
+        starts = [operand.start_point for operand in operands]
+        ends = [operand.end_point for operand in operands]
         star = None
-        if type(left) is ast.Starred and node.type != "parenthesized_expression":
-            star, left = left, left.value
-        for op_node in reversed(spine):
-            kids = op_node.children
-            if len(kids) != 3:
-                kids = _kids(op_node)
-            fields = {"left": left, "op": _BINOPS[kids[1].type], "right": self.expr(kids[2])}
-            left = _mk(ast.BinOp, fields, _span(op_node))
+        if type(values[0]) is ast.Starred and operands[0].type != "parenthesized_expression":
+            star = values[0]
+            values[0] = star.value
+            starts[0] = (star.value.lineno - 1, star.value.col_offset)
+        out_values = [values[0]]
+        out_starts = [starts[0]]
+        pending: list[str] = []
+        precedence = _PRECEDENCE
+
+        def reduce() -> None:
+            right = out_values.pop()
+            out_starts.pop()
+            begin = out_starts[-1]
+            end = right_ends.pop()
+            right_ends[-1] = end
+            fields = {"left": out_values[-1], "op": _BINOPS[pending.pop()], "right": right}
+            out_values[-1] = _mk(ast.BinOp, fields, (begin[0] + 1, begin[1], end[0] + 1, end[1]))
+
+        right_ends = [ends[0]]
+        for index, operator in enumerate(operators, 1):
+            rank = precedence[operator]
+            while pending and (precedence[pending[-1]] > rank or (precedence[pending[-1]] == rank and operator != "**")):
+                reduce()
+            pending.append(operator)
+            out_values.append(values[index])
+            out_starts.append(starts[index])
+            right_ends.append(ends[index])
+        while pending:
+            reduce()
+        result = out_values[0]
         if star is not None:
-            star.value = left
-            star.end_lineno, star.end_col_offset = left.end_lineno, left.end_col_offset
+            star.value = result
+            star.end_lineno, star.end_col_offset = result.end_lineno, result.end_col_offset
             return star
-        return left
+        return result
 
     def _unary(self, node: Node) -> ast.expr:
         chain = []
@@ -1671,6 +1738,8 @@ class _Converter:
         """A replacement field: [FormattedValue] or, with ``=``, [Constant, FormattedValue]."""
         kids = _kids(node)
         expression = kids[1]
+        if expression.type == "named_expression":
+            return self._walrus_lookalike(node, kids, template, raw)
         value = self._fstring_expression(expression)
         index = 2
         debug = kids[index].type == "="
@@ -1707,6 +1776,24 @@ class _Converter:
             fields = {"value": value, "conversion": conversion, "format_spec": spec}
             pieces.append(_mk(ast.FormattedValue, fields, _span(node)))
         return pieces
+
+    def _walrus_lookalike(self, node: Node, kids: list[Node], template: bool, raw: bool) -> list[Any]:
+        """``{x:=10}`` in an f-string: ``x`` formatted with the spec ``=10`` (not a walrus)."""
+        name, walrus = _kids(kids[1])[:2]
+        close = kids[-1]
+        if len(kids) != 3 or b"{" in self._source[walrus.start_byte:close.start_byte]:
+            raise self._error(node, "f-string: this format spec starting with '=' is not supported")
+        colon = walrus.start_point
+        after = (colon[0], colon[1] + 1)
+        literal = self._literal(node, walrus.start_byte + 1, close.start_byte, after, close.start_point, raw)
+        begin = close.start_point
+        spec = _mk(ast.JoinedStr, {"values": [literal] if literal is not None else []},
+                   (colon[0] + 1, colon[1], begin[0] + 1, begin[1]))
+        fields: dict[str, Any] = {"value": self._name(name), "conversion": -1, "format_spec": spec}
+        if template:
+            fields["str"] = self._expression_text(node, kids[0].end_byte, walrus.start_byte).rstrip(" \t\n\r\f\v")
+            return [_mk(Interpolation, fields, _span(node))]
+        return [_mk(ast.FormattedValue, fields, _span(node))]
 
     def _expression_text(self, node: Node, start: int, stop: int) -> str:
         """The source between byte offsets ``start`` and ``stop`` of a replacement field, without

@@ -25,7 +25,8 @@ Normalisations (the whole list; each is a difference of the interpreter, not of 
 * ``fstring_parts=False`` (only for comparisons with a host older than 3.12): before 3.12,
   the parts of an f-string (the ``Constant`` and ``FormattedValue`` nodes in
   ``JoinedStr.values`` and a format spec's ``JoinedStr``) carry the position of the whole
-  f-string expression: the positions of those parts are dropped from both sides (the
+  f-string expression, and a tuple right inside the braces (``f"{a, b}"``) includes them:
+  the positions of those parts and tuples are dropped from both sides (the other
   expressions inside the braces keep theirs).
 
 Walks are iterative, so a tree as deep as the interpreter accepts is serialised.
@@ -125,7 +126,8 @@ def canonical(tree, fstring_parts=True):
         hide_parts = not fstring_parts and kind in ("JoinedStr", "FormattedValue")
         prefix = path + "." if path else ""
         for name, child in reversed(children):
-            part = hide_parts and (kind == "JoinedStr" or name == "format_spec")
+            part = hide_parts and (kind == "JoinedStr" or name == "format_spec"
+                                   or (name == "value" and type(child).__name__ == "Tuple"))
             stack.append((prefix + name, child, part))
     return records
 
