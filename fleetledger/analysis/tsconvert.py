@@ -243,16 +243,17 @@ class _Reparse(Exception):
 
 
 def _type_param_default_signs(root: Node) -> set[int]:
-    """Byte offsets of ``=`` tokens in ERROR nodes directly inside a type parameter list."""
+    """Byte offsets of ``=`` tokens that are children of ERROR nodes inside a type parameter list."""
     found: set[int] = set()
-    stack = [root]
+    stack = [(root, False)]
     while stack:
-        node = stack.pop()
+        node, inside = stack.pop()
+        inside = inside or node.type == "type_parameter"
         for child in node.children:
-            if child.is_error and node.type == "type_parameter":
+            if child.is_error and inside:
                 found.update(token.start_byte for token in child.children if token.type == "=")
             if child.has_error:
-                stack.append(child)
+                stack.append((child, inside))
     return found
 
 
@@ -409,13 +410,24 @@ class _Converter:
     # -- statements -----------------------------------------------------------------------
 
     def module(self, root: Node) -> ast.Module:
-        return _mk_bare(ast.Module, {"body": self._statements(root), "type_ignores": []})
+        return _mk_bare(ast.Module, {"body": self._statements(root, 0), "type_ignores": []})
 
-    def _statements(self, node: Node) -> list[ast.stmt]:
+    def _statements(self, node: Node, column: int | None = None) -> list[ast.stmt]:
+        """The statements of a module or block, checking that those starting a line line up
+        (tree-sitter accepts a dedent to a column no enclosing block started at)."""
         handlers = self._stmt_handlers
         body = []
+        last_row = -1
         for child in node.children:
             if child.is_named and not child.is_extra:
+                start = child.start_point
+                if start[0] > last_row:
+                    if column is None:
+                        column = start[1]
+                    elif start[1] != column:
+                        message = "unexpected indent" if start[1] > column else "unindent does not match any outer indentation level"
+                        raise self._error(child, message)
+                last_row = child.end_point[0]
                 handler = handlers.get(child.type)
                 if handler is None:
                     raise self._unsupported(child)
