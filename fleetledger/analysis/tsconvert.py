@@ -300,6 +300,19 @@ def _mk(cls: Any, fields: dict[str, Any], pos: tuple[int, int, int, int]) -> Any
     return node
 
 
+def _at(cls: Any, fields: dict[str, Any], node: Node) -> Any:
+    """A node of ``cls`` with ``fields``, spanning tree-sitter node ``node``."""
+    start = node.start_point
+    end = node.end_point
+    fields["lineno"] = start[0] + 1
+    fields["col_offset"] = start[1]
+    fields["end_lineno"] = end[0] + 1
+    fields["end_col_offset"] = end[1]
+    result = _new(cls)
+    result.__dict__ = fields
+    return result
+
+
 def _mk_bare(cls: Any, fields: dict[str, Any]) -> Any:
     """A node of ``cls`` that has no positions (``arguments``, ``comprehension``...)."""
     node = _new(cls)
@@ -329,7 +342,7 @@ class _Converter:
         self._source = source
         self._default_colons = default_colons
         self._semicolon_ends: dict[int, tuple[int, int]] = {}
-        self._expr_handlers: dict[str, Callable[[Node], Any]] = {
+        self._expr_handlers: dict[str, Callable[[Node], Any]] = _Handlers(self._refuse, {
             "identifier": self._name,
             "integer": self._number,
             "float": self._number,
@@ -373,7 +386,7 @@ class _Converter:
             "member_type": self._member_type,
             "splat_type": self._splat_type,
             "keyword_identifier": self._name,
-        }
+        })
         self._stmt_handlers: dict[str, Callable[[Node], Any]] = {
             "expression_statement": self._expression_statement,
             "return_statement": self._return,
@@ -470,10 +483,10 @@ class _Converter:
                 return self._assignment(child)
             if kind == "augmented_assignment":
                 return self._augmented(child)
-            return _mk(ast.Expr, {"value": self.expr(child)}, _span(node))
+            return _at(ast.Expr, {"value": self.expr(child)}, node)
         elts = [self._element(child) for child in kids if child.is_named]
-        value = _mk(ast.Tuple, {"elts": elts, "ctx": _LOAD}, _span(node))
-        return _mk(ast.Expr, {"value": value}, _span(node))
+        value = _at(ast.Tuple, {"elts": elts, "ctx": _LOAD}, node)
+        return _at(ast.Expr, {"value": value}, node)
 
     def _assignment(self, node: Node) -> ast.stmt:
         kids = _kids(node)
@@ -490,7 +503,7 @@ class _Converter:
                 "value": self._right_hand_side(kids[4]) if len(kids) > 4 else None,
                 "simple": int(target_node.type == "identifier"),
             }
-            return _mk(ast.AnnAssign, fields, _span(node))
+            return _at(ast.AnnAssign, fields, node)
         targets = []
         current = node
         while True:
@@ -505,7 +518,7 @@ class _Converter:
         if right.type == "augmented_assignment":
             raise self._error(right, "invalid syntax (augmented assignment in an assignment chain)")
         fields = {"targets": targets, "value": self._right_hand_side(right), "type_comment": None}
-        return _mk(ast.Assign, fields, _span(node))
+        return _at(ast.Assign, fields, node)
 
     def _right_hand_side(self, node: Node) -> ast.expr:
         if node.type in ("assignment", "augmented_assignment"):
@@ -518,12 +531,12 @@ class _Converter:
         if type(target) not in (ast.Name, ast.Attribute, ast.Subscript):
             raise self._error(node, "illegal expression for augmented assignment")
         fields = {"target": target, "op": _AUGOPS[kids[1].type], "value": self._right_hand_side(kids[2])}
-        return _mk(ast.AugAssign, fields, _span(node))
+        return _at(ast.AugAssign, fields, node)
 
     def _return(self, node: Node) -> ast.stmt:
         kids = _kids(node)
         value = self.expr(kids[1]) if len(kids) > 1 else None
-        return _mk(ast.Return, {"value": value}, _span(node))
+        return _at(ast.Return, {"value": value}, node)
 
     def _delete(self, node: Node) -> ast.stmt:
         kids = _kids(node)
@@ -531,7 +544,7 @@ class _Converter:
             targets = [self._target(child, _DEL) for child in _kids(kids[1]) if child.is_named]
         else:
             targets = [self._target(kids[1], _DEL)]
-        return _mk(ast.Delete, {"targets": targets}, _span(node))
+        return _at(ast.Delete, {"targets": targets}, node)
 
     def _raise(self, node: Node) -> ast.stmt:
         exc = cause = None
@@ -542,24 +555,24 @@ class _Converter:
                 break
             if index and child.is_named:
                 exc = self.expr(child)
-        return _mk(ast.Raise, {"exc": exc, "cause": cause}, _span(node))
+        return _at(ast.Raise, {"exc": exc, "cause": cause}, node)
 
     def _pass(self, node: Node) -> ast.stmt:
-        return _mk(ast.Pass, {}, _span(node))
+        return _at(ast.Pass, {}, node)
 
     def _break(self, node: Node) -> ast.stmt:
-        return _mk(ast.Break, {}, _span(node))
+        return _at(ast.Break, {}, node)
 
     def _continue(self, node: Node) -> ast.stmt:
-        return _mk(ast.Continue, {}, _span(node))
+        return _at(ast.Continue, {}, node)
 
     def _global(self, node: Node) -> ast.stmt:
         names = [self._identifier(child) for child in node.children if child.type == "identifier"]
-        return _mk(ast.Global, {"names": names}, _span(node))
+        return _at(ast.Global, {"names": names}, node)
 
     def _nonlocal(self, node: Node) -> ast.stmt:
         names = [self._identifier(child) for child in node.children if child.type == "identifier"]
-        return _mk(ast.Nonlocal, {"names": names}, _span(node))
+        return _at(ast.Nonlocal, {"names": names}, node)
 
     def _dotted(self, node: Node) -> str:
         return ".".join(self._identifier(child) for child in node.children if child.type == "identifier")
@@ -570,11 +583,11 @@ class _Converter:
             fields = {"name": self._dotted(kids[0]), "asname": self._identifier(kids[2])}
         else:
             fields = {"name": self._dotted(node), "asname": None}
-        return _mk(ast.alias, fields, _span(node))
+        return _at(ast.alias, fields, node)
 
     def _import(self, node: Node) -> ast.stmt:
         names = [self._alias(child) for child in node.children if child.type in ("dotted_name", "aliased_import")]
-        return _mk(ast.Import, {"names": names}, _span(node))
+        return _at(ast.Import, {"names": names}, node)
 
     def _import_from(self, node: Node) -> ast.stmt:
         kids = _kids(node)
@@ -584,7 +597,7 @@ class _Converter:
             if kind in ("dotted_name", "aliased_import"):
                 names.append(self._alias(child))
             elif kind == "wildcard_import":
-                names.append(_mk(ast.alias, {"name": "*", "asname": None}, _span(child)))
+                names.append(_at(ast.alias, {"name": "*", "asname": None}, child))
         source = kids[1]
         if node.type == "future_import_statement":
             module, level = "__future__", 0
@@ -594,14 +607,14 @@ class _Converter:
             module = self._dotted(parts[1]) if len(parts) > 1 else None
         else:
             module, level = self._dotted(source), 0
-        return _mk(ast.ImportFrom, {"module": module, "names": names, "level": level}, _span(node))
+        return _at(ast.ImportFrom, {"module": module, "names": names, "level": level}, node)
 
     def _assert(self, node: Node) -> ast.stmt:
         values = [self.expr(child) for child in _kids(node) if child.is_named]
         if len(values) > 2:
             raise self._error(node, "invalid syntax (assert takes a test and a message)")
         fields = {"test": values[0], "msg": values[1] if len(values) > 1 else None}
-        return _mk(ast.Assert, fields, _span(node))
+        return _at(ast.Assert, fields, node)
 
     def _type_alias(self, node: Node) -> ast.stmt:
         kids = _kids(node)
@@ -615,9 +628,9 @@ class _Converter:
         else:
             error = self._error(left, "invalid syntax (type alias name)")
             raise _Reparse(kids[0].start_byte, str(error), error.lineno or 1)
-        name = _mk(ast.Name, {"id": self._identifier(name_node), "ctx": _STORE}, _span(name_node))
+        name = _at(ast.Name, {"id": self._identifier(name_node), "ctx": _STORE}, name_node)
         fields = {"name": name, "type_params": type_params, "value": self.expr(kids[3])}
-        return _mk(TypeAlias, fields, _span(node))
+        return _at(TypeAlias, fields, node)
 
     def _if(self, node: Node) -> ast.stmt:
         kids = _kids(node)
@@ -849,7 +862,7 @@ class _Converter:
             name = self._identifier(name_node)
             if name == "_":
                 raise self._error(name_node, "cannot use '_' as a target")
-            return _mk(ast.MatchAs, {"pattern": pattern, "name": name}, _span(node))
+            return _at(ast.MatchAs, {"pattern": pattern, "name": name}, node)
         return self._simple_pattern([node], node)
 
     def _simple_pattern(self, parts: list[Node], owner: Node) -> ast.pattern:
@@ -1001,7 +1014,7 @@ class _Converter:
             if type(right.value) is not complex:
                 raise self._error(node, "imaginary number required in complex literal")
             fields = {"left": left, "op": _BINOPS[kids[0].type], "right": right}
-            return _mk(ast.BinOp, fields, _span(node))
+            return _at(ast.BinOp, fields, node)
         if kind in ("integer", "float"):
             return self._number(node)
         value = self._strings(node)
@@ -1069,7 +1082,7 @@ class _Converter:
     def _arg(self, name: Node, annotation: Node | None) -> ast.arg:
         fields = {"arg": self._identifier(name), "annotation": None, "type_comment": None}
         if annotation is None:
-            return _mk(ast.arg, fields, _span(name))
+            return _at(ast.arg, fields, name)
         fields["annotation"] = self.expr(annotation)
         return _mk(ast.arg, fields, _join(name, annotation))
 
@@ -1170,10 +1183,11 @@ class _Converter:
     # -- expressions ----------------------------------------------------------------------
 
     def expr(self, node: Node) -> Any:
-        handler = self._expr_handlers.get(node.type)
-        if handler is None:
-            raise self._unsupported(node)
-        return handler(node)
+        return self._expr_handlers[node.type](node)
+
+    def _refuse(self, node: Node) -> Any:
+        """The handler of node types that are no expression (``as`` outside ``with``...)."""
+        raise self._unsupported(node)
 
     def _token(self, node: Node) -> str:
         """The node's source text (from the original source, before any repair)."""
@@ -1184,19 +1198,27 @@ class _Converter:
         return text if text.isascii() else unicodedata.normalize("NFKC", text)
 
     def _name(self, node: Node) -> ast.expr:
-        return _mk(ast.Name, {"id": self._identifier(node), "ctx": _LOAD}, _span(node))
+        text = self._source[node.start_byte:node.end_byte].decode()
+        if not text.isascii():
+            text = unicodedata.normalize("NFKC", text)
+        start = node.start_point
+        end = node.end_point
+        result = _new(ast.Name)
+        result.__dict__ = {"id": text, "ctx": _LOAD, "lineno": start[0] + 1, "col_offset": start[1],
+                           "end_lineno": end[0] + 1, "end_col_offset": end[1]}
+        return result
 
     def _true(self, node: Node) -> ast.expr:
-        return _mk(ast.Constant, {"value": True, "kind": None}, _span(node))
+        return _at(ast.Constant, {"value": True, "kind": None}, node)
 
     def _false(self, node: Node) -> ast.expr:
-        return _mk(ast.Constant, {"value": False, "kind": None}, _span(node))
+        return _at(ast.Constant, {"value": False, "kind": None}, node)
 
     def _none(self, node: Node) -> ast.expr:
-        return _mk(ast.Constant, {"value": None, "kind": None}, _span(node))
+        return _at(ast.Constant, {"value": None, "kind": None}, node)
 
     def _ellipsis(self, node: Node) -> ast.expr:
-        return _mk(ast.Constant, {"value": ..., "kind": None}, _span(node))
+        return _at(ast.Constant, {"value": ..., "kind": None}, node)
 
     def _number(self, node: Node) -> ast.expr:
         text = self._token(node)
@@ -1204,7 +1226,7 @@ class _Converter:
             value = _number_value(text)
         except ValueError as error:
             raise self._error(node, f"invalid number literal {text!r} ({error})") from None
-        return _mk(ast.Constant, {"value": value, "kind": None}, _span(node))
+        return _at(ast.Constant, {"value": value, "kind": None}, node)
 
     def _binary(self, node: Node) -> ast.expr:
         """A run of binary operators, rebuilt with Python's precedence.
@@ -1276,7 +1298,7 @@ class _Converter:
             node = node.children[-1]
         value = self.expr(node)
         for op_node in reversed(chain):
-            value = _mk(ast.UnaryOp, {"op": _UNARYOPS[op_node.children[0].type], "operand": value}, _span(op_node))
+            value = _at(ast.UnaryOp, {"op": _UNARYOPS[op_node.children[0].type], "operand": value}, op_node)
         return value
 
     def _boolean(self, node: Node) -> ast.expr:
@@ -1292,7 +1314,7 @@ class _Converter:
         values = [self.expr(current)]
         values.extend(self.expr(right) for right in reversed(rights))
         op = ast.And() if operator == "and" else ast.Or()
-        return _mk(ast.BoolOp, {"op": op, "values": values}, _span(node))
+        return _at(ast.BoolOp, {"op": op, "values": values}, node)
 
     def _comparison(self, node: Node) -> ast.expr:
         operands = []
@@ -1306,27 +1328,34 @@ class _Converter:
                     raise self._error(child, f"invalid syntax ({child.type!r} is not a Python 3 operator)")
                 ops.append(op)
         fields = {"left": operands[0], "ops": ops, "comparators": operands[1:]}
-        return _mk(ast.Compare, fields, _span(node))
+        return _at(ast.Compare, fields, node)
 
     def _postfix(self, node: Node) -> ast.expr:
+        """An attribute/call/subscript chain, iteratively; each link spans from the chain's start."""
         chain = []
-        while node.type in _POSTFIX:
-            chain.append(node)
-            node = node.children[0]
+        kind = node.type
+        while kind in _POSTFIX:
+            kids = node.children
+            chain.append((node, kind, kids))
+            node = kids[0]
+            kind = node.type
         star = None
-        if node.type == "list_splat":
+        if kind == "list_splat":
             star = node
             node = _kids(node)[1]
-        value = self.expr(node)
+        value = self._expr_handlers[node.type](node)
         start = node.start_point
-        for link in reversed(chain):
-            kind = link.type
-            kids = link.children
+        line = start[0] + 1
+        column = start[1]
+        for link, kind, kids in reversed(chain):
             end = link.end_point
-            pos = (start[0] + 1, start[1], end[0] + 1, end[1])
+            pos = (line, column, end[0] + 1, end[1])
             if kind == "attribute":
-                fields = {"value": value, "attr": self._identifier(kids[-1]), "ctx": _LOAD}
-                value = _mk(ast.Attribute, fields, pos)
+                name = kids[-1]
+                text = self._source[name.start_byte:name.end_byte].decode()
+                if not text.isascii():
+                    text = unicodedata.normalize("NFKC", text)
+                value = _mk(ast.Attribute, {"value": value, "attr": text, "ctx": _LOAD}, pos)
             elif kind == "call":
                 arguments = kids[-1]
                 if arguments.type == "generator_expression":
@@ -1352,11 +1381,11 @@ class _Converter:
             if kind == "keyword_argument":
                 kids = _kids(child)
                 fields = {"arg": self._identifier(kids[0]), "value": self.expr(kids[2])}
-                keywords.append(_mk(ast.keyword, fields, _span(child)))
+                keywords.append(_at(ast.keyword, fields, child))
             elif kind == "dictionary_splat":
                 double_star = True
                 fields = {"arg": None, "value": self.expr(_kids(child)[1])}
-                keywords.append(_mk(ast.keyword, fields, _span(child)))
+                keywords.append(_at(ast.keyword, fields, child))
             else:
                 value = self._element(child)
                 if double_star:
@@ -1393,11 +1422,11 @@ class _Converter:
                 index += 1
             else:
                 parts[index] = self.expr(child)
-        return _mk(ast.Slice, {"lower": parts[0], "upper": parts[1], "step": parts[2]}, _span(node))
+        return _at(ast.Slice, {"lower": parts[0], "upper": parts[1], "step": parts[2]}, node)
 
     def _starred(self, node: Node) -> ast.expr:
         kids = _kids(node)
-        return _mk(ast.Starred, {"value": self.expr(kids[1]), "ctx": _LOAD}, _span(node))
+        return _at(ast.Starred, {"value": self.expr(kids[1]), "ctx": _LOAD}, node)
 
     def _elements(self, node: Node) -> tuple[list[ast.expr], bool]:
         """The elements between a node's brackets, and whether a comma is among them."""
@@ -1414,11 +1443,11 @@ class _Converter:
 
     def _list(self, node: Node) -> ast.expr:
         values, _ = self._elements(node)
-        return _mk(ast.List, {"elts": values, "ctx": _LOAD}, _span(node))
+        return _at(ast.List, {"elts": values, "ctx": _LOAD}, node)
 
     def _set(self, node: Node) -> ast.expr:
         values, _ = self._elements(node)
-        return _mk(ast.Set, {"elts": values}, _span(node))
+        return _at(ast.Set, {"elts": values}, node)
 
     def _tuple(self, node: Node) -> ast.expr:
         values, comma = self._elements(node)
@@ -1426,11 +1455,11 @@ class _Converter:
             if type(values[0]) is ast.Starred:
                 raise self._error(node, "cannot use starred expression here")
             return values[0]
-        return _mk(ast.Tuple, {"elts": values, "ctx": _LOAD}, _span(node))
+        return _at(ast.Tuple, {"elts": values, "ctx": _LOAD}, node)
 
     def _bare_tuple(self, node: Node) -> ast.expr:
         values = [self._element(child) for child in _kids(node) if child.is_named]
-        return _mk(ast.Tuple, {"elts": values, "ctx": _LOAD}, _span(node))
+        return _at(ast.Tuple, {"elts": values, "ctx": _LOAD}, node)
 
     def _dictionary(self, node: Node) -> ast.expr:
         keys: list[ast.expr | None] = []
@@ -1444,7 +1473,7 @@ class _Converter:
             elif kind == "dictionary_splat":
                 keys.append(None)
                 values.append(self.expr(_kids(child)[1]))
-        return _mk(ast.Dict, {"keys": keys, "values": values}, _span(node))
+        return _at(ast.Dict, {"keys": keys, "values": values}, node)
 
     def _generators(self, clauses: list[Node]) -> list[ast.comprehension]:
         generators: list[ast.comprehension] = []
@@ -1467,23 +1496,23 @@ class _Converter:
     def _listcomp(self, node: Node) -> ast.expr:
         kids = _kids(node)
         fields = {"elt": self._comp_element(kids[1]), "generators": self._generators(kids[2:-1])}
-        return _mk(ast.ListComp, fields, _span(node))
+        return _at(ast.ListComp, fields, node)
 
     def _setcomp(self, node: Node) -> ast.expr:
         kids = _kids(node)
         fields = {"elt": self._comp_element(kids[1]), "generators": self._generators(kids[2:-1])}
-        return _mk(ast.SetComp, fields, _span(node))
+        return _at(ast.SetComp, fields, node)
 
     def _genexp(self, node: Node) -> ast.expr:
         kids = _kids(node)
         fields = {"elt": self._comp_element(kids[1]), "generators": self._generators(kids[2:-1])}
-        return _mk(ast.GeneratorExp, fields, _span(node))
+        return _at(ast.GeneratorExp, fields, node)
 
     def _dictcomp(self, node: Node) -> ast.expr:
         kids = _kids(node)
         pair = _kids(kids[1])
         fields = {"key": self.expr(pair[0]), "value": self.expr(pair[2]), "generators": self._generators(kids[2:-1])}
-        return _mk(ast.DictComp, fields, _span(node))
+        return _at(ast.DictComp, fields, node)
 
     def _comp_element(self, node: Node) -> ast.expr:
         if node.type == "list_splat":
@@ -1499,7 +1528,7 @@ class _Converter:
     def _lambda(self, node: Node) -> ast.expr:
         params = node.child_by_field_name("parameters")
         fields = {"args": self._parameters(params), "body": self.expr(node.child_by_field_name("body"))}
-        return _mk(ast.Lambda, fields, _span(node))
+        return _at(ast.Lambda, fields, node)
 
     def _conditional(self, node: Node) -> ast.expr:
         spine = []
@@ -1510,23 +1539,23 @@ class _Converter:
         value = self.expr(node)
         for owner, kids in reversed(spine):
             fields = {"test": self.expr(kids[2]), "body": self.expr(kids[0]), "orelse": value}
-            value = _mk(ast.IfExp, fields, _span(owner))
+            value = _at(ast.IfExp, fields, owner)
         return value
 
     def _named(self, node: Node) -> ast.expr:
         kids = _kids(node)
-        target = _mk(ast.Name, {"id": self._identifier(kids[0]), "ctx": _STORE}, _span(kids[0]))
-        return _mk(ast.NamedExpr, {"target": target, "value": self.expr(kids[2])}, _span(node))
+        target = _at(ast.Name, {"id": self._identifier(kids[0]), "ctx": _STORE}, kids[0])
+        return _at(ast.NamedExpr, {"target": target, "value": self.expr(kids[2])}, node)
 
     def _await(self, node: Node) -> ast.expr:
-        return _mk(ast.Await, {"value": self.expr(_kids(node)[1])}, _span(node))
+        return _at(ast.Await, {"value": self.expr(_kids(node)[1])}, node)
 
     def _yield(self, node: Node) -> ast.expr:
         kids = _kids(node)
         if len(kids) > 2 and kids[1].type == "from":
-            return _mk(ast.YieldFrom, {"value": self.expr(kids[2])}, _span(node))
+            return _at(ast.YieldFrom, {"value": self.expr(kids[2])}, node)
         value = self.expr(kids[1]) if len(kids) > 1 else None
-        return _mk(ast.Yield, {"value": value}, _span(node))
+        return _at(ast.Yield, {"value": value}, node)
 
     # -- type expressions (annotations and aliases, as tree-sitter's "type" rule sees them) --
 
@@ -1548,7 +1577,7 @@ class _Converter:
             slice_ = values[0]
         else:
             slice_ = _mk(ast.Tuple, {"elts": values, "ctx": _LOAD}, _join(items[0], items[-1]))
-        return _mk(ast.Subscript, {"value": self._name(name), "slice": slice_, "ctx": _LOAD}, _span(node))
+        return _at(ast.Subscript, {"value": self._name(name), "slice": slice_, "ctx": _LOAD}, node)
 
     def _union_type(self, node: Node) -> ast.expr:
         spine = []
@@ -1560,19 +1589,19 @@ class _Converter:
         for link in reversed(spine):
             kids = _kids(link)
             fields = {"left": value, "op": _BINOPS["|"], "right": self.expr(kids[2])}
-            value = _mk(ast.BinOp, fields, _span(link))
+            value = _at(ast.BinOp, fields, link)
         return value
 
     def _member_type(self, node: Node) -> ast.expr:
         kids = _kids(node)
         fields = {"value": self.expr(kids[0]), "attr": self._identifier(kids[2]), "ctx": _LOAD}
-        return _mk(ast.Attribute, fields, _span(node))
+        return _at(ast.Attribute, fields, node)
 
     def _splat_type(self, node: Node) -> ast.expr:
         star, name = _kids(node)
         if star.type != "*":
             raise self._error(node, "invalid syntax ('**' in an annotation)")
-        return _mk(ast.Starred, {"value": self._name(name), "ctx": _LOAD}, _span(node))
+        return _at(ast.Starred, {"value": self._name(name), "ctx": _LOAD}, node)
 
     # -- strings --------------------------------------------------------------------------
 
@@ -1615,7 +1644,7 @@ class _Converter:
             raise self._error(node, "cannot mix t-string literals with string or bytes literals")
         if has_bytes:
             value = b"".join(piece.value for piece in pieces)
-            return _mk(ast.Constant, {"value": value, "kind": pieces[0].kind}, _span(node))
+            return _at(ast.Constant, {"value": value, "kind": pieces[0].kind}, node)
         folded = []
         index = 0
         count = len(pieces)
@@ -1636,7 +1665,7 @@ class _Converter:
             folded.append(piece)
         if not has_fstring:
             return folded[0]
-        return _mk(TemplateStr if has_template else ast.JoinedStr, {"values": folded}, _span(node))
+        return _at(TemplateStr if has_template else ast.JoinedStr, {"values": folded}, node)
 
     def _string_head(self, node: Node, head: str) -> tuple[str, int]:
         """The lower-case prefix of a string and the length of its quotes; checks both."""
@@ -1655,7 +1684,7 @@ class _Converter:
             value = text
         else:
             value = self._decode_str(node, text, _ESCAPE)
-        return _mk(ast.Constant, {"value": value, "kind": "u" if prefix == "u" else None}, _span(node))
+        return _at(ast.Constant, {"value": value, "kind": "u" if prefix == "u" else None}, node)
 
     def _decode_str(self, node: Node, text: str, pattern: re.Pattern[str]) -> str:
         """Decodes the escapes of a str literal (and ``{{``/``}}`` with ``_FSTRING_ESCAPE``)."""
@@ -1783,10 +1812,10 @@ class _Converter:
             stop = kids[2] if debug else after_expression
             text = self._expression_text(node, kids[0].end_byte, stop.start_byte).rstrip(" \t\n\r\f\v")
             fields = {"value": value, "str": text, "conversion": conversion, "format_spec": spec}
-            pieces.append(_mk(Interpolation, fields, _span(node)))
+            pieces.append(_at(Interpolation, fields, node))
         else:
             fields = {"value": value, "conversion": conversion, "format_spec": spec}
-            pieces.append(_mk(ast.FormattedValue, fields, _span(node)))
+            pieces.append(_at(ast.FormattedValue, fields, node))
         return pieces
 
     def _walrus_lookalike(self, node: Node, kids: list[Node], template: bool, raw: bool) -> list[Any]:
@@ -1804,8 +1833,8 @@ class _Converter:
         fields: dict[str, Any] = {"value": self._name(name), "conversion": -1, "format_spec": spec}
         if template:
             fields["str"] = self._expression_text(node, kids[0].end_byte, walrus.start_byte).rstrip(" \t\n\r\f\v")
-            return [_mk(Interpolation, fields, _span(node))]
-        return [_mk(ast.FormattedValue, fields, _span(node))]
+            return [_at(Interpolation, fields, node)]
+        return [_at(ast.FormattedValue, fields, node)]
 
     def _expression_text(self, node: Node, start: int, stop: int) -> str:
         """The source between byte offsets ``start`` and ``stop`` of a replacement field, without
@@ -1853,7 +1882,18 @@ class _Converter:
         literal = self._literal(node, previous.end_byte, node.end_byte, previous.end_point, node.end_point, raw)
         if literal is not None:
             values.append(literal)
-        return _mk(ast.JoinedStr, {"values": values}, _span(node))
+        return _at(ast.JoinedStr, {"values": values}, node)
+
+
+class _Handlers(dict):  # type: ignore[type-arg]
+    """Node type -> handler; an unknown type gets ``default`` (which refuses the node)."""
+
+    def __init__(self, default: Callable[[Node], Any], handlers: dict[str, Callable[[Node], Any]]) -> None:
+        super().__init__(handlers)
+        self._default = default
+
+    def __missing__(self, key: str) -> Callable[[Node], Any]:
+        return self._default
 
 
 def _split(nodes: list[Node], separator: str) -> list[list[Node]]:
