@@ -195,6 +195,9 @@ def _convert(source: bytes) -> ast.Module:
     * The grammar has no PEP 696 type parameter defaults (``[T = int]``): each ``=`` that
       tree-sitter reports as an error inside a type parameter list becomes a ``:``, and the
       converter reads a ``:`` at a recorded offset as ``= default``.
+    * ``f"{x:=^10}"`` (a format spec starting with ``=``) lexes as a walrus: the ``=`` after
+      a ``:=`` that tree-sitter reports as an error inside a replacement field becomes a
+      space, so the spec is a spec again (its text is read from the original source).
     * ``type(x).attr = 1`` parses as a type alias statement and ``print >> f, x`` (a tuple in
       Python 3) as a Python 2 print statement: the converter asks for the keyword to be
       hidden (``tYpe``, ``pRint``) and the text is parsed again. If the text then has an
@@ -204,12 +207,15 @@ def _convert(source: bytes) -> ast.Module:
     parser = Parser(_LANGUAGE)
     patched = source
     default_colons: set[int] = set()
+    spec_equals: set[int] = set()
     hidden_keywords: dict[int, _Reparse] = {}
     for _ in range(16):
         tree = parser.parse(patched)
         if tree.root_node.has_error:
             offsets = _type_param_default_signs(tree.root_node) - default_colons
-            if not offsets:
+            spec_signs = _format_spec_signs(tree.root_node) - spec_equals
+            spec_equals |= spec_signs
+            if not offsets and not spec_signs:
                 error = _first_error(tree.root_node)
                 for request in hidden_keywords.values():
                     if request.lineno == error.lineno:
@@ -228,6 +234,8 @@ def _convert(source: bytes) -> ast.Module:
             buffer[offset] = ord(":")
         for offset in hidden_keywords:
             buffer[offset + 1] = ord("Y")
+        for offset in spec_equals:
+            buffer[offset] = ord(" ")
         patched = bytes(buffer)
     raise TreeSitterSyntaxError("syntax error at line 1: too many repairs for the tree-sitter converter", lineno=1)
 
@@ -254,6 +262,22 @@ def _type_param_default_signs(root: Node) -> set[int]:
                 found.update(token.start_byte for token in child.children if token.type == "=")
             if child.has_error:
                 stack.append((child, inside))
+    return found
+
+
+def _format_spec_signs(root: Node) -> set[int]:
+    """Byte offsets of the ``=`` of erroneous ``:=`` right inside an f-string's braces."""
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            if child.type == "named_expression" and node.type in ("interpolation", "format_expression"):
+                walrus = child.children[1] if child.child_count > 1 else None
+                if walrus is not None and walrus.type == ":=" and child.has_error:
+                    found.add(walrus.start_byte + 1)
+            if child.has_error:
+                stack.append(child)
     return found
 
 

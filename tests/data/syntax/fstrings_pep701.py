@@ -32,3 +32,4 @@ triple = f'''{
     songs[0]!r
 }'''
 dict_in = f"{ {'a': 1}['a'] }"
+fill_equals = f"{x:=^20} {songs[0]:=<{width}} {x:=10}"
