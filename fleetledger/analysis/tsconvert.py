@@ -27,16 +27,26 @@ constraints is a ``Tuple`` bound), ``TypeVarTuple(name, default_value)`` for ``*
 ``ParamSpec(name, default_value)`` for ``**P``; ``type X[T] = ...`` is ``TypeAlias(name=Name
 (Store), type_params, value)``.
 
-Known gaps, all refused with ``TreeSitterSyntaxError`` (never a wrong tree), found by running
-``bench/parser_bench.py`` on the host's and CPython 3.14's standard libraries:
+tree-sitter-python 0.25 misreads a few constructs; ``_convert`` repairs those it can by
+re-parsing (PEP 696 defaults, ``f"{x:=^10}"``, ``type(x).a = 1``, ``print >> f, x``), and
+``_binary`` rebuilds operator runs because the grammar ranks ``^`` above ``&``. Known gaps, all
+refused with ``TreeSitterSyntaxError`` rather than converted wrongly (found by running
+``bench/parser_bench.py`` on the host's and CPython 3.14's standard libraries and the host's
+site-packages):
 
-* tree-sitter-python 0.25 cannot parse a line break right after the dot of an attribute inside
-  brackets (``(a.\\n b)``); one file of CPython's test suite does this.
-* Mixed tabs and spaces in indentation are measured as tree-sitter does (a tab is 8 columns
-  more, not "to the next multiple of 8"), and never reported as ``TabError``.
-* CPython rejects much that tree-sitter accepts (assignment to a literal, ``return`` outside
-  a function, ...): only the checks listed in ``_Converter`` are made, so some invalid files
-  convert. Valid files always convert to CPython's tree, or are refused.
+* a line break right after the dot of an attribute inside brackets (``(a.\\n b)``): one file
+  of CPython's test suite;
+* ``from __future__ import *`` (which ``ast.parse`` accepts and only the compiler refuses);
+* a format spec starting with ``=`` that is followed by a conversion or a nested field and
+  that tree-sitter reads as a walrus without error (``f"{x:=10!r}"``).
+
+Indentation is checked as tree-sitter measures it (byte columns within a block; a tab counts
+8), so files CPython refuses with ``TabError`` are refused too, by a different message. CPython
+rejects much that tree-sitter accepts (assignment to a literal, ``return`` outside a function,
+...): only the checks listed in ``_Converter`` are made, so some invalid files convert.
+
+Speed: about 2.5 to 3 times the host's ``ast.parse`` in total on a standard library (the
+tree-sitter parse itself is about 0.8 times; see ``bench/parser_bench.py``).
 
 Every walk is iterative along the chains that real code makes long (binary operators, boolean
 operators, attribute/call/subscript chains, unary operators, conditional expressions,
@@ -130,6 +140,7 @@ _CMPOPS = {
 _STRING_PREFIXES = frozenset(["", "r", "u", "b", "br", "rb", "f", "fr", "rf", "t", "tr", "rt"])
 _POSTFIX = frozenset(["attribute", "call", "subscript"])
 _UNARY = frozenset(["unary_operator", "not_operator"])
+_RUNS = frozenset(["binary_operator", "union_type"])
 
 # Escape sequences of str and bytes literals, as CPython's decoders read them.
 _ESCAPE = re.compile(r"\\(\n|[\\'\"abfnrtv]|[0-7]{1,3}|x[0-9a-fA-F]{2}|x|u[0-9a-fA-F]{4}|u|U[0-9a-fA-F]{8}|U"
@@ -406,7 +417,7 @@ class _Converter:
             "list_pattern": self._list,
             "type": self._type,
             "generic_type": self._generic_type,
-            "union_type": self._union_type,
+            "union_type": self._binary,
             "member_type": self._member_type,
             "splat_type": self._splat_type,
             "keyword_identifier": self._name,
@@ -996,6 +1007,17 @@ class _Converter:
             if child.type != "case_pattern":
                 continue
             inner = _kids(child)
+            if len(inner) == 1 and inner[0].type == "as_pattern":
+                head = _kids(_kids(inner[0])[0])
+                if len(head) == 1 and head[0].type == "keyword_pattern":
+                    # ``value=str() as doc`` parses as ``(value=str()) as doc``
+                    parts = _kids(head[0])
+                    alias = _kids(inner[0])[2]
+                    pattern = self._simple_pattern(parts[2:], head[0])
+                    fields = {"pattern": pattern, "name": self._identifier(alias)}
+                    kwd_attrs.append(self._identifier(parts[0]))
+                    kwd_patterns.append(_mk(ast.MatchAs, fields, _join(parts[2], alias)))
+                    continue
             if len(inner) == 1 and inner[0].type == "keyword_pattern":
                 parts = _kids(inner[0])
                 kwd_attrs.append(self._identifier(parts[0]))
@@ -1255,9 +1277,10 @@ class _Converter:
     def _binary(self, node: Node) -> ast.expr:
         """A run of binary operators, rebuilt with Python's precedence.
 
-        tree-sitter-python 0.25 ranks ``^`` above ``&`` (Python ranks ``&`` higher), so the run's
-        operands and operators are read in order (iteratively: ``a+a+...`` may be long) and the
-        tree is built again by operator precedence.
+        tree-sitter-python 0.25 ranks ``^`` above ``&`` (Python ranks ``&`` higher) and nests the
+        ``|`` of annotations (``union_type``) either way, so the run's operands and operators are
+        read in order (iteratively: ``a+a+...`` may be long) and the tree is built again by
+        operator precedence.
         """
         operands: list[Node] = []
         operators: list[str] = []
@@ -1266,13 +1289,17 @@ class _Converter:
             item = stack.pop()
             if type(item) is str:
                 operators.append(item)
-            elif item.type == "binary_operator":
+                continue
+            kind = item.type
+            if kind == "binary_operator" or kind == "union_type":
                 kids = item.children
                 if len(kids) != 3:
                     kids = _kids(item)
                 stack.append(kids[2])
                 stack.append(kids[1].type)
                 stack.append(kids[0])
+            elif kind == "type" and item.named_child_count == 1 and item.named_children[0].type in _RUNS:
+                stack.append(item.named_children[0])
             else:
                 operands.append(item)
         values = [self.expr(operand) for operand in operands]
@@ -1602,19 +1629,6 @@ class _Converter:
         else:
             slice_ = _mk(ast.Tuple, {"elts": values, "ctx": _LOAD}, _join(items[0], items[-1]))
         return _at(ast.Subscript, {"value": self._name(name), "slice": slice_, "ctx": _LOAD}, node)
-
-    def _union_type(self, node: Node) -> ast.expr:
-        spine = []
-        while node.type == "union_type" or node.type == "type" and node.child_count == 1:
-            if node.type == "union_type":
-                spine.append(node)
-            node = node.children[0]
-        value = self.expr(node)
-        for link in reversed(spine):
-            kids = _kids(link)
-            fields = {"left": value, "op": _BINOPS["|"], "right": self.expr(kids[2])}
-            value = _at(ast.BinOp, fields, link)
-        return value
 
     def _member_type(self, node: Node) -> ast.expr:
         kids = _kids(node)

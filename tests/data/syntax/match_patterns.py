@@ -33,6 +33,8 @@ def check(command, point):
             pass
         case [Point(x=0), *others] as whole if others:
             pass
+        case ast.Expr(value=ast.Constant(value=str() as doc), kind=[1, 2] as k):
+            pass
         case (1 | 2) as small:
             pass
         case Color.RED:
