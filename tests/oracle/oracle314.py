@@ -46,7 +46,7 @@ def results(paths: Iterable[str | os.PathLike[str]], *, timeout_s: float = 1800)
 
     Args:
         paths: The files.
-        timeout_s: How long the whole run may take.
+        timeout_s: How long to wait for node to exit once its output has ended.
 
     Yields:
         ``{"path": ..., "ok": True, "tree": records}`` (records of ``canon.canonical``) or
@@ -68,7 +68,7 @@ def results(paths: Iterable[str | os.PathLike[str]], *, timeout_s: float = 1800)
             process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             process.kill()
-            raise OracleUnavailable(f"the CPython 3.14 oracle took more than {timeout_s} s") from None
+            raise OracleUnavailable(f"the CPython 3.14 oracle did not exit {timeout_s} s after its output ended") from None
         if process.returncode != 0:
             raise OracleUnavailable(f"the CPython 3.14 oracle failed (exit {process.returncode}): "
                                     f"{process.stderr.read().strip()[-2000:]}")
