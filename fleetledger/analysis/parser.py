@@ -19,7 +19,8 @@ from fleetledger.analysis import tsconvert
 
 __all__ = ["ParseError", "ParsedModule", "parse_module"]
 
-_TOO_DEEP = re.compile(r"too many nested|too complex|recursion|stack overflow", re.IGNORECASE)
+# CPython's messages for input nested beyond its limits (tokenizer, parser, AST builder).
+_TOO_DEEP = re.compile(r"too many nested|too many levels|too complex|recursion|stack overflow", re.IGNORECASE)
 
 
 class ParseError(ValueError):
@@ -73,15 +74,15 @@ def parse_module(text: str) -> ParsedModule:
     Raises:
         ParseError: neither parser accepts the text. The message is the host's
             (``syntax error at line N: msg``), or "nesting too deep" when the host ran out of
-            stack or memory or reported too many nested parentheses or blocks (then
-            tree-sitter is not tried: CPython 3.14 would refuse the file too).
+            stack or memory or reported too many nested parentheses or levels of indentation
+            (then tree-sitter is not tried: CPython 3.14 would refuse the file too).
     """
     if text.startswith("\ufeff"):
         text = text[1:]
     try:
         return ParsedModule(module=ast.parse(text), parser="cpython", host_error=None)
     except SyntaxError as error:
-        message = f"syntax error at line {error.lineno}: {error.msg}"
+        message = f"syntax error at line {error.lineno if error.lineno is not None else '?'}: {error.msg}"
         if _TOO_DEEP.search(error.msg or ""):
             raise ParseError(f"{message} (nesting too deep)", lineno=error.lineno) from None
         host_error = f"line {error.lineno}: {error.msg}"
