@@ -217,6 +217,12 @@ INVALID = [
     ("f(**a, *b)\n", 1),
     ("x = 1\n\n1 = x\n", 3),
     ("x = 1\0\n", 1),
+    ("x = 1\ny = a as b\n", 2),
+    ("x = (*a)\n", 1),
+    ("[x for x in 1, 2]\n", 1),
+    ("match x:\n    case *a: pass\n", 2),
+    ("try:\n    pass\nexcept* A: pass\nexcept B: pass\n", 4),
+    ("f'{x:=10!r}'\n", 1),
 ]
 
 
