@@ -11,7 +11,9 @@ candidate of the same family on the labelled line is still kept there:
 * revalidate: the sceptical second answer (given the first as ``prior``) keeps it too.
 
 The table gives, per family and overall, precision, recall (TPR) and Youden's J (TPR - FPR);
-a last row repeats the overall figures for the held-out batch alone.
+a last row repeats the overall figures for the second batch alone. None of the set is held out:
+it was written beside the rules (see ``bench/evalset/README.md``); ``bench/corpora.py`` judges the
+scan on code written by others.
 Candidates kept on lines no label names are counted separately ("other kept"), so noise the
 labels do not cover stays visible.
 
@@ -47,7 +49,7 @@ RULE_FAMILY = {
     "B506": 502, "B101": 703, "B105": 259, "B106": 259, "B107": 259, "B501": 295, "B323": 295,
     "B303": 328, "B324": 328, "B202": 22,
 }
-CWE_FAMILY = {94: 95, 798: 259, 327: 328, 916: 328, 80: 79}
+CWE_FAMILY = {94: 95, 798: 259, 327: 328, 916: 328, 80: 79, 611: 20, 776: 20, 338: 330}
 FAMILY_NAMES = {78: "command injection", 89: "SQL injection", 95: "code injection",
                 502: "deserialisation", 703: "assert", 259: "credentials", 295: "TLS off",
                 328: "weak hash", 22: "archive paths", 20: "XML parsing", 79: "XSS (marked safe)",
@@ -63,8 +65,8 @@ class Sample:
         cwe: Family of the weakness (see ``RULE_FAMILY``).
         line: Line of the sink.
         vulnerable: The label.
-        batch: ``"held-out"`` for samples written after the analyst and measured before any
-            change to it (their first-run figures are in the analyst's history), else None.
+        batch: ``"second"`` for the later batch (written by the same hands as the rules; not
+            held out), else None.
     """
 
     file: str
@@ -111,6 +113,19 @@ def family(candidate: Candidate) -> int | None:
     return CWE_FAMILY.get(candidate.cwe or 0, candidate.cwe)
 
 
+def lines_of(candidate: Candidate) -> set[int]:
+    """The lines a candidate names: where it is reported, and for a taint engine candidate the
+    lines its traces pass through in the same file (a label marks where the dangerous value is
+    built, as bandit's B608 places its issue; the engine reports at the sink it reaches)."""
+    lines = {candidate.line}
+    for trace in (candidate.trace or {}).get("traces", []):
+        lines.update(step["line"] for step in trace["steps"] if step["path"] == candidate.path)
+        if trace["source"]["path"] == candidate.path:
+            lines.add(trace["source"]["line"])
+    lines.update(folded["line"] for folded in (candidate.trace or {}).get("also", []))
+    return lines
+
+
 def load_samples() -> list[Sample]:
     """Reads ``labels.json``; checks that every labelled line exists."""
     data = json.loads((EVALSET / "labels.json").read_text())
@@ -145,11 +160,11 @@ def judge(sample: Sample, analyst: OfflineAnalyst) -> tuple[dict[str, bool], dic
             second = analyst.analyze(ModelRequest(candidate=candidate, source=source, brief="",
                                                   pass_name="revalidate", prior=first.to_json()))
             kept["revalidate"] = survives(second)
-        on_sink = candidate.line == sample.line and family(candidate) == sample.cwe
+        on_sink = sample.line in lines_of(candidate) and family(candidate) == sample.cwe
         for stage in STAGES:
             if on_sink:
                 predicted[stage] = predicted[stage] or kept[stage]
-            elif kept[stage] and candidate.line != sample.line:
+            elif kept[stage] and sample.line not in lines_of(candidate):
                 others[stage] += 1
     return predicted, others
 

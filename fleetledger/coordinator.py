@@ -253,6 +253,7 @@ class Coordinator:
         self._overreach: str | None = None
         self._forwarders: list[EgressForwarder] = []
         self._attempts: dict[str, int] = {}
+        self._read_allowed: dict[str, bool] = {}  # gate decisions on context reads (the policy is fixed per session)
         self._progress_ms = clock()
         self._failure_streak: tuple[str, int] = ("", 0)
         self._last_failed_step = ""
@@ -904,7 +905,7 @@ class Coordinator:
                        "inputs": spec.inputs, "calls_allowed": self._reserved.get(task.id, 0),
                        "done": {p["name"]: p["input_hash"] for p in recorded[task.id].values()},
                        "failures": failures[task.id], "denied": denied,
-                       "context": self.job.task_context(spec, run)}
+                       "context": self._context(spec, run)}
             pool.send(worker, message)
         if quota_blocked and not any(self.view.tasks[t].status == "leased" for t in self.view.sprints[sprint].tasks):
             used = int(self.view.model["calls"])
@@ -938,6 +939,18 @@ class Coordinator:
                                              payload={"action": action.kind, "target": action.target, "rule": decision.rule})])
                 return self._halt("policy", f"policy denied {action.kind} {action.target!r} for task {task.id}: {decision.rule}")
         return None
+
+    def _context(self, task: TaskSpec, run: "RunReader") -> dict[str, Any]:
+        """The job's context for a task, with the extra files its steps may read that the
+        policy in force allows (``Job.context_reads``), as ``"readable"``."""
+        context = self.job.task_context(task, run)
+        reads = self.job.context_reads(task, run)
+        if reads:
+            for path in reads.values():
+                if path not in self._read_allowed:
+                    self._read_allowed[path] = self.gate.check(Action(kind="read", target=path)).allowed
+            context["readable"] = sorted(key for key, path in reads.items() if self._read_allowed[path])
+        return context
 
     def _denied_steps(self, task: TaskSpec) -> dict[str, str]:
         """``{step name: rule}`` for the task's steps whose reads the policy in force denies."""

@@ -36,14 +36,27 @@ def marked(text: str) -> int:
     return line
 
 
+def detected(report: FileReport) -> list[dict[str, object]]:
+    """The detectors' candidates as dicts (rule_id, line, cwe, detector), including those the
+    taint engine's candidates folded in (``trace["also"]``: the same weakness at one place)."""
+    out: list[dict[str, object]] = []
+    for c in report.candidates:
+        folded = (c.trace or {}).get("also")
+        if folded:
+            out.extend(folded)
+        elif not c.detector.startswith("fleetledger-"):
+            out.append({"rule_id": c.rule_id, "line": c.line, "cwe": c.cwe, "detector": c.detector})
+    return sorted(out, key=lambda f: (f["line"], f["rule_id"]))
+
+
 def of_cwe(report: FileReport, cwe: int) -> list[tuple[str, int]]:
-    """The report's candidates of one CWE as (rule id, line)."""
-    return [(c.rule_id, c.line) for c in report.candidates if c.cwe == cwe]
+    """The detectors' candidates of one CWE as (rule id, line)."""
+    return [(f["rule_id"], f["line"]) for f in detected(report) if f["cwe"] == cwe]
 
 
 def ours(report: FileReport) -> list[tuple[str, int]]:
-    """The report's candidates from fleetledger's detectors as (rule id, line)."""
-    return [(c.rule_id, c.line) for c in report.candidates if c.detector == "fleetledger"]
+    """The candidates from fleetledger's pattern detectors as (rule id, line)."""
+    return [(f["rule_id"], f["line"]) for f in detected(report) if f["detector"] == "fleetledger"]
 
 
 # --- FL001: case 09 C1 -------------------------------------------------------------------------
@@ -96,19 +109,22 @@ def test_c1_the_pipeline_keeps_each_shape(tmp_path: Path, shape: str) -> None:
 def test_fl001_candidate_is_built_like_bandits(tmp_path: Path) -> None:
     text, report = scan(tmp_path, """
         class Repo:
-            def names(self, cur, v):
+            def _names(self, cur, v):
                 cur.execute("SELECT a " + "FROM " + v)  # here
                 return cur.fetchall()
         """)
     [candidate] = report.candidates
     line = marked(text)
-    assert candidate == Candidate(
+    # A private method no caller reaches: no flow, so FL001's candidate stands, carrying what the
+    # taint engine saw reach the sink (a parameter: callers decide).
+    assert candidate.evidence is not None and candidate.evidence["state"] == "parameter"
+    assert dataclasses.replace(candidate, evidence=None) == Candidate(
         id=candidate_id("app/code.py", line, 20, "FL001"), path="app/code.py", line=line, col=20, end_line=line,
         rule_id="FL001", rule_name="sql_built_from_strings", detector="fleetledger", cwe=89,
         detector_severity="MEDIUM", detector_confidence="MEDIUM",
         message=("SQL text built by concatenation with a run-time value is run by cur.execute();"
                  " pass values as query parameters."),
-        snippet="\n".join(text.splitlines()[line - 2 : line + 1]), scope="Repo.names",
+        snippet="\n".join(text.splitlines()[line - 2 : line + 1]), scope="Repo._names",
     )
 
 
@@ -356,7 +372,7 @@ def test_one_rule_that_raises_is_an_internal_error_and_the_others_report(
             return requests.request("GET", url, verify=False, timeout=5)  # here
         """)
     assert report.status == "scanned"
-    assert [(c.rule_id, c.line) for c in report.candidates] == [("FL002", marked(text))]
+    assert ours(report) == [("FL002", marked(text))]
     assert report.internal_errors == ("FL001 sql_built_from_strings raised RuntimeError: boom",)
 
 

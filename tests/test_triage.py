@@ -115,14 +115,20 @@ def test_pipeline_severities_on_real_code(tmp_path: Path) -> None:
     (tmp_path / "app" / "views.py").write_text(source)
     analyst = OfflineAnalyst()
     severities = {}
+    kept = set()
     for candidate in detect_file(tmp_path, "app/views.py").candidates:
         first = analyst.analyze(ModelRequest(candidate=candidate, source=source, brief=""))
         second = analyst.analyze(ModelRequest(candidate=candidate, source=source, brief="", pass_name="revalidate",
                                               prior=first.to_json()))
         severities[(candidate.line, candidate.rule_id)] = triage(candidate, second)[0]
-    assert severities[(7, "B605")] == "critical"
-    assert severities[(10, "B602")] == "high"
-    assert severities[(13, "B101")] == "high"
+        if survives(first) and survives(second):
+            kept.add((candidate.line, candidate.rule_id))
+    # The taint engine's candidates, each with the bandit rule it folded in.
+    assert severities[(7, "FLT-command")] == "critical"  # request data (B605)
+    # archive() is public: its callers decide what `path` holds (B602); kept, one band for the
+    # reach and one for the doubt.
+    assert severities[(10, "FLT-command")] == "medium"
+    assert (13, "B101") not in kept  # an assert on an object's state: bandit's own low rating, dropped
     assert severities[(1, "B404")] == "info"
 
 
@@ -186,7 +192,9 @@ def test_real_world_false_positives_end_at_info_or_low(tmp_path: Path) -> None:
         first = analyst.analyze(ModelRequest(candidate=candidate, source=source, brief=""))
         # Triage rates only what the first pass keeps; a dismissed candidate never gets a severity.
         severities[(candidate.line, candidate.rule_id)] = triage(candidate, first)[0] if survives(first) else "dismissed"
-    assert severities[(4, "B105")] == "dismissed"
-    assert severities[(8, "B608")] == "dismissed"
-    assert severities[(15, "B301")] == "dismissed"
-    assert severities[(18, "B308")] == "low"
+    assert severities[(4, "B105")] == "dismissed"  # the string is a key name, not a credential
+    # Public functions of a library are its entry points (issue 12): a caller decides what reaches
+    # the sink, so these are kept, as uncertain and below high.
+    assert severities[(8, "FLT-sql")] in ("medium", "low")
+    assert severities[(15, "FLT-deserialization")] == "medium"
+    assert severities[(18, "FLT-xss")] == "low"

@@ -2,7 +2,10 @@
 
 The matching rule: a finding matches an expectation when it is in the same file, its line is in
 one of the expectation's spans (any line for a whole-file expectation), and its family is one
-the expectation's family accepts (``families.accepts``). Then, per family:
+the expectation's family accepts (``families.accepts``). A taint finding is placed at its sink
+and also names its source (SARIF's related location; CodeQL's tests annotate either end of a
+flow, and semgrep's taint tests mark where its multi-line match starts, often the source): its
+source line, when the source is in the same file, matches too. Then, per family:
 
 * TP: a positive matched by at least one finding; FN: a positive matched by none;
 * FP: a negative matched by at least one finding (one per negative, however many findings);
@@ -44,6 +47,12 @@ class Finding:
     family: str | None
     rule: str
     message: str
+    source_line: int | None = None
+
+    @property
+    def lines(self) -> tuple[int, ...]:
+        """The lines the finding names: where it is reported, and its source's."""
+        return (self.line,) if self.source_line is None else (self.line, self.source_line)
 
 
 def _corpus_path(prefix: str, path: str) -> str:
@@ -67,9 +76,12 @@ def scan_findings(report: dict[str, Any], prefix: str = "") -> list[Finding]:
         candidate = item["candidate"]
         message = candidate.get("message", "")
         rationale = (item.get("revalidation") or {}).get("rationale", "")
+        traces = (candidate.get("trace") or {}).get("traces") or [{}]
+        source = traces[0].get("source") or {}
+        source_line = int(source["line"]) if source.get("path") == candidate["path"] else None
         found.append(Finding(path=_corpus_path(prefix, candidate["path"]), line=int(candidate["line"]),
                              cwe=item.get("cwe"), family=family_of(item.get("cwe"), f"{message} {rationale}"),
-                             rule=candidate.get("rule_id", ""), message=message))
+                             rule=candidate.get("rule_id", ""), message=message, source_line=source_line))
     return found
 
 
@@ -97,7 +109,7 @@ def bandit_findings(report: dict[str, Any], scanned: str, prefix: str = "") -> l
 def matches(finding: Finding, expectation: Expectation) -> bool:
     """True when ``finding`` counts at ``expectation`` (see the module docstring)."""
     return (finding.family is not None and finding.path == expectation.path
-            and finding.family in accepts(expectation.family) and expectation.covers(finding.line))
+            and finding.family in accepts(expectation.family) and any(expectation.covers(line) for line in finding.lines))
 
 
 @dataclass(kw_only=True)
@@ -170,7 +182,7 @@ def _count_unlabelled(expectations: list[Expectation], findings_by_path: dict[st
         seen = set()
         for finding in findings_by_path.get(path, []):
             key = (finding.line, finding.family)
-            if finding.family is None or key in seen or any(e.covers(finding.line) for e in in_file):
+            if finding.family is None or key in seen or any(e.covers(line) for e in in_file for line in finding.lines):
                 continue
             seen.add(key)
             tally = tallies[finding.family]

@@ -1,18 +1,22 @@
-"""Program analysis on the Python syntax tree, used by the offline analyst.
+"""Program analysis for the scan: a version-independent parser and a taint engine whose
+knowledge of libraries is data.
 
 One concept per module:
 
-* ``tree``: the parsed file with parent links, import aliases and position look-ups.
-* ``bindings``: reaching definitions of a name, with the checks between definition and use.
-* ``taint``: where a value comes from (constant, parameter, outside data, unknown).
-* ``sources``: what counts as outside data (web requests, CLI, stdin, env, network).
-* ``sinks``: which argument of a dangerous call matters, and what is safe there.
-* ``sanitisers`` / ``guards`` / ``patterns``: calls, conditions and regular expressions that
-  make a value safe for a sink.
-* ``context``: test code, dead code, and a function's callers in its file.
-* ``assessment`` and ``checks``: one check per weakness family, turning the facts above into
-  a verdict with reasons.
+* ``parser`` / ``tsconvert``: any Python that Python 3.14 accepts, as one ``ast`` tree with
+  CPython's positions (the running interpreter's parser first, tree-sitter for newer syntax).
+* ``catalog`` and ``models/*.toml``: the library models (sources, sinks, sanitisers, guards,
+  types, checks), one data file per library or framework.
+* ``values``: the abstract values (labels, steps, constants, per-key items).
+* ``program``: the modules, functions and classes reachable from a file, and name resolution.
+* ``interp``: the flow-sensitive abstract interpreter of one function body.
+* ``conditions``: what a branch condition proves about a variable (allowlists, checks).
+* ``summaries``: what a function does with its parameters, and applying that at a call.
+* ``entries``: framework entry points and what their parameters hold.
+* ``engine``: analyse one file; ``facts``: what it reports (flows, misuses, evidence).
+* ``tree``, ``context``, ``patterns``, ``verdicts``: the offline analyst's view of a candidate
+  (test code, dead code, regular-expression alphabets, verdicts from the recorded facts).
 
-Every walk is iterative and every trace is bounded by a deterministic work budget, so no file
-can crash the analysis or make it depend on time.
+Every walk of an unbounded chain is iterative and every analysis is bounded by a deterministic
+work budget; what is cut short is reported, never silently skipped.
 """

@@ -103,8 +103,10 @@ class Sink:
         absent: The sink applies only when none of these keywords is passed (by name, or by
             position per ``positions``): ``lxml.etree.fromstring`` without a ``parser``.
         positions: Keyword -> position, for ``absent``.
-        host_fixed_ok: For URL sinks: a constant prefix that fixes scheme and host (or a
-            path on this site) makes the flow safe (an attacker then picks only the path).
+        host_fixed: For URL sinks, what a constant prefix that fixes the scheme and host (or
+            a path on this site) means: ``"safe"`` (a redirect that stays on a known site) or
+            ``"partial"`` (a request to a fixed host whose path or query the data picks: a
+            partial SSRF, reported as such); ``""``: prefixes do not matter.
         program: For command sinks taking an argument vector: only the program (element 0, or
             the command string of a shell started with ``-c``) is dangerous.
         what: Words for reports, e.g. ``"the SQL text run by execute()"``.
@@ -121,7 +123,7 @@ class Sink:
     unless: Condition | None = None
     absent: tuple[str, ...] = ()
     positions: Mapping[str, int] = field(default_factory=dict)
-    host_fixed_ok: bool = False
+    host_fixed: str = ""
     program: bool = False
     what: str = ""
     model: str = ""
@@ -344,7 +346,7 @@ _KEYS: dict[str, frozenset[str]] = {
                           "request_parameter", "imports", "request_type", "annotations", "parameters",
                           "safe_annotations", "safe_converters", "excluded_defaults", "returns_sink", "channel"}),
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
-                       "positions", "absent", "host_fixed_ok", "program", "what"}),
+                       "positions", "absent", "host_fixed", "program", "what"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "what"}),
     "guard": frozenset({"call", "method", "arg", "kinds", "pattern", "through", "compare", "what"}),
     "exit": frozenset({"call"}),
@@ -434,7 +436,7 @@ class _Builder:
                 keywords=tuple(row.get("keywords", [])), receiver=bool(row.get("receiver", False)),
                 when=_condition(row.get("when"), row, where), unless=_condition(row.get("unless"), row, where),
                 absent=tuple(row.get("absent", [])), positions={k: int(v) for k, v in row.get("positions", {}).items()},
-                host_fixed_ok=bool(row.get("host_fixed_ok", False)), program=bool(row.get("program", False)),
+                host_fixed=_host_fixed(row.get("host_fixed", ""), where), program=bool(row.get("program", False)),
                 what=str(row.get("what", "")), model=name))
             if not (row.get("args") or row.get("keywords") or row.get("receiver")):
                 raise ModelError(f"{where}: a sink needs args, keywords or receiver")
@@ -515,6 +517,12 @@ def _target(row: dict[str, Any], where: str, also: tuple[str, ...] = ()) -> tupl
     if forms[0] in ("method", "attribute") and "." not in target:
         raise ModelError(f"{where}: {forms[0]} must be 'Type.name' ('*.name' for any receiver), not {target!r}")
     return target, forms[0] in ("method", "attribute")
+
+
+def _host_fixed(value: Any, where: str) -> str:
+    if value not in ("", "safe", "partial"):
+        raise ModelError(f"{where}: host_fixed must be 'safe' or 'partial', not {value!r}")
+    return str(value)
 
 
 def _condition(value: Any, row: dict[str, Any], where: str) -> Condition | None:

@@ -187,5 +187,6 @@ def _tight_pattern(frame: Frame, call: ast.Call, guard: Guard) -> bool:
 
 
 def _constant_built(value: Value) -> bool:
-    """True for a value built only from constants (no label of any origin)."""
-    return not value.all_labels() and (value.is_const or value.items is not None or not value.types)
+    """True for a value built only from constants (no label of any origin, and not a library
+    object or a function)."""
+    return not value.all_labels() and not value.functions and not any(t.startswith("=") for t in value.types)

@@ -1,4 +1,4 @@
-"""Where a flagged node sits: test code, dead code, and who calls its function.
+"""Where a flagged node sits: test code and dead code.
 
 Test code follows pytest's discovery conventions (``test_*.py``, ``*_test.py``, ``conftest.py``,
 ``Test*`` classes, ``test_*`` functions) plus a ``tests``/``test`` directory and fixtures.
@@ -9,10 +9,8 @@ Dead code is code under a constant-false condition (``if False:``, ``if 0:``, ``
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
-from .guards import exits
-from .tree import FunctionNode, SourceTree
+from .tree import SourceTree
 
 _TEST_DIRS = frozenset({"tests", "test", "testing"})
 
@@ -88,61 +86,14 @@ def dead_code(tree: SourceTree, node: ast.AST) -> str | None:
     return None
 
 
+def exits(body: list[ast.stmt], tree: SourceTree) -> bool:
+    """Tells whether a block always leaves the enclosing flow: its last statement is
+    ``return``, ``raise``, ``continue`` or ``break`` (a call that never returns is the library
+    models' business, not this syntactic check's)."""
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
 def _constant_false(tree: SourceTree, test: ast.expr) -> bool:
     if isinstance(test, ast.Constant):
         return not test.value
     return (tree.qualname(test) or "") in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-
-
-@dataclass(frozen=True, kw_only=True)
-class CallSite:
-    """A call of a function found in the same file.
-
-    Attributes:
-        call: The call expression.
-        caller: The name of the function containing the call (``"<module>"`` at top level).
-        in_test: Why the call is test code, or None.
-    """
-
-    call: ast.Call
-    caller: str
-    in_test: str | None
-
-
-def callers(tree: SourceTree, function: FunctionNode, path: str) -> tuple[CallSite, ...]:
-    """Finds the calls of ``function`` in its own file.
-
-    A module-level function is matched by its name; a method by ``self.name(...)``,
-    ``cls.name(...)`` or ``<anything>.name(...)`` when no other class in the file defines a
-    method of that name. Calls in other files are not visible here.
-
-    Args:
-        tree: The parsed file.
-        function: The function whose callers are wanted.
-        path: The file's repository-relative path (for test detection).
-
-    Returns:
-        The call sites in source order.
-    """
-    owner = tree.enclosing_class(function)
-    same_named = sum(
-        1 for n in ast.walk(tree.module)
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function.name
-    )
-    found: list[CallSite] = []
-    for node in ast.walk(tree.module):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if owner is None and isinstance(func, ast.Name) and func.id == function.name:
-            pass
-        elif owner is not None and isinstance(func, ast.Attribute) and func.attr == function.name and (
-            isinstance(func.value, ast.Name) and func.value.id in ("self", "cls", owner.name) or same_named == 1
-        ):
-            pass
-        else:
-            continue
-        caller = tree.function_of(node)
-        found.append(CallSite(call=node, caller=caller.name if caller is not None else "<module>",
-                              in_test=test_context(tree, node, path)))
-    return tuple(sorted(found, key=lambda site: (site.call.lineno, site.call.col_offset)))

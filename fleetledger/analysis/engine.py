@@ -15,7 +15,7 @@ runs out is listed in ``FileAnalysis.not_analysed`` with the reason, never silen
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from . import catalog as catalog_module
@@ -44,6 +44,8 @@ class FileAnalysis:
         evidence: What reached each sink the engine evaluated, tainted or not.
         not_analysed: What was cut short, with the reason, for the report.
         read: Repository-relative paths of the other files the analysis read.
+        escaped: For each weak random number (``(path, line, col)`` of the call) that leaves
+            what the engine follows without reaching a modelled security sink: how it left.
     """
 
     flows: tuple[Flow, ...]
@@ -51,11 +53,12 @@ class FileAnalysis:
     evidence: tuple[Evidence, ...]
     not_analysed: tuple[str, ...]
     read: tuple[str, ...]
+    escaped: dict[tuple[str, int, int], list[str]]
 
 
 def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, loader: Loader | None = None,
             catalog: Catalog | None = None, work_units: int = WORK_UNITS, is_test: Callable[[str], bool] | None = None,
-            ) -> FileAnalysis:
+            shas: Mapping[str, str] | None = None) -> FileAnalysis:
     """Analyses one file.
 
     Args:
@@ -66,12 +69,15 @@ def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, load
         catalog: The library models (the shipped ones when omitted).
         work_units: The work budget.
         is_test: Tells whether a path is test code (no public-API flows are reported there).
+        shas: Path -> SHA-256 of every file the analysis may read, this one included. When
+            given, summaries of functions are shared with later analyses of the same files in
+            this process (``summaries._SHARED``); pass the same mapping object each time.
 
     Returns:
         The analysis. Never raises for the file's content.
     """
-    program = Program(catalog or catalog_module.default(), list(paths or []), loader or (lambda p: None),
-                      Budget(work_units))
+    program = Program(catalog or catalog_module.default(), [*(paths or []), path], loader or (lambda p: None),
+                      Budget(work_units), shas=shas)
     module = program.add_module(path, tree)
     test_file = bool(is_test and is_test(path))
     try:
@@ -92,6 +98,7 @@ def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, load
         evidence=tuple(sorted(program.evidence.values(), key=lambda e: (e.site.path, e.site.line, e.site.col, e.kind))),
         not_analysed=tuple(program.cut_short),
         read=tuple(sorted(program.read - {path})),
+        escaped=dict(program.escaped),
     )
 
 
@@ -99,9 +106,17 @@ def _function(program: Program, function: FunctionInfo, test_file: bool) -> None
     found = summaries.summary(program, function)
     handler = handler_of(program, function)
     if handler is not None:
-        _handler(program, function, handler)
+        try:
+            _handler(program, function, handler)
+        except RecursionError:
+            program.note(f"{function.module.path}: {function.qualname}() not analysed as a {handler.framework} "
+                         "handler (it nests too deep for the engine)")
     elif function.public and not test_file:
         _api(program, function, found)
+    if function.public:
+        for label in found.returns.all_labels():
+            if label.channel == "random":
+                program.escape(label, f"returned by the public function {function.qualname}()")
 
 
 def _handler(program: Program, function: FunctionInfo, handler: object) -> None:

@@ -14,6 +14,7 @@ analysed code's author chose, other than those conventions.
 from __future__ import annotations
 
 import ast
+import re
 from typing import TYPE_CHECKING
 
 from .catalog import Handler, UNTYPED
@@ -121,6 +122,9 @@ def _annotation_names(program: Program, function: FunctionInfo, param: ast.arg) 
 
 
 def _imports_any(function: FunctionInfo, prefixes: tuple[str, ...]) -> bool:
+    """True when the module imports one of ``prefixes`` (always, for no prefixes)."""
+    if not prefixes:
+        return True
     imported = function.module.imported
     return any(name == p or name.startswith(p + ".") for name in imported for p in prefixes)
 
@@ -137,6 +141,7 @@ def handler_values(program: Program, function: FunctionInfo, handler: Handler, e
     out = dict(env)
     first = 1 if function.bound else 0
     frame = _module_frame(program, function)
+    converters = _rule_converters(frame, function) if handler.safe_converters else {}
     for index, param in enumerate(function.params):
         if index < first:
             continue
@@ -147,7 +152,8 @@ def handler_values(program: Program, function: FunctionInfo, handler: Handler, e
         if handler.parameters != "all":
             continue
         names = _annotation_names(program, function, param)
-        if names & set(handler.safe_annotations) or _literal_annotation(param):
+        if (names & set(handler.safe_annotations) or _literal_annotation(param)
+                or converters.get(param.arg) in handler.safe_converters):
             out[param.arg] = of_labels([], types=types)
             continue
         default = defaults.get(param.arg)
@@ -160,6 +166,23 @@ def handler_values(program: Program, function: FunctionInfo, handler: Handler, e
         label = Label(channel=handler.channel, what=f"the {handler.framework} parameter {param.arg!r} of {function.qualname}()",
                       path=function.module.path, line=param.lineno, col=param.col_offset)
         out[param.arg] = of_labels([label], types=types - set(program.classes))
+    return out
+
+
+_CONVERTER = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")
+
+
+def _rule_converters(frame: object, function: FunctionInfo) -> dict[str, str]:
+    """Parameter -> converter, from the URL rules of a function's routing decorators
+    (``"/item/<int:item_id>"``; a parameter without a converter gets ``"string"``)."""
+    out: dict[str, str] = {}
+    for decorator in function.decorators:
+        if not isinstance(decorator, ast.Call) or not decorator.args:
+            continue
+        rule = frame.expr(decorator.args[0])  # type: ignore[attr-defined]
+        if rule.is_const and isinstance(rule.const, str):
+            for converter, name in _CONVERTER.findall(rule.const):
+                out.setdefault(name, converter or "string")
     return out
 
 

@@ -68,6 +68,8 @@ class Flow:
         site: Where the sink is.
         label: The origin and its road (``label.steps``).
         role: Which argument of the sink.
+        partial: The data picks only part of a URL whose scheme and host are fixed (a
+            partial SSRF): less than the sink's full harm.
     """
 
     kind: str
@@ -75,6 +77,7 @@ class Flow:
     site: Site
     label: Label
     role: str
+    partial: bool = False
 
     def trace_json(self) -> dict[str, Any]:
         """Returns the trace (source -> steps -> sink, sanitisers seen) as JSON (read-only)."""
@@ -84,6 +87,7 @@ class Flow:
             "sink": {**self.site.to_json(), "what": self.sink.what or self.sink.target, "role": self.role,
                      "model": self.sink.model, "api": self.sink.target},
             "sanitisers": list(self.label.sanitisers),
+            **({"partial": True} if self.partial else {}),
         }
 
 

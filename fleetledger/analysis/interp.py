@@ -326,8 +326,8 @@ class Frame:
         exhaustive = False
         for case in node.cases:
             self.env, self.alive = dict(before), True
-            for name in _captures(case.pattern):
-                self.env[name] = subject.flatten() if name else subject
+            for name, value in _captures(case.pattern, subject).items():
+                self.env[name] = value
             if case.guard is not None:
                 self.expr(case.guard)
                 self.refine(case.guard, True)
@@ -405,6 +405,7 @@ class Frame:
             self.store_item(target, owner, key, value)
 
     def store_attribute(self, target: ast.Attribute, owner: Value, value: Value) -> None:
+        self.escapes([value], f"stored in the attribute {target.attr}", self.site(target))
         for label in owner.labels.values():
             if label.channel == "param" and not label.access and self.summarising:
                 old = self.writes.get((label.param, target.attr), EMPTY)
@@ -440,9 +441,12 @@ class Frame:
         if isinstance(node, ast.Attribute):
             return self.attribute(self.expr(node.value), node.attr, node)
         if isinstance(node, ast.Call):
+            dynamic = _getattr_call(node)
+            if dynamic is not None:  # getattr(obj, "name") is obj.name
+                return self.attribute(self.expr(dynamic.value), dynamic.attr, node)
             return self.call(node)
         if isinstance(node, ast.BinOp):
-            return self.binop(node.op, self.expr(node.left), self.expr(node.right), node)
+            return self.binop_chain(node)
         if isinstance(node, ast.JoinedStr) or type(node).__name__ == "TemplateStr":
             return self.fstring(node)
         if isinstance(node, ast.FormattedValue) or type(node).__name__ == "Interpolation":
@@ -468,15 +472,15 @@ class Frame:
                 return constant(result) if isinstance(result, _CONST_TYPES) else join(*values)
             return join(*values)
         if isinstance(node, ast.UnaryOp):
-            operand = self.expr(node.operand)
-            if operand.is_const:
-                try:
-                    result = {ast.Not: lambda v: not v, ast.USub: lambda v: -v, ast.UAdd: lambda v: +v,
-                              ast.Invert: lambda v: ~v}[type(node.op)](operand.const)
-                    return constant(result)
-                except Exception:
-                    return EMPTY
-            return EMPTY
+            ops: list[ast.unaryop] = []
+            inner: ast.expr = node
+            while isinstance(inner, ast.UnaryOp):  # iterative: ``- - - ... x`` nests as deep as it is long
+                ops.append(inner.op)
+                inner = inner.operand
+            operand = self.expr(inner)
+            for op in reversed(ops):
+                operand = self.unary(op, operand)
+            return operand
         if isinstance(node, ast.Compare):
             return self.compare(node)
         if isinstance(node, ast.IfExp):
@@ -591,7 +595,7 @@ class Frame:
         labels: list[Label] = []
         for label in owner.all_labels():
             if label.channel == "param" and len(label.access) < 3:
-                labels.append(replace(label, access=label.access + (member,)))
+                labels.append(label._replace(access=label.access + (member,)))
             else:
                 labels.append(label)
         if not labels and not owner.is_const and owner.types and not any(t in self.program.classes for t in owner.types):
@@ -616,6 +620,31 @@ class Frame:
     def source_value(self, channel: str, what: str, site: Site) -> Value:
         """A value read from a source."""
         return of_labels([Label(channel=channel, what=what, path=site.path, line=site.line, col=site.col)])
+
+    def binop_chain(self, node: ast.BinOp) -> Value:
+        """Evaluates ``a + b + c + ...`` iteratively (a left-deep chain of thousands of terms
+        costs one level of recursion, not thousands)."""
+        spine: list[ast.BinOp] = []
+        current: ast.expr = node
+        while isinstance(current, ast.BinOp):
+            spine.append(current)
+            current = current.left
+        value = self.expr(current)
+        for link in reversed(spine):
+            self.program.budget.spend()
+            value = self.binop(link.op, value, self.expr(link.right), link)
+        return value
+
+    def unary(self, op: ast.unaryop, operand: Value) -> Value:
+        """Applies a unary operator: folded for a constant; else a number or a bool (no taint)."""
+        if operand.is_const:
+            try:
+                result = {ast.Not: lambda v: not v, ast.USub: lambda v: -v, ast.UAdd: lambda v: +v,
+                          ast.Invert: lambda v: ~v}[type(op)](operand.const)
+                return constant(result)
+            except Exception:
+                return EMPTY
+        return EMPTY
 
     def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST) -> Value:
         if left.is_const and right.is_const and type(op) in _CONST_OPS:
@@ -736,6 +765,9 @@ class Frame:
         taint out."""
         func = node.func
         receiver: Value | None = None
+        dynamic = _getattr_call(func)
+        if dynamic is not None:  # getattr(obj, "name")(...) is obj.name(...)
+            func = dynamic
         if isinstance(func, ast.Attribute):
             receiver = self.expr(func.value)
             callee = self.attribute(receiver, func.attr, func)
@@ -777,7 +809,9 @@ class Frame:
                 and not refs) else None
             results.append(self.call_local(fid, bound, args, kwargs, star, node))
             handled = True
-        if receiver is not None and method is not None and not refs:
+        if receiver is not None and method is not None and (not refs or not handled):
+            # A name the models do not know (``models.Order.objects`` from a module that is not
+            # loaded) is a receiver of unknown type: the models of its method name apply.
             for key in self.method_keys(receiver, method):
                 result = self.call_library(key, receiver, args, kwargs, star, node)
                 if result is not None:
@@ -786,6 +820,7 @@ class Frame:
         if handled and results:
             return join(*results)
         everything = [*args, *kwargs.values(), *star]
+        self.escapes(everything, f"passed to {_callee_text(func)}(), which the models do not describe", site)
         if receiver is not None:
             everything.append(receiver)
             derived = self.derive(receiver, f"{method}()", site)
@@ -799,6 +834,14 @@ class Frame:
         if _pure(refs, receiver):
             return value
         return opaque(f"the result of {name}()", site)
+
+    def escapes(self, values: list[Value], how: str, site: Site) -> None:
+        """Notes weak random numbers that leave what the engine follows (passed to code the
+        models do not describe, stored on an object): their use there is unknown."""
+        for value in values:
+            for label in value.all_labels():
+                if label.channel == "random":
+                    self.program.escape(label, f"{how} (line {site.line})")
 
     def method_keys(self, receiver: Value, method: str) -> list[str]:
         """The model keys a method call on ``receiver`` may match: ``"Type.method"`` for every
@@ -839,6 +882,8 @@ class Frame:
         no model names it."""
         catalog = self.catalog
         site = self.site(node)
+        if receiver is None and target not in catalog.sinks:
+            target = _wildcard(catalog, target)
         sinks = catalog.sinks.get(target, ())
         sanitisers = catalog.sanitisers.get(target, ())
         source = catalog.sources_call.get(target)
@@ -948,11 +993,14 @@ class Frame:
         and the sink's evidence."""
         kind = self.catalog.kinds[sink.kind]
         labels = value.all_labels()
-        if sink.host_fixed_ok and value.prefix is not None and _host_fixed(value.prefix):
-            self.program.record_evidence(Evidence(kind=sink.kind, site=site, state="sanitised",
-                                                  detail=f"the value starts with the constant {value.prefix[:60]!r}, which fixes where it points",
-                                                  sanitisers=("a constant prefix that fixes the host",)))
-            return
+        partial = False
+        if sink.host_fixed and value.prefix is not None and _host_fixed(value.prefix):
+            if sink.host_fixed == "safe":
+                self.program.record_evidence(Evidence(kind=sink.kind, site=site, state="sanitised",
+                                                      detail=f"the value starts with the constant {value.prefix[:60]!r}, which fixes where it points",
+                                                      sanitisers=("a constant prefix that fixes the host",)))
+                return
+            partial = True
         state, detail, sanitisers = "constant", "built only from constants", []
         params: list[Label] = []
         for label in labels:
@@ -969,7 +1017,7 @@ class Frame:
                     state, detail = "unknown", f"it contains {label.what}, line {label.line}"
                 continue
             if label.channel in kind.channels:
-                self.program.report(Flow(kind=sink.kind, sink=sink, site=site, label=label, role=role))
+                self.program.report(Flow(kind=sink.kind, sink=sink, site=site, label=label, role=role, partial=partial))
                 state, detail = "tainted", f"it contains {label.what}, line {label.line}"
             elif state in ("constant", "sanitised"):
                 state, detail = "unknown", f"it contains {label.what}, line {label.line}"
@@ -1096,6 +1144,26 @@ def _host_fixed(prefix: str) -> bool:
     return len(prefix) >= 2 and prefix[0] == "/" and prefix[1] not in "/\\"
 
 
+def _wildcard(catalog: Any, target: str) -> str:
+    """``sh.ls`` as ``sh.*`` when a model names every function of a module that way (``sh``
+    runs a program named by the attribute); else ``target`` itself."""
+    module = target.rpartition(".")[0]
+    while module:
+        if f"{module}.*" in catalog.sinks:
+            return f"{module}.*"
+        module = module.rpartition(".")[0]
+    return target
+
+
+def _getattr_call(node: ast.expr) -> ast.Attribute | None:
+    """``getattr(obj, "name")`` (Python semantics) as the attribute it reads, else None."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) == 2 and not node.keywords and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier()):
+        return ast.copy_location(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()), node)
+    return None
+
+
 def _callee_text(func: ast.expr) -> str:
     parts: list[str] = []
     while isinstance(func, ast.Attribute):
@@ -1143,14 +1211,31 @@ def _same_env(a: dict[str, Value], b: dict[str, Value]) -> bool:
     return True
 
 
-def _captures(pattern: ast.pattern) -> list[str]:
-    names = []
+def _captures(pattern: ast.pattern, subject: Value) -> dict[str, Value]:
+    """The names a ``case`` pattern binds: a name bound to a literal alternative holds that
+    literal (``case "a" as x``), any other capture holds (part of) the subject."""
+    names: dict[str, Value] = {}
     for node in ast.walk(pattern):
-        if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            names.append(node.name)
+        if isinstance(node, ast.MatchAs) and node.name:
+            literal = _literal_pattern(node.pattern)
+            names[node.name] = literal if literal is not None else (subject if node.pattern is None else subject.flatten())
+        elif isinstance(node, ast.MatchStar) and node.name:
+            names[node.name] = subject.flatten()
         elif isinstance(node, ast.MatchMapping) and node.rest:
-            names.append(node.rest)
+            names[node.rest] = subject.flatten()
     return names
+
+
+def _literal_pattern(pattern: ast.pattern | None) -> Value | None:
+    """The value a pattern of literals admits (``"a"``, ``"a" | "b"``), else None."""
+    if isinstance(pattern, ast.MatchValue) and isinstance(pattern.value, ast.Constant):
+        return constant(pattern.value.value) if isinstance(pattern.value.value, _CONST_TYPES) else None
+    if isinstance(pattern, ast.MatchSingleton):
+        return constant(pattern.value)
+    if isinstance(pattern, ast.MatchOr):
+        parts = [_literal_pattern(p) for p in pattern.patterns]
+        return join(*parts) if all(p is not None for p in parts) else None  # type: ignore[arg-type]
+    return None
 
 
 def _assigned_names(node: ast.AST) -> set[str]:
@@ -1176,4 +1261,6 @@ def run_module(program: Program, module: ModuleInfo) -> None:
         frame.block(module.tree.body)
     except BudgetExceeded:
         program.note(f"{module.path}: module body not analysed to the end (work budget used up)")
+    except RecursionError:
+        program.note(f"{module.path}: module body not analysed to the end (it nests too deep for the engine)")
     module.globals.update(frame.env)

@@ -3,10 +3,9 @@ and the function summaries the engine computes on demand.
 
 A ``Program`` starts from one file (the file being scanned) and loads the modules of the same
 repository that it imports, lazily and within a budget, through a ``loader`` that only reads
-files the caller allows (the policy decides). Module names come from paths (``shop/views.py``
-is ``shop.views``, also reachable as ``views`` from a ``src/`` layout's point of view), and an
-import resolves to the module whose dotted name ends with the imported name, the longest match
-first.
+files the caller allows (the policy decides). Module names come from paths as Python's import
+system finds them (``module_index``: ``src/shop/views.py`` is ``shop.views`` when ``src`` is not
+a package), and an import resolves to the module of that name.
 
 Summaries are computed the first time a call needs one (``summary``), by interpreting the
 function with its parameters bound to parameter labels (``interp``); a recursive call met
@@ -17,12 +16,13 @@ carries every argument), which is the usual bottom-up approximation for recursio
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from .catalog import Catalog, Handler
 from .facts import Evidence, EVIDENCE_RANK, Flow, Misuse, Site, Summary
-from .values import Value
+from .values import Label, Value
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
@@ -175,6 +175,35 @@ def module_name(path: str) -> tuple[str, bool]:
     return ".".join(p for p in parts if p) or "__init__", package
 
 
+@functools.lru_cache(maxsize=4)
+def module_index(paths: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
+    """Maps import names to paths, the way Python finds modules when the folders that are not
+    packages are on ``sys.path`` (``src/shop/views.py`` with ``src`` not a package and ``shop``
+    one is ``shop.views``); each file's full dotted path is registered too (namespace
+    packages). Computed once per set of paths.
+
+    Returns:
+        ``(import name -> path, path -> its shortest import name)``.
+    """
+    packages = {path.rpartition("/")[0] for path in paths if path.rpartition("/")[2] == "__init__.py"}
+    index: dict[str, str] = {}
+    for path in paths:
+        full, _ = module_name(path)
+        index.setdefault(full, path)
+        folders = path.split("/")[:-1]
+        keep = len(folders)
+        while keep > 0 and "/".join(folders[:keep]) in packages:
+            keep -= 1
+        if keep:
+            short, _ = module_name("/".join(path.split("/")[keep:]))
+            index.setdefault(short, path)
+    names: dict[str, str] = {}
+    for name, path in index.items():
+        if path not in names or len(name) < len(names[path]):
+            names[path] = name
+    return index, names
+
+
 Loader = Callable[[str], "tuple[str, ast.Module] | None"]
 """Given a repository-relative path, returns ``(path, tree)`` or None when the file may not or
 cannot be read (the caller's policy and parser decide)."""
@@ -190,8 +219,13 @@ class Program:
         budget: The work budget shared by everything the program analyses.
     """
 
-    def __init__(self, catalog: Catalog, paths: list[str], loader: Loader, budget: Budget) -> None:
+    def __init__(self, catalog: Catalog, paths: list[str], loader: Loader, budget: Budget,
+                 shas: Mapping[str, str] | None = None) -> None:
         self.catalog = catalog
+        self.shas = shas
+        self.scope = _scope(catalog, shas) if shas is not None else None
+        self.stack: list[str] = []
+        self.unstable: set[str] = set()
         self.loader = loader
         self.budget = budget
         self.modules: dict[str, ModuleInfo] = {}
@@ -203,20 +237,21 @@ class Program:
         self.misuses: dict[tuple[str, int, int, str], Misuse] = {}
         self.evidence: dict[tuple[str, int, int, str], Evidence] = {}
         self.cut_short: list[str] = []
+        self.escaped: dict[tuple[str, int, int], list[str]] = {}
         self.read: set[str] = set()
         self.callers: dict[str, int] = {}
-        self._by_name: dict[str, str] = {}
-        for path in paths:
-            name, _ = module_name(path)
-            self._by_name.setdefault(name, path)
+        self._by_name, self._names = module_index(tuple(sorted(paths)))
         self._failed: set[str] = set()
+        self.root = ""  # the path of the file being analysed (the first module added)
 
     # -- modules -------------------------------------------------------------------------
 
     def add_module(self, path: str, tree: ast.Module) -> ModuleInfo:
         """Indexes a parsed module (its defs, classes and imports) and returns it."""
         name, package = module_name(path)
+        name = self._names.get(path, name)  # the import name, not the folder path
         module = ModuleInfo(name=name, path=path, tree=tree, is_package=package)
+        self.root = self.root or path
         self.modules[name] = module
         self.read.add(path)
         _index(module)
@@ -225,15 +260,11 @@ class Program:
         return module
 
     def find_module(self, dotted: str) -> ModuleInfo | None:
-        """Returns the loaded or loadable module named ``dotted`` (or whose name ends with
-        ``.dotted``, for ``src/`` layouts), or None."""
+        """Returns the loaded or loadable module whose import name is ``dotted``
+        (``module_index``), or None."""
         if dotted in self.modules:
             return self.modules[dotted]
         path = self._by_name.get(dotted)
-        if path is None:
-            suffix = "." + dotted
-            matches = sorted(name for name in self._by_name if name.endswith(suffix))
-            path = self._by_name[matches[0]] if matches else None
         if path is None or path in self._failed:
             return None
         for module in self.modules.values():
@@ -243,11 +274,38 @@ class Program:
             self.note(f"{dotted}: not loaded (more than {MAX_MODULES} modules)")
             self._failed.add(path)
             return None
+        key = self.shared_module_key(path)
+        shared = _SHARED_MODULES.get(key) if key is not None else None
+        if shared is not None:
+            return self._adopt(shared)
         loaded = self.loader(path)
         if loaded is None:
             self._failed.add(path)
             return None
-        return self.add_module(*loaded)
+        module = self.add_module(*loaded)
+        if key is not None:
+            from . import interp
+
+            interp.run_module(self, module)
+            if len(_SHARED_MODULES) >= MAX_SHARED_MODULES:
+                _SHARED_MODULES.clear()
+            _SHARED_MODULES[key] = module
+        return module
+
+    def shared_module_key(self, path: str) -> tuple[str, str, str] | None:
+        """The key under which an imported module, indexed and with its body interpreted, is
+        shared with other analyses of the same scope, or None."""
+        sha = self.shas.get(path) if self.shas is not None else None
+        return None if self.scope is None or sha is None else (self.scope, path, sha)
+
+    def _adopt(self, module: ModuleInfo) -> ModuleInfo:
+        """Makes a module another analysis of this scope loaded (and interpreted) part of this
+        program: its functions and classes become resolvable here."""
+        self.modules[module.name] = module
+        self.read.add(module.path)
+        self.functions.update(module.functions)
+        self.classes.update(module.classes)
+        return module
 
     def resolve(self, qualified: str) -> tuple[str, str] | None:
         """Resolves a qualified name to a definition of the analysed code.
@@ -292,6 +350,14 @@ class Program:
                 if method is not None and len(rest) == 2:
                     return ("function", method)
         return None
+
+    def shared_key(self, function: FunctionInfo) -> tuple[str, ...] | None:
+        """The key under which the function's summary may be shared with other analyses of the
+        same scope, or None (no scope, or its module's hash is unknown)."""
+        if self.scope is None or self.shas is None:
+            return None
+        sha = self.shas.get(function.module.path)
+        return None if sha is None else (self.scope, function.id, sha)
 
     # -- classes -------------------------------------------------------------------------
 
@@ -340,6 +406,12 @@ class Program:
         if old is None or EVIDENCE_RANK[evidence.state] > EVIDENCE_RANK[old.state]:
             self.evidence[key] = evidence
 
+    def escape(self, label: Label, how: str) -> None:
+        """Records that a weak random number (``label``) left what the engine follows."""
+        kept = self.escaped.setdefault((label.path, label.line, label.col), [])
+        if how not in kept and len(kept) < 3:
+            kept.append(how)
+
     def note(self, text: str) -> None:
         """Records something that was not analysed, with the reason."""
         if text not in self.cut_short and len(self.cut_short) < 50:
@@ -352,6 +424,27 @@ class Program:
         from . import entries
 
         return entries.handler_of(self, function)
+
+
+_SCOPES: dict[int, tuple[Mapping[str, str], str]] = {}
+_SHARED_MODULES: dict[tuple[str, str, str], ModuleInfo] = {}
+MAX_SHARED_MODULES = 2_000
+"""Imported modules (indexed, their bodies interpreted) shared by the analyses of one worker
+process, keyed by scope, path and content hash. The file being analysed is never taken from
+here: its own analysis runs afresh, so that what it reports is complete."""
+
+
+def _scope(catalog: Catalog, shas: Mapping[str, str]) -> str:
+    """A digest of the files an analysis may read (paths and hashes) and of the models."""
+    import hashlib
+
+    known = _SCOPES.get(id(shas))
+    if known is not None and known[0] is shas:
+        return known[1]
+    digest = hashlib.sha256(repr((id(catalog), sorted(shas.items()))).encode()).hexdigest()
+    _SCOPES.clear()
+    _SCOPES[id(shas)] = (shas, digest)
+    return digest
 
 
 def _index(module: ModuleInfo) -> None:

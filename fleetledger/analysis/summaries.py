@@ -38,9 +38,19 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
     known = program.summaries.get(function.id)
     if known is not None:
         return known
+    shared_key = program.shared_key(function)
+    if shared_key is not None and shared_key in _SHARED:
+        program.summaries[function.id] = _SHARED[shared_key]
+        return _SHARED[shared_key]
     if function.id in program.in_progress or depth > MAX_CALL_DEPTH:
+        # A recursive call (or one too deep): every summary being computed from the cycle's
+        # head up depends on where the computation started, so none of them is shared.
+        stack = program.stack
+        start = stack.index(function.id) if function.id in stack else 0
+        program.unstable.update(stack[start:])
         return Summary(returns=EMPTY, complete=False)
     program.in_progress.add(function.id)
+    program.stack.append(function.id)
     try:
         env = parameter_values(program, function)
         frame = Frame(program, function.module, function, env, summarising=True, depth=depth)
@@ -55,12 +65,30 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
         except BudgetExceeded:
             complete = False
             program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (work budget used up)")
+            raise
+        except RecursionError:
+            complete = False
+            program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (it nests too deep for the engine)")
         result = Summary(returns=join(*frame.returned) if frame.returned else EMPTY, sinks=list(frame.hits.values()),
                          writes=frame.writes, complete=complete)
     finally:
         program.in_progress.discard(function.id)
+        program.stack.pop()
     program.summaries[function.id] = result
+    if shared_key is not None and function.id not in program.unstable and result.complete:
+        if len(_SHARED) >= MAX_SHARED:
+            _SHARED.clear()
+        _SHARED[shared_key] = result
     return result
+
+
+_SHARED: dict[tuple[str, ...], Summary] = {}
+MAX_SHARED = 50_000
+"""Summaries shared by the analyses of one worker process, keyed by the analysis scope (the
+files it may read, at their hashes, and the models), the function and its module's hash. A
+summary is a function of the code alone when no recursion or depth limit touched it; only such
+summaries are shared, so a file's result does not depend on which files the worker analysed
+before it."""
 
 
 def parameter_values(program: Program, function: FunctionInfo) -> dict[str, Value]:
@@ -102,9 +130,24 @@ def bind_arguments(function: FunctionInfo, args: list[Value], kwargs: dict[str, 
     return mapping
 
 
+def carries_data(values: list[Value]) -> bool:
+    """True when some value carries outside data, a weak random number or a parameter label
+    (a value of unknown origin does not count)."""
+    return any(label.channel != "opaque" for value in values for label in value.all_labels())
+
+
 def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[str, Value], star: list[Value],
           node: ast.Call, site: Site) -> Value:
-    """Applies a function's summary at a call in ``frame``; returns the call's value."""
+    """Applies a function's summary at a call in ``frame``; returns the call's value.
+
+    A function of another module is summarised only when the call passes it data the engine
+    follows (outside data, a weak random number, a parameter): with nothing to carry, its
+    summary could only add the sources it reads itself, which its own module's analysis
+    reports. This keeps a file's analysis from interpreting its whole import graph.
+    """
+    inputs = [*args, *kwargs.values(), *star]
+    if function.module.path != frame.program.root and not carries_data(inputs):
+        return opaque_result(function, site)
     found = summary(frame.program, function, frame.depth + 1)
     mapping = bind_arguments(function, args, kwargs, star)
     _defaults(frame, function, mapping)
@@ -125,6 +168,8 @@ def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, 
     whose attributes are what ``__init__`` stores from the arguments."""
     program = frame.program
     obj = Value(types=frozenset({class_id}), items={})
+    if program.classes[class_id].module.path != program.root and not carries_data([*args, *kwargs.values(), *star]):
+        return obj
     init = program.method(class_id, "__init__")
     if init is None:
         library = [b for b in program.class_mro(class_id)[1:] if b not in program.classes]
@@ -161,9 +206,7 @@ def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: obje
         actual = mapping.get(label.param)
         if actual is None:
             continue
-        moved = add_step(project(frame, actual, label.access, node), call)  # type: ignore[arg-type]
-        for later in label.steps:
-            moved = add_step(moved, later)
+        moved = add_step(project(frame, actual, label.access, node), call, *label.steps)  # type: ignore[arg-type]
         for by in label.sanitisers or (("a check",) if label.cleaned else ()):
             moved = clean(moved, label.cleaned, by)
         parts.append(moved)
@@ -236,15 +279,16 @@ def _write_back(frame: Frame, function: FunctionInfo, found: Summary, mapping: d
         if isinstance(target, ast.Name) and target.id in frame.env:
             stored = substitute(frame, value, mapping, call, node)
             frame.env[target.id] = with_items(frame.env[target.id], {"." + attr: stored})
-        elif index in mapping:
+        elif index in mapping and frame.summarising:
             frame.program.budget.spend()
-            for label in mapping[index].labels.values():
-                if label.channel == "param" and frame.summarising:
-                    key = (label.param, attr)
-                    frame.writes[key] = join(frame.writes.get(key, EMPTY),
-                                             substitute(frame, value, mapping, call, node))
+            params = {label.param for label in mapping[index].labels.values() if label.channel == "param"}
+            if params:
+                stored = substitute(frame, value, mapping, call, node)
+                for param in sorted(params):
+                    frame.writes[(param, attr)] = join(frame.writes.get((param, attr), EMPTY), stored)
 
 
-def of(labels: list[Label]) -> Value:
-    """A value of labels (re-exported for the engine's callers)."""
-    return of_labels(labels)
+def opaque_result(function: FunctionInfo, site: Site) -> Value:
+    """The value of a call whose callee is not summarised: of unknown origin."""
+    return of_labels([Label(channel="opaque", what=f"the result of {function.qualname}() in {function.module.path}",
+                            path=site.path, line=site.line, col=site.col)])

@@ -57,16 +57,22 @@ class SourceTree:
             The parsed tree.
 
         Raises:
-            ParseError: the text is not valid Python for this interpreter, contains NUL bytes,
-                or nests too deeply for the parser to build a tree.
+            ParseError: the text is not Python any supported version accepts (the host's
+                parser first, then the version-independent one: ``parser.parse_module``), or
+                nests too deeply for the parser to build a tree.
         """
+        from . import parser
+
         text = source.removeprefix("\ufeff")
         try:
-            module = ast.parse(text)
-        except SyntaxError as exc:
-            raise ParseError(f"syntax error at line {exc.lineno}: {exc.msg}") from None
-        except (ValueError, RecursionError, MemoryError) as exc:
-            raise ParseError(f"the parser refused the file: {exc}") from None
+            module = parser.parse_module(text).module
+        except parser.ParseError as exc:
+            raise ParseError(str(exc)) from None
+        return cls.of(module, text)
+
+    @classmethod
+    def of(cls, module: ast.Module, text: str) -> SourceTree:
+        """Builds the lookups for an already parsed module and its text."""
         parents: dict[ast.AST, ast.AST] = {}
         by_line: dict[int, list[ast.AST]] = {}
         imports: dict[str, str] = {}

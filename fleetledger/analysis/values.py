@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Channel = Literal["http", "network", "cli", "stdin", "env", "file", "api", "random", "param"]
 """Where a label's data comes from: a web request (``http``), a network read (``network``), the
@@ -62,9 +62,9 @@ NOT_CONSTANT: Any = _NotConstant()
 """The ``const`` of a value that is not one constant."""
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One hop of a value on its way from a source to a sink.
+class Step(NamedTuple):
+    """One hop of a value on its way from a source to a sink (a named tuple: steps are copied
+    and compared on every hop, and tuples do that in C).
 
     Attributes:
         path: Repository-relative path of the file the hop is in.
@@ -83,9 +83,9 @@ class Step:
         return {"path": self.path, "line": self.line, "col": self.col, "what": self.what}
 
 
-@dataclass(frozen=True, slots=True)
-class Label:
-    """One origin of tainted data and the road it took.
+class Label(NamedTuple):
+    """One origin of tainted data and the road it took (a named tuple, for the same reason as
+    ``Step``).
 
     Attributes:
         channel: Where the data comes from (see ``Channel``).
@@ -116,24 +116,30 @@ class Label:
     @property
     def key(self) -> tuple[Any, ...]:
         """What makes two labels the same origin for the same sinks (steps aside)."""
-        return (self.channel, self.what, self.path, self.line, self.col, self.param, self.access, self.cleaned)
+        return self[:8]
 
-    def then(self, step: Step) -> Label:
-        """Returns the label with one more step (the middle of a long road is dropped)."""
-        steps = self.steps
-        if steps and steps[-1] == step:
+    def then(self, *more: Step) -> Label:
+        """Returns the label with more steps (the middle of a long road is dropped). Labels of
+        unknown origin carry no road: no trace of theirs is ever shown."""
+        if self.channel == "opaque":
             return self
-        if len(steps) >= MAX_STEPS:
+        steps = self.steps
+        for step in more:
+            if not steps or steps[-1] != step:
+                steps = steps + (step,)
+        if steps is self.steps:
+            return self
+        if len(steps) > MAX_STEPS:
             half = MAX_STEPS // 2
-            steps = steps[:half] + steps[len(steps) - half + 1:]
-        return replace(self, steps=steps + (step,))
+            steps = steps[:half] + steps[len(steps) - half:]
+        return self._replace(steps=steps)
 
     def clean(self, kinds: Iterable[str], by: str) -> Label:
         """Returns the label sanitised for ``kinds`` (``"*"`` means every kind) by ``by``."""
         kinds = frozenset(kinds)
         if kinds <= self.cleaned and by in self.sanitisers:
             return self
-        return replace(self, cleaned=self.cleaned | kinds, sanitisers=(self.sanitisers + (by,))[-4:])
+        return self._replace(cleaned=self.cleaned | kinds, sanitisers=(self.sanitisers + (by,))[-4:])
 
     def safe_for(self, kind: str) -> bool:
         """True when the data was sanitised for sinks of ``kind``."""
@@ -320,12 +326,12 @@ def with_items(value: Value, updates: Mapping[Any, Value]) -> Value:
     return replace(value, items=items, const=NOT_CONSTANT, prefix=None)
 
 
-def add_step(value: Value, step: Step) -> Value:
-    """Returns ``value`` with ``step`` appended to every label (items included)."""
-    if not value.tainted():
+def add_step(value: Value, *steps: Step) -> Value:
+    """Returns ``value`` with ``steps`` appended to every label (items included)."""
+    if not steps or not value.tainted():
         return value
-    labels = {key: label.then(step) for key, label in value.labels.items()}
-    items = {k: add_step(v, step) for k, v in value.items.items()} if value.items else value.items
+    labels = {key: label.then(*steps) for key, label in value.labels.items()}
+    items = {k: add_step(v, *steps) for k, v in value.items.items()} if value.items else value.items
     return replace(value, labels=labels, items=items)
 
 

@@ -99,6 +99,13 @@ class Job(abc.ABC):
         """Returns job data a worker needs besides the task inputs (e.g. the target root)."""
         return {}
 
+    def context_reads(self, task: TaskSpec, run: "RunReader") -> dict[str, str]:
+        """Returns ``{key: absolute path}`` of files a task's steps may read besides their own
+        (``step_reads``), e.g. the modules an analysis follows imports into. The coordinator
+        asks the gate about each and passes the allowed keys to the worker as the context's
+        ``"readable"`` list; a denied file is never read. By default: none."""
+        return {}
+
     def read_only_paths(self) -> list[str]:
         """Returns the folders worker processes may read (bound read-only in a sandbox)."""
         return []

@@ -26,7 +26,7 @@ import jsonschema
 from ..jobs.scan.shapes import SEVERITIES, Candidate, ModelAnswer, ModelRequest
 from .failures import MalformedAnswer
 
-PROMPT_VERSION = "1"
+PROMPT_VERSION = "2"
 """Part of every host-side model step's input hash: new prompts are new steps."""
 
 MAX_CONTEXT_LINES = 80
@@ -64,13 +64,14 @@ _INVESTIGATE = (
     "lines it rests on).")
 _REVALIDATE = (
     "You are the sceptical second reviewer of a static analysis finding in a Python repository. A "
-    "first reviewer judged it; most findings of such tools are false positives, and your job is to "
-    "throw out the ones the code does not prove. Keep the finding (vulnerable, or uncertain with "
-    "confidence 5 or more) only when the code shown makes it plausible that outside data reaches "
-    "the flagged operation without adequate validation, in code that runs in production. Constant "
-    "values, values the code sanitises, test code, dead code and guesses about code that is not "
-    "shown are reasons to answer not_vulnerable, or uncertain with low confidence. Do not defer to "
-    "the first verdict; check it. Answer with one JSON object only, with the keys verdict "
+    "first reviewer judged it; your job is to throw out the findings the code shows to be wrong, "
+    "and only those. Dismiss a finding (not_vulnerable) only for a reason you can show from the "
+    "code: the dangerous value is built only from constants, a sanitiser or check for this kind of "
+    "operation is on the path, or the code is test code or never runs. A value whose origin the "
+    "code shown does not reveal is not such a reason: answer uncertain with confidence 5 (the "
+    "finding stays, marked uncertain). When the tool gives a data-flow trace (source, steps, sink), "
+    "check each step against the code. Do not defer to the first verdict; check it. Answer with "
+    "one JSON object only, with the keys verdict "
     "(vulnerable, not_vulnerable or uncertain), confidence (an integer from 0 to 10), cwe (an "
     "integer or null), severity (critical, high, medium, low or info) and rationale (one paragraph "
     "that names the lines it rests on).")
@@ -158,6 +159,9 @@ def build_prompt(request: ModelRequest) -> Prompt:
         f"Code ({c.path}, lines {context.first_line}-{context.last_line}; the flagged line is marked >>):\n"
         f"{context.text}",
     ]
+    facts = _tool_facts(c)
+    if facts:
+        parts.insert(2, facts)
     if request.pass_name == "revalidate" and request.prior:
         prior = request.prior
         prior_cwe = f", CWE-{prior['cwe']}" if prior.get("cwe") else ""
@@ -171,6 +175,26 @@ def build_prompt(request: ModelRequest) -> Prompt:
                "path": c.path, "line": c.line, "context_lines": [context.first_line, context.last_line],
                "scope": context.scope, "prompt_sha256": digest, "prompt_chars": len(system) + len(user)}
     return Prompt(system=system, user=user, summary=summary)
+
+
+def _tool_facts(c: Candidate) -> str:
+    """The tool's own analysis of the finding, for the model to check: the taint traces
+    (source, steps, sink), an API misuse, or what reached the sink of another detector's
+    finding."""
+    trace = c.trace or {}
+    lines: list[str] = []
+    for number, flow in enumerate(trace.get("traces", []), 1):
+        source, sink = flow["source"], flow["sink"]
+        hops = [f"source {source['what']} ({source['path']}:{source['line']})"]
+        hops += [f"{step['what']} ({step['path']}:{step['line']})" for step in flow["steps"]]
+        hops.append(f"sink {sink['what']}, {sink['role']} ({sink['path']}:{sink['line']})")
+        sanitised = f"; sanitisers seen (none for this sink): {', '.join(flow['sanitisers'])}" if flow.get("sanitisers") else ""
+        lines.append(f"- trace {number}: " + " -> ".join(hops) + sanitised)
+    if trace.get("check"):
+        lines.append(f"- API misuse: {trace['check']['message']}")
+    if c.evidence:
+        lines.append(f"- what reaches the flagged operation: {c.evidence['state']} ({c.evidence['detail']})")
+    return "The tool's data-flow analysis:\n" + "\n".join(lines) if lines else ""
 
 
 def _strip_fence(text: str) -> str:

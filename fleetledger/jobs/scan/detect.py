@@ -22,24 +22,20 @@ comment is a claim for the investigate step to weigh, not a reason to drop a can
 from __future__ import annotations
 
 import ast
-import errno
-import hashlib
 import importlib.metadata
 import io
 import logging
-import os
-import signal
-import stat
 import sys
-import threading
-import time
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from . import detectors, source
+from ...analysis import catalog, context, engine, parser
+from . import detectors, source, taint
+from .budget import TimeBudgetExceeded, within_time_budget
+from .modules import Content, RepositoryModules, read_file
 from .shapes import Candidate, FileReport, candidate_id
 
 _formatwarning = warnings.formatwarning
@@ -59,16 +55,16 @@ logging.getLogger("bandit").setLevel(logging.CRITICAL + 1)
 
 #: Identity of the detect step's behaviour, part of each detect step's input hash so that a
 #: replay never reuses a report made by other code. What a file yields depends on this module
-#: (bump the leading number when its logic or default limits change), on bandit's version and
-#: on the running Python's parser (a 3.12 file is skipped on 3.11, scanned on 3.12).
+#: (bump the leading number when its logic or default limits change), on bandit's version, on
+#: the running Python's parser (bandit runs only where it parses the file), on the taint
+#: engine (``ENGINE_VERSION``) and on its library models (their content hash).
+ENGINE_VERSION = "1"
 DETECT_VERSION = (
-    f"detect 2; bandit {importlib.metadata.version('bandit')}; "
-    f"python {sys.version_info.major}.{sys.version_info.minor}"
+    f"detect 3; bandit {importlib.metadata.version('bandit')}; "
+    f"python {sys.version_info.major}.{sys.version_info.minor}; "
+    f"engine {ENGINE_VERSION}; models {catalog.version()}"
 )
 
-_T = TypeVar("_T")
-_READ_CHUNK_BYTES = 1024 * 1024
-_EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 _BINARY_MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "PNG image"),
     (b"GIF87a", "GIF image"),
@@ -116,14 +112,18 @@ class DetectLimits:
             raise ValueError(f"every limit must be positive: {self!r}")
 
 
-def detect_file(root: Path, relpath: str, *, limits: DetectLimits | None = None) -> FileReport:
-    """Runs the detectors on one file and reports what they flagged, or why it was skipped.
+def detect_file(root: Path, relpath: str, *, limits: DetectLimits | None = None,
+                readable: Mapping[str, str] | None = None) -> FileReport:
+    """Runs the detectors and the taint engine on one file and reports what they flagged, or
+    why it was skipped.
 
     Skip reasons: ``"exceeds size limit (N bytes > M)"``, ``"binary content (PNG image)"``,
     ``"undecodable: ..."``, ``"NUL byte at line N"``, ``"syntax error at line N: msg"``,
-    ``"nesting too deep"``, ``"needs a newer Python"``, ``"timeout after N s"``, and for paths
-    that are not plain files inside ``root``: ``"symbolic link (not followed)"``, ``"outside
-    the scanned root"``, ``"not a regular file"``, ``"unreadable: <strerror>"``.
+    ``"nesting too deep"``, ``"timeout after N s"``, and for paths that are not plain files
+    inside ``root``: ``"symbolic link (not followed)"``, ``"outside the scanned root"``, ``"not a
+    regular file"``, ``"unreadable: <strerror>"``. A file in syntax newer than the running
+    Python is parsed by the version-independent parser and analysed; bandit, which needs the
+    running interpreter's parser, is then listed in ``detectors_not_run`` with the reason.
 
     The time budget uses ``SIGALRM`` and so applies only in the main thread; a ``SIGALRM``
     timer already running (e.g. pytest-timeout's) is suspended meanwhile and re-armed after,
@@ -134,6 +134,10 @@ def detect_file(root: Path, relpath: str, *, limits: DetectLimits | None = None)
         root: The scanned root folder.
         relpath: The file's path relative to ``root``, with forward slashes; reported as is.
         limits: Size, time and snippet bounds; ``DetectLimits()`` when omitted.
+        readable: Other files of the repository the taint engine may read to follow imports:
+            path -> the SHA-256 the run planned (a file whose content differs is not used).
+            Pass the same mapping for every file of a task: the engine then shares function
+            summaries between them.
 
     Returns:
         A ``FileReport``: ``status="scanned"`` with candidates sorted by position, decoding
@@ -141,103 +145,29 @@ def detect_file(root: Path, relpath: str, *, limits: DetectLimits | None = None)
         raised; or ``status="skipped"`` with the reason and no candidates.
     """
     limits = limits or DetectLimits()
-    content = _read(Path(root), relpath, limits.max_bytes)
+    content = read_file(Path(root), relpath, limits.max_bytes)
     content_data = content.data
     if content_data is None:
         return _report(relpath, content, status="skipped", reason=content.problem)
+    modules = RepositoryModules(Path(root), {p: h for p, h in (readable or {}).items() if p != relpath}, limits.max_bytes)
+    shas = readable if readable is not None and readable.get(relpath) == content.sha256 else None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return _within_time_budget(
-                limits.timeout_s, lambda: _analyse(relpath, content, content_data, limits)
+            return within_time_budget(
+                limits.timeout_s, lambda: _analyse(relpath, content, content_data, limits, modules, shas)
             )
-    except _TimeBudgetExceeded:
+    except TimeBudgetExceeded:
         reason = f"timeout after {limits.timeout_s:g} s"
         return _report(relpath, content, status="skipped", reason=reason)
 
 
-@dataclass(frozen=True, kw_only=True)
-class _Content:
-    path: Path
-    sha256: str
-    size_bytes: int
-    data: bytes | None  # None when the file is not analysed; then problem says why
-    problem: str | None = None
-
-
-def _report(relpath: str, content: _Content, **fields: Any) -> FileReport:
+def _report(relpath: str, content: Content, **fields: Any) -> FileReport:
     return FileReport(path=relpath, sha256=content.sha256, size_bytes=content.size_bytes, **fields)
 
 
-def _read(root: Path, relpath: str, max_bytes: int) -> _Content:
-    """Reads the file once, hashing all of it but keeping its bytes only up to ``max_bytes``."""
-    path = root / relpath
-
-    def unread(problem: str) -> _Content:
-        return _Content(path=path, sha256=_EMPTY_SHA256, size_bytes=0, data=None, problem=problem)
-
-    real_root = os.path.realpath(root)
-    if os.path.commonpath([real_root, os.path.realpath(path)]) != real_root:
-        return unread("outside the scanned root")
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            return unread("symbolic link (not followed)")
-        return unread(f"unreadable: {error.strerror}")
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        return unread("not a regular file")
-    with open(fd, "rb") as stream:
-        digest = hashlib.sha256()
-        kept: list[bytes] = []
-        size = 0
-        try:
-            while chunk := stream.read(_READ_CHUNK_BYTES):
-                digest.update(chunk)
-                size += len(chunk)
-                if size <= max_bytes:
-                    kept.append(chunk)
-        except OSError as error:
-            return unread(f"unreadable: {error.strerror}")
-    if size > max_bytes:
-        return _Content(
-            path=path, sha256=digest.hexdigest(), size_bytes=size, data=None,
-            problem=f"exceeds size limit ({size} bytes > {max_bytes})",
-        )
-    return _Content(path=path, sha256=digest.hexdigest(), size_bytes=size, data=b"".join(kept))
-
-
-class _TimeBudgetExceeded(BaseException):
-    """Raised by SIGALRM inside a file's analysis. A BaseException so that bandit's per-check
-    ``except Exception`` cannot swallow it."""
-
-
-def _within_time_budget(timeout_s: float, work: Callable[[], _T]) -> _T:
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        return work()
-
-    def expire(signum: int, frame: object) -> None:
-        raise _TimeBudgetExceeded
-
-    started_s = time.monotonic()
-    previous_handler = signal.signal(signal.SIGALRM, expire)
-    previous_delay_s, previous_interval_s = 0.0, 0.0
-    try:
-        previous_delay_s, previous_interval_s = signal.setitimer(signal.ITIMER_REAL, timeout_s)
-        try:
-            return work()
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-    finally:
-        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous_handler is None else previous_handler)
-        if previous_delay_s:
-            remaining_s = previous_delay_s - (time.monotonic() - started_s)
-            signal.setitimer(signal.ITIMER_REAL, max(remaining_s, 1e-6), previous_interval_s)
-
-
-def _analyse(relpath: str, content: _Content, data: bytes, limits: DetectLimits) -> FileReport:
+def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, modules: RepositoryModules,
+             shas: Mapping[str, str] | None) -> FileReport:
     def skipped(reason: str, warnings: tuple[str, ...] = ()) -> FileReport:
         return _report(relpath, content, status="skipped", reason=reason, warnings=warnings)
 
@@ -253,23 +183,55 @@ def _analyse(relpath: str, content: _Content, data: bytes, limits: DetectLimits)
         line, _ = source.position_of_offset(decoded.text, nul)
         return skipped(f"NUL byte at line {line}", decoded.warnings)
     try:
-        tree = source.parse_source(decoded.text)
-    except source.UnparsableSourceError as error:
-        return skipped(str(error), decoded.warnings + error.notes)
-    try:
-        tester = _run_bandit(content.path, data, decoded)
-    except RecursionError:
-        return skipped("nesting too deep", decoded.warnings)
-    except Exception as error:  # a bandit bug on odd input: skip the file, keep the worker
-        return skipped(f"bandit failed: {type(error).__name__}: {error}", decoded.warnings)
+        parsed = parser.parse_module(decoded.text)
+    except parser.ParseError as error:
+        # Case 08 A4 names one reason for every way a file can nest too deep for a parser.
+        return skipped("nesting too deep" if "nesting too deep" in str(error) else str(error), decoded.warnings)
+    tree = parsed.module
+    not_run: list[str] = []
+    found: list[tuple[Any, int]] = []
+    bandit_errors: tuple[str, ...] = ()
+    if parsed.parser == "cpython":
+        try:
+            tester = _run_bandit(content.path, data, decoded)
+            found, bandit_errors = tester.found, tester.error_lines()
+        except RecursionError:
+            not_run.append("bandit: the file nests too deep for bandit's recursive visitor")
+        except Exception as error:  # a bandit bug on odd input: the other detectors still run
+            not_run.append(f"bandit failed: {type(error).__name__}: {error}")
+    else:
+        running = f"{sys.version_info.major}.{sys.version_info.minor}"
+        not_run.append(f"bandit: the running Python {running} cannot parse this file ({parsed.host_error}); "
+                       "the taint engine analysed it with the version-independent parser")
     hits, own_errors = detectors.detect(tree)
-    by_bandit = [(line, issue.col_offset, int(issue.cwe.id) or None) for issue, line in tester.found if line]
+    by_bandit = [(line, issue.col_offset, int(issue.cwe.id) or None) for issue, line in found if line]
     hits = detectors.unflagged(hits, by_bandit)
+    lines = source.split_lines(decoded.text)
+    detected = _candidates(relpath, decoded.text, tree, found, hits, limits.max_snippet_chars)
+    analysis = engine.analyse(relpath, tree, paths=modules.paths(), loader=modules, is_test=context.is_test_path,
+                              shas=shas)
+    path_lines = {**modules.lines, relpath: lines}
+    produced = taint.flow_candidates(path_lines, analysis.flows) + taint.misuse_candidates(path_lines, analysis.misuses)
+    merged = [_with_snippet(c, path_lines, limits.max_snippet_chars) for c in taint.merge(list(detected), produced, analysis, path_lines)]
+    unique: dict[str, Candidate] = {}
+    for candidate in merged:
+        unique.setdefault(candidate.id, candidate)
     return _report(
         relpath, content, status="scanned", warnings=decoded.warnings,
-        candidates=_candidates(relpath, decoded.text, tree, tester.found, hits, limits.max_snippet_chars),
-        internal_errors=tester.error_lines() + tuple(own_errors),
+        candidates=tuple(sorted(unique.values(), key=lambda c: (c.path != relpath, c.path, c.line, c.col, c.rule_id))),
+        internal_errors=bandit_errors + tuple(own_errors), parser=parsed.parser, detectors_not_run=tuple(not_run),
+        not_analysed=analysis.not_analysed + tuple(modules.problems), read=analysis.read,
     )
+
+
+def _with_snippet(candidate: Candidate, path_lines: Mapping[str, list[str]], max_chars: int) -> Candidate:
+    if candidate.snippet:
+        return candidate
+    lines = path_lines.get(candidate.path, [])
+    last_line = len(lines) - (bool(lines) and lines[-1] == "")
+    first = max(candidate.line - _SNIPPET_CONTEXT_LINES, 1)
+    shown = "\n".join(lines[first - 1: min(candidate.end_line + _SNIPPET_CONTEXT_LINES, last_line)])
+    return replace(candidate, snippet=shown if len(shown) <= max_chars else shown[: max_chars - 1] + "…")
 
 
 class _RecordingTester(b_tester.BanditTester):

@@ -61,6 +61,7 @@ class ScanJob(Job):
         self.workspace = Path(workspace).resolve()
         self.argv = list(argv)
         self.model = model
+        self._modules_cache: tuple[str, dict[str, str]] | None = None
 
     def describe(self) -> dict[str, Any]:
         identity = {"kind": "scan", "target": str(self.target), "detect": DETECT_VERSION, "model": self.model}
@@ -174,7 +175,26 @@ class ScanJob(Job):
         if task.inputs.get("kind") in ("investigate", "revalidate"):
             context["brief"] = brief_text(run)
             context["model"] = self.model
+        if task.inputs.get("kind") == "detect":
+            context["shas"] = self._modules(run)
         return context
+
+    def context_reads(self, task: TaskSpec, run: "RunReader") -> dict[str, str]:
+        """For a detect task: every Python file the run planned, which the taint engine may
+        read to follow a file's imports (the gate decides which it may)."""
+        if task.inputs.get("kind") != "detect":
+            return {}
+        return {path: str(self.target / path) for path in self._modules(run)}
+
+    def _modules(self, run: "RunReader") -> dict[str, str]:
+        """``{path: sha256}`` of the planned Python files (not links), computed once per run."""
+        cached = self._modules_cache
+        if cached is None or cached[0] != run.view.run_id:
+            planned = report.planned_files(run)
+            modules = {path: f["sha256"] for path, f in planned.items() if not f.get("link") and path.endswith(".py")}
+            cached = (run.view.run_id, modules)
+            self._modules_cache = cached
+        return cached[1]
 
     # -- export -------------------------------------------------------------------------
 

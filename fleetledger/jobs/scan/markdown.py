@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Any
 
 from .sarif import finding_cwe, order_key
 from .shapes import SEVERITIES, Finding, ModelAnswer, ScanReport
@@ -60,6 +61,10 @@ def _summary(report: ScanReport, findings: list[Finding]) -> str:
     ]
     if skipped:
         lines.append(f"Coverage is incomplete: {skipped} skipped files were not scanned (listed below).")
+    partly = sum(bool(f.detectors_not_run or f.not_analysed) for f in report.files if f.status == "scanned")
+    if partly:
+        lines.append(f"{partly} scanned file(s) were analysed in part only: a detector could not run on them, or part "
+                     "of their analysis was cut short (listed under File problems).")
     return "\n".join(lines)
 
 
@@ -91,6 +96,7 @@ def _detail(number: int, f: Finding) -> str:
         f"- Message: {_inline(c.message)}",
         f"- Scope: {_inline(c.scope)}",
         f"- Severity: {f.severity}, because {_inline(f.severity_reason)}",
+        *_trace(c.trace),
         "",
         _fenced(c.snippet),
         "",
@@ -99,6 +105,22 @@ def _detail(number: int, f: Finding) -> str:
         _answer("Revalidation", f.revalidation),
     ]
     return "\n".join(lines)
+
+
+def _trace(trace: dict[str, Any] | None) -> list[str]:
+    """The taint traces of a finding as numbered hops: source, steps, sink."""
+    lines: list[str] = []
+    for number, flow in enumerate((trace or {}).get("traces", []), 1):
+        source, sink = flow["source"], flow["sink"]
+        lines += ["", f"Trace {number}{' (partial: the host is fixed)' if flow.get('partial') else ''}:", ""]
+        lines.append(f"1. source: {_inline(source['what'])} ({_inline(source['path'])}:{source['line']})")
+        for hop, step in enumerate(flow["steps"], 2):
+            lines.append(f"{hop}. {_inline(step['what'])} ({_inline(step['path'])}:{step['line']})")
+        lines.append(f"{len(flow['steps']) + 2}. sink: {_inline(sink['what'])}, {_inline(sink['role'])} "
+                     f"({_inline(sink['path'])}:{sink['line']})")
+        if flow.get("sanitisers"):
+            lines.append(f"   (sanitisers seen, none for this sink: {_inline(', '.join(flow['sanitisers']))})")
+    return lines
 
 
 def _answer(title: str, answer: ModelAnswer) -> str:
@@ -114,7 +136,8 @@ def _files(report: ScanReport) -> str:
     problems = [
         f"| {_inline(f.path)} | {kind} | {_inline(detail)} |"
         for f in files
-        for kind, details in (("warning", f.warnings), ("internal error", f.internal_errors))
+        for kind, details in (("warning", f.warnings), ("internal error", f.internal_errors),
+                              ("detector not run", f.detectors_not_run), ("not analysed", f.not_analysed))
         for detail in details
     ]
     sections = []

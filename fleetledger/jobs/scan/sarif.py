@@ -37,6 +37,8 @@ _NOTIFICATIONS = (
     ("FL0003", "file-skipped", "A file could not be scanned."),
     ("FL0004", "file-warning", "A file was scanned with a non-fatal problem."),
     ("FL0005", "detector-internal-error", "A detector check raised on a file; the other checks still ran."),
+    ("FL0006", "detector-not-run", "A detector could not run on a file; the others analysed it."),
+    ("FL0007", "analysis-cut-short", "Part of a file's analysis was cut short (a work budget); that part is not analysed."),
 )
 _NOTIFICATION_INDEX = {name: index for index, (_, name, _) in enumerate(_NOTIFICATIONS)}
 
@@ -244,7 +246,27 @@ def _result(group: tuple[Finding, ...], rule_index: dict[str, int]) -> dict[str,
     }
     if len(locations) > MAX_LOCATIONS:
         result["relatedLocations"] = locations[MAX_LOCATIONS:]
+    flows = [_code_flow(trace) for trace in (c.trace or {}).get("traces", [])]
+    if flows:
+        result["codeFlows"] = flows
     return result
+
+
+def _code_flow(trace: dict[str, Any]) -> dict[str, Any]:
+    """Returns a code flow (§3.36) for a taint trace: source, each step, sink, in order, each a
+    thread flow location (§3.38) whose message says what happened there."""
+    source, sink = trace["source"], trace["sink"]
+    hops = [(source, f"source: {source['what']}")]
+    hops += [(step, step["what"]) for step in trace["steps"]]
+    hops.append((sink, f"sink: {sink['what']} ({sink['role']})"))
+    locations = []
+    for place, text in hops:
+        region = {"startLine": max(int(place["line"]), 1), "startColumn": max(int(place["col"]), 0) + 1}
+        locations.append({"location": {"physicalLocation": {"artifactLocation": _artifact(place["path"]),
+                                                            "region": region},
+                                       "message": {"text": text}}})
+    return {"message": {"text": f"{source['what']} reaches {sink['what']}"},
+            "threadFlows": [{"locations": locations}]}
 
 
 def _message(group: tuple[Finding, ...]) -> str:
@@ -336,6 +358,8 @@ def _file_notes(file: FileReport) -> list[dict[str, Any]]:
     notes.extend(_note("file-warning", "warning", f"{file.path}: {w}", file.path) for w in file.warnings)
     notes.extend(_note("detector-internal-error", "error", f"{file.path}: {e}", file.path)
                  for e in file.internal_errors)
+    notes.extend(_note("detector-not-run", "warning", f"{file.path}: {d}", file.path) for d in file.detectors_not_run)
+    notes.extend(_note("analysis-cut-short", "warning", f"{file.path}: {n}", file.path) for n in file.not_analysed)
     return notes
 
 

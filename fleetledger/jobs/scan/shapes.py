@@ -51,6 +51,14 @@ class Candidate:
             (as bandit shows it), decoded leniently, at most 2,000 characters.
         scope: Qualified name of the enclosing function or class from the syntax tree
             (``"<module>"`` at module level).
+        trace: For a candidate of the taint engine: ``{"traces": [...], "also": [...]}``,
+            each trace ``{"source", "steps", "sink", "sanitisers"}`` (``facts.Flow.trace_json``)
+            and ``also`` the other detectors' candidates folded into this one (``rule_id``,
+            ``detector``, ``line``, ``col``, ``cwe``, ``message`` each); for an API misuse:
+            ``{"check": {...}, "also": [...]}``. None for other detectors.
+        evidence: For another detector's candidate at a sink the engine evaluated: what
+            reached it (``facts.Evidence.to_json``: ``state`` is ``"tainted"``,
+            ``"parameter"``, ``"unknown"``, ``"sanitised"`` or ``"constant"``), or None.
     """
 
     id: str
@@ -67,10 +75,17 @@ class Candidate:
     message: str
     snippet: str
     scope: str = "<module>"
+    trace: dict[str, Any] | None = None
+    evidence: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Returns the candidate as a JSON-ready dict (read-only)."""
-        return dataclasses.asdict(self)
+        """Returns the candidate as a JSON-ready dict (read-only); the optional analysis fields
+        are left out when empty, so a candidate without them keeps its earlier form."""
+        data = dataclasses.asdict(self)
+        for name in ("trace", "evidence"):
+            if data[name] is None:
+                del data[name]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Candidate":
@@ -98,6 +113,12 @@ class FileReport:
         warnings: Non-fatal problems, e.g. ``"line 2 is not valid UTF-8"``.
         candidates: What the detectors flagged.
         internal_errors: One line per detector check that raised (the other checks still ran).
+        parser: ``"cpython"`` when the running interpreter parsed the file, ``"tree-sitter"``
+            when only the version-independent parser could (newer syntax); None if skipped.
+        detectors_not_run: One line per detector that could not run on the file, and why
+            (``"bandit: ..."``): the file was still analysed by the others.
+        not_analysed: What the taint engine cut short, with the reason (a work budget).
+        read: Other files the analysis of this one read (imported modules), for the audit.
     """
 
     path: str
@@ -108,10 +129,14 @@ class FileReport:
     warnings: tuple[str, ...] = ()
     candidates: tuple[Candidate, ...] = ()
     internal_errors: tuple[str, ...] = ()
+    parser: str | None = None
+    detectors_not_run: tuple[str, ...] = ()
+    not_analysed: tuple[str, ...] = ()
+    read: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Returns the report as a JSON-ready dict (read-only)."""
-        return {
+        data = {
             "path": self.path,
             "sha256": self.sha256,
             "size_bytes": self.size_bytes,
@@ -121,6 +146,10 @@ class FileReport:
             "candidates": [c.to_json() for c in self.candidates],
             "internal_errors": list(self.internal_errors),
         }
+        if self.parser is not None:
+            data.update(parser=self.parser, detectors_not_run=list(self.detectors_not_run),
+                        not_analysed=list(self.not_analysed), read=list(self.read))
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "FileReport":
@@ -134,6 +163,10 @@ class FileReport:
             warnings=tuple(data.get("warnings", ())),
             candidates=tuple(Candidate.from_json(c) for c in data.get("candidates", ())),
             internal_errors=tuple(data.get("internal_errors", ())),
+            parser=data.get("parser"),
+            detectors_not_run=tuple(data.get("detectors_not_run", ())),
+            not_analysed=tuple(data.get("not_analysed", ())),
+            read=tuple(data.get("read", ())),
         )
 
 

@@ -9,12 +9,14 @@ that reads the repository.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ... import faults
 from ...steps import StepFailed, TaskContext, input_hash
 from .brief import BRIEF_FILES, derive_brief
+from .budget import TimeBudgetExceeded, within_time_budget
 from .detect import DETECT_VERSION, detect_file
 from .shapes import Candidate, FileReport, ModelAnswer, ModelRequest
 from .source import decode_source
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
     from ...models import ModelProvider
 
 _local_providers: dict[str, "ModelProvider"] = {}
+JUDGE_TIMEOUT_S = 30.0
+"""Wall-clock budget of one investigate or revalidate step run in the worker (the offline
+analyst takes milliseconds; the budget bounds a pathological file)."""
 
 
 def _local_model(spec: str) -> "ModelProvider":
@@ -68,6 +73,10 @@ def _brief(ctx: TaskContext) -> dict[str, Any]:
 
 def _detect(ctx: TaskContext) -> dict[str, Any]:
     root = Path(ctx.context["root"])
+    shas = ctx.context.get("shas", {})
+    readable = {path: shas[path] for path in ctx.context.get("readable", []) if path in shas}
+    # Every detect result depends on the other modules the taint engine may follow imports into.
+    modules_sha = hashlib.sha256(json.dumps(sorted(readable.items())).encode()).hexdigest()
 
     def one(f: dict[str, Any]) -> None:
         def run(key: str) -> dict[str, Any]:
@@ -75,7 +84,7 @@ def _detect(ctx: TaskContext) -> dict[str, Any]:
             if f.get("link"):
                 return FileReport(path=f["path"], sha256="", size_bytes=0, status="skipped",
                                   reason="symbolic link, not followed").to_json()
-            report = detect_file(root, f["path"])
+            report = detect_file(root, f["path"], readable=readable)
             if report.sha256 != f["sha256"]:
                 return FileReport(path=f["path"], sha256=report.sha256, size_bytes=report.size_bytes,
                                   status="skipped",
@@ -83,7 +92,7 @@ def _detect(ctx: TaskContext) -> dict[str, Any]:
                                          f"now {report.sha256[:12]}); start a new run with --new").to_json()
             return report.to_json()
 
-        ctx.step(f"detect:{f['path']}", input_hash(f["path"], f["sha256"], DETECT_VERSION), run,
+        ctx.step(f"detect:{f['path']}", input_hash(f["path"], f["sha256"], DETECT_VERSION, modules_sha), run,
                  why=f"detect {f['path']}", outcome=_detect_outcome)
 
     _each(ctx, ctx.inputs["files"], one)
@@ -148,7 +157,10 @@ def _judge(ctx: TaskContext) -> dict[str, Any]:
                 answer = ctx.ask_model(key, request_to_json(request))
                 faults.hit("scan.model.answered")
                 return {"candidate": candidate.id, "answer": answer}
-            result = provider.call(request)
+            try:
+                result = within_time_budget(JUDGE_TIMEOUT_S, lambda: provider.call(request))
+            except TimeBudgetExceeded:
+                return {"candidate": candidate.id, "answer": _not_analysed(candidate, pass_name)}
             answer = result.answer.to_json()
             ctx.record("model.call", key=key, why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}",
                        payload={"provider": provider.name, "model": provider.model, "pass": pass_name,
@@ -164,6 +176,14 @@ def _judge(ctx: TaskContext) -> dict[str, Any]:
 
     _each(ctx, ctx.inputs["items"], one)
     return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}
+
+
+def _not_analysed(candidate: Candidate, pass_name: str) -> dict[str, Any]:
+    """The answer for a judgement cut short by its time budget: kept, as uncertain, saying why."""
+    return ModelAnswer(verdict="uncertain", confidence=5, cwe=candidate.cwe, rationale=(
+        f"Not analysed: the {pass_name} step ran past its time budget of {JUDGE_TIMEOUT_S:g} s, so the candidate "
+        "is kept for a reviewer rather than cleared. Verdict: uncertain."),
+        signals={"analysed": False, "cut_short": "time budget"}).to_json()
 
 
 def _triage(ctx: TaskContext) -> dict[str, Any]:

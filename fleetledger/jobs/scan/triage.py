@@ -44,11 +44,22 @@ _IMPACT: dict[int, tuple[Severity, str, str]] = {
     338: ("medium", "Predictable random value", "predict the secret it generates"),
     611: ("high", "XML external entities", "read local files or reach internal hosts through the parser"),
     776: ("medium", "XML entity expansion", "exhaust the server's memory and CPU"),
+    1336: ("critical", "Server-side template injection", "run code in the template engine"),
+    643: ("high", "XPath injection", "read XML data the query was meant to hide"),
+    90: ("high", "LDAP injection", "read or change directory entries the query was meant to hide"),
+    601: ("medium", "Open redirect", "send users to a site of the attacker's choosing"),
+    918: ("high", "Server-side request forgery", "make the server reach internal hosts"),
+    501: ("medium", "Trust boundary violation", "plant data that later code trusts as checked"),
+    113: ("medium", "HTTP header injection", "add headers or split the response"),
+    117: ("low", "Log injection", "forge log entries"),
+    730: ("medium", "Regular expression injection", "make the server spend its CPU on a crafted pattern"),
+    614: ("low", "Cookie without Secure", "read the cookie on a plain-HTTP connection"),
+    1004: ("low", "Cookie without HttpOnly", "read the cookie from a script injected into the page"),
 }
 # CWEs whose severity depends on who supplies the dangerous value.
-_INJECTIONS = frozenset({78, 88, 89, 94, 95, 502, 22, 79, 80, 611, 776})
+_INJECTIONS = frozenset({78, 88, 89, 94, 95, 502, 22, 79, 80, 611, 776, 1336, 643, 90, 601, 918, 501, 113, 117, 730})
 # How many bands reach lowers an injection: outside data over the network costs nothing.
-_REACH_STEPS = {"http": 0, "network": 0, "cli": 1, "stdin": 1, "local": 1, "env": 2}
+_REACH_STEPS = {"http": 0, "network": 0, "cli": 1, "stdin": 1, "local": 1, "file": 1, "env": 2}
 _SOURCE_STEPS = {"request": 0, "parameter": 1, "unknown": 2, "constant": 3, "sanitised": 3, "none": 3}
 _DETECTOR_SEVERITY: dict[str, Severity] = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
 
@@ -102,9 +113,11 @@ def _reach(cwe: int | None, signals: dict[str, Any]) -> tuple[int, str]:
     if source == "request":
         steps = _REACH_STEPS.get(channel or "http", 0)
         where = {"http": "web requests", "network": "the network", "cli": "the command line",
-                 "stdin": "standard input", "env": "the environment",
+                 "stdin": "standard input", "env": "the environment", "file": "a file's content",
                  "local": "a file any local user can write"}.get(channel or "http", "outside data")
         return steps, f"is fed by {where}"
+    if source == "parameter" and signals.get("reach") == "api":
+        return 1, "is fed by a parameter of a public function (its callers decide)"
     if source == "parameter" and signals.get("reach") == "library":
         return 2, "is fed by a parameter of library code whose file shows no entry point for outside data"
     if source in _SOURCE_STEPS:

@@ -1,0 +1,150 @@
+"""Reading the scanned repository's files safely, and its other modules for the taint engine.
+
+``read_file`` reads one file of the scanned tree the way every reader here must: inside the
+root (``realpath``), never through a symbolic link (``O_NOFOLLOW``), only a regular file, at most
+``max_bytes`` kept (all of it hashed). ``RepositoryModules`` gives the taint engine the other
+modules a file imports: only files the policy lets the task read (``readable``), only at the
+content the run planned (SHA-256 checked), parsed once per worker process (a small cache keyed
+by path and hash), never raising for a file's content.
+"""
+
+from __future__ import annotations
+
+import ast
+import errno
+import hashlib
+import os
+import stat
+import warnings
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import source
+
+_READ_CHUNK_BYTES = 1024 * 1024
+_EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+_CACHED_MODULES = 256
+_parsed: OrderedDict[tuple[str, str, str], tuple[ast.Module, list[str]] | None] = OrderedDict()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Content:
+    """One file as read: its hash and size always, its bytes only when it may be analysed.
+
+    Attributes:
+        path: The file's path.
+        sha256: Hex SHA-256 of all its bytes.
+        size_bytes: Its size.
+        data: Its bytes, or None when it is not analysed (then ``problem`` says why).
+        problem: Why it is not analysed, or None.
+    """
+
+    path: Path
+    sha256: str
+    size_bytes: int
+    data: bytes | None
+    problem: str | None = None
+
+
+def read_file(root: Path, relpath: str, max_bytes: int) -> Content:
+    """Reads a file of the scanned tree once, hashing all of it but keeping its bytes only up
+    to ``max_bytes``; never follows a link or leaves ``root`` (``Content.problem`` says so)."""
+    path = root / relpath
+
+    def unread(problem: str) -> Content:
+        return Content(path=path, sha256=_EMPTY_SHA256, size_bytes=0, data=None, problem=problem)
+
+    real_root = os.path.realpath(root)
+    if os.path.commonpath([real_root, os.path.realpath(path)]) != real_root:
+        return unread("outside the scanned root")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return unread("symbolic link (not followed)")
+        return unread(f"unreadable: {error.strerror}")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return unread("not a regular file")
+    with open(fd, "rb") as stream:
+        digest = hashlib.sha256()
+        kept: list[bytes] = []
+        size = 0
+        try:
+            while chunk := stream.read(_READ_CHUNK_BYTES):
+                digest.update(chunk)
+                size += len(chunk)
+                if size <= max_bytes:
+                    kept.append(chunk)
+        except OSError as error:
+            return unread(f"unreadable: {error.strerror}")
+    if size > max_bytes:
+        return Content(
+            path=path, sha256=digest.hexdigest(), size_bytes=size, data=None,
+            problem=f"exceeds size limit ({size} bytes > {max_bytes})",
+        )
+    return Content(path=path, sha256=digest.hexdigest(), size_bytes=size, data=b"".join(kept))
+
+
+
+
+class RepositoryModules:
+    """The taint engine's loader: reads, checks and parses another module of the repository.
+
+    Args:
+        root: The scanned root.
+        readable: Repository-relative path -> planned SHA-256, for every file the task may read.
+        max_bytes: Larger files are not read.
+
+    Attributes:
+        lines: Path -> the lines of every module loaded (for columns and snippets).
+        problems: One line per module that could not be used, and why.
+    """
+
+    def __init__(self, root: Path, readable: Mapping[str, str], max_bytes: int) -> None:
+        self.root = root
+        self.readable = dict(readable)
+        self.max_bytes = max_bytes
+        self.lines: dict[str, list[str]] = {}
+        self.problems: list[str] = []
+
+    def paths(self) -> list[str]:
+        """The Python files the engine may load."""
+        return sorted(p for p in self.readable if p.endswith((".py", ".pyw", ".pyi")))
+
+    def __call__(self, relpath: str) -> tuple[str, ast.Module] | None:
+        """Returns ``(relpath, tree)``, or None when the file may not be read, changed since it
+        was planned, or does not parse (a note in ``problems`` says which)."""
+        from ...analysis import parser
+
+        planned = self.readable.get(relpath)
+        if planned is None:
+            return None
+        key = (str(self.root), relpath, planned)
+        if key in _parsed:
+            _parsed.move_to_end(key)
+            cached = _parsed[key]
+        else:
+            cached = None
+            content = read_file(self.root, relpath, self.max_bytes)
+            if content.data is None or content.sha256 != planned:
+                self.problems.append(f"{relpath}: not used for cross-file flows ({content.problem or 'changed since planned'})")
+                return None
+            try:
+                text = source.decode_source(content.data).text
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    cached = (parser.parse_module(text).module, source.split_lines(text))
+            except (source.UndecodableSourceError, parser.ParseError, ValueError) as error:
+                self.problems.append(f"{relpath}: not used for cross-file flows ({error})")
+            _parsed[key] = cached
+            while len(_parsed) > _CACHED_MODULES:
+                _parsed.popitem(last=False)
+        if cached is None:
+            return None
+        tree, lines = cached
+        self.lines[relpath] = lines
+        return relpath, tree

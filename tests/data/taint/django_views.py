@@ -1,0 +1,39 @@
+# Engine probe: Django's request parameter convention, class-based views, raw SQL, sessions.
+import subprocess
+
+from django.db import connection
+from django.http import HttpResponse, HttpResponseRedirect
+from django.utils.html import format_html
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.safestring import mark_safe
+from django.views import View
+
+
+def search(request):
+    term = request.GET.get("q", "")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id FROM item WHERE name LIKE '%" + term + "%'")  # $ sql
+        cursor.execute("SELECT id FROM item WHERE name LIKE %s", ["%" + term + "%"])  # ok sql
+    request.session["last"] = term  # $ trust-boundary
+    return HttpResponse("Results for " + term)  # $ xss
+
+
+def greet(request):
+    name = request.POST["name"]
+    safe = format_html("<b>{}</b>", name)  # ok xss
+    unsafe = mark_safe("<b>%s</b>" % name)  # $ xss
+    return HttpResponse(safe + unsafe, content_type="text/plain")  # ok xss
+
+
+def bounce(request):
+    target = request.GET["next"]
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={"example.com"}):
+        target = "/"
+    return HttpResponseRedirect(target)  # ok redirect
+
+
+class ReportView(View):
+    def get(self, request, report_id):
+        fmt = request.GET.get("format", "pdf")
+        subprocess.run("render --format " + fmt + " " + report_id, shell=True)  # $ command
+        return HttpResponse("queued")  # ok xss

@@ -1,0 +1,51 @@
+# Engine probe: a library's public functions are its entry points (channel "api"); private
+# helpers are flagged only when a caller passes outside data; summaries carry flows across calls.
+import pickle
+import shlex
+import subprocess
+import tarfile
+
+import yaml
+
+
+def run_tool(args):
+    return subprocess.check_output("tool " + args, shell=True)  # $ command
+
+
+def run_quoted(args):
+    return subprocess.check_output("tool " + shlex.quote(args), shell=True)  # ok command
+
+
+def _internal(cmd):
+    subprocess.call(cmd, shell=True)  # ok command
+
+
+def safe_wrapper():
+    _internal("ls -l")
+
+
+def load_cache(path):
+    with open(path, "rb") as handle:  # $ path
+        return pickle.load(handle)  # $ deserialization
+
+
+def load_config(text):
+    return yaml.load(text, Loader=yaml.SafeLoader)  # ok deserialization
+
+
+def load_config_unsafe(text):
+    return yaml.load(text, Loader=yaml.Loader)  # $ deserialization
+
+
+def unpack(archive_path, target):
+    with tarfile.open(archive_path) as archive:
+        archive.extractall(target)  # $ tar-extraction
+        archive.extractall(target, filter="data")  # ok tar-extraction
+
+
+class Runner:
+    def __init__(self, command):
+        self.command = command
+
+    def start(self):
+        return subprocess.Popen(self.command, shell=True)  # ok command

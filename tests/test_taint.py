@@ -1,0 +1,169 @@
+"""The taint engine on annotated probe files (``tests/data/taint``), in the manner of CodeQL's
+``# $ Alert`` and semgrep's ``# ruleid:`` tests.
+
+A probe line ending in ``# $ kind`` must be flagged with a flow (or an API misuse) of that kind
+at that line; ``# ok kind`` must not be; and no line may be flagged with a kind it does not
+announce. The probes were written to exercise the engine, so they are tests, not benchmarks
+(``bench/corpora.py`` judges the engine on code written by others).
+
+The rename test rewrites every identifier a probe's author chose (variables, functions, classes,
+parameters, attributes) and checks that no verdict changes: the engine may name library APIs and
+framework conventions only.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from fleetledger.analysis import catalog, engine, parser
+
+PROBES = Path(__file__).parent / "data" / "taint"
+FILES = sorted(p.name for p in PROBES.glob("*.py"))
+_MARK = re.compile(r"(\$|ok)\s+([a-z][a-z-]*)")
+
+
+def expectations(text: str) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
+    """The (kind, line) pairs a probe says must be flagged, and must not be."""
+    flagged, clean = set(), set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "#" not in line:
+            continue
+        comment = line[line.index("#", len(line.split("#")[0])):]
+        for mark, kind in _MARK.findall(comment):
+            (flagged if mark == "$" else clean).add((kind, number))
+    return flagged, clean
+
+
+def reported(name: str, text: str) -> set[tuple[str, int]]:
+    """The (kind, line) pairs the engine reports for a probe (flows at their sink, misuses at
+    their call)."""
+    tree = parser.parse_module(text).module
+    result = engine.analyse(name, tree)
+    assert result.not_analysed == ()
+    return {(f.kind, f.site.line) for f in result.flows if f.site.path == name} | {
+        (m.kind, m.site.line) for m in result.misuses if m.site.path == name}
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_probe(name: str) -> None:
+    text = (PROBES / name).read_text()
+    flagged, clean = expectations(text)
+    found = reported(name, text)
+    assert flagged, "a probe must announce at least one flow"
+    assert sorted(flagged - found) == [], "missed"
+    assert sorted(found & clean) == [], "flagged a line marked ok"
+    assert sorted(found - flagged) == [], "flagged a line without a marker"
+
+
+def test_a_url_whose_host_is_fixed_is_a_partial_ssrf_and_a_local_redirect_is_safe() -> None:
+    text = (PROBES / "flask_app.py").read_text()
+    flows = engine.analyse("flask_app.py", parser.parse_module(text).module).flows
+    ssrf = {f.site.line: f.partial for f in flows if f.kind == "ssrf"}
+    partial_line = next(n for n, line in enumerate(text.splitlines(), 1) if "api.example.com/items/" in line)
+    assert ssrf.pop(partial_line) is True and set(ssrf.values()) == {False}
+    local = next(n for n, line in enumerate(text.splitlines(), 1) if '"/profile/" + target' in line)
+    assert not [f for f in flows if f.kind == "redirect" and f.site.line == local]
+
+
+def test_every_model_file_loads_and_every_kind_has_a_sink() -> None:
+    models = catalog.default()
+    assert len(models.files) >= 25
+    kinds_with_sinks = {sink.kind for sinks in models.sinks.values() for sink in sinks}
+    assert set(models.kinds) == kinds_with_sinks
+
+
+def test_a_model_file_with_an_unknown_key_is_refused_with_its_name() -> None:
+    with pytest.raises(catalog.ModelError, match=r"bad\.toml: \[\[sink\]\] #1 has unknown key\(s\) \['argz'\]"):
+        catalog.load({"kinds.toml": catalog.model_texts()["kinds.toml"],
+                      "bad.toml": '[[sink]]\ncall = "x.y"\nkind = "sql"\nargz = [0]\n'})
+    with pytest.raises(catalog.ModelError, match="unknown kind 'nope'"):
+        catalog.load({"kinds.toml": catalog.model_texts()["kinds.toml"],
+                      "bad.toml": '[[sink]]\ncall = "x.y"\nkind = "nope"\nargs = [0]\n'})
+
+
+# --- renaming ------------------------------------------------------------------------------
+
+def _author_names(text: str) -> tuple[set[str], set[str]]:
+    """Names the probe's author chose: (variables, functions, classes and parameters;
+    attributes assigned on objects), without library names and framework conventions."""
+    import ast
+
+    tree = parser.parse_module(text).module
+    models = catalog.default()
+    conventions = {h.request_parameter for h in models.handlers if h.request_parameter}
+    library = {member for source in models.sources_type.values() for member in source.attributes | source.methods}
+    library |= {target.rpartition(".")[2] for target in [*models.sinks, *models.sanitisers, *models.guards, *models.checks]}
+    imported: set[str] = set()
+    names: set[str] = set()
+    attributes: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imported.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            if isinstance(node, ast.ClassDef):
+                attributes.update(n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            attributes.add(node.attr)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+    excluded = imported | conventions | library | {"self", "cls", "__init__", "__name__"} | set(dir(__builtins__))
+    return names - excluded, attributes - excluded
+
+
+def _new_name(name: str) -> str:
+    """A different identifier that keeps the name's leading and trailing underscores (Python's
+    own convention for internal names, which the engine may rely on)."""
+    core = name.strip("_")
+    head, tail = name[: len(name) - len(name.lstrip("_"))], name[len(name.rstrip("_")):]
+    return f"{head}zz{core[::-1]}q{tail}"
+
+
+def rename(text: str) -> str:
+    """Rewrites every author-chosen identifier token (also inside f-strings, which Python 3.11
+    tokenizes whole); keyword arguments keep their names (they may be a library's); lines and
+    their count stay the same."""
+    names, attributes = _author_names(text)
+    tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    out = []
+    for i, token in enumerate(tokens):
+        before = tokens[i - 1].string if i else ""
+        after = tokens[i + 1].string if i + 1 < len(tokens) else ""
+        if token.type == tokenize.NAME:
+            keyword = after == "=" and before in ("(", ",")
+            wanted = attributes if before == "." else names
+            if token.string in wanted and not keyword:
+                token = token._replace(string=_new_name(token.string))
+        elif token.type == tokenize.STRING and names and re.search(r"<(\w+:)?\w+>", token.string):
+            # A URL rule names the route's parameters (Flask, Bottle): a valid rename renames both.
+            token = token._replace(string=re.sub(r"<(\w+:)?(\w+)>", lambda m: f"<{m.group(1) or ''}"
+                                                 f"{_new_name(m.group(2)) if m.group(2) in names else m.group(2)}>",
+                                                 token.string))
+        elif token.type == tokenize.STRING and re.match(r"(?i)[rb]*[ft]", token.string):
+            token = token._replace(string=re.sub(r"(?<![.\w])(" + "|".join(map(re.escape, sorted(names) or ["\0"])) + r")\b",
+                                                 lambda m: _new_name(m.group(1)), token.string))
+        out.append(token)
+    return tokenize.untokenize(out)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_renaming_every_author_identifier_changes_no_verdict(name: str) -> None:
+    text = (PROBES / name).read_text()
+    renamed = rename(text)
+    assert renamed != text and len(renamed.splitlines()) == len(text.splitlines())
+    assert reported(name, renamed) == reported(name, text)
+
+
+def test_the_probe_with_newer_syntax_is_parsed_here_whatever_the_interpreter() -> None:
+    parsed = parser.parse_module((PROBES / "modern_syntax.py").read_text())
+    assert parsed.parser == ("cpython" if sys.version_info >= (3, 14) else "tree-sitter")
