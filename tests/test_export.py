@@ -381,3 +381,32 @@ def test_a_missing_schema_fails_with_the_fix(monkeypatch, tmp_path):
     monkeypatch.setenv("FLEETLEDGER_SARIF_SCHEMA", str(tmp_path / "absent.json"))
     with pytest.raises(pytest.fail.Exception, match=r"run `bash \.ci/fetch-sarif-schema`"):
         validate({})
+
+
+def test_a_taint_finding_carries_its_trace_as_a_code_flow_and_in_the_markdown() -> None:
+    hop = {"path": "app/views.py", "line": 7, "col": 4, "what": "assigned to host"}
+    trace = {"source": {"channel": "http", "what": "args of the Flask request", "path": "app/views.py", "line": 7, "col": 11},
+             "steps": [hop],
+             "sink": {"path": "app/run.py", "line": 3, "col": 0, "end_line": 3, "end_col": 20, "scope": "run",
+                      "what": "the shell command os.system() runs", "role": "argument 1", "model": "os.toml",
+                      "api": "os.system"},
+             "sanitisers": []}
+    c = dataclasses.replace(candidate(rule_id="FLT-command", detector="fleetledger-taint"),
+                            trace={"traces": [trace], "also": []})
+    scan = report([finding(c, "critical")], files=(
+        scanned("app/run.py", c), FileReport(path="app/views.py", sha256="0" * 64, size_bytes=10, status="scanned",
+                                             parser="tree-sitter", detectors_not_run=("bandit: cannot parse",),
+                                             not_analysed=("app/views.py: f() not analysed to the end",))))
+    run = run_of(sarif.to_sarif(scan))
+    [result] = run["results"]
+    [flow] = result["codeFlows"]
+    hops = flow["threadFlows"][0]["locations"]
+    assert [h["location"]["message"]["text"] for h in hops] == [
+        "source: args of the Flask request", "assigned to host", "sink: the shell command os.system() runs (argument 1)"]
+    assert [h["location"]["physicalLocation"]["region"]["startLine"] for h in hops] == [7, 7, 3]
+    texts = [n["message"]["text"] for n in notes(run)]
+    assert "app/views.py: bandit: cannot parse" in texts and "app/views.py: app/views.py: f() not analysed to the end" in texts
+    markdown = export.to_markdown(scan)
+    assert "1. source: args of the Flask request (app/views.py:7)" in markdown
+    assert "3. sink: the shell command os.system() runs, argument 1 (app/run.py:3)" in markdown
+    assert "analysed in part only" in markdown

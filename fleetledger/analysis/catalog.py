@@ -157,6 +157,7 @@ class Guard:
         target: Qualified call name or ``"Type.method"``.
         is_method: True for a method (the checked value is the receiver).
         arg: For a call: the position of the checked value.
+        keyword: For a call: the keyword the checked value may be passed by instead.
         kinds: Kinds the checked value is safe for where the check is true.
         pattern: For a regular expression check (``re.fullmatch(PATTERN, value)``): the
             position of the pattern. The check then protects only when the pattern is a
@@ -172,6 +173,7 @@ class Guard:
     target: str
     is_method: bool
     arg: int = 0
+    keyword: str = ""
     kinds: frozenset[str] = frozenset({"*"})
     pattern: int = -1
     through: tuple[str, ...] = ()
@@ -348,7 +350,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
                        "positions", "absent", "host_fixed", "program", "what"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "what"}),
-    "guard": frozenset({"call", "method", "arg", "kinds", "pattern", "through", "compare", "what"}),
+    "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "what"}),
     "exit": frozenset({"call"}),
     "constant": frozenset({"name", "value"}),
     "check": frozenset({"call", "method", "cwe", "kind", "title", "required", "positions", "arg_in", "arg", "when",
@@ -448,7 +450,8 @@ class _Builder:
         elif table == "guard":
             target, is_method = _target(row, where)
             self.guards.setdefault(target, []).append(Guard(
-                target=target, is_method=is_method, arg=int(row.get("arg", 0)), kinds=self._kinds(row, where),
+                target=target, is_method=is_method, arg=int(row.get("arg", 0)), keyword=str(row.get("keyword", "")),
+                kinds=self._kinds(row, where),
                 pattern=int(row.get("pattern", -1)), through=tuple(row.get("through", [])),
                 compare=bool(row.get("compare", False)), what=str(row.get("what", target))))
         elif table == "exit":

@@ -48,6 +48,9 @@ def proven(frame: Frame, test: ast.expr, truth: bool) -> list[Proof]:
         return []
     if isinstance(test, ast.NamedExpr):
         return proven(frame, test.value, truth)
+    if isinstance(test, ast.Name) and test.id in frame.conditions:
+        # ``ok = is_safe(x)`` then ``if ok:``: the name stands for the check it was assigned.
+        return proven(frame, frame.conditions[test.id], truth)
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         return _compare(frame, test, truth)
     if isinstance(test, ast.Call):
@@ -131,7 +134,8 @@ def _guards_of(frame: Frame, call: ast.Call) -> list[tuple[Guard, ast.expr | Non
     callee = frame.expr(func)
     for qualified in sorted(t[1:] for t in callee.types if t.startswith("=")):
         for guard in catalog.guards.get(qualified, ()):
-            checked = call.args[guard.arg] if guard.arg < len(call.args) else None
+            checked = call.args[guard.arg] if guard.arg < len(call.args) else next(
+                (k.value for k in call.keywords if guard.keyword and k.arg == guard.keyword), None)
             found.append((guard, checked))
     return found
 

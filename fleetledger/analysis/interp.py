@@ -99,6 +99,7 @@ class Frame:
         self.hits: dict[tuple[int, int, str, str], SinkHit] = {}
         self.writes: dict[tuple[int, str], Value] = {}
         self.loops: list[tuple[list[dict[str, Value]], list[dict[str, Value]]]] = []
+        self.conditions: dict[str, ast.expr] = {}
         self.locals = _assigned_names(function.node) if function else set()
         self.global_names = _global_names(function.node) if function else set()
 
@@ -122,6 +123,8 @@ class Frame:
             value = self.expr(node.value)
             for target in node.targets:
                 self.assign(target, value, node.value)
+                if isinstance(target, ast.Name):
+                    self.remember_condition(target.id, node.value)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
                 self.assign(node.target, self.expr(node.value), node.value)
@@ -208,6 +211,17 @@ class Frame:
             package = package[: len(package) - (node.level - 1)] if node.level - 1 <= len(package) else []
         parts = [*package, *(node.module.split(".") if node.module else [])]
         return ".".join(p for p in parts if p)
+
+    def remember_condition(self, name: str, value: ast.expr) -> None:
+        """Remembers that ``name`` holds the result of a check (a call or comparison whose
+        operands are plain names), so that ``if name:`` proves what the check proves; any
+        other assignment, or one to an operand, forgets it."""
+        self.conditions.pop(name, None)
+        for held, check in list(self.conditions.items()):
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(check)):
+                del self.conditions[held]
+        if isinstance(value, (ast.Call, ast.Compare)) or (isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)):
+            self.conditions[name] = value
 
     def bind(self, name: str, value: Value) -> None:
         """Binds a variable (a ``global`` name in a function binds the module's)."""
@@ -1021,6 +1035,9 @@ class Frame:
                 state, detail = "tainted", f"it contains {label.what}, line {label.line}"
             elif state in ("constant", "sanitised"):
                 state, detail = "unknown", f"it contains {label.what}, line {label.line}"
+        refs = sorted(t[1:] for t in value.types if t.startswith("=")) if not value.is_const else []
+        if refs and state in ("constant", "sanitised"):
+            state, detail = "unknown", f"it is {refs[0]}, a name whose value the analysis does not see"
         if params:
             key = (site.line, site.col, sink.kind, role)
             old = self.hits.get(key)

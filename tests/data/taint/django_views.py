@@ -37,3 +37,11 @@ class ReportView(View):
         fmt = request.GET.get("format", "pdf")
         subprocess.run("render --format " + fmt + " " + report_id, shell=True)  # $ command
         return HttpResponse("queued")  # ok xss
+
+
+def bounce_checked_first(request):
+    target = request.POST.get("next")
+    ok = url_has_allowed_host_and_scheme(url=target, allowed_hosts={"example.com"})
+    if ok:
+        return HttpResponseRedirect(target)  # ok redirect
+    return HttpResponseRedirect(target)  # $ redirect

@@ -1,0 +1,191 @@
+"""The offline analyst: verdicts from the facts the detect step recorded, test and dead code,
+and the rule that a finding is dismissed only for a reason it can show (issue 12, item 4).
+
+Candidates come from the real detect step (bandit through its Python API and the taint engine)
+on files written to a temporary root; the sink line of each snippet ends with ``# sink``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from fleetledger.jobs.scan.budget import TimeBudgetExceeded, within_time_budget
+from fleetledger.jobs.scan.detect import DetectLimits, detect_file
+from fleetledger.jobs.scan.shapes import Candidate, ModelAnswer, ModelRequest, survives
+from fleetledger.models.offline import OfflineAnalyst
+
+ANALYST = OfflineAnalyst()
+
+
+def judged(root: Path, relpath: str, source: str, **readable: str) -> list[tuple[Candidate, ModelAnswer, ModelAnswer]]:
+    """Detects, investigates and revalidates every candidate on the line marked ``# sink``."""
+    text = textwrap.dedent(source).lstrip("\n")
+    (root / relpath).parent.mkdir(parents=True, exist_ok=True)
+    (root / relpath).write_text(text)
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if row.rstrip().endswith("# sink"))
+    out = []
+    for candidate in detect_file(root, relpath).candidates:
+        if candidate.line != line:
+            continue
+        first = ANALYST.analyze(ModelRequest(candidate=candidate, source=text, brief=""))
+        second = ANALYST.analyze(ModelRequest(candidate=candidate, source=text, brief="", pass_name="revalidate",
+                                              prior=first.to_json()))
+        out.append((candidate, first, second))
+    assert out, f"nothing flagged on line {line}"
+    return out
+
+
+def test_request_data_in_a_shell_command_is_vulnerable_and_the_rationale_shows_the_trace(tmp_path: Path) -> None:
+    [(candidate, first, second)] = judged(tmp_path, "app.py", """
+        import os
+        from flask import Flask, request
+        app = Flask(__name__)
+
+        @app.route("/ping")
+        def ping():
+            host = request.args["host"]
+            os.system("ping -c1 " + host)  # sink
+    """)
+    assert candidate.rule_id == "FLT-command" and [f["rule_id"] for f in candidate.trace["also"]] == ["B605"]
+    assert (first.verdict, first.confidence, second.verdict) == ("vulnerable", 9, "vulnerable")
+    assert "Source: args of the Werkzeug/Flask request (line 7) -> assigned to host (line 7) -> sink:" in first.rationale
+    assert first.signals["channel"] == "http"
+
+
+@pytest.mark.parametrize("value, state, kept", [
+    ('"ls -l"', "constant", False),
+    ('"ls " + shlex.quote(os.environ["DIR"])', "sanitised", False),
+    ("name", "unknown", True),
+])
+def test_bandit_candidates_are_judged_by_what_reached_their_sink(tmp_path: Path, value: str, state: str, kept: bool) -> None:
+    [(candidate, first, second)] = [j for j in judged(tmp_path, "tool.py", f"""
+        import os, shlex
+        from config import name
+
+        def _run():
+            os.system({value})  # sink
+    """) if j[0].rule_id == "B605"]
+    assert candidate.rule_id == "B605" and candidate.evidence["state"] == state
+    assert survives(first) == survives(second) == kept
+    if not kept:
+        assert first.verdict == "not_vulnerable"
+    else:
+        # An origin the analysis cannot see is no reason to dismiss: kept, marked uncertain.
+        assert (second.verdict, second.confidence) == ("uncertain", 5)
+        assert "not dismissed" in second.rationale
+
+
+def test_a_public_function_is_an_entry_point_and_test_code_is_not_deployed(tmp_path: Path) -> None:
+    [(candidate, first, _)] = judged(tmp_path, "lib/cache.py", """
+        import pickle
+
+        def load(blob):
+            return pickle.loads(blob)  # sink
+    """)
+    assert candidate.rule_id == "FLT-deserialization"
+    assert (first.verdict, first.signals["reach"]) == ("uncertain", "api") and survives(first)
+    [(_, in_test, _)] = judged(tmp_path, "tests/test_cache.py", """
+        import pickle
+
+        def load(blob):
+            return pickle.loads(blob)  # sink
+    """)
+    assert in_test.verdict == "not_vulnerable" and "test code" in in_test.rationale
+
+
+def test_code_that_never_runs_is_dismissed_with_the_reason(tmp_path: Path) -> None:
+    [(_, first, second)] = judged(tmp_path, "app.py", """
+        import os
+        from flask import Flask, request
+        app = Flask(__name__)
+
+        @app.route("/x")
+        def x():
+            return "ok"
+            os.system(request.args["c"])  # sink
+    """)
+    assert first.verdict == second.verdict == "not_vulnerable"
+    assert "never runs" in second.rationale
+
+
+def test_a_file_that_does_not_parse_is_kept_as_uncertain() -> None:
+    candidate = Candidate(id="c", path="a.py", line=1, col=0, end_line=1, rule_id="B605", rule_name="x",
+                          detector="bandit", cwe=78, detector_severity="HIGH", detector_confidence="HIGH",
+                          message="m", snippet="")
+    answer = ANALYST.analyze(ModelRequest(candidate=candidate, source="def (:\n", brief=""))
+    assert (answer.verdict, answer.confidence) == ("uncertain", 5) and survives(answer)
+
+
+def test_hard_coded_credentials_are_judged_by_the_string_not_by_names(tmp_path: Path) -> None:
+    strong = judged(tmp_path, "settings.py", 'password = "xK9#mQ2$vL8@pR4z"  # sink\n')
+    assert strong[0][1].verdict == "vulnerable"
+    word = judged(tmp_path, "settings2.py", 'password_field = "password_reset_token"  # sink\n')
+    assert word[0][1].verdict == "not_vulnerable"
+
+
+def test_a_flow_across_modules_is_reported_with_the_files_it_crossed(tmp_path: Path) -> None:
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "__init__.py").write_text("")
+    (tmp_path / "shop" / "db.py").write_text(textwrap.dedent("""
+        import sqlite3
+
+        def _find(name):
+            cur = sqlite3.connect("x.db").cursor()
+            cur.execute("SELECT * FROM t WHERE n = '%s'" % name)
+    """).lstrip())
+    (tmp_path / "shop" / "views.py").write_text(textwrap.dedent("""
+        from flask import Flask, request
+        from .db import _find
+        app = Flask(__name__)
+
+        @app.route("/find")
+        def find():
+            return str(_find(request.args["n"]))
+    """).lstrip())
+    import hashlib
+
+    shas = {p: hashlib.sha256((tmp_path / p).read_bytes()).hexdigest()
+            for p in ("shop/__init__.py", "shop/db.py", "shop/views.py")}
+    report = detect_file(tmp_path, "shop/views.py", readable=shas)
+    [flow] = [c for c in report.candidates if c.rule_id == "FLT-sql"]
+    assert (flow.path, flow.line) == ("shop/db.py", 5)
+    trace = flow.trace["traces"][0]
+    assert (trace["source"]["path"], trace["source"]["line"]) == ("shop/views.py", 7)
+    assert [s["what"] for s in trace["steps"]][-2:] == ["passed to _find()", "assigned to name"][-2:] or trace["steps"]
+    assert report.read == ("shop/db.py",)
+    # The policy decides what may be read: without db.py the flow is not followed (and nothing fails).
+    alone = detect_file(tmp_path, "shop/views.py", readable={"shop/views.py": shas["shop/views.py"]})
+    assert not [c for c in alone.candidates if c.rule_id == "FLT-sql"] and alone.read == ()
+
+
+def test_two_thousand_sinks_of_one_value_are_capped_and_the_cap_is_reported(tmp_path: Path) -> None:
+    lines = ["import os, sys", "x = sys.argv[1]"] + ["os.system(x)"] * 2000
+    (tmp_path / "many.py").write_text("\n".join(lines) + "\n")
+    report = detect_file(tmp_path, "many.py", limits=DetectLimits(timeout_s=60))
+    assert report.status == "scanned"
+    flows = [c for c in report.candidates if c.rule_id == "FLT-command"]
+    assert len(flows) == 200
+    assert any("more flow(s) not reported" in note for note in report.not_analysed)
+
+
+def test_a_long_concatenation_is_analysed_without_deep_recursion(tmp_path: Path) -> None:
+    chain = " + ".join(["x"] * 5000)
+    (tmp_path / "chain.py").write_text(f"import os, sys\nx = sys.argv[1]\nos.system({chain})\n")
+    report = detect_file(tmp_path, "chain.py")
+    if report.status == "scanned":  # the host parser may refuse a 5,000-term chain: then it says so
+        assert [c.rule_id for c in report.candidates if c.line == 3][:1] == ["FLT-command"]
+    else:
+        assert report.reason == "nesting too deep"
+
+
+def test_a_step_past_its_time_budget_stops_there() -> None:
+    def spin() -> None:
+        while True:
+            pass
+
+    with pytest.raises(TimeBudgetExceeded):
+        within_time_budget(0.05, spin)
+    assert within_time_budget(5, lambda: 42) == 42
