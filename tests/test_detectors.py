@@ -360,7 +360,7 @@ def test_unflagged_keeps_hits_another_cwe_or_place_marks() -> None:
 def test_one_rule_that_raises_is_an_internal_error_and_the_others_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def boom(tree: ast.Module) -> list[object]:
+    def boom(index: object) -> list[object]:
         raise RuntimeError("boom")
 
     sql, tls = detectors.RULES

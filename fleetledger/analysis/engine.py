@@ -55,6 +55,11 @@ class FileAnalysis:
     read: tuple[str, ...]
     escaped: dict[tuple[str, int, int], list[str]]
 
+    @classmethod
+    def nothing(cls) -> FileAnalysis:
+        """The analysis of a file the engine was not asked to analyse."""
+        return cls(flows=(), misuses=(), evidence=(), not_analysed=(), read=(), escaped={})
+
 
 def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, loader: Loader | None = None,
             catalog: Catalog | None = None, work_units: int = WORK_UNITS, is_test: Callable[[str], bool] | None = None,

@@ -100,8 +100,7 @@ class Frame:
         self.writes: dict[tuple[int, str], Value] = {}
         self.loops: list[tuple[list[dict[str, Value]], list[dict[str, Value]]]] = []
         self.conditions: dict[str, ast.expr] = {}
-        self.locals = _assigned_names(function.node) if function else set()
-        self.global_names = _global_names(function.node) if function else set()
+        self.locals, self.global_names = function.names() if function else (frozenset(), frozenset())
 
     # -- statements ----------------------------------------------------------------------
 
@@ -1253,18 +1252,6 @@ def _literal_pattern(pattern: ast.pattern | None) -> Value | None:
         parts = [_literal_pattern(p) for p in pattern.patterns]
         return join(*parts) if all(p is not None for p in parts) else None  # type: ignore[arg-type]
     return None
-
-
-def _assigned_names(node: ast.AST) -> set[str]:
-    names: set[str] = set()
-    for child in ast.walk(node):
-        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
-            names.add(child.id)
-    return names
-
-
-def _global_names(node: ast.AST) -> set[str]:
-    return {name for child in ast.walk(node) if isinstance(child, ast.Global) for name in child.names}
 
 
 def run_module(program: Program, module: ModuleInfo) -> None:

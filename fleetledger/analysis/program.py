@@ -83,6 +83,15 @@ class FunctionInfo:
     nested: bool
     params: list[ast.arg]
     closure: dict[str, Value] | None = None
+    _names: tuple[frozenset[str], frozenset[str]] | None = None
+
+    def names(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The names the function assigns, and those it declares ``global`` (computed once)."""
+        if self._names is None:
+            assigned = {n.id for n in ast.walk(self.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            declared = {name for n in ast.walk(self.node) if isinstance(n, ast.Global) for name in n.names}
+            self._names = (frozenset(assigned), frozenset(declared))
+        return self._names
 
     @property
     def decorators(self) -> list[ast.expr]:

@@ -193,7 +193,7 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
     bandit_errors: tuple[str, ...] = ()
     if parsed.parser == "cpython":
         try:
-            tester = _run_bandit(content.path, data, decoded)
+            tester = _run_bandit(content.path, data, decoded, tree)
             found, bandit_errors = tester.found, tester.error_lines()
         except RecursionError:
             not_run.append("bandit: the file nests too deep for bandit's recursive visitor")
@@ -208,8 +208,13 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
     hits = detectors.unflagged(hits, by_bandit)
     lines = source.split_lines(decoded.text)
     detected = _candidates(relpath, decoded.text, tree, found, hits, limits.max_snippet_chars)
-    analysis = engine.analyse(relpath, tree, paths=modules.paths(), loader=modules, is_test=context.is_test_path,
-                              shas=shas)
+    if context.is_test_path(relpath):
+        # Test code is not deployed: the analyst dismisses whatever is found there, so the taint
+        # engine does not spend its time on it (bandit and the pattern detectors still run).
+        analysis = engine.FileAnalysis.nothing()
+    else:
+        analysis = engine.analyse(relpath, tree, paths=modules.paths(), loader=modules, is_test=context.is_test_path,
+                                  shas=shas)
     path_lines = {**modules.lines, relpath: lines}
     produced = taint.flow_candidates(path_lines, analysis.flows) + taint.misuse_candidates(path_lines, analysis.misuses)
     merged = [_with_snippet(c, path_lines, limits.max_snippet_chars) for c in taint.merge(list(detected), produced, analysis, path_lines)]
@@ -267,8 +272,21 @@ class _RecordingTester(b_tester.BanditTester):
         )
 
 
-def _run_bandit(path: Path, data: bytes, decoded: source.DecodedSource) -> _RecordingTester:
-    """Runs every bandit check on the decoded text.
+class _TreeVisitor(b_node_visitor.BanditNodeVisitor):
+    """Bandit's visitor, given the tree detect already parsed from the same text (its
+    ``process`` would parse the text a second time; this is ``process`` without that)."""
+
+    def process_tree(self, tree: ast.Module) -> Any:
+        self.generic_visit(tree)
+        self.context = {"file_data": self.fdata, "filename": self.fname, "lineno": 0, "linerange": [0, 1],
+                        "col_offset": 0}
+        self.update_scores(self.tester.run_tests(self.context, "File"))
+        return self.scores
+
+
+def _run_bandit(path: Path, data: bytes, decoded: source.DecodedSource, tree: ast.Module) -> _RecordingTester:
+    """Runs every bandit check on the decoded text, whose tree (``ast.parse`` of the same
+    text, by the running interpreter) is ``tree``.
 
     Raises:
         RecursionError: the syntax tree nests deeper than bandit's recursive visitor can go.
@@ -281,11 +299,9 @@ def _run_bandit(path: Path, data: bytes, decoded: source.DecodedSource) -> _Reco
     if decoded.warnings:
         data = decoded.text.encode(decoded.encoding, "replace")
     file_data = io.BytesIO(data)
-    visitor = b_node_visitor.BanditNodeVisitor(
-        fname, file_data, manager.b_ma, manager.b_ts, False, {}, manager.metrics
-    )
+    visitor = _TreeVisitor(fname, file_data, manager.b_ma, manager.b_ts, False, {}, manager.metrics)
     visitor.tester = tester = _RecordingTester(manager.b_ts, manager.metrics)
-    visitor.process(decoded.text)
+    visitor.process_tree(tree)
     return tester
 
 
@@ -376,7 +392,7 @@ def _scopes_at(tree: ast.Module, wanted: set[tuple[int, int]]) -> dict[tuple[int
     walked.
     """
     found: dict[tuple[int, int], str] = {}
-    stack: list[tuple[ast.AST, str]] = [(tree, "")]
+    stack: list[tuple[ast.AST, str]] = [(tree, "")] if wanted else []
     while stack:
         node, scope = stack.pop()
         inner = scope

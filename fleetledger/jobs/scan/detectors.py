@@ -45,7 +45,8 @@ class Rule:
         cwe: The CWE number every hit of the rule carries.
         severity: ``"LOW"``, ``"MEDIUM"`` or ``"HIGH"``, on bandit's scale.
         confidence: ``"LOW"``, ``"MEDIUM"`` or ``"HIGH"``, on bandit's scale.
-        find: Yields ``(flagged node, span, message)`` per weakness in a module.
+        find: Yields ``(flagged node, span, message)`` per weakness, given the module's index
+            (``_Index.of``, built once for every rule).
     """
 
     rule_id: str
@@ -53,7 +54,7 @@ class Rule:
     cwe: int
     severity: str
     confidence: str
-    find: Callable[[ast.Module], Iterator[_Flag]]
+    find: Callable[[_Index], Iterator[_Flag]]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,9 +88,10 @@ def detect(tree: ast.Module) -> tuple[list[Hit], list[str]]:
     """
     hits: list[Hit] = []
     errors: list[str] = []
+    index = _Index.of(tree)
     for rule in RULES:
         try:
-            flags = sorted(rule.find(tree), key=lambda flag: _start(flag[0]))
+            flags = sorted(rule.find(index), key=lambda flag: _start(flag[0]))
         except Exception as error:  # a rule's bug on odd input: report it, keep the others
             errors.append(f"{rule.rule_id} {rule.name} raised {type(error).__name__}: {error}")
             continue
@@ -223,8 +225,7 @@ _SQL_WORDS = re.compile(
 )
 
 
-def _find_sql(tree: ast.Module) -> Iterator[_Flag]:
-    index = _Index.of(tree)
+def _find_sql(index: _Index) -> Iterator[_Flag]:
     flagged: set[int] = set()
     for nodes in index.scopes:
         bindings: dict[str, list[tuple[ast.expr, ast.stmt]]] = {}
@@ -353,8 +354,7 @@ _CLIENTS = frozenset({
 _CONTEXT_FACTORY = "ssl.create_default_context"
 
 
-def _find_tls(tree: ast.Module) -> Iterator[_Flag]:
-    index = _Index.of(tree)
+def _find_tls(index: _Index) -> Iterator[_Flag]:
     for nodes in index.scopes:
         clients = set(_clients(nodes, index))
         contexts: dict[str, ast.stmt] = {}
