@@ -43,12 +43,13 @@ def test_constant_only_issue_in_test_code_is_info() -> None:
 
 @pytest.mark.parametrize("cwe", [78, 89, 94, 95, 502, 22])
 def test_reach_orders_injection_severities(cwe: int) -> None:
-    """Web request >= network >= command line >= parameter >= environment/unknown >= constant."""
+    """Web request >= network >= parameter (its callers may pass either) >= command line (the
+    tool's own local user, usually) >= environment/unknown >= constant."""
     ladder = [
         {"source": "request", "channel": "http"},
         {"source": "request", "channel": "network"},
-        {"source": "request", "channel": "cli"},
         {"source": "parameter"},
+        {"source": "request", "channel": "cli"},
         {"source": "unknown"},
         {"source": "constant"},
     ]

@@ -27,6 +27,11 @@ from .interp import Frame, run_module
 from .program import Budget, BudgetExceeded, FunctionInfo, Loader, Program, iter_functions, site_of
 from .values import Label
 
+DATA_METHODS = frozenset(f"{name}()" for kind in (str, bytes, list, tuple, dict, set) for name in dir(kind)
+                         if not name.startswith("_")) | {"__getitem__()", "__iter__()"}
+"""Methods of Python's own data types (``x.strip()``, ``x.split()``, ``x.format()``...): a value a
+public function reads from its parameter through these is derived from the caller's data; a
+value read through any other attribute or method is the state of an object the caller passed."""
 WORK_UNITS = 2_000_000
 """Statements and expressions evaluated per file, the imported modules' included. A 5,000-line
 module takes about 100,000; the budget stops only pathological files."""
@@ -154,8 +159,8 @@ def _api(program: Program, function: FunctionInfo, found: summaries.Summary) -> 
                 continue
             if function.bound and label.param == 0:
                 continue  # the instance: its state, not a caller's argument
-            if any(not member.endswith("()") for member in label.access):
-                continue  # an attribute of an object the caller passed: that object's state
+            if any(member not in DATA_METHODS for member in label.access):
+                continue  # an attribute or a method of an object the caller passed: that object's state
             if program.catalog.kinds[hit.sink.kind].channels.isdisjoint({"api"}):
                 continue
             param = function.params[label.param]

@@ -782,7 +782,7 @@ class Frame:
         if dynamic is not None:  # getattr(obj, "name")(...) is obj.name(...)
             func = dynamic
         if isinstance(func, ast.Attribute):
-            receiver = self.expr(func.value)
+            receiver = self.super_value(func.value) or self.expr(func.value)
             callee = self.attribute(receiver, func.attr, func)
             method = func.attr
         else:
@@ -856,6 +856,20 @@ class Frame:
                 if label.channel == "random":
                     self.program.escape(label, f"{how} (line {site.line})")
 
+    def super_value(self, expr: ast.expr) -> Value | None:
+        """``super()`` in a method: the instance seen as its class's bases (a method called on
+        it is the parent class's, never a library method matched by name alone)."""
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "super"):
+            return None
+        function = self.function
+        owner = function.cls if function is not None else None
+        if owner is None:
+            return Value(types=frozenset({"super"}))
+        bases = frozenset(owner.bases) or frozenset({"super"})
+        self_value = self.env.get(function.params[0].arg) if function is not None and function.params else None
+        labels = self_value.labels if self_value is not None else {}
+        return Value(labels=labels, types=bases | {"super"})
+
     def method_keys(self, receiver: Value, method: str) -> list[str]:
         """The model keys a method call on ``receiver`` may match: ``"Type.method"`` for every
         library type the receiver may have (and its bases), ``"*.method"`` when its type is
@@ -863,6 +877,9 @@ class Frame:
         keys: list[str] = []
         known = False
         for type_name in sorted(receiver.types):
+            if type_name == "super":
+                known = True
+                continue
             if type_name.startswith(("=", "bound:")):
                 continue
             for base in self.program.class_mro(type_name):
@@ -984,7 +1001,9 @@ class Frame:
         for keyword in sink.keywords:
             if keyword in kwargs:
                 dangerous.append((kwargs[keyword], f"keyword {keyword}"))
-        if star and (sink.args or sink.keywords):
+        if star and (sink.args or sink.keywords) and not sink.target.startswith(UNTYPED + "."):
+            # A method matched by its name alone on a receiver of unknown type is a sink only
+            # where the call shows the argument: unpacked arguments forward whatever came in.
             dangerous.extend((v, "unpacked arguments") for v in star)
         for value, role in dangerous:
             if sink.program:

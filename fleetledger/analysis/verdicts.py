@@ -102,9 +102,10 @@ def from_trace(trace: dict[str, Any], cwe: int | None) -> Judgement:
         facts.append("A predictable pseudo-random number becomes a security value: use the secrets module.")
         return Judgement(verdict="vulnerable", confidence=LIKELY, cwe=cwe, facts=tuple(facts), signals=signals)
     if channel in _LOCAL:
-        facts.append(f"The data comes from the {'environment' if channel == 'env' else channel}, which a local user or the "
-                     "process's caller controls.")
-        return Judgement(verdict="vulnerable", confidence=PROBABLE, cwe=cwe, facts=tuple(facts), signals=signals)
+        facts.append(f"The data comes from the {'environment' if channel == 'env' else channel}, which only a local user "
+                     "or the process's caller controls: a weakness where they are less trusted than the program "
+                     "(a setuid tool, a service fed by another account), often the tool's purpose otherwise.")
+        return Judgement(verdict="uncertain", confidence=KEPT, cwe=cwe, facts=tuple(facts), signals=signals)
     signals.update(source="parameter", reach="api")
     facts.append("The function is public: its callers decide what the parameter holds, and it reaches the sink "
                  "unchecked, a weakness wherever a caller passes outside data.")
@@ -180,7 +181,11 @@ def swallowed(tree: SourceTree, node: ast.AST, cwe: int | None) -> Judgement:
     parent = tree.parent(handler) if handler is not None else None
     body = parent.body if isinstance(parent, ast.Try) else []
     for statement in body:
-        for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call)):
+        # Only a check whose result is thrown away fails open when its error is swallowed; one
+        # whose result the code returns or keeps goes on only when the check passed.
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        call = call.value if isinstance(call, ast.Await) else call
+        if isinstance(call, ast.Call):
             name = tree.qualname(call.func) or ""
             if name in VERIFYING_CALLS:
                 return Judgement(verdict="vulnerable", confidence=PROBABLE, cwe=636,
@@ -294,7 +299,7 @@ def _not_credential(value: str) -> str | None:
         return "a protocol keyword, HTTP method or field name"
     if re.search(r"\s", text) and len(text.split()) >= 2:
         return "a sentence written for people"
-    if re.fullmatch(r"_*[a-z]+([_\-.][a-z]+)+_*|_*[A-Z]+([_\-.][A-Z]+)+_*", text):
+    if re.fullmatch(r"[_\-.]*[a-z]+([_\-.][a-z]+)+[_\-.]*|[_\-.]*[A-Z]+([_\-.][A-Z]+)+[_\-.]*", text):
         return "an identifier made of words (a key, field or setting name)"
     return None
 

@@ -95,6 +95,7 @@ class OfflineAnalyst:
         judgement = judge(candidate, tree, node)
         test = context.test_context(tree, node, candidate.path) if node is not None else (
             f"the file {candidate.path} is a test file" if context.is_test_path(candidate.path) else None)
+        test = test or _source_in_tests(candidate)
         dead = context.dead_code(tree, node) if node is not None else None
         facts = (*opening, *judgement.facts)
         signals = {**judgement.signals, "in_test": test is not None, "dead_code": dead is not None}
@@ -125,6 +126,16 @@ def judge(candidate: Candidate, tree: SourceTree, node: ast.AST | None) -> Judge
                      facts=(f"The offline analyst has no facts about {candidate.rule_id} ({candidate.rule_name}) at this "
                             f"place; the detector's own rating is carried over.", f"The detector says: {candidate.message}"),
                      signals={"analysed": False})
+
+
+def _source_in_tests(candidate: Candidate) -> str | None:
+    """Why every trace of an engine candidate starts in test code (the outside data enters only
+    there, so no deployed path carries it), or None."""
+    traces = (candidate.trace or {}).get("traces") or []
+    paths = {trace["source"]["path"] for trace in traces}
+    if paths and all(context.is_test_path(path) for path in paths):
+        return f"the data enters in test code ({', '.join(sorted(paths))})"
+    return None
 
 
 def _node_at(tree: SourceTree, candidate: Candidate) -> ast.AST | None:

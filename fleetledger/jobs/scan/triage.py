@@ -59,7 +59,7 @@ _IMPACT: dict[int, tuple[Severity, str, str]] = {
 # CWEs whose severity depends on who supplies the dangerous value.
 _INJECTIONS = frozenset({78, 88, 89, 94, 95, 502, 22, 79, 80, 611, 776, 1336, 643, 90, 601, 918, 501, 113, 117, 730})
 # How many bands reach lowers an injection: outside data over the network costs nothing.
-_REACH_STEPS = {"http": 0, "network": 0, "cli": 1, "stdin": 1, "local": 1, "file": 1, "env": 2}
+_REACH_STEPS = {"http": 0, "network": 0, "cli": 2, "stdin": 2, "local": 1, "file": 1, "env": 2}
 _SOURCE_STEPS = {"request": 0, "parameter": 1, "unknown": 2, "constant": 3, "sanitised": 3, "none": 3}
 _DETECTOR_SEVERITY: dict[str, Severity] = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
 
