@@ -26,6 +26,7 @@ and finishes; the others wait for it meanwhile.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import secrets
@@ -53,6 +54,10 @@ from .models.config import ModelConfig
 from .models.failures import Withheld
 from .pool import WorkerPool, WorkerProc
 from .reader import Loaded, RunReader, checkpoint_payload, load, load_view
+
+LARGE_CONTEXT = 64
+"""A context value with more items than this (a listing of the repository's files) is sent to a
+worker once, then named by its digest."""
 from .replay import APPROVER, RunView, TaskView
 from .sandbox import Sandbox, get_sandbox
 from .sandbox.egress import Destination, EgressForwarder, EgressRoute
@@ -254,6 +259,7 @@ class Coordinator:
         self._forwarders: list[EgressForwarder] = []
         self._attempts: dict[str, int] = {}
         self._read_allowed: dict[str, bool] = {}  # gate decisions on context reads (the policy is fixed per session)
+        self._large: dict[int, tuple[Any, Any, str]] = {}  # id(value) -> (value, derived, digest): large context values
         self._progress_ms = clock()
         self._failure_streak: tuple[str, int] = ("", 0)
         self._last_failed_step = ""
@@ -905,7 +911,7 @@ class Coordinator:
                        "inputs": spec.inputs, "calls_allowed": self._reserved.get(task.id, 0),
                        "done": {p["name"]: p["input_hash"] for p in recorded[task.id].values()},
                        "failures": failures[task.id], "denied": denied,
-                       "context": self._context(spec, run)}
+                       "context": worker.compact(*self._context(spec, run))}
             pool.send(worker, message)
         if quota_blocked and not any(self.view.tasks[t].status == "leased" for t in self.view.sprints[sprint].tasks):
             used = int(self.view.model["calls"])
@@ -940,17 +946,33 @@ class Coordinator:
                 return self._halt("policy", f"policy denied {action.kind} {action.target!r} for task {task.id}: {decision.rule}")
         return None
 
-    def _context(self, task: TaskSpec, run: "RunReader") -> dict[str, Any]:
+    def _context(self, task: TaskSpec, run: "RunReader") -> tuple[dict[str, Any], dict[str, str]]:
         """The job's context for a task, with the extra files its steps may read that the
-        policy in force allows (``Job.context_reads``), as ``"readable"``."""
+        policy in force allows (``Job.context_reads``), as ``"readable"``; and, for its large
+        values (more than ``LARGE_CONTEXT`` items), their digests, so that each goes to a worker
+        once (``WorkerProc.compact``)."""
         context = self.job.task_context(task, run)
         reads = self.job.context_reads(task, run)
         if reads:
-            for path in reads.values():
-                if path not in self._read_allowed:
-                    self._read_allowed[path] = self.gate.check(Action(kind="read", target=path)).allowed
-            context["readable"] = sorted(key for key, path in reads.items() if self._read_allowed[path])
-        return context
+            known = self._large.get(id(reads))
+            if known is None or known[0] is not reads:
+                for path in reads.values():
+                    if path not in self._read_allowed:
+                        self._read_allowed[path] = self.gate.check(Action(kind="read", target=path)).allowed
+                allowed = sorted(key for key, path in reads.items() if self._read_allowed[path])
+                known = (reads, allowed, "")
+                self._large[id(reads)] = known
+            context["readable"] = known[1]
+        digests = {}
+        for key, value in context.items():
+            if isinstance(value, (dict, list)) and len(value) > LARGE_CONTEXT:
+                cached = self._large.get(id(value))
+                if cached is None or cached[0] is not value or not cached[2]:
+                    digest = hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+                    cached = (value, value, digest)
+                    self._large[id(value)] = cached
+                digests[key] = cached[2]
+        return context, digests
 
     def _denied_steps(self, task: TaskSpec) -> dict[str, str]:
         """``{step name: rule}`` for the task's steps whose reads the policy in force denies."""

@@ -41,6 +41,7 @@ class WorkerProc:
         asked: The model-call keys it asked the coordinator for, per ``(task id, epoch)``.
         rejected: True once it sent a message no worker may send; it is killed, and nothing
             more it sent is appended.
+        sent: Per context key, the digest of the large value it holds (sent once per process).
     """
 
     id: str
@@ -51,6 +52,23 @@ class WorkerProc:
     started: bool = False
     assigned: dict[tuple[str, int], frozenset[str] | None] = field(default_factory=dict)
     asked: dict[tuple[str, int], set[str]] = field(default_factory=dict)
+    sent: dict[str, str] = field(default_factory=dict)
+
+    def compact(self, context: dict[str, Any], digests: dict[str, str]) -> dict[str, Any]:
+        """The context as it goes to this worker: a large value (``digests``: key -> digest of
+        its value) the worker already holds is sent as ``{"$same": digest}``, and a new one as
+        ``{"$value": value, "$digest": digest}`` (the worker keeps it; ``worker.resolve``)."""
+        out: dict[str, Any] = {}
+        for key, value in context.items():
+            digest = digests.get(key)
+            if digest is None:
+                out[key] = value
+            elif self.sent.get(key) == digest:
+                out[key] = {"$same": digest}
+            else:
+                out[key] = {"$value": value, "$digest": digest}
+                self.sent[key] = digest
+        return out
     rejected: bool = False
     buffer: bytearray = field(default_factory=bytearray)
 

@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     replies: queue.Queue[dict[str, Any]] = queue.Queue()
     fenced: dict[str, threading.Event] = {}
     current: dict[str, Any] = {"task": None}
+    held: dict[str, tuple[str, Any]] = {}
     stop = threading.Event()
     threading.Thread(target=_reader, args=(commands, fenced, replies), daemon=True).start()
     if heartbeat_s > 0:
@@ -128,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             if message.get("op") != "assign":
                 continue
             task, epoch = message["task"], message["epoch"]
+            message["context"] = resolve(message.get("context", {}), held)
             event = fenced.setdefault(task, threading.Event())
             event.clear()
             _discard(replies)
@@ -166,5 +168,29 @@ def main(argv: list[str] | None = None) -> int:
         stop.set()
 
 
+def resolve(context: dict[str, Any], held: dict[str, tuple[str, Any]]) -> dict[str, Any]:
+    """The context with large values restored: ``{"$value", "$digest"}`` is kept in ``held`` and
+    ``{"$same": digest}`` is replaced by the value kept (``pool.WorkerProc.compact``); the same
+    object is handed to every task, so tasks may cache what they derive from it.
+
+    Raises:
+        KeyError: a ``$same`` names a value this process never received (a protocol error).
+    """
+    out = {}
+    for key, value in context.items():
+        if isinstance(value, dict) and "$digest" in value and "$value" in value:
+            held[key] = (value["$digest"], value["$value"])
+            out[key] = value["$value"]
+        elif isinstance(value, dict) and set(value) == {"$same"}:
+            digest, kept = held[key]
+            if digest != value["$same"]:
+                raise KeyError(f"context {key!r}: the coordinator named a value this worker does not hold")
+            out[key] = kept
+        else:
+            out[key] = value
+    return out
+
+
 if __name__ == "__main__":
     sys.exit(main())
+

@@ -73,10 +73,7 @@ def _brief(ctx: TaskContext) -> dict[str, Any]:
 
 def _detect(ctx: TaskContext) -> dict[str, Any]:
     root = Path(ctx.context["root"])
-    shas = ctx.context.get("shas", {})
-    readable = {path: shas[path] for path in ctx.context.get("readable", []) if path in shas}
-    # Every detect result depends on the other modules the taint engine may follow imports into.
-    modules_sha = hashlib.sha256(json.dumps(sorted(readable.items())).encode()).hexdigest()
+    readable, modules_sha = _readable(ctx.context.get("shas", {}), ctx.context.get("readable", []))
 
     def one(f: dict[str, Any]) -> None:
         def run(key: str) -> dict[str, Any]:
@@ -97,6 +94,25 @@ def _detect(ctx: TaskContext) -> dict[str, Any]:
 
     _each(ctx, ctx.inputs["files"], one)
     return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}
+
+
+_derived: dict[tuple[int, int], tuple[Any, Any, dict[str, str], str]] = {}
+
+
+def _readable(shas: dict[str, str], readable: list[str]) -> tuple[dict[str, str], str]:
+    """The files a detect step's engine may read (path -> planned hash), and their digest: every
+    detect result depends on the modules the taint engine may follow imports into. Derived once
+    per worker for the same context objects (the worker hands every task the same ones), so
+    that the engine's caches keyed on the mapping hold across tasks."""
+    key = (id(shas), id(readable))
+    known = _derived.get(key)
+    if known is None or known[0] is not shas or known[1] is not readable:
+        allowed = {path: shas[path] for path in readable if path in shas}
+        digest = hashlib.sha256(json.dumps(sorted(allowed.items())).encode()).hexdigest()
+        _derived.clear()
+        known = (shas, readable, allowed, digest)
+        _derived[key] = known
+    return known[2], known[3]
 
 
 def _detect_outcome(report: dict[str, Any]) -> str:
