@@ -24,6 +24,7 @@ EXCLUDED_DIRS = frozenset({".git", ".hg", ".svn", "CVS", ".bzr", "__pycache__", 
 """Folders never scanned (version control and tool caches; bandit excludes the same)."""
 
 BLOCK_FILES = 32
+BLOCK_MIN_FILES = 8
 BLOCK_BYTES = 4 * 1024 * 1024
 BLOCK_CANDIDATES = 24
 
@@ -92,17 +93,21 @@ def discover(target: Path, *, exclude: tuple[Path, ...] = ()) -> list[PlannedFil
     return found
 
 
-def blocks(files: list[PlannedFile], *, max_files: int = BLOCK_FILES, max_bytes: int = BLOCK_BYTES) -> list[list[PlannedFile]]:
-    """Groups files (sorted by path) into blocks of one folder each, split when a block would
-    exceed ``max_files`` files or ``max_bytes`` bytes; a folder's files stay together as far
-    as the limits allow. Consecutive small folders are not merged: a block is one folder."""
+def blocks(files: list[PlannedFile], *, max_files: int = BLOCK_FILES, max_bytes: int = BLOCK_BYTES,
+           min_files: int = BLOCK_MIN_FILES) -> list[list[PlannedFile]]:
+    """Groups files (sorted by path) into blocks of neighbouring folders, split when a block
+    would exceed ``max_files`` files or ``max_bytes`` bytes; a folder's files stay together as
+    far as the limits allow. A new folder starts a new block once the block holds
+    ``min_files`` files: small neighbouring folders (a locale per folder, a package per folder)
+    share a block, so a repository of many tiny folders is not many tiny tasks."""
     out: list[list[PlannedFile]] = []
     current: list[PlannedFile] = []
     current_dir: str | None = None
     size = 0
     for f in files:
         folder = posixpath.dirname(f.path)
-        if current and (folder != current_dir or len(current) >= max_files or size + f.size_bytes > max_bytes):
+        new_folder = folder != current_dir and len(current) >= min_files
+        if current and (new_folder or len(current) >= max_files or size + f.size_bytes > max_bytes):
             out.append(current)
             current, size = [], 0
         current.append(f)
