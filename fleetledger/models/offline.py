@@ -85,6 +85,13 @@ class OfflineAnalyst:
             prior = request.prior or {}
             judged = f"the first pass's {prior['verdict']} ({prior.get('confidence', '?')}/10)" if "verdict" in prior else "a candidate"
             opening = (f"Revalidation of {judged}: the facts were re-derived and test and dead code re-checked.",)
+        if context.is_test_path(candidate.path):
+            # A test file is not deployed, whatever the candidate: no need to parse it.
+            judgement = judge_without_tree(candidate)
+            return _answer(Judgement(verdict="not_vulnerable", confidence=verdicts.LIKELY, cwe=judgement.cwe,
+                                     facts=(*opening, *judgement.facts, f"But it is test code (the file {candidate.path} is a "
+                                            "test file), which is not deployed."),
+                                     signals={**judgement.signals, "in_test": True, "dead_code": False}), request)
         try:
             tree = self._parse(request.source)
         except ParseError as exc:
@@ -107,6 +114,14 @@ class OfflineAnalyst:
                                      facts=(*facts, f"But the flagged code never runs: {dead}."), signals=signals), request)
         return _answer(Judgement(verdict=judgement.verdict, confidence=judgement.confidence, cwe=judgement.cwe,
                                  facts=facts, signals=signals), request)
+
+
+def judge_without_tree(candidate: Candidate) -> Judgement:
+    """The verdict the recorded facts show, for a candidate whose file need not be parsed."""
+    if candidate.trace or candidate.evidence:
+        return judge(candidate, None, None)  # type: ignore[arg-type]
+    return Judgement(verdict="uncertain", confidence=3, cwe=candidate.cwe,
+                     facts=(f"The detector says: {candidate.message}",), signals={"analysed": False})
 
 
 def judge(candidate: Candidate, tree: SourceTree, node: ast.AST | None) -> Judgement:
