@@ -226,7 +226,8 @@ def project(frame: Frame, actual: Value, access: tuple[str, ...], node: ast.AST)
     current = actual
     for member in access:
         if member.endswith("()"):
-            current = frame.method_result(current, member[:-2], node) if current.types else taint_only(current.flatten())
+            current = frame.method_result(current, member[:-2], node) if current.types else frame.derive(
+                current.flatten(), member, frame.site(node))
             types = _method_source(frame, current, actual, member[:-2], node)
             if types is not None:
                 current = types

@@ -109,6 +109,11 @@ def from_trace(trace: dict[str, Any], cwe: int | None) -> Judgement:
     signals.update(source="parameter", reach="api")
     facts.append("The function is public: its callers decide what the parameter holds, and it reaches the sink "
                  "unchecked, a weakness wherever a caller passes outside data.")
+    if unseen:
+        signals.update(unseen=True)
+        facts.append(f"On the way it passes through {unseen[0][8:]}, which the models do not describe and which may "
+                     "check or transform it.")
+        return Judgement(verdict="uncertain", confidence=KEPT, cwe=cwe, facts=tuple(facts), signals=signals)
     return Judgement(verdict="uncertain", confidence=6, cwe=cwe, facts=tuple(facts), signals=signals)
 
 

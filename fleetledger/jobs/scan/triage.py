@@ -117,6 +117,8 @@ def _reach(cwe: int | None, signals: dict[str, Any]) -> tuple[int, str]:
                  "local": "a file any local user can write"}.get(channel or "http", "outside data")
         return steps, f"is fed by {where}"
     if source == "parameter" and signals.get("reach") == "api":
+        if signals.get("unseen"):
+            return 2, "is fed by a parameter of a public function (its callers decide) through code the models do not describe"
         return 1, "is fed by a parameter of a public function (its callers decide)"
     if source == "parameter" and signals.get("reach") == "library":
         return 2, "is fed by a parameter of library code whose file shows no entry point for outside data"
