@@ -262,11 +262,12 @@ def credential(tree: SourceTree, node: ast.AST, cwe: int | None) -> Judgement:
     """A string bandit took for a hard-coded credential (B105-B107), judged by the string
     itself: empty, a mask, a placeholder, a URL or path, a protocol keyword, or a sentence for
     people is not a credential; anything else is (weaker when short and low in entropy)."""
-    values = _strings_at(node)
+    values = _strings_at(_secret_of(tree, node))
     if not values:
         return Judgement(verdict="uncertain", confidence=DROPPED, cwe=cwe,
                          facts=("No string literal at the flagged place to judge.",), signals={"analysed": False})
-    value = values[0]
+    # Several strings at one place (a call's keyword arguments): the most secret-looking one.
+    value = max(values, key=lambda text: (_not_credential(text) is None, _entropy(text) if text else 0.0))
     reason = _not_credential(value)
     if reason is not None:
         return Judgement(verdict="not_vulnerable", confidence=LIKELY, cwe=cwe,
@@ -276,6 +277,15 @@ def credential(tree: SourceTree, node: ast.AST, cwe: int | None) -> Judgement:
     return Judgement(verdict="vulnerable" if strong else "uncertain", confidence=PROBABLE if strong else KEPT, cwe=cwe,
                      facts=(f"The literal {_show(value)} is in the source: anyone who can read it has the credential, "
                             "and changing it needs a release.",), signals={"source": "constant", "secret": True, "analysed": True})
+
+
+def _secret_of(tree: SourceTree, node: ast.AST) -> ast.AST:
+    """The string that would be the secret: a dictionary key names it, its value holds it
+    (``{"password": "admin123"}``: bandit flags the key)."""
+    parent = tree.parent(node)
+    if isinstance(parent, ast.Dict) and any(key is node for key in parent.keys):
+        return parent.values[[key is node for key in parent.keys].index(True)]
+    return node
 
 
 def _strings_at(node: ast.AST) -> list[str]:
@@ -304,8 +314,10 @@ def _not_credential(value: str) -> str | None:
         return "a protocol keyword, HTTP method or field name"
     if re.search(r"\s", text) and len(text.split()) >= 2:
         return "a sentence written for people"
-    if re.fullmatch(r"[_\-.]*[a-z]+([_\-.][a-z]+)+[_\-.]*|[_\-.]*[A-Z]+([_\-.][A-Z]+)+[_\-.]*", text):
+    if re.fullmatch(r"_*[a-z]+(_[a-z]+)+_*|_*[A-Z]+(_[A-Z]+)+_*", text):
         return "an identifier made of words (a key, field or setting name)"
+    if text[-1] in "-_.:/":
+        return "a prefix that other text completes"
     return None
 
 
