@@ -189,3 +189,22 @@ def test_a_step_past_its_time_budget_stops_there() -> None:
     with pytest.raises(TimeBudgetExceeded):
         within_time_budget(0.05, spin)
     assert within_time_budget(5, lambda: 42) == 42
+
+
+def test_a_shipped_module_named_like_a_library_does_not_switch_its_sinks_off(tmp_path: Path) -> None:
+    import hashlib
+
+    (tmp_path / "subprocess.py").write_text("def run(cmd, shell=False):\n    return cmd\n")
+    (tmp_path / "app.py").write_text(textwrap.dedent("""
+        import subprocess
+        from flask import Flask, request
+        app = Flask(__name__)
+
+        @app.route("/x")
+        def x():
+            subprocess.run(request.args["c"], shell=True)
+            return "ok"
+    """).lstrip())
+    shas = {p: hashlib.sha256((tmp_path / p).read_bytes()).hexdigest() for p in ("app.py", "subprocess.py")}
+    report = detect_file(tmp_path, "app.py", readable=shas)
+    assert ("FLT-command", 7) in [(c.rule_id, c.line) for c in report.candidates]

@@ -811,6 +811,11 @@ class Frame:
             if local is not None and local[0] in ("function", "class"):
                 results.append(self.call_local(local[1], None, args, kwargs, star, node))
                 handled = True
+                # A file of the repository named like a modelled library (a shipped
+                # ``subprocess.py``) does not switch the library's sinks off.
+                shadowed = self.call_library(qualified, None, args, kwargs, star, node)
+                if shadowed is not None:
+                    results.append(shadowed)
                 continue
             result = self.call_library(qualified, None, args, kwargs, star, node)
             if result is not None:
