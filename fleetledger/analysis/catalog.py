@@ -324,6 +324,21 @@ class Catalog:
     constants: Mapping[str, Any]
     files: tuple[str, ...]
 
+    def knows(self, qualified: str) -> bool:
+        """True when some model names ``qualified`` or a member of it (a call, a read, an
+        object, a type, a module whose functions are modelled...)."""
+        return qualified in self._names
+
+    @functools.cached_property
+    def _names(self) -> frozenset[str]:
+        names: set[str] = set(self.exits)
+        for table in (self.sinks, self.sources_call, self.sources_read, self.objects, self.sanitisers, self.checks,
+                      self.returns, self.bases, self.constants, self.guards):
+            for key in table:
+                parts = key.split(".")
+                names.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
+        return frozenset(names)
+
     def mro(self, type_name: str) -> tuple[str, ...]:
         """Returns ``type_name`` and its library bases, nearest first (cycles ignored)."""
         out: list[str] = []

@@ -181,6 +181,8 @@ class Frame:
             base = self.import_base(node)
             for alias in node.names:
                 if alias.name == "*":
+                    if base and base not in self.module.star_imports:
+                        self.module.star_imports.append(base)
                     continue
                 self.bind(alias.asname or alias.name, self.library_name(f"{base}.{alias.name}" if base else alias.name, node))
             if base:
@@ -554,6 +556,10 @@ class Frame:
                 return value
         if name in BUILTINS:
             return ref(name)
+        for base in self.module.star_imports:  # ``from X import *`` binds X's names
+            qualified = f"{base}.{name}"
+            if self.catalog.knows(qualified) or self.program.resolve(qualified) is not None:
+                return self.library_name(qualified, node)
         return opaque(f"{name} (not defined where the engine can see)", self.site(node))
 
     def attribute(self, owner: Value, attr: str, node: ast.AST) -> Value:

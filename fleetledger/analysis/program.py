@@ -155,6 +155,7 @@ class ModuleInfo:
         by_node: Syntax node -> function id or class id.
         globals: The module's variables after its body ran (filled by the engine).
         imported: Module prefixes the module imports (``"django"``, ``"flask"``).
+        star_imports: Modules it imports everything from (``from Crypto.Cipher import *``).
         analysed: True once the module body has been interpreted.
     """
 
@@ -167,6 +168,7 @@ class ModuleInfo:
     by_node: dict[ast.AST, str] = field(default_factory=dict)
     globals: dict[str, Value] = field(default_factory=dict)
     imported: set[str] = field(default_factory=set)
+    star_imports: list[str] = field(default_factory=list)
     analysed: bool = False
 
     def package(self) -> str:

@@ -53,3 +53,4 @@ def hello():
     hashlib.md5(name.encode(), usedforsecurity=False).hexdigest()  # ok weak-hash
     eval(name)  # $ code
     return resp
+
