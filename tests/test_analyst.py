@@ -208,3 +208,50 @@ def test_a_shipped_module_named_like_a_library_does_not_switch_its_sinks_off(tmp
     shas = {p: hashlib.sha256((tmp_path / p).read_bytes()).hexdigest() for p in ("app.py", "subprocess.py")}
     report = detect_file(tmp_path, "app.py", readable=shas)
     assert ("FLT-command", 7) in [(c.rule_id, c.line) for c in report.candidates]
+
+
+def test_the_taint_engine_past_its_budget_keeps_bandits_candidates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fleetledger.analysis import engine
+
+    def spin(*args: object, **kwargs: object) -> None:
+        while True:
+            pass
+
+    monkeypatch.setattr(engine, "analyse", spin)
+    (tmp_path / "app.py").write_text("import os\nos.system(input())\n")
+    report = detect_file(tmp_path, "app.py", limits=DetectLimits(timeout_s=0.4))
+    assert report.status == "scanned" and [c.rule_id for c in report.candidates] == ["B605"]
+    assert report.detectors_not_run == ("taint engine: ran past its time budget of 0.2 s (this file and the modules "
+                                        "it imports); its flows are not reported",)
+
+
+def test_a_call_chain_deeper_than_the_engine_follows_is_reported_as_not_analysed(tmp_path: Path) -> None:
+    from fleetledger.analysis import interp
+
+    depth = interp.MAX_CALL_DEPTH + 4
+    lines = ["import os", "from flask import Flask, request", "app = Flask(__name__)", "",
+             "@app.route('/run')", "def run():", "    return _w0(request.args['f'])"]
+    lines += [f"def _w{n}(c):\n    return _w{n + 1}(c)" for n in range(depth)]
+    lines += [f"def _w{depth}(c):\n    os.system(c)"]
+    (tmp_path / "chain.py").write_text("\n".join(lines) + "\n")
+    report = detect_file(tmp_path, "chain.py")
+    assert any("deeper than" in note for note in report.not_analysed)
+
+
+def test_cross_file_candidates_keep_the_strongest_origin_whatever_the_file_order() -> None:
+    from fleetledger.jobs.scan.report import _unique_candidates
+    from fleetledger.jobs.scan.shapes import FileReport
+
+    def flow(channel: str) -> Candidate:
+        trace = {"source": {"channel": channel, "what": channel, "path": "a.py", "line": 1, "col": 0},
+                 "steps": [], "sink": {"path": "store.py", "line": 5, "col": 0}, "sanitisers": []}
+        return Candidate(id="same", path="store.py", line=5, col=0, end_line=5, rule_id="FLT-sql", rule_name="sql",
+                         detector="fleetledger-taint", cwe=89, detector_severity="HIGH", detector_confidence="HIGH",
+                         message=channel, snippet="", trace={"traces": [trace], "also": []})
+
+    def report(path: str, c: Candidate) -> FileReport:
+        return FileReport(path=path, sha256="0" * 64, size_bytes=1, status="scanned", candidates=(c,))
+
+    one = _unique_candidates({"a": report("a.py", flow("api")), "b": report("b.py", flow("http"))})
+    two = _unique_candidates({"a": report("a.py", flow("http")), "b": report("b.py", flow("api"))})
+    assert one == two and [t["source"]["channel"] for t in one[0].trace["traces"]] == ["http", "api"]

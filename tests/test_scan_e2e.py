@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 from collections import Counter
 from pathlib import Path
@@ -134,3 +135,17 @@ def test_torn_or_empty_state_file_is_rebuilt_from_the_ledger(reference: Path, tm
     assert state is not None and state.state == "JACKED_OUT"
     kept = [p for p in ws.iterdir() if p.name.startswith(runstate.STATE_FILE + ".bad-")]
     assert [p.read_bytes() for p in kept] == [damage]
+
+
+@pytest.mark.slow
+def test_a_file_name_that_is_not_utf8_is_scanned_and_judged(tmp_path: Path) -> None:
+    """Found by trying to break the scan: such a name reached the brief, whose hash the judge
+    step computed with a strict encoding, and every investigate task failed."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / os.fsdecode(b"c_\xff\xfe.py")).write_text("import os\nos.system(input())\n")
+    (repo / "README.md").write_bytes(b"A tool. See c_\xff\xfe.py\n")
+    done = run_cli("scan", str(repo), "--workspace", str(tmp_path / "ws"), "--workers", "2", "--no-progress")
+    assert done.returncode == 0, done.stderr + done.stdout
+    report = json.loads((tmp_path / "ws" / "findings.json").read_text())
+    assert [f["candidate"]["rule_id"] for f in report["findings"]] == ["FLT-command"]

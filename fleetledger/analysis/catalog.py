@@ -139,6 +139,7 @@ class Sanitiser:
         kinds: Kinds the result is safe for (``"*"``: every kind).
         args_contain: For a method such as ``str.replace``: it sanitises only when one of its
             first argument's constant characters is among these (``"\\n"`` for log injection).
+        when: It sanitises only when this holds (``MultiDict.get(k, type=int)``).
         what: Words for traces.
     """
 
@@ -146,6 +147,7 @@ class Sanitiser:
     is_method: bool
     kinds: frozenset[str]
     args_contain: str = ""
+    when: Condition | None = None
     what: str = ""
 
 
@@ -364,7 +366,7 @@ _KEYS: dict[str, frozenset[str]] = {
                           "safe_annotations", "safe_converters", "excluded_defaults", "returns_sink", "channel"}),
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
                        "positions", "absent", "host_fixed", "program", "what"}),
-    "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "what"}),
+    "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "when", "defaults", "positions", "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "what"}),
     "exit": frozenset({"call"}),
     "constant": frozenset({"name", "value"}),
@@ -461,7 +463,8 @@ class _Builder:
             target, is_method = _target(row, where)
             self.sanitisers.setdefault(target, []).append(Sanitiser(
                 target=target, is_method=is_method, kinds=self._kinds(row, where),
-                args_contain=str(row.get("args_contain", "")), what=str(row.get("what", target))))
+                args_contain=str(row.get("args_contain", "")), when=_condition(row.get("when"), row, where),
+                what=str(row.get("what", target))))
         elif table == "guard":
             target, is_method = _target(row, where)
             self.guards.setdefault(target, []).append(Guard(

@@ -72,6 +72,9 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
         if _constant_built(allowed):
             return _projection(frame, left, f"is in {ast.unparse(right)[:40]}")
         return []
+    if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant) and right.value is None:
+        # ``check(x) is None`` is false exactly where the check matched (a match object).
+        return proven(frame, left, not truth if isinstance(op, (ast.Is, ast.Eq)) else truth)
     if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
         holds = truth if isinstance(op, (ast.Eq, ast.Is)) else not truth
         if not holds:
@@ -106,10 +109,13 @@ def _call(frame: Frame, test: ast.Call, truth: bool) -> list[Proof]:
     for guard, checked in _guards_of(frame, test):
         if guard.compare:
             continue
-        if guard.pattern >= 0 and not _tight_pattern(frame, test, guard):
-            continue
+        kinds = guard.kinds
+        if guard.pattern >= 0:
+            kinds = _pattern_kinds(frame, test, guard)
+            if not kinds:
+                continue
         if isinstance(checked, ast.Name):
-            out.append((checked.id, guard.kinds, guard.what, None))
+            out.append((checked.id, kinds, guard.what, None))
     return out
 
 
@@ -177,17 +183,26 @@ def _projection(frame: Frame, expr: ast.expr, how: str) -> list[Proof]:
     return out
 
 
-def _tight_pattern(frame: Frame, call: ast.Call, guard: Guard) -> bool:
+def _pattern_kinds(frame: Frame, call: ast.Call, guard: Guard) -> frozenset[str]:
+    """The kinds an anchored pattern's alphabet makes a matched value safe for: every kind for
+    letters, digits, ``_`` and ``-``; every kind but paths and URLs when ``.`` may also occur
+    (``..`` climbs a folder); none otherwise."""
     if guard.pattern >= len(call.args):
-        return False
+        return frozenset()
     pattern = frame.expr(call.args[guard.pattern])
     if not pattern.is_const or not isinstance(pattern.const, str):
-        return False
+        return frozenset()
     method = guard.target.rpartition(".")[2]
     if not patterns.anchored(pattern.const, method if method in ("fullmatch", "match", "search") else "search"):
-        return False
+        return frozenset()
     chars = patterns.alphabet(pattern.const)
-    return chars is not None and chars <= _SAFE_PATTERN_CHARS
+    if chars is None:
+        return frozenset()
+    if chars <= _SAFE_PATTERN_CHARS:
+        return guard.kinds
+    if chars <= _SAFE_PATTERN_CHARS | {"."}:
+        return frozenset(frame.catalog.kinds) - {"path", "redirect", "ssrf"}
+    return frozenset()
 
 
 def _constant_built(value: Value) -> bool:

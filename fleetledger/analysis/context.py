@@ -1,9 +1,9 @@
 """Where a flagged node sits: test code and dead code.
 
-Test code follows pytest's discovery conventions (``test_*.py``, ``*_test.py``, ``conftest.py``,
-``Test*`` classes, ``test_*`` functions) plus a ``tests``/``test`` directory and fixtures.
+Test code is a test module by pytest's discovery conventions (``test_*.py``, ``*_test.py``,
+``conftest.py``) or under a ``tests``/``test``/``testing`` directory, and pytest fixtures.
 Dead code is code under a constant-false condition (``if False:``, ``if 0:``, ``while False:``,
-``if TYPE_CHECKING:``) or after an unconditional ``return``/``raise`` in the same block.
+``if typing.TYPE_CHECKING:``) or after an unconditional ``return``/``raise`` in the same block.
 """
 
 from __future__ import annotations
@@ -45,15 +45,17 @@ def test_context(tree: SourceTree, node: ast.AST, path: str) -> str | None:
     """
     if is_test_path(path):
         return f"the file {path} is a test file"
+    # Outside test files, pytest collects nothing by name (``test_*`` functions and ``Test*``
+    # classes count only in test modules), so a name says nothing there: only pytest's own
+    # fixture decorator marks test code.
     for ancestor in [node, *tree.ancestors(node)]:
         if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if ancestor.name.startswith("test_") or ancestor.name == "test":
-                return f"it is inside the test function {ancestor.name}()"
-            if any((tree.qualname(d.func if isinstance(d, ast.Call) else d) or "").endswith("fixture") for d in ancestor.decorator_list):
+            if any((tree.qualname(d.func if isinstance(d, ast.Call) else d) or "") in _FIXTURES for d in ancestor.decorator_list):
                 return f"it is inside the pytest fixture {ancestor.name}()"
-        if isinstance(ancestor, ast.ClassDef) and ancestor.name.startswith("Test"):
-            return f"it is inside the test class {ancestor.name}"
     return None
+
+
+_FIXTURES = frozenset({"pytest.fixture", "pytest_asyncio.fixture"})
 
 
 def dead_code(tree: SourceTree, node: ast.AST) -> str | None:
@@ -96,4 +98,4 @@ def exits(body: list[ast.stmt], tree: SourceTree) -> bool:
 def _constant_false(tree: SourceTree, test: ast.expr) -> bool:
     if isinstance(test, ast.Constant):
         return not test.value
-    return (tree.qualname(test) or "") in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+    return (tree.qualname(test) or "") in ("typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING")

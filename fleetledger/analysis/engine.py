@@ -32,6 +32,7 @@ DATA_METHODS = frozenset(f"{name}()" for kind in (str, bytes, list, tuple, dict,
 """Methods of Python's own data types (``x.strip()``, ``x.split()``, ``x.format()``...): a value a
 public function reads from its parameter through these is derived from the caller's data; a
 value read through any other attribute or method is the state of an object the caller passed."""
+_CHANNEL_RANK = {"http": 0, "network": 0, "random": 1, "cli": 2, "stdin": 2, "env": 2, "file": 2, "api": 3}
 WORK_UNITS = 2_000_000
 """Statements and expressions evaluated per file, the imported modules' included. A 5,000-line
 module takes about 100,000; the budget stops only pathological files."""
@@ -97,11 +98,14 @@ def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, load
     except BudgetExceeded:
         program.note(f"{path}: analysis stopped at the work budget ({work_units} units); "
                      "the functions after that point were not analysed")
-    flows = sorted((f for kept in program.flows.values() for f in kept),
-                   key=lambda f: (f.site.path != path, f.site.path, f.site.line, f.site.col, f.kind, f.label.line))
+    flows = [f for kept in program.flows.values() for f in kept]
     if len(flows) > MAX_FLOWS:
-        program.note(f"{path}: {len(flows) - MAX_FLOWS} more flow(s) not reported (at most {MAX_FLOWS} per file)")
+        # Keep the worst: outside data from the network first, a caller's parameter last.
+        flows.sort(key=lambda f: (_CHANNEL_RANK.get(f.label.channel, 3), f.site.path, f.site.line, f.site.col, f.kind))
+        program.note(f"{path}: {len(flows) - MAX_FLOWS} more flow(s) not reported (at most {MAX_FLOWS} per file, "
+                     "the ones from the network kept first)")
         flows = flows[:MAX_FLOWS]
+    flows.sort(key=lambda f: (f.site.path != path, f.site.path, f.site.line, f.site.col, f.kind, f.label.line))
     return FileAnalysis(
         flows=tuple(flows),
         misuses=tuple(sorted(program.misuses.values(), key=lambda m: (m.site.path, m.site.line, m.site.col, m.kind))),
@@ -144,11 +148,32 @@ def _handler(program: Program, function: FunctionInfo, handler: object) -> None:
     sink = Sink(target=f"{handler.framework} response", is_method=False, kind=handler.returns_sink, args=(0,),
                 what=f"the body of the {handler.framework} response, sent as an HTML page", model="handler")
     for value, statement in frame.returns_at:
-        body = value.get(0) if isinstance(statement.value, ast.Tuple) else value
-        if body is None or (body.types - {"str"}):
-            continue
+        returned = statement.value
+        if isinstance(returned, ast.Tuple) and returned.elts:
+            if _declares_other_content(returned):
+                continue
+            body, returned = value.get(0), returned.elts[0]
+        else:
+            body = value
+        if body is None or (body.types - {"str"}) or isinstance(returned, _JSON_LITERALS):
+            continue  # a response object, or a dict or list the framework sends as JSON
         frame.sink_value(sink, site_of(statement.value or statement, function.module.path, function.qualname), body,
                          "the returned value")
+
+
+_JSON_LITERALS = (ast.Dict, ast.List, ast.DictComp, ast.ListComp, ast.Set, ast.SetComp)
+
+
+def _declares_other_content(returned: ast.Tuple) -> bool:
+    """``return body, status, {"Content-Type": "text/plain"}``: headers that declare a content
+    type other than HTML."""
+    for element in returned.elts[1:]:
+        if isinstance(element, ast.Dict):
+            for key, value in zip(element.keys, element.values):
+                if (isinstance(key, ast.Constant) and str(key.value).lower() == "content-type"
+                        and isinstance(value, ast.Constant) and "html" not in str(value.value).lower()):
+                    return True
+    return False
 
 
 def _api(program: Program, function: FunctionInfo, found: summaries.Summary) -> None:

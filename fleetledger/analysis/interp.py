@@ -35,7 +35,7 @@ from .values import (EMPTY, NOT_CONSTANT, Label, Value, add_step, clean, constan
                      with_items)
 
 LOOP_ROUNDS = 3
-MAX_CALL_DEPTH = 12
+MAX_CALL_DEPTH = 32
 """Summaries computed inside summaries at most this deep (deeper calls use taint in, taint out)."""
 BUILTINS = frozenset(dir(builtins))
 # Shells and their "run this text" flags (POSIX and Windows conventions): in an argument
@@ -96,10 +96,12 @@ class Frame:
         self.alive = True
         self.returned: list[Value] = []
         self.returns_at: list[tuple[Value, ast.Return]] = []
+        self.raised: list[Value] = []
         self.hits: dict[tuple[int, int, str, str], SinkHit] = {}
         self.writes: dict[tuple[int, str], Value] = {}
         self.loops: list[tuple[list[dict[str, Value]], list[dict[str, Value]]]] = []
         self.conditions: dict[str, ast.expr] = {}
+        self.operands: dict[str, set[str]] = {}  # a name -> the remembered checks that read it
         self.locals, self.global_names = function.names() if function else (frozenset(), frozenset())
 
     # -- statements ----------------------------------------------------------------------
@@ -155,7 +157,7 @@ class Frame:
             self.match(node)
         elif isinstance(node, (ast.Raise,)):
             if node.exc is not None:
-                self.expr(node.exc)
+                self.raised.append(taint_only(self.expr(node.exc).flatten()))
             self.alive = False
         elif isinstance(node, ast.Break):
             if self.loops:
@@ -218,11 +220,14 @@ class Frame:
         operands are plain names), so that ``if name:`` proves what the check proves; any
         other assignment, or one to an operand, forgets it."""
         self.conditions.pop(name, None)
-        for held, check in list(self.conditions.items()):
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(check)):
-                del self.conditions[held]
+        for held in self.operands.pop(name, ()):  # the checks that read ``name`` no longer hold
+            self.conditions.pop(held, None)
         if isinstance(value, (ast.Call, ast.Compare)) or (isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)):
             self.conditions[name] = value
+            self.program.budget.spend()
+            for node in ast.walk(value):
+                if isinstance(node, ast.Name):
+                    self.operands.setdefault(node.id, set()).add(name)
 
     def bind(self, name: str, value: Value) -> None:
         """Binds a variable (a ``global`` name in a function binds the module's)."""
@@ -309,7 +314,10 @@ class Frame:
 
     def try_(self, node: ast.Try) -> None:
         before = dict(self.env)
+        outer_raised, self.raised = self.raised, []
         self.block(node.body)
+        raised = join(*self.raised) if self.raised else EMPTY
+        self.raised = outer_raised + self.raised
         after_body, body_alive = self.env, self.alive
         ends: list[dict[str, Value]] = []
         if body_alive:
@@ -322,7 +330,7 @@ class Frame:
             if handler.type is not None:
                 self.expr(handler.type)
             if handler.name:
-                self.env[handler.name] = EMPTY
+                self.env[handler.name] = raised  # what the try block raised (``e.args[0]``)
             self.block(handler.body)
             if self.alive:
                 ends.append(self.env)
@@ -666,7 +674,7 @@ class Frame:
         return EMPTY
 
     def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST) -> Value:
-        if left.is_const and right.is_const and type(op) in _CONST_OPS:
+        if left.is_const and right.is_const and type(op) in _CONST_OPS and _small(left.const, right.const, op):
             try:
                 result = _CONST_OPS[type(op)](left.const, right.const)
             except Exception:
@@ -772,8 +780,7 @@ class Frame:
                 return bool(value.const)
             except Exception:
                 return None
-        if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or (
-                isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
+        if value.types & {"=typing.TYPE_CHECKING", "=typing_extensions.TYPE_CHECKING"}:
             return False
         return None
 
@@ -833,6 +840,13 @@ class Frame:
                 and not refs) else None
             results.append(self.call_local(fid, bound, args, kwargs, star, node))
             handled = True
+        if receiver is not None and method == "get" and receiver.items is not None and not receiver.types and args:
+            # ``d.get(k, default)`` on a dict built here: one of its values or the default,
+            # whatever the key (Python's semantics; the key's taint is not the result's).
+            key = args[0]
+            known = receiver.get(key.const) if key.is_const and isinstance(key.const, (str, int)) else None
+            default = args[1] if len(args) > 1 else constant(None)
+            return join(known, default) if known is not None else join(receiver.flatten(), default)
         if receiver is not None and method is not None and (not refs or not handled):
             # A name the models do not know (``models.Order.objects`` from a module that is not
             # loaded) is a receiver of unknown type: the models of its method name apply.
@@ -846,6 +860,9 @@ class Frame:
         everything = [*args, *kwargs.values(), *star]
         self.escapes(everything, f"passed to {_callee_text(func)}(), which the models do not describe", site)
         if receiver is not None:
+            if method == "format" and receiver.is_const and isinstance(receiver.const, str):
+                everything.extend(self.format_fields(receiver.const, args, kwargs, node))
+            self.stores_into(func.value if isinstance(func, ast.Attribute) else None, everything, site)
             everything.append(receiver)
             derived = self.derive(receiver, f"{method}()", site)
             rest = join(*(taint_only(v.flatten()) for v in everything[:-1]))
@@ -858,6 +875,41 @@ class Frame:
         if _pure(refs, receiver):
             return value
         return opaque(f"the result of {name}()", site)
+
+    def stores_into(self, target: ast.expr | None, inputs: list[Value], site: Site) -> None:
+        """A method the models do not describe may keep its arguments in its receiver
+        (``items.append(x)``, ``d.setdefault(k, x)``, ``buffer.write(x)``): a variable named as
+        the receiver then carries their taint too (a global's value everywhere after)."""
+        if not isinstance(target, ast.Name) or not any(value.tainted() for value in inputs):
+            return
+        carried = add_step(join(*(taint_only(value.flatten()) for value in inputs)), step(site, f"stored in {target.id}"))
+        name = target.id
+        if name in self.env:
+            self.env[name] = join(self.env[name], carried)
+        elif name in self.module.globals:
+            self.module.globals[name] = join(self.module.globals[name], carried)
+
+    def format_fields(self, template: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> list[Value]:
+        """The values ``str.format`` reads through its fields' attribute and index paths
+        (``"{0.args[h]}".format(request)`` reads ``request.args``), Python's format syntax."""
+        import string
+
+        out: list[Value] = []
+        try:
+            fields = [field for _, field, _, _ in string.Formatter().parse(template) if field]
+        except ValueError:
+            return out
+        for position, field in enumerate(fields[:32]):
+            head, _, rest = field.partition(".") if "." in field.split("[")[0] else field.partition("[")
+            if not rest:
+                continue
+            base = (kwargs.get(head) if head and not head.isdigit() else
+                    args[int(head)] if head.isdigit() and int(head) < len(args) else
+                    args[position] if not head and position < len(args) else None)
+            attribute = rest.split(".")[0].split("[")[0].rstrip("]")
+            if base is not None and attribute.isidentifier():
+                out.append(self.attribute(base, attribute, node))
+        return out
 
     def escapes(self, values: list[Value], how: str, site: Site) -> None:
         """Notes weak random numbers that leave what the engine follows (passed to code the
@@ -915,6 +967,10 @@ class Frame:
         value = self.derive(owner, f"{method}()", site) if method != "__enter__" else owner
         if method == "__getitem__":
             value = taint_only(owner.flatten())
+        if method in ("__getitem__", "__iter__") and not results and owner.items is None:
+            # An element of a value the models type (``conn, addr = sock.accept()``): typed like
+            # it, so that its methods keep their models.
+            value = replace(value, types=frozenset(t for t in owner.types if not t.startswith(("=", "bound:"))))
         return join(value, *results) if results else value
 
     def call_library(self, target: str, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
@@ -956,6 +1012,8 @@ class Frame:
         if receiver is not None:
             flowing = join(self.derive(receiver, f"{target.rpartition('.')[2]}()", site), flowing)
         for sanitiser in sanitisers:
+            if sanitiser.when is not None and self.holds(sanitiser.when, args, kwargs) is not True:
+                continue
             if sanitiser.args_contain:
                 first = args[0] if args else None
                 if first is None or not first.is_const or not isinstance(first.const, str) or not any(
@@ -968,8 +1026,15 @@ class Frame:
             flowing = join(flowing, opaque(f"the result of {_callee_text(node.func)}()", site))
         return replace(flowing, types=flowing.types | types)
 
-    def holds(self, condition: Condition, args: list[Value], kwargs: dict[str, Value]) -> bool | None:
-        """Tells whether a model's condition holds for a call: True, False, or None (unknown)."""
+    def holds(self, condition: Condition, args: list[Value], kwargs: dict[str, Value], *,
+              any_of: bool = False) -> bool | None:
+        """Tells whether a model's condition holds for a call: True, False, or None (unknown).
+        All its keywords must match, or with ``any_of`` one of them (an ``unless`` listing
+        alternatives: ``mimetype`` or ``content_type``)."""
+        if any_of and len(condition.keywords) > 1:
+            parts = [self.holds(Condition(keywords={k: v}, defaults=condition.defaults, positions=condition.positions),
+                                args, kwargs) for k, v in condition.keywords.items()]
+            return True if True in parts else None if None in parts else False
         unknown = False
         for keyword, wanted in condition.keywords.items():
             value = kwargs.get(keyword)
@@ -999,7 +1064,7 @@ class Frame:
             return
         if any(k in kwargs or (k in sink.positions and sink.positions[k] < len(args)) for k in sink.absent):
             return
-        if sink.unless is not None and self.holds(sink.unless, args, kwargs) is True:
+        if sink.unless is not None and self.holds(sink.unless, args, kwargs, any_of=True) is True:
             return
         dangerous: list[tuple[Value, str]] = []
         if sink.receiver and receiver is not None:
@@ -1081,7 +1146,7 @@ class Frame:
                                               sanitisers=tuple(sanitisers)))
 
     def check_misuse(self, check: Check, args: list[Value], kwargs: dict[str, Value], node: ast.Call, site: Site) -> None:
-        if check.unless is not None and self.holds(check.unless, args, kwargs) is True:
+        if check.unless is not None and self.holds(check.unless, args, kwargs, any_of=True) is True:
             return
         if check.when is not None and self.holds(check.when, args, kwargs) is not True:
             return
@@ -1188,6 +1253,22 @@ def _host_fixed(prefix: str) -> bool:
         rest = prefix.split("://", 1)[1]
         return "/" in rest or "?" in rest or "#" in rest
     return len(prefix) >= 2 and prefix[0] == "/" and prefix[1] not in "/\\"
+
+
+def _small(left: Any, right: Any, op: ast.operator) -> bool:
+    """True when folding ``left op right`` cannot build a huge constant (``10**10`` squared
+    twenty times, a string repeated a million times): such results are not folded."""
+    def size(value: Any) -> int:
+        if isinstance(value, int):
+            return value.bit_length() // 8
+        return len(value) if isinstance(value, (str, bytes)) else 0
+
+    if isinstance(op, ast.Mult):
+        if isinstance(left, (str, bytes)) or isinstance(right, (str, bytes)):
+            count = right if isinstance(right, int) else left if isinstance(left, int) else 0
+            return count * max(size(left), size(right)) <= _MAX_CONST_LEN
+        return size(left) + size(right) <= _MAX_CONST_LEN
+    return size(left) <= _MAX_CONST_LEN and size(right) <= _MAX_CONST_LEN
 
 
 def _wildcard(catalog: Any, target: str) -> str:

@@ -42,6 +42,9 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
     if shared_key is not None and shared_key in _SHARED:
         program.summaries[function.id] = _SHARED[shared_key]
         return _SHARED[shared_key]
+    if depth > MAX_CALL_DEPTH:
+        program.note(f"{function.module.path}: {function.qualname}() not followed: the call chain to it is deeper "
+                     f"than {MAX_CALL_DEPTH} calls (its arguments' data is assumed to reach its result; its sinks are not checked)")
     if function.id in program.in_progress or depth > MAX_CALL_DEPTH:
         # A recursive call (or one too deep): every summary being computed from the cycle's
         # head up depends on where the computation started, so none of them is shared.

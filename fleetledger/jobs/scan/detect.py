@@ -58,7 +58,10 @@ logging.getLogger("bandit").setLevel(logging.CRITICAL + 1)
 #: (bump the leading number when its logic or default limits change), on bandit's version, on
 #: the running Python's parser (bandit runs only where it parses the file), on the taint
 #: engine (``ENGINE_VERSION``) and on its library models (their content hash).
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"
+ENGINE_SHARE = 0.5
+"""The part of a file's time budget the taint engine may use: what it cannot finish is
+reported, and bandit's candidates are kept."""
 DETECT_VERSION = (
     f"detect 3; bandit {importlib.metadata.version('bandit')}; "
     f"python {sys.version_info.major}.{sys.version_info.minor}; "
@@ -191,18 +194,16 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
     not_run: list[str] = []
     found: list[tuple[Any, int]] = []
     bandit_errors: tuple[str, ...] = ()
-    if parsed.parser == "cpython":
-        try:
-            tester = _run_bandit(content.path, data, decoded, tree)
-            found, bandit_errors = tester.found, tester.error_lines()
-        except RecursionError:
-            not_run.append("bandit: the file nests too deep for bandit's recursive visitor")
-        except Exception as error:  # a bandit bug on odd input: the other detectors still run
-            not_run.append(f"bandit failed: {type(error).__name__}: {error}")
-    else:
-        running = f"{sys.version_info.major}.{sys.version_info.minor}"
-        not_run.append(f"bandit: the running Python {running} cannot parse this file ({parsed.host_error}); "
-                       "the taint engine analysed it with the version-independent parser")
+    # Bandit parses with the running Python; here it visits the tree detect parsed, which for a
+    # file in newer syntax is the version-independent parser's (the same node classes, with
+    # stand-ins for what this Python lacks, whose contents bandit still visits).
+    try:
+        tester = _run_bandit(content.path, data, decoded, tree)
+        found, bandit_errors = tester.found, tester.error_lines()
+    except RecursionError:
+        not_run.append("bandit: the file nests too deep for bandit's recursive visitor")
+    except Exception as error:  # a bandit bug on odd input: the other detectors still run
+        not_run.append(f"bandit failed: {type(error).__name__}: {error}")
     hits, own_errors = detectors.detect(tree)
     by_bandit = [(line, issue.col_offset, int(issue.cwe.id) or None) for issue, line in found if line]
     hits = detectors.unflagged(hits, by_bandit)
@@ -213,8 +214,16 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
         # engine does not spend its time on it (bandit and the pattern detectors still run).
         analysis = engine.FileAnalysis.nothing()
     else:
-        analysis = engine.analyse(relpath, tree, paths=modules.paths(), loader=modules, is_test=context.is_test_path,
-                                  shas=shas)
+        try:
+            analysis = within_time_budget(
+                limits.timeout_s * ENGINE_SHARE,
+                lambda: engine.analyse(relpath, tree, paths=modules.paths(), loader=modules,
+                                       is_test=context.is_test_path, shas=shas))
+        except TimeBudgetExceeded:
+            # Bandit's and the pattern detectors' candidates stand; the taint engine's are lost.
+            analysis = engine.FileAnalysis.nothing()
+            not_run.append(f"taint engine: ran past its time budget of {limits.timeout_s * ENGINE_SHARE:g} s "
+                           "(this file and the modules it imports); its flows are not reported")
     path_lines = {**modules.lines, relpath: lines}
     produced = taint.flow_candidates(path_lines, analysis.flows) + taint.misuse_candidates(path_lines, analysis.misuses)
     merged = [_with_snippet(c, path_lines, limits.max_snippet_chars) for c in taint.merge(list(detected), produced, analysis, path_lines)]
@@ -285,8 +294,8 @@ class _TreeVisitor(b_node_visitor.BanditNodeVisitor):
 
 
 def _run_bandit(path: Path, data: bytes, decoded: source.DecodedSource, tree: ast.Module) -> _RecordingTester:
-    """Runs every bandit check on the decoded text, whose tree (``ast.parse`` of the same
-    text, by the running interpreter) is ``tree``.
+    """Runs every bandit check on the decoded text, whose tree (``parser.parse_module`` of the
+    same text) is ``tree``.
 
     Raises:
         RecursionError: the syntax tree nests deeper than bandit's recursive visitor can go.

@@ -228,9 +228,12 @@ class ScanJob(Job):
             counts[f.severity] = counts.get(f.severity, 0) + 1
         by_sev = ", ".join(f"{counts[s]} {s}" for s in ("critical", "high", "medium", "low", "info") if s in counts)
         skipped = sum(1 for f in scan.files if f.status == "skipped")
+        partly = sum(1 for f in scan.files if f.status == "scanned" and (f.detectors_not_run or f.not_analysed))
         outputs = {name: str(Path(workspace) / name) for name in OUTPUT_NAMES}
         coverage = (f"{len(scan.files) - skipped} file(s) scanned, {skipped} skipped (incomplete: see the skip "
                     f"reasons in findings.md)" if skipped else f"all {len(scan.files)} file(s) scanned")
+        if partly:
+            coverage += f", {partly} of them analysed in part (see File problems in findings.md)"
         summary = (f"{len(scan.findings)} finding(s){f' ({by_sev})' if by_sev else ''}; {coverage}; "
                    f"{scan.dismissed} candidate verdict(s) dismissed; reports: {outputs['findings.sarif']}, "
                    f"{outputs['findings.md']}, {outputs['findings.json']}")

@@ -23,6 +23,9 @@ from pathlib import Path
 
 from . import source
 
+UNREAD_REASONS = ("outside the scanned root", "symbolic link", "unreadable:", "not a regular file")
+"""The reasons ``read_file`` gives for a file it did not read at all (its hash is then the empty
+content's, which says nothing about the file)."""
 _READ_CHUNK_BYTES = 1024 * 1024
 _EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 _CACHED_MODULES = 256

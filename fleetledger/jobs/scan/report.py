@@ -8,6 +8,9 @@ the same functions.
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 from collections.abc import Iterator
 from typing import Any
 
@@ -71,11 +74,33 @@ def candidates(run: RunReader) -> list[Candidate]:
 
 
 def _unique_candidates(files: dict[str, FileReport]) -> list[Candidate]:
+    """One candidate per id. A taint flow into another file is found by the file where its data
+    enters as well as by the file of its sink: their traces are merged, the strongest origin
+    first (a web request before a command line before a public function's parameter), so the
+    result does not depend on which file's report came first."""
     seen: dict[str, Candidate] = {}
     for report in files.values():
         for c in report.candidates:
-            seen.setdefault(c.id, c)
+            old = seen.get(c.id)
+            seen[c.id] = c if old is None else _merged(old, c)
     return sorted(seen.values(), key=lambda c: (c.path, c.line, c.col, c.rule_id, c.id))
+
+
+_ORIGIN_RANK = {"http": 0, "network": 0, "random": 1, "cli": 2, "stdin": 2, "env": 2, "file": 2, "api": 3}
+
+
+def _merged(first: Candidate, second: Candidate) -> Candidate:
+    traces = [*(first.trace or {}).get("traces", []), *(second.trace or {}).get("traces", [])]
+    if not traces:
+        return first
+    unique = {json.dumps(t, sort_keys=True): t for t in traces}
+    ordered = sorted(unique.values(), key=lambda t: (_ORIGIN_RANK.get(t["source"]["channel"], 4), len(t["steps"]),
+                                                    json.dumps(t, sort_keys=True)))
+    best = first if (first.trace or {}).get("traces", [None])[0] == ordered[0] else second
+    also = {json.dumps(a, sort_keys=True): a for a in [*(first.trace or {}).get("also", []),
+                                                      *(second.trace or {}).get("also", [])]}
+    trace = {**(best.trace or {}), "traces": ordered[:3], "also": sorted(also.values(), key=lambda a: json.dumps(a, sort_keys=True))}
+    return dataclasses.replace(best, trace=trace)
 
 
 def answers(run: RunReader, pass_name: str) -> dict[str, ModelAnswer]:

@@ -18,6 +18,7 @@ from ...steps import StepFailed, TaskContext, input_hash
 from .brief import BRIEF_FILES, derive_brief
 from .budget import TimeBudgetExceeded, within_time_budget
 from .detect import DETECT_VERSION, detect_file
+from .modules import UNREAD_REASONS
 from .shapes import Candidate, FileReport, ModelAnswer, ModelRequest
 from .source import decode_source
 from .triage import triage
@@ -82,6 +83,8 @@ def _detect(ctx: TaskContext) -> dict[str, Any]:
                 return FileReport(path=f["path"], sha256="", size_bytes=0, status="skipped",
                                   reason="symbolic link, not followed").to_json()
             report = detect_file(root, f["path"], readable=readable)
+            if report.status == "skipped" and (report.reason or "").startswith(UNREAD_REASONS):
+                return report.to_json()  # not read at all (unreadable, a link...): its own reason, not "changed"
             if report.sha256 != f["sha256"]:
                 return FileReport(path=f["path"], sha256=report.sha256, size_bytes=report.size_bytes,
                                   status="skipped",
@@ -160,7 +163,7 @@ def _judge(ctx: TaskContext) -> dict[str, Any]:
     identity = (provider.name, provider.model) if provider is not None else (spec.provider, spec.model, PROMPT_VERSION)
     sources = _Sources(Path(ctx.context["root"]), ctx.inputs["files"])
     brief = ctx.context.get("brief", "")
-    brief_sha = hashlib.sha256(brief.encode()).hexdigest()
+    brief_sha = hashlib.sha256(brief.encode("utf-8", "surrogateescape")).hexdigest()
 
     def one(item: dict[str, Any]) -> None:
         candidate = Candidate.from_json(item["candidate"])
