@@ -736,6 +736,8 @@ class Frame:
 
     def subscript(self, node: ast.Subscript) -> Value:
         owner = self.expr(node.value)
+        if owner.functions & self.program.classes.keys():
+            return owner  # ``Runner[str]``: a generic class's alias is the class
         key = self.expr(node.slice)
         if key.is_const and isinstance(key.const, (str, int)):
             known = owner.get(key.const)

@@ -174,6 +174,12 @@ def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, 
     if program.classes[class_id].module.path != program.root and not carries_data([*args, *kwargs.values(), *star]):
         return obj
     init = program.method(class_id, "__init__")
+    fields = _dataclass_fields(frame, class_id) if init is None else None
+    if fields is not None:
+        # A dataclass's generated __init__ stores each argument in the field of its name or place.
+        stored = {"." + name: value for name, value in zip(fields, args)}
+        stored.update({"." + name: value for name, value in kwargs.items() if name in fields})
+        return with_items(obj, stored) if stored else obj
     if init is None:
         library = [b for b in program.class_mro(class_id)[1:] if b not in program.classes]
         for base in library:
@@ -191,6 +197,20 @@ def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, 
     stored = {"." + attr: substitute(frame, value, mapping, call, node)
               for (index, attr), value in found.writes.items() if index == 0}
     return with_items(obj, stored) if stored else obj
+
+
+def _dataclass_fields(frame: Frame, class_id: str) -> list[str] | None:
+    """The fields of a class decorated with ``dataclasses.dataclass`` (annotated names of its
+    body, in order), or None for any other class."""
+    info = frame.program.classes[class_id]
+    decorated = False
+    for decorator in info.node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        value = frame.expr(target)
+        decorated = decorated or any(t in ("=dataclasses.dataclass", "=attr.s", "=attrs.define") for t in value.types)
+    if not decorated:
+        return None
+    return [s.target.id for s in info.node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
 
 
 def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: object, node: ast.AST) -> Value:

@@ -45,3 +45,24 @@ def main():
 
 
 main()
+
+
+import dataclasses
+
+
+@dataclasses.dataclass
+class Job:
+    name: str
+    cmd: str
+
+    def run(self):
+        os.system(self.cmd)  # ok command (only where a caller passes data in)
+
+
+def start(argv):
+    job = Job("x", argv[1])
+    os.system(job.cmd)  # $ command
+    os.system(job.name)  # ok command
+
+
+start(sys.argv)
