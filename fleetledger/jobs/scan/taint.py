@@ -33,7 +33,7 @@ DETECTOR_KINDS: Mapping[str, str] = {
     "B301": "deserialization", "B302": "deserialization", "B506": "deserialization",
     "B308": "xss", "B703": "xss", "B704": "xss",
     "B310": "ssrf",
-    **{f"B3{n}": "xxe" for n in range(13, 21)},
+    **{f"B3{n}": "xml-bomb" for n in range(13, 20)}, "B320": "xxe",
     "B202": "tar-extraction",
     "B303": "weak-hash", "B324": "weak-hash",
     "B304": "weak-cipher", "B305": "weak-cipher",

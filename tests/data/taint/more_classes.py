@@ -2,6 +2,7 @@
 import hashlib
 import logging
 import re
+import xml.etree.ElementTree
 import xml.sax
 
 import ldap
@@ -36,6 +37,7 @@ def parse_xml():
     etree.fromstring(request.data, parser=parser)  # ok xxe
     sax = xml.sax.make_parser()
     sax.setFeature(xml.sax.handler.feature_external_ges, True)  # $ xxe
+    xml.etree.ElementTree.fromstring(request.data)  # $ xml-bomb
     return "ok"
 
 
