@@ -255,3 +255,31 @@ def test_cross_file_candidates_keep_the_strongest_origin_whatever_the_file_order
     one = _unique_candidates({"a": report("a.py", flow("api")), "b": report("b.py", flow("http"))})
     two = _unique_candidates({"a": report("a.py", flow("http")), "b": report("b.py", flow("api"))})
     assert one == two and [t["source"]["channel"] for t in one[0].trace["traces"]] == ["http", "api"]
+
+
+def test_a_files_report_does_not_depend_on_which_files_the_worker_analysed_before(tmp_path: Path) -> None:
+    """Found by the multi-host test: a summary shared from an earlier file's analysis hid the
+    flows found inside that function when its own file came later."""
+    import hashlib
+
+    from fleetledger.analysis import program, summaries
+
+    (tmp_path / "a.py").write_text(textwrap.dedent("""
+        import os
+        from flask import request
+
+        def handle(extra):
+            os.system(request.args["c"])
+            return extra
+    """).lstrip())
+    (tmp_path / "b.py").write_text("import sys\nfrom a import handle\n\nhandle(sys.argv[1])\n")
+    shas = {p: hashlib.sha256((tmp_path / p).read_bytes()).hexdigest() for p in ("a.py", "b.py")}
+
+    def a_after(first: list[str]) -> list[tuple[str, int]]:
+        summaries._SHARED.clear()
+        program._SHARED_MODULES.clear()
+        for path in first:
+            detect_file(tmp_path, path, readable=shas)
+        return [(c.rule_id, c.line) for c in detect_file(tmp_path, "a.py", readable=shas).candidates]
+
+    assert a_after([]) == a_after(["b.py"]) and ("FLT-command", 5) in a_after([])

@@ -39,7 +39,9 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
     if known is not None:
         return known
     shared_key = program.shared_key(function)
-    if shared_key is not None and shared_key in _SHARED:
+    # The file being analysed computes its own functions' summaries afresh: what a summary
+    # finds inside its function is reported only while it is computed.
+    if shared_key is not None and shared_key in _SHARED and function.module.path != program.root:
         program.summaries[function.id] = _SHARED[shared_key]
         return _SHARED[shared_key]
     if depth > MAX_CALL_DEPTH:
