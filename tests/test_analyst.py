@@ -283,3 +283,29 @@ def test_a_files_report_does_not_depend_on_which_files_the_worker_analysed_befor
         return [(c.rule_id, c.line) for c in detect_file(tmp_path, "a.py", readable=shas).candidates]
 
     assert a_after([]) == a_after(["b.py"]) and ("FLT-command", 5) in a_after([])
+
+
+def test_a_template_that_writes_a_variable_unescaped_is_a_sink_for_what_the_view_passes(tmp_path: Path) -> None:
+    import hashlib
+
+    (tmp_path / "blog" / "templates" / "blog").mkdir(parents=True)
+    (tmp_path / "blog" / "views.py").write_text(textwrap.dedent("""
+        from django.shortcuts import render
+
+        def search(request):
+            query = request.GET.get("q", "")
+            posts = [request.GET.get("p")]
+            return render(request, "blog/search.html", {"query": query, "posts": posts, "title": query})
+    """).lstrip())
+    (tmp_path / "blog" / "templates" / "blog" / "search.html").write_text(
+        "<h1>{{ title }}</h1>\n{% autoescape off %}<p>{{ query }}</p>{% endautoescape %}\n"
+        "{% for post in posts %}{{ post.body|safe }}{% endfor %}\n")
+    paths = ("blog/views.py", "blog/templates/blog/search.html")
+    shas = {p: hashlib.sha256((tmp_path / p).read_bytes()).hexdigest() for p in paths}
+    report = detect_file(tmp_path, "blog/views.py", readable=shas)
+    [xss] = [c for c in report.candidates if c.rule_id == "FLT-xss"]
+    sinks = sorted(t["sink"]["what"] for t in xss.trace["traces"])
+    assert any("query, written unescaped (an autoescape off block) at blog/templates/blog/search.html:2" in s for s in sinks)
+    assert any("posts, written unescaped (the safe filter) at blog/templates/blog/search.html:3" in s for s in sinks)
+    assert not any("title" in s for s in sinks)  # escaped: autoescaping is on there
+    assert report.read == ("blog/templates/blog/search.html",)

@@ -23,6 +23,7 @@ A model file holds arrays of tables (each documented in ``models/README.md``):
 ``[[check]]``     an API misuse found without taint (a weak hash, a cookie without Secure).
 ``[[exit]]``      a call that never returns (``call``), which ends a path like ``raise``.
 ``[[constant]]``  a library constant: ``name`` (qualified) and ``value``.
+``[[render]]``    a call that renders a repository template file with a context (``Render``).
 
 In conditions (``when``, ``unless``, ``arg_in``), a value that is a library name (not a
 literal) compares as its qualified name: ``{ Loader = ["yaml.SafeLoader"] }``.
@@ -256,6 +257,27 @@ class Source:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Render:
+    """A call that renders a template file of the repository with a context.
+
+    Attributes:
+        target: Qualified call name or ``"Type.method"``.
+        template_arg: Position of the template's name.
+        template_keyword: Keyword of the template's name.
+        context_arg: Position of the context dictionary (-1: none).
+        context_keyword: Keyword of the context dictionary.
+        context_kwargs: The call's other keyword arguments are the context (Flask).
+    """
+
+    target: str
+    template_arg: int = 0
+    template_keyword: str = ""
+    context_arg: int = -1
+    context_keyword: str = ""
+    context_kwargs: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
 class Check:
     """An API misuse found without taint.
 
@@ -307,6 +329,7 @@ class Catalog:
         sanitisers / guards / checks: Likewise.
         exits: Calls that never return (``flask.abort``, ``sys.exit``): a path ends there.
         constants: Library constants: qualified name -> value.
+        renders: Calls that render a template file with a context.
         files: The model files loaded, by name.
     """
 
@@ -324,6 +347,7 @@ class Catalog:
     checks: Mapping[str, tuple[Check, ...]]
     exits: frozenset[str]
     constants: Mapping[str, Any]
+    renders: Mapping[str, tuple[Render, ...]]
     files: tuple[str, ...]
 
     def knows(self, qualified: str) -> bool:
@@ -335,7 +359,7 @@ class Catalog:
     def _names(self) -> frozenset[str]:
         names: set[str] = set(self.exits)
         for table in (self.sinks, self.sources_call, self.sources_read, self.objects, self.sanitisers, self.checks,
-                      self.returns, self.bases, self.constants, self.guards):
+                      self.returns, self.bases, self.constants, self.guards, self.renders):
             for key in table:
                 parts = key.split(".")
                 names.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
@@ -370,6 +394,8 @@ _KEYS: dict[str, frozenset[str]] = {
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "what"}),
     "exit": frozenset({"call"}),
     "constant": frozenset({"name", "value"}),
+    "render": frozenset({"call", "method", "template_arg", "template_keyword", "context_arg", "context_keyword",
+                         "context_kwargs"}),
     "check": frozenset({"call", "method", "cwe", "kind", "title", "required", "positions", "arg_in", "arg", "when",
                         "unless", "defaults", "message"}),
 }
@@ -433,6 +459,7 @@ class _Builder:
         self.checks: dict[str, list[Check]] = {}
         self.exits: set[str] = set()
         self.constants: dict[str, Any] = {}
+        self.renders: dict[str, list[Render]] = {}
 
     def add(self, name: str, table: str, n: int, row: dict[str, Any]) -> None:
         where = f"{name}: [[{table}]] #{n}"
@@ -476,6 +503,12 @@ class _Builder:
             self.exits.add(_str(row, "call", name, n))
         elif table == "constant":
             self.constants[_str(row, "name", name, n)] = _need(row, "value", name, n)
+        elif table == "render":
+            target, _ = _target(row, where)
+            self.renders.setdefault(target, []).append(Render(
+                target=target, template_arg=int(row.get("template_arg", 0)),
+                template_keyword=str(row.get("template_keyword", "")), context_arg=int(row.get("context_arg", -1)),
+                context_keyword=str(row.get("context_keyword", "")), context_kwargs=bool(row.get("context_kwargs", False))))
         elif table == "check":
             target, is_method = _target(row, where)
             self.checks.setdefault(target, []).append(Check(
@@ -527,7 +560,7 @@ class _Builder:
             sanitisers={k: tuple(v) for k, v in self.sanitisers.items()},
             guards={k: tuple(v) for k, v in self.guards.items()},
             checks={k: tuple(v) for k, v in self.checks.items()}, exits=frozenset(self.exits),
-            constants=self.constants, files=files)
+            constants=self.constants, renders={k: tuple(v) for k, v in self.renders.items()}, files=files)
 
 
 def _target(row: dict[str, Any], where: str, also: tuple[str, ...] = ()) -> tuple[str, bool]:

@@ -69,7 +69,8 @@ class FileAnalysis:
 
 def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, loader: Loader | None = None,
             catalog: Catalog | None = None, work_units: int = WORK_UNITS, is_test: Callable[[str], bool] | None = None,
-            shas: Mapping[str, str] | None = None) -> FileAnalysis:
+            shas: Mapping[str, str] | None = None,
+            templates: Callable[[str], tuple[str, str] | None] | None = None) -> FileAnalysis:
     """Analyses one file.
 
     Args:
@@ -83,12 +84,15 @@ def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, load
         shas: Path -> SHA-256 of every file the analysis may read, this one included. When
             given, summaries of functions are shared with later analyses of the same files in
             this process (``summaries._SHARED``); pass the same mapping object each time.
+        templates: Finds a template file of the repository by the name a view renders it
+            under: ``(path, text)`` or None (None: templates are not read).
 
     Returns:
         The analysis. Never raises for the file's content.
     """
     program = Program(catalog or catalog_module.default(), [*(paths or []), path], loader or (lambda p: None),
                       Budget(work_units), shas=shas)
+    program.template_finder = templates
     module = program.add_module(path, tree)
     test_file = bool(is_test and is_test(path))
     try:

@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import conditions
-from .catalog import Check, Condition, Sink, UNTYPED
+from .catalog import Check, Condition, Render, Sink, UNTYPED
 from .facts import Evidence, Flow, Misuse, Site, SinkHit, Summary, step
 from .program import BudgetExceeded, FunctionInfo, ModuleInfo, Program, site_of
 from .values import (EMPTY, NOT_CONSTANT, Label, Value, add_step, clean, constant, join, of_labels, taint_only,
@@ -988,6 +988,7 @@ class Frame:
         source = catalog.sources_call.get(target)
         returned = catalog.returns.get(target, ())
         checks = catalog.checks.get(target, ())
+        renders = catalog.renders.get(target, ())
         type_source = None
         if receiver is not None and "." in target:
             type_name, _, method = target.rpartition(".")
@@ -995,10 +996,12 @@ class Frame:
             if source_model is not None and method in source_model.methods:
                 type_source = source_model
         constructor = receiver is None and target in catalog.bases
-        if not (sinks or sanitisers or source or returned or checks or type_source or constructor):
+        if not (sinks or sanitisers or source or returned or checks or type_source or constructor or renders):
             return None
         for sink in sinks:
             self.check_sink(sink, receiver, args, kwargs, star, node, site)
+        for render in renders:
+            self.check_template(render, args, kwargs, site)
         for check in checks:
             self.check_misuse(check, args, kwargs, node, site)
         types = frozenset(t for t, when in returned if when is None or self.holds(when, args, kwargs) is True)
@@ -1027,6 +1030,30 @@ class Frame:
         elif not types and not sanitisers and not flowing.tainted() and not all(v.is_const for v in inputs):
             flowing = join(flowing, opaque(f"the result of {_callee_text(node.func)}()", site))
         return replace(flowing, types=flowing.types | types)
+
+    def check_template(self, render: Render, args: list[Value], kwargs: dict[str, Value], site: Site) -> None:
+        """A template file of the repository that writes a context variable unescaped (``|safe``,
+        ``{% autoescape off %}``) is an HTML sink for the value the call passes under that name."""
+        named = args[render.template_arg] if render.template_arg < len(args) else kwargs.get(render.template_keyword)
+        if named is None or not named.is_const or not isinstance(named.const, str):
+            return
+        found = self.program.find_template(named.const)
+        if found is None:
+            return
+        path, places = found
+        if render.context_kwargs:
+            context = Value(items={k: v for k, v in kwargs.items() if k != render.template_keyword})
+        elif 0 <= render.context_arg < len(args):
+            context = args[render.context_arg]
+        else:
+            context = kwargs.get(render.context_keyword, EMPTY)
+        for place in places:
+            value = context.get(place.variable) if context.items is not None else context.flatten()
+            if value is None:
+                continue
+            sink = Sink(target=render.target, is_method=False, kind="xss", args=(0,), model="templates",
+                        what=f"the template variable {place.variable}, written unescaped ({place.how}) at {path}:{place.line}")
+            self.sink_value(sink, site, value, f"template variable {place.variable}")
 
     def holds(self, condition: Condition, args: list[Value], kwargs: dict[str, Value], *,
               any_of: bool = False) -> bool | None:

@@ -19,6 +19,7 @@ import ast
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .catalog import Catalog, Handler
 from .facts import Evidence, EVIDENCE_RANK, Flow, Misuse, Site, Summary
@@ -254,6 +255,8 @@ class Program:
         self._by_name, self._names = module_index(tuple(sorted(paths)))
         self._failed: set[str] = set()
         self.root = ""  # the path of the file being analysed (the first module added)
+        self.template_finder: Callable[[str], tuple[str, str] | None] | None = None
+        self._templates: dict[str, tuple[str, list[Any]] | None] = {}
 
     # -- modules -------------------------------------------------------------------------
 
@@ -361,6 +364,19 @@ class Program:
                 if method is not None and len(rest) == 2:
                     return ("function", method)
         return None
+
+    def find_template(self, name: str) -> tuple[str, list[Any]] | None:
+        """The repository's template file of a name (``"blog/post.html"``) and its unescaped
+        variable writes (``templates.unescaped``), or None when it is not found or may not be
+        read."""
+        from . import templates
+
+        if name not in self._templates:
+            found = self.template_finder(name) if self.template_finder is not None else None
+            self._templates[name] = (found[0], templates.unescaped(found[1])) if found is not None else None
+            if found is not None:
+                self.read.add(found[0])
+        return self._templates[name]
 
     def shared_key(self, function: FunctionInfo) -> tuple[str, ...] | None:
         """The key under which the function's summary may be shared with other analyses of the

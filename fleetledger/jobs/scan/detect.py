@@ -218,7 +218,7 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
             analysis = within_time_budget(
                 limits.timeout_s * ENGINE_SHARE,
                 lambda: engine.analyse(relpath, tree, paths=modules.paths(), loader=modules,
-                                       is_test=context.is_test_path, shas=shas))
+                                       is_test=context.is_test_path, shas=shas, templates=modules.find_template))
         except TimeBudgetExceeded:
             # Bandit's and the pattern detectors' candidates stand; the taint engine's are lost.
             analysis = engine.FileAnalysis.nothing()

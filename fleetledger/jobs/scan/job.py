@@ -20,7 +20,7 @@ from . import export, report
 from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
 from .detect import DETECT_VERSION
-from .plan import blocks, candidate_blocks, discover
+from .plan import MAX_TEMPLATE_BYTES, TEMPLATE_SUFFIXES, blocks, candidate_blocks, discover
 from .shapes import Candidate, survives
 
 if TYPE_CHECKING:
@@ -180,18 +180,26 @@ class ScanJob(Job):
         return context
 
     def context_reads(self, task: TaskSpec, run: "RunReader") -> dict[str, str]:
-        """For a detect task: every Python file the run planned, which the taint engine may
-        read to follow a file's imports (the gate decides which it may)."""
+        """For a detect task: every Python file the run planned and every template file, which
+        the taint engine may read to follow a file's imports and see what its views render
+        unescaped (the gate decides which it may)."""
         if task.inputs.get("kind") != "detect":
             return {}
         return {path: str(self.target / path) for path in self._modules(run)}
 
     def _modules(self, run: "RunReader") -> dict[str, str]:
-        """``{path: sha256}`` of the planned Python files (not links), computed once per run."""
+        """``{path: sha256}`` of the planned Python files and of the repository's template files
+        (not links), computed once per session of a run."""
         cached = self._modules_cache
         if cached is None or cached[0] != run.view.run_id:
             planned = report.planned_files(run)
             modules = {path: f["sha256"] for path, f in planned.items() if not f.get("link") and path.endswith(".py")}
+            exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
+            try:  # the templates a view may render: read, not scanned
+                modules.update({f.path: f.sha256 for f in discover(self.target, exclude=exclude, suffixes=TEMPLATE_SUFFIXES)
+                                if not f.link and f.size_bytes <= MAX_TEMPLATE_BYTES})
+            except OSError:
+                pass
             cached = (run.view.run_id, modules)
             self._modules_cache = cached
         return cached[1]

@@ -118,6 +118,24 @@ class RepositoryModules:
         """The Python files the engine may load."""
         return sorted(p for p in self.readable if p.endswith((".py", ".pyw", ".pyi")))
 
+    def find_template(self, name: str) -> tuple[str, str] | None:
+        """The template a view renders as ``name``: the readable file whose path ends with it,
+        one under a ``templates`` folder first, the shortest first; ``(path, text)`` or None.
+        Read like a module (planned hash checked, never through a link)."""
+        from .plan import MAX_TEMPLATE_BYTES, TEMPLATE_SUFFIXES
+
+        if not name or name.startswith("/") or ".." in name.split("/"):
+            return None
+        matches = sorted((p for p in self.readable if p.endswith(TEMPLATE_SUFFIXES) and (p == name or p.endswith("/" + name))),
+                         key=lambda p: ("/templates/" not in "/" + p, len(p), p))
+        for path in matches[:1]:
+            content = read_file(self.root, path, MAX_TEMPLATE_BYTES)
+            if content.data is None or content.sha256 != self.readable[path]:
+                self.problems.append(f"{path}: template not read ({content.problem or 'changed since planned'})")
+                return None
+            return path, content.data.decode("utf-8", "replace")
+        return None
+
     def __call__(self, relpath: str) -> tuple[str, ast.Module] | None:
         """Returns ``(relpath, tree)``, or None when the file may not be read, changed since it
         was planned, or does not parse (a note in ``problems`` says which)."""

@@ -22,6 +22,9 @@ SOURCE_SUFFIXES = (".py", ".pyw")
 EXCLUDED_DIRS = frozenset({".git", ".hg", ".svn", "CVS", ".bzr", "__pycache__", ".tox", ".eggs", ".nox",
                            ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 """Folders never scanned (version control and tool caches; bandit excludes the same)."""
+TEMPLATE_SUFFIXES = (".html", ".htm", ".xhtml", ".xml", ".jinja", ".jinja2", ".j2", ".djhtml")
+"""Template files the taint engine may read to see what a view's render call writes unescaped."""
+MAX_TEMPLATE_BYTES = 1024 * 1024
 
 BLOCK_FILES = 32
 BLOCK_MIN_FILES = 8
@@ -52,8 +55,9 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def discover(target: Path, *, exclude: tuple[Path, ...] = ()) -> list[PlannedFile]:
-    """Lists the Python source files under ``target``, sorted by relative path (read-only).
+def discover(target: Path, *, exclude: tuple[Path, ...] = (), suffixes: tuple[str, ...] = SOURCE_SUFFIXES) -> list[PlannedFile]:
+    """Lists the Python source files (or the files with other ``suffixes``) under ``target``,
+    sorted by relative path (read-only).
 
     Symbolic links are listed but never followed (a link may point outside the repository);
     folders in ``EXCLUDED_DIRS`` and the folders in ``exclude`` (the workspace, when it sits
@@ -80,7 +84,7 @@ def discover(target: Path, *, exclude: tuple[Path, ...] = ()) -> list[PlannedFil
         dirs[:] = sorted(d for d in dirs if d not in EXCLUDED_DIRS and (here / d).resolve() not in excluded
                          and not (here / d).is_symlink())
         for name in sorted(files):
-            if not name.endswith(SOURCE_SUFFIXES):
+            if not name.endswith(suffixes):
                 continue
             path = here / name
             rel = path.relative_to(target).as_posix()
