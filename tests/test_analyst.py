@@ -154,11 +154,42 @@ def test_a_flow_across_modules_is_reported_with_the_files_it_crossed(tmp_path: P
     assert (flow.path, flow.line) == ("shop/db.py", 5)
     trace = flow.trace["traces"][0]
     assert (trace["source"]["path"], trace["source"]["line"]) == ("shop/views.py", 7)
-    assert [s["what"] for s in trace["steps"]][-2:] == ["passed to _find()", "assigned to name"][-2:] or trace["steps"]
+    assert [(s["path"], s["line"], s["what"]) for s in trace["steps"]] == [("shop/views.py", 7, "passed to _find()")]
     assert report.read == ("shop/db.py",)
     # The policy decides what may be read: without db.py the flow is not followed (and nothing fails).
     alone = detect_file(tmp_path, "shop/views.py", readable={"shop/views.py": shas["shop/views.py"]})
     assert not [c for c in alone.candidates if c.rule_id == "FLT-sql"] and alone.read == ()
+
+
+def test_a_model_class_from_another_file_has_its_orm_members_typed(tmp_path: Path) -> None:
+    """``Order.objects.get(pk=value)`` returns the stored row, not the value (a lookup is not a
+    flow); the manager's ``raw()`` is a SQL sink. Names are the test's own, not Django's."""
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "__init__.py").write_text("")
+    (tmp_path / "store" / "tables.py").write_text(textwrap.dedent("""
+        from django.db import models as m
+
+        class Widget(m.Model):
+            label = m.CharField(max_length=20)
+    """).lstrip())
+    (tmp_path / "store" / "pages.py").write_text(textwrap.dedent("""
+        import subprocess
+        from django.views.generic import View
+        from .tables import Widget
+
+        class Page(View):
+            def post(self, request, token):
+                row = Widget.objects.get(label=token)
+                subprocess.run(f"{row.tool} {row.label}".split(" "))
+                return Widget.objects.raw("SELECT * FROM w WHERE x = '%s'" % token)
+    """).lstrip())
+    import hashlib
+
+    shas = {p: hashlib.sha256((tmp_path / p).read_bytes()).hexdigest()
+            for p in ("store/__init__.py", "store/tables.py", "store/pages.py")}
+    report = detect_file(tmp_path, "store/pages.py", readable=shas)
+    flows = {(c.rule_id, c.line) for c in report.candidates if c.rule_id.startswith("FLT-")}
+    assert flows == {("FLT-sql", 9)}
 
 
 def test_two_thousand_sinks_of_one_value_are_capped_and_the_cap_is_reported(tmp_path: Path) -> None:

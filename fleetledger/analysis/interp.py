@@ -577,6 +577,11 @@ class Frame:
         refs = sorted(t[1:] for t in owner.types if t.startswith("="))
         if refs:
             named = join(*(self.library_name(f"{q}.{attr}", node) for q in refs))
+            # A class imported from another file of the repository (``Order.objects``): its
+            # attributes and its library bases' modelled members apply too.
+            classes = [local[1] for local in map(self.program.resolve, refs) if local and local[0] == "class"]
+            if classes:
+                named = join(named, self.attribute(Value(functions=frozenset(classes)), attr, node))
             if all(t.startswith("=") for t in owner.types):
                 return named
             return join(named, self.attribute(replace(owner, types=frozenset(t for t in owner.types if not t.startswith("="))),
@@ -593,6 +598,10 @@ class Frame:
                 info = self.program.classes.get(base)
                 if info is not None and attr in info.attributes:
                     parts.append(info.attributes[attr])
+                    break
+                returned = self.catalog.returns.get(f"{base}.{attr}") if info is None else None
+                if returned:
+                    parts.append(Value(types=frozenset(t for t, _ in returned)))
                     break
         for type_name in sorted(owner.types):
             for base in self.program.class_mro(type_name):
