@@ -57,6 +57,8 @@ _COMPARE: dict[type, Any] = {
 }
 _CONST_TYPES = (str, int, float, bool, bytes, type(None))
 _MAX_CONST_LEN = 4096
+# list methods after which an item is no longer at the index it was stored under
+_SHIFTING_METHODS = frozenset({"pop", "insert", "remove", "sort", "reverse"})
 
 
 def ref(qualified: str) -> Value:
@@ -193,6 +195,9 @@ class Frame:
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     self.env.pop(target.id, None)
+                elif isinstance(target, ast.Subscript):
+                    self.expr(target.slice)
+                    self.forget_positions(target.value)
         elif isinstance(node, ast.Assert):
             self.expr(node.test)
             self.refine(node.test, True)
@@ -812,6 +817,8 @@ class Frame:
         else:
             callee = self.expr(func)
             method = None
+        if method in _SHIFTING_METHODS and isinstance(func, ast.Attribute):
+            self.forget_positions(func.value)
         args: list[Value] = []
         star: list[Value] = []
         for arg in node.args:
@@ -886,6 +893,16 @@ class Frame:
         if _pure(refs, receiver):
             return value
         return opaque(f"the result of {name}()", site)
+
+    def forget_positions(self, target: ast.expr) -> None:
+        """A list built here whose items move (``pop``, ``insert``, ``remove``, ``sort``,
+        ``reverse``, ``del xs[i]``) no longer has known values per index: a variable naming it
+        keeps the taint of all its items. Keys of other kinds (a dict's) do not move."""
+        if not isinstance(target, ast.Name):
+            return
+        value = self.env.get(target.id)
+        if value is not None and value.items and any(isinstance(key, int) for key in value.items):
+            self.env[target.id] = value.flatten()
 
     def stores_into(self, target: ast.expr | None, inputs: list[Value], site: Site) -> None:
         """A method the models do not describe may keep its arguments in its receiver

@@ -54,3 +54,17 @@ def remember():
 
 def replay():
     os.system(SEEN[0])  # $ command
+
+
+@app.route("/shift")
+def shift():
+    parts = ["fixed", request.args["q"], "other"]
+    parts.pop(0)
+    sqlite3.connect("app.db").execute("SELECT '%s'" % parts[0])  # $ sql
+    kept = ["fixed", request.args["q"]]
+    kept.append("more")
+    sqlite3.connect("app.db").execute("SELECT '%s'" % kept[0])  # ok sql
+    moved = [request.args["q"], "fixed"]
+    del moved[0]
+    sqlite3.connect("app.db").execute("SELECT '%s'" % moved[0])  # $ sql
+    return "ok"
