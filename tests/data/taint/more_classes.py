@@ -19,7 +19,8 @@ def find_user():
     root = etree.parse("users.xml").getroot()
     root.xpath("//user[@name='" + name + "']")  # $ xpath
     root.xpath("//user[@name=$name]", name=name)  # ok xpath
-    return "ok"
+    found = root.xpath("//user[@name='" + name + "']")  # $ xpath
+    return "<p>%s</p>" % found  # ok xss
 
 
 @app.route("/ldap")
