@@ -207,7 +207,8 @@ def run_scan(folder: Path, sandbox: str | None, workers: int = 2) -> tuple[dict[
         seconds = time.monotonic() - started
         report_path = workspace / "findings.json"
         if done.returncode != 0 or not report_path.is_file():
-            raise BenchError(f"fleetledger scan {folder} exited {done.returncode}: {done.stderr.strip()[-2000:]}")
+            said = "\n".join(part.strip()[-2000:] for part in (done.stdout, done.stderr) if part.strip())
+            raise BenchError(f"fleetledger scan {folder} exited {done.returncode}: {said}")
         return json.loads(report_path.read_text(encoding="utf-8")), seconds
 
 
