@@ -124,6 +124,15 @@ def test_hard_coded_credentials_are_judged_by_the_string_not_by_names(tmp_path: 
     assert strong[0][1].verdict == "vulnerable"
     word = judged(tmp_path, "settings2.py", 'password_field = "password_reset_token"  # sink\n')
     assert word[0][1].verdict == "not_vulnerable"
+    # bandit's B106 points at the callee of a call nested in a statement: the keyword's string is judged.
+    keyword = judged(tmp_path, "db.py", """
+        import psycopg2
+
+        def connect():
+            return psycopg2.connect(host="db", user="svc", password="xK9#mQ2$vL8@pR4z")  # sink
+    """)
+    [(candidate, first, _)] = [row for row in keyword if row[0].rule_id == "B106"]
+    assert first.verdict == "vulnerable" and "'xK******'" in first.rationale
 
 
 def test_a_flow_across_modules_is_reported_with_the_files_it_crossed(tmp_path: Path) -> None:

@@ -285,7 +285,12 @@ def _secret_of(tree: SourceTree, node: ast.AST) -> ast.AST:
     parent = tree.parent(node)
     if isinstance(parent, ast.Dict) and any(key is node for key in parent.keys):
         return parent.values[[key is node for key in parent.keys].index(True)]
-    return node
+    # bandit places a call's finding (B106) at the call's start, the innermost node there being
+    # the callee's name: the call holds the keyword arguments.
+    current: ast.AST | None = node
+    while isinstance(current, (ast.Name, ast.Attribute)):
+        current = tree.parent(current)
+    return current if isinstance(current, ast.Call) else node
 
 
 def _strings_at(node: ast.AST) -> list[str]:
