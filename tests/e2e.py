@@ -102,6 +102,29 @@ def normalized_sarif(path: Path) -> dict[str, Any]:
     return log
 
 
+def sarif_differences(actual: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    """What differs between two normalised SARIF logs, one line per result or notification
+    present in only one of them (``[]`` when the logs are equal); a readable assertion message."""
+    def lines(log: dict[str, Any]) -> set[str]:
+        out = set()
+        for run in log["runs"]:
+            for result in run.get("results", []):
+                location = result.get("locations", [{}])[0].get("physicalLocation", {})
+                out.add(f"result {result.get('ruleId')} {location.get('artifactLocation', {}).get('uri')}:"
+                        f"{location.get('region', {}).get('startLine')} {result.get('level')}: "
+                        f"{result.get('message', {}).get('text', '')[:300]}")
+            for invocation in run.get("invocations", []):
+                for note in invocation.get("toolExecutionNotifications", []):
+                    out.add(f"notification {json.dumps(note, sort_keys=True)[:300]}")
+        return out
+    if actual == expected:
+        return []
+    mine, theirs = lines(actual), lines(expected)
+    found = [f"only in actual: {line}" for line in sorted(mine - theirs)]
+    found += [f"only in expected: {line}" for line in sorted(theirs - mine)]
+    return found or ["the logs differ outside results and notifications"]
+
+
 def synthetic_argv(workspace: Path, *args: str) -> list[str]:
     """The command that runs (or resumes) a synthetic fleet job in ``workspace``."""
     return [sys.executable, "-m", "fleetledger.jobs.synthetic", str(workspace), *args]

@@ -295,6 +295,12 @@ def test_cross_file_candidates_keep_the_strongest_origin_whatever_the_file_order
     one = _unique_candidates({"a": report("a.py", flow("api")), "b": report("b.py", flow("http"))})
     two = _unique_candidates({"a": report("a.py", flow("http")), "b": report("b.py", flow("api"))})
     assert one == two and [t["source"]["channel"] for t in one[0].trace["traces"]] == ["http", "api"]
+    # Equal traces, candidates otherwise different: the same one is kept in either order.
+    from dataclasses import replace
+
+    shown = replace(flow("http"), snippet="os.system(x)")
+    assert (_unique_candidates({"a": report("a.py", shown), "b": report("b.py", flow("http"))})
+            == _unique_candidates({"a": report("a.py", flow("http")), "b": report("b.py", shown)}))
 
 
 def test_a_files_report_does_not_depend_on_which_files_the_worker_analysed_before(tmp_path: Path) -> None:
@@ -323,6 +329,34 @@ def test_a_files_report_does_not_depend_on_which_files_the_worker_analysed_befor
         return [(c.rule_id, c.line) for c in detect_file(tmp_path, "a.py", readable=shas).candidates]
 
     assert a_after([]) == a_after(["b.py"]) and ("FLT-command", 5) in a_after([])
+
+
+def test_a_candidate_in_another_file_is_the_same_whichever_files_were_analysed_before(tmp_path: Path) -> None:
+    """Found by the four-host test: a module taken from the process's shared cache was not read
+    by this file's detect step, so a flow ending in it lost its snippet (and its columns could
+    not be converted); the report then depended on which host found the flow."""
+    import hashlib
+
+    from fleetledger.analysis import program, summaries
+    from fleetledger.jobs.scan import modules
+
+    (tmp_path / "sinks.py").write_text('import os\n\ndef run(text):\n    os.system("échö " + text)\n')
+    (tmp_path / "entry.py").write_text('from flask import request\nfrom sinks import run\n\n'
+                                       'def view():\n    run(request.args["q"])\n')
+    (tmp_path / "other.py").write_text("import sinks\n\nsinks.run('x')\n")
+    shas = {p: hashlib.sha256((tmp_path / p).read_bytes()).hexdigest() for p in ("sinks.py", "entry.py", "other.py")}
+
+    def entry_after(first: list[str]) -> list[Candidate]:
+        summaries._SHARED.clear()
+        program._SHARED_MODULES.clear()
+        modules._parsed.clear()
+        for path in first:
+            detect_file(tmp_path, path, readable=shas)
+        return [c for c in detect_file(tmp_path, "entry.py", readable=shas).candidates if c.path == "sinks.py"]
+
+    fresh = entry_after([])
+    assert [(c.rule_id, c.line) for c in fresh] == [("FLT-command", 4)] and "os.system" in fresh[0].snippet
+    assert entry_after(["other.py"]) == fresh
 
 
 def test_a_template_that_writes_a_variable_unescaped_is_a_sink_for_what_the_view_passes(tmp_path: Path) -> None:

@@ -224,7 +224,7 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
             analysis = engine.FileAnalysis.nothing()
             not_run.append(f"taint engine: ran past its time budget of {limits.timeout_s * ENGINE_SHARE:g} s "
                            "(this file and the modules it imports); its flows are not reported")
-    path_lines = {**modules.lines, relpath: lines}
+    path_lines = _Lines(modules, relpath, lines)
     produced = taint.flow_candidates(path_lines, analysis.flows) + taint.misuse_candidates(path_lines, analysis.misuses)
     merged = [_with_snippet(c, path_lines, limits.max_snippet_chars) for c in taint.merge(list(detected), produced, analysis, path_lines)]
     unique: dict[str, Candidate] = {}
@@ -236,6 +236,19 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
         internal_errors=bandit_errors + tuple(own_errors), parser=parsed.parser, detectors_not_run=tuple(not_run),
         not_analysed=analysis.not_analysed + tuple(modules.problems), read=analysis.read,
     )
+
+
+class _Lines(dict[str, list[str]]):
+    """Path -> lines of the analysed file, and of any other readable module on first use."""
+
+    def __init__(self, modules: RepositoryModules, relpath: str, lines: list[str]) -> None:
+        super().__init__({relpath: lines})
+        self.modules = modules
+
+    def get(self, path: str, default: Any = None) -> Any:  # type: ignore[override]
+        if path not in self:
+            self[path] = self.modules.lines_of(path)
+        return self[path] or default
 
 
 def _with_snippet(candidate: Candidate, path_lines: Mapping[str, list[str]], max_chars: int) -> Candidate:

@@ -136,6 +136,15 @@ class RepositoryModules:
             return path, content.data.decode("utf-8", "replace")
         return None
 
+    def lines_of(self, relpath: str) -> list[str]:
+        """The lines of a readable module, read now when the engine did not load it here (it
+        may have taken the module from the process's shared cache); ``[]`` when it cannot be
+        read. Columns and snippets of a candidate in another file never depend on which files
+        this process analysed before."""
+        if relpath not in self.lines:
+            self(relpath)
+        return self.lines.get(relpath, [])
+
     def __call__(self, relpath: str) -> tuple[str, ast.Module] | None:
         """Returns ``(relpath, tree)``, or None when the file may not be read, changed since it
         was planned, or does not parse (a note in ``problems`` says which)."""

@@ -96,7 +96,10 @@ def _merged(first: Candidate, second: Candidate) -> Candidate:
     unique = {json.dumps(t, sort_keys=True): t for t in traces}
     ordered = sorted(unique.values(), key=lambda t: (_ORIGIN_RANK.get(t["source"]["channel"], 4), len(t["steps"]),
                                                     json.dumps(t, sort_keys=True)))
-    best = first if (first.trace or {}).get("traces", [None])[0] == ordered[0] else second
+    # The candidate whose own first trace is the strongest; of equals, the same one whatever
+    # the order the reports came in.
+    best = min((first, second), key=lambda c: ((c.trace or {}).get("traces", [None])[0] != ordered[0],
+                                               json.dumps(c.to_json(), sort_keys=True)))
     also = {json.dumps(a, sort_keys=True): a for a in [*(first.trace or {}).get("also", []),
                                                       *(second.trace or {}).get("also", [])]}
     trace = {**(best.trace or {}), "traces": ordered[:3], "also": sorted(also.values(), key=lambda a: json.dumps(a, sort_keys=True))}
