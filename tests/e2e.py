@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
 import signal
@@ -110,8 +111,9 @@ def sarif_differences(actual: dict[str, Any], expected: dict[str, Any]) -> list[
         for run in log["runs"]:
             for result in run.get("results", []):
                 location = result.get("locations", [{}])[0].get("physicalLocation", {})
+                whole = hashlib.sha256(json.dumps(result, sort_keys=True).encode()).hexdigest()[:8]
                 out.add(f"result {result.get('ruleId')} {location.get('artifactLocation', {}).get('uri')}:"
-                        f"{location.get('region', {}).get('startLine')} {result.get('level')}: "
+                        f"{location.get('region', {}).get('startLine')} {result.get('level')} (content {whole}): "
                         f"{result.get('message', {}).get('text', '')[:300]}")
             for invocation in run.get("invocations", []):
                 for note in invocation.get("toolExecutionNotifications", []):
