@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from . import errors, runstate
+from . import errors, fsutil, runstate
 from .coordinator import EXIT_HALTED, Coordinator, RunOptions, RunResult, wall_clock_ms
 from .jobs.base import Job
 from .policy import Policy
@@ -85,10 +85,14 @@ def _fail(exc: errors.FleetledgerError) -> None:
 
 def _policy(workspace: Workspace, policy_path: str | None, job: Job) -> Policy:
     """``--policy FILE``, else ``<workspace>/policy.toml`` unless the workspace lies inside the
-    scanned tree (``Workspace.config_file`` refuses it), else the safe defaults."""
+    scanned tree (``Workspace.config_file`` refuses it), else the safe defaults.
+
+    First of all, a workspace inside the scanned tree or the current folder that was not made
+    here is refused (``Workspace.check_made_here``), before anything in it is read."""
+    scanned = [Path(p) for p in job.read_only_paths()]
+    workspace.check_made_here([*scanned, Path.cwd()])
     if policy_path:
         return Policy.load(Path(policy_path))
-    scanned = [Path(p) for p in job.read_only_paths()]
     return Policy.load(workspace.config_file("policy.toml", scanned, instead="--policy FILE"))
 
 
@@ -229,6 +233,7 @@ def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: fl
     from .coordinator import settle_state_file
 
     ws = Workspace.at(workspace)
+    ws.check_made_here([Path.cwd()])  # before its lock, state file or ledger is opened
     holder = ws.lock_holder()
     if holder is not None:
         click.echo(f"run is live in fleetledger pid {holder.get('pid', '?')}; nothing to do (see `fleetledger status`)")
@@ -362,7 +367,9 @@ def halt(workspace: str, reason: str, timeout_s: float) -> None:
     try:
         holder = ws.lock_holder()
         if holder is not None and holder.get("pid"):
-            (ws.root / "halt-request").write_text(reason, encoding="utf-8")
+            fd = fsutil.open_nofollow(ws.root / "halt-request", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            with os.fdopen(fd, "w", encoding="utf-8") as request:
+                request.write(reason)
             os.kill(int(holder["pid"]), signal.SIGTERM)
             deadline = time.monotonic() + timeout_s
             while ws.lock_holder() is not None:
@@ -469,11 +476,26 @@ def log(workspace: str, all_runs: bool, kind: str | None) -> None:
         _fail(exc)
 
 
+def _state_file_head(workspace: Workspace, ledger_url: str) -> Any:
+    """The signed head in the workspace's run-state file when that file is readable and names
+    this ledger, else None (a damaged state file is ``recover``'s business, not ``verify``'s)."""
+    try:
+        state = runstate.read(workspace.state_path)
+    except errors.StateFileError:
+        return None
+    if state is None or state.data["ledger"].get("url") != ledger_url:
+        return None
+    return state.data["ledger"].get("head")
+
+
 @main.command()
 @_workspace_option
 def verify(workspace: str) -> None:
-    """Check the hash chains and invariants: every result has an intent, no key completed twice, no stale epoch."""
+    """Check the hash chains and invariants: every result has an intent, no key completed twice, no stale epoch;
+    and each run against the head this user signed last (an edited record, a rewritten chain, a cut tail)."""
+    from .heads import HeadCheck, gather
     from .verify import verify_records
+    from .workspace import owner_key
 
     try:
         ws = Workspace.at(workspace)
@@ -481,10 +503,13 @@ def verify(workspace: str) -> None:
             raise errors.NoRunError(f"no ledger in {ws.root}")
         _warn_if_not_made_here(ws)
         with open_storage(ws.ledger_url) as storage:
-            report = verify_records(storage.read())
+            check = HeadCheck(gather(storage.url, _state_file_head(ws, storage.url)), owner_key())
+            report = verify_records(storage.read(), check)
             report.problems.extend(storage.integrity_problems())
     except errors.FleetledgerError as exc:
         _fail(exc)
+    for note in report.notes:
+        click.echo(f"note: {note}")
     for problem in report.problems:
         click.echo(f"problem: {problem}")
     click.echo(f"{report.records} records in {report.runs} run(s): {'OK' if report.ok else f'{len(report.problems)} problem(s)'}")

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import errors, faults, runstate
+from . import errors, faults, fsutil, heads, runstate
 from .effects import EffectDenied, EffectUncertain
 from .gate import Action, Gate
 from .policy import REPO_RULES_FILE, Policy
@@ -61,7 +61,7 @@ worker once, then named by its digest."""
 from .replay import APPROVER, RunView, TaskView
 from .sandbox import Sandbox, get_sandbox
 from .sandbox.egress import Destination, EgressForwarder, EgressRoute
-from .workspace import Workspace
+from .workspace import Workspace, owner_key
 
 EXIT_OK = 0
 EXIT_HALTED = 75
@@ -269,6 +269,7 @@ class Coordinator:
         self._waiting: dict[str, list[tuple[WorkerProc, str, int]]] = {}
         self._to_submit: list[Ticket] = []
         self._checkpointing = False
+        self._head_unstored = False
         self._content_checked = False
 
     # -- records ------------------------------------------------------------------------
@@ -418,7 +419,8 @@ class Coordinator:
         request = self.workspace.root / "halt-request"
         reason = f"interrupted by {name}"
         try:
-            text = request.read_text(encoding="utf-8").strip()
+            with os.fdopen(os.open(request, os.O_RDONLY | fsutil.NOFOLLOW), "rb") as handle:
+                text = handle.read(4096).decode("utf-8", "replace").strip()
             request.unlink()
             if text:
                 reason = text
@@ -448,6 +450,8 @@ class Coordinator:
             return self._join(self.options.join)
         found = None if self.options.new_run else self._find_run()
         existing = found.view if found is not None else None
+        if existing is not None:
+            self._check_head(existing)
         if existing is not None and existing.state == "JACKED_OUT":
             self.view = existing
             self._write_state(force=True)
@@ -484,6 +488,31 @@ class Coordinator:
         faults.hit("recovery.after_resume_record")
         self._adopt_orphans()
         return self._drive()
+
+    def _check_head(self, view: RunView) -> None:
+        """Refuses to go on with a run whose ledger contradicts the head this user signed last
+        (``heads``): a cut tail or a rewritten chain would otherwise be resumed, reported as
+        whole, and signed again, which would launder the change.
+
+        Raises:
+            LedgerTamperedError: the ledger ends before the head, or its record there differs.
+        """
+        assert self.storage is not None
+        head = heads.stored(self.ledger_url, view.run_id)
+        if head is None or not heads.sealed(head, owner_key()) or head["run_id"] != view.run_id:
+            return  # none kept here (another host, an older run) or a forged one: `verify` reports that
+        seq = head["seq"]
+        if seq > view.last_seq:
+            found = f"the ledger ends at seq {view.last_seq} for it (its tail was cut)"
+        else:
+            at = next(iter(self.storage.read(view.run_id, after_seq=seq - 1)), None)
+            if at is not None and at.seq == seq and at.hash == head["hash"]:
+                return
+            found = f"its record at seq {seq} differs (the history was rewritten)"
+        raise errors.LedgerTamperedError(
+            f"run {view.run_id}: this user signed its head at seq {seq}, but {found}; nothing was appended. "
+            f"Run `fleetledger verify --workspace {self.workspace.root}` to see what differs, and start over "
+            "elsewhere with --new or another --workspace")
 
     def _join(self, run_id: str) -> RunResult:
         """Joins a live run of a shared ledger as one more coordinator (another host).
@@ -757,7 +786,7 @@ class Coordinator:
             if not self.gate.check(Action(kind="egress", target=destination)).allowed:
                 continue
             folder = self.workspace.root / "egress"
-            folder.mkdir(mode=0o700, exist_ok=True)
+            fsutil.private_dir(folder)
             socket_path = folder / f"{n}.sock"
             socket_path.unlink(missing_ok=True)
             forwarder = EgressForwarder(Destination.parse(destination), socket_path)
@@ -1227,7 +1256,17 @@ class Coordinator:
             return
         if self.view.state is None:
             return
-        runstate.write(self.workspace.state_path, runstate.project(self.view, self.ledger_url))
+        state = runstate.project(self.view, self.ledger_url)
+        head = heads.sign(self.view.run_id, self.view.last_seq, self.view.last_hash, owner_key())
+        state.data["ledger"]["head"] = head
+        try:
+            heads.store(self.ledger_url, head)
+        except OSError as exc:  # the run goes on; its head is still in the run-state file
+            if not self._head_unstored:
+                self._head_unstored = True
+                print(f"warning: the run's signed head cannot be kept in {heads.state_folder()} ({exc}); "
+                      "`verify` will rely on the run-state file's copy", file=sys.stderr)
+        runstate.write(self.workspace.state_path, state)
         self._state_written_ms = now
 
 

@@ -69,6 +69,11 @@ class NondeterminismError(LedgerError):
     """A recorded step does not match the step the code now runs at that position; the code or its inputs changed since the run was recorded."""
 
 
+class LedgerTamperedError(FleetledgerError):
+    """The ledger contradicts the run's signed head (``heads``): its tail was cut or its chain
+    rewritten. Nothing is appended to it; `fleetledger verify` says what differs."""
+
+
 class RunLockedError(FleetledgerError):
     """Another fleetledger process is running this workspace; wait for it, or stop it with `fleetledger halt`."""
 

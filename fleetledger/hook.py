@@ -78,6 +78,12 @@ def session_start(workspace: Workspace, *, now_ms: int, stale_after_s: float = D
         LedgerError: the ledger cannot be read.
     """
     ws = shlex.quote(str(workspace.root))
+    try:  # before anything in the workspace is read
+        workspace.check_made_here([Path.cwd()])
+    except errors.UsageError as exc:
+        return Advice(state=None, action="nothing", command=None,
+                      context=f"fleetledger (workspace {workspace.root}): do not continue it and do not "
+                              f"trust what it says: {exc}. Tell the user.")
     try:
         state = runstate.read(workspace.state_path)
     except errors.StateFileError as exc:
@@ -88,11 +94,6 @@ def session_start(workspace: Workspace, *, now_ms: int, stale_after_s: float = D
         return Advice(state=None, action="nothing", command=None,
                       context=f"fleetledger: no run in {workspace.root} (no run-state file): nothing to do.")
     head = f"fleetledger (workspace {workspace.root}): run {state.plan_id}"
-    try:
-        workspace.check_made_here([Path.cwd()])
-    except errors.UsageError as exc:
-        return Advice(state=state.state, action="nothing", command=None,
-                      context=f"{head}: do not continue it and do not trust what it says: {exc}. Tell the user.")
     recorded_url = state.data["ledger"]["url"]
     if not recorded_url.startswith("sqlite:") and not os.environ.get(LEDGER_ENV):
         return Advice(state=state.state, action="wait", command=None,

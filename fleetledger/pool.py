@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import shutil
 import subprocess
 import sys
 import time
@@ -18,10 +19,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import fsutil
 from .sandbox import Sandbox
 from .sandbox.egress import EgressRoute
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
+
+WORKER_BOOT = ("import os, sys; sys.path[:0] = [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]; "
+               "from fleetledger.worker import main; sys.exit(main())")
+"""What a worker's interpreter runs: ``python -I -c WORKER_BOOT ID MODULE HEARTBEAT``.
+
+Isolated mode (``-I``) keeps the current folder, the script's folder, ``PYTHON*`` variables and
+the user's site-packages off ``sys.path``, so a module the repository ships (``json.py``,
+``ast.py``, ``bandit.py``) or one planted in the scratch folder is never imported in place of
+the library's. Only the package's own folder, which the sandbox names in ``PYTHONPATH``, is put
+in front, explicitly."""
+
+
+def worker_argv(worker_id: str, job_module: str, heartbeat_s: float) -> list[str]:
+    """Returns the command line of a worker process (host paths; a sandbox maps them)."""
+    return [sys.executable, "-I", "-c", WORKER_BOOT, worker_id, job_module, str(heartbeat_s)]
 
 
 @dataclass(eq=False)
@@ -42,10 +59,12 @@ class WorkerProc:
         rejected: True once it sent a message no worker may send; it is killed, and nothing
             more it sent is appended.
         sent: Per context key, the digest of the large value it holds (sent once per process).
+        scratch: Its scratch folder on the host, made empty at its start and removed at its end.
     """
 
     id: str
     proc: subprocess.Popen[bytes]
+    scratch: Path | None = None
     ready: bool = False
     task: tuple[str, int] | None = None
     lost: bool = False
@@ -85,7 +104,9 @@ class WorkerPool:
         sandbox: How to start a worker confined.
         job_module: Module the workers run tasks from.
         read_only: Folders workers may read.
-        scratch: Folder for the workers' temporary files.
+        scratch: Folder of the workers' scratch folders (``<scratch>/<worker id>``, each made
+            empty when its worker starts and removed when it ends; whatever an earlier run or a
+            crashed coordinator left there is removed first).
         logs: Folder where each worker's stderr goes (``<id>.log``).
         heartbeat_s: Seconds between a busy worker's heartbeats.
         egress: Allowed destinations, each through its forwarder (none by default).
@@ -102,6 +123,9 @@ class WorkerPool:
         self.heartbeat_s = heartbeat_s
         self.workers: dict[str, WorkerProc] = {}
         self._selector = selectors.DefaultSelector()
+        fsutil.private_dir(self.scratch)
+        for left in os.listdir(self.scratch):
+            _remove(self.scratch / left)
 
     def start(self, worker_id: str) -> WorkerProc:
         """Starts (or restarts) the process of logical worker ``worker_id``.
@@ -109,17 +133,22 @@ class WorkerPool:
         Raises:
             OSError: the process could not be started.
         """
-        self.scratch.mkdir(parents=True, exist_ok=True)
+        scratch = self.scratch / worker_id
+        _remove(scratch)
+        fsutil.private_dir(scratch)
         package_root = str(Path(__file__).resolve().parent.parent)
-        argv = [sys.executable, "-m", "fleetledger.worker", worker_id, self.job_module, str(self.heartbeat_s)]
-        launch = self.sandbox.wrap(argv, read_only=self.read_only, scratch=self.scratch, egress=self.egress)
+        argv = worker_argv(worker_id, self.job_module, self.heartbeat_s)
+        launch = self.sandbox.wrap(argv, read_only=self.read_only, scratch=scratch, egress=self.egress)
         env = dict(launch.env)
         env["PYTHONPATH"] = package_root
-        with open(self.logs / f"{worker_id}.log", "ab") as log:
+        log = fsutil.open_nofollow(self.logs / f"{worker_id}.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
             proc = subprocess.Popen(launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=log, env=env, close_fds=True)
+                                    stderr=log, env=env, close_fds=True, cwd=scratch)
+        finally:
+            os.close(log)
         os.set_blocking(proc.stdout.fileno(), False)  # type: ignore[union-attr]
-        worker = WorkerProc(id=worker_id, proc=proc)
+        worker = WorkerProc(id=worker_id, proc=proc, scratch=scratch)
         self.workers[worker_id] = worker
         self._selector.register(proc.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]
         return worker
@@ -182,6 +211,9 @@ class WorkerPool:
             worker.proc.wait()
         if self.workers.get(worker.id) is worker:
             del self.workers[worker.id]
+        if worker.scratch is not None:
+            _remove(worker.scratch)
+
 
     def log_tail(self, worker_id: str, lines: int = 5) -> str:
         """Returns the last ``lines`` lines of a worker's stderr log, joined by " | "."""
@@ -204,3 +236,15 @@ class WorkerPool:
                 worker.proc.kill()
             self._forget(worker)
         self._selector.close()
+
+
+def _remove(path: Path) -> None:
+    """Removes a scratch folder (or a file or link in its place) and everything in it, never
+    following a link; a missing one is fine."""
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass

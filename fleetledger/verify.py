@@ -11,7 +11,9 @@ Checks, per run unless noted:
     * no record carries a stale lease epoch (the fence rules replayed over the records);
     * every ``checkpoint`` of the current ``CHECKPOINT_FORMAT`` carries exactly the fold of its
       run's records before it: each run is folded from its first record, whatever its
-      checkpoints say, and compared at each one (readers never use one of another format).
+      checkpoints say, and compared at each one (readers never use one of another format);
+    * with ``heads``, each run's records against the newest head this user signed (see
+      ``heads``): an edited head, a cut tail, a rewritten chain, a removed run.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .heads import HeadCheck
 from .leases import LeaseEvent, check_fence
 from .ledger.records import (GENESIS_HASH, LEASE_END_KINDS, UNIQUE_KINDS, NewRecord, Record, canonical_json,
                              expected_hash)
@@ -28,11 +31,13 @@ from .replay import APPROVER, CHECKPOINT_FORMAT, RunView
 
 @dataclass
 class VerifyReport:
-    """What ``verify`` found: ``problems`` (empty when the ledger is sound), and counts."""
+    """What ``verify`` found: ``problems`` (empty when the ledger is sound), ``notes`` (what
+    could not be vouched for, which is not a problem), and counts."""
 
     records: int = 0
     runs: int = 0
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -40,14 +45,18 @@ class VerifyReport:
         return not self.problems
 
 
-def verify_records(records: Iterable[Record]) -> VerifyReport:
+def verify_records(records: Iterable[Record], heads: HeadCheck | None = None) -> VerifyReport:
     """Verifies records of a whole ledger given in sequence order (read-only).
+
+    Args:
+        records: Every record of the ledger, in sequence order.
+        heads: The runs' signed heads to check the records against (None: the chain only).
 
     Returns:
         The report; each problem names the record's seq and run.
     """
     report = VerifyReport()
-    heads: dict[str, str] = {}
+    chain: dict[str, str] = {}
     intents: dict[tuple[str, str], int] = {}
     effects: set[tuple[str, str]] = set()
     unique: dict[tuple[str, str, str], int] = {}
@@ -60,15 +69,17 @@ def verify_records(records: Iterable[Record]) -> VerifyReport:
         if r.seq != expected_seq:
             problems.append(f"seq {r.seq}: expected seq {expected_seq} (records missing or out of order)")
         expected_seq = r.seq + 1
-        if r.run_id not in heads:
+        if r.run_id not in chain:
             report.runs += 1
-        prev = heads.get(r.run_id, GENESIS_HASH)
+        prev = chain.get(r.run_id, GENESIS_HASH)
         if r.prev_hash != prev:
             problems.append(f"seq {r.seq} (run {r.run_id}): prev_hash does not match the run's previous record; "
                             "a record was removed or changed")
         if expected_hash(r) != r.hash:
             problems.append(f"seq {r.seq} (run {r.run_id}): hash does not match the record's content; it was edited")
-        heads[r.run_id] = r.hash
+        chain[r.run_id] = r.hash
+        if heads is not None:
+            heads.see(r.run_id, r.seq, r.hash)
         if r.kind == "step.intent":
             intents[(r.run_id, r.key or "")] = r.seq
         elif r.kind in ("step.done", "step.failed") and (r.run_id, r.key or "") not in intents:
@@ -97,6 +108,10 @@ def verify_records(records: Iterable[Record]) -> VerifyReport:
         problem = folds.check_and_apply(r)
         if problem is not None:
             problems.append(problem)
+    if heads is not None:
+        heads.finish(chain)
+        report.problems += heads.problems
+        report.notes += heads.notes
     return report
 
 

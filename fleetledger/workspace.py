@@ -16,10 +16,12 @@ import secrets
 import socket
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+import stat
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import errors
+from . import errors, fsutil
 from .runstate import STATE_FILE
 
 LEDGER_FILE = "ledger.sqlite3"
@@ -36,15 +38,26 @@ class Workspace:
     """Paths of a workspace folder (nothing is created until ``ensure`` or ``lock``).
 
     Attributes:
-        root: The workspace folder, absolute.
+        root: The workspace folder, absolute, symlinks resolved.
+        given: The folder as the user named it, absolute but unresolved (None: ``root``): where
+            the workspace's own entry is, which may be a symbolic link a repository planted.
     """
 
     root: Path
+    given: Path | None = field(default=None, compare=False)
 
     @classmethod
     def at(cls, path: str | Path) -> "Workspace":
         """Returns the workspace at ``path`` (made absolute, symlinks resolved)."""
-        return cls(Path(path).expanduser().resolve())
+        absolute = Path(os.path.abspath(Path(path).expanduser()))
+        return cls(absolute.resolve(), given=absolute)
+
+    @property
+    def entry(self) -> Path:
+        """The workspace's own folder entry: its parent resolved, its last name kept, so a
+        symbolic link there is seen as a link and not as the folder it points to."""
+        given = self.given or self.root
+        return Path(os.path.realpath(given.parent)) / given.name
 
     @property
     def ledger_url(self) -> str:
@@ -100,33 +113,76 @@ class Workspace:
         return path
 
     def inside(self, scanned: Sequence[Path]) -> Path | None:
-        """Returns the first of the ``scanned`` folders that holds the workspace, or None."""
-        return next((Path(folder) for folder in scanned if self.root.is_relative_to(Path(folder).resolve())), None)
+        """Returns the first of the ``scanned`` folders that holds the workspace (its folder, or
+        its entry when that is a symbolic link pointing elsewhere), or None."""
+        places = (self.root, self.entry)
+        return next((Path(folder) for folder in scanned
+                     if any(p.is_relative_to(Path(folder).resolve()) for p in places)), None)
 
     def ensure(self) -> None:
         """Creates the workspace folders if missing, and marks a workspace whose ledger does
         not exist yet as made here (``OWNER_FILE``).
 
+        A new workspace folder appears whole: it is made under a temporary name beside its
+        place, marked, and renamed into place, so no crash leaves an unmarked workspace that a
+        later run would refuse. Every folder is checked to be a real folder of this user.
+
         Raises:
+            UsageError: the workspace or one of its folders is a symbolic link, not a folder, or
+                another user's.
             OSError: the folder cannot be created.
         """
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.logs.mkdir(exist_ok=True)
+        if not os.path.lexists(self.root):
+            self.root.parent.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=f".{self.root.name}.", dir=self.root.parent))
+            self._write_mark(staging)
+            try:
+                os.rename(staging, self.root)
+            except OSError:  # made by another process meanwhile
+                for child in staging.iterdir():
+                    child.unlink()
+                staging.rmdir()
+        fsutil.private_dir(self.root)
+        fsutil.private_dir(self.logs)
         if not (self.root / LEDGER_FILE).exists():
-            (self.root / OWNER_FILE).write_text(self._owner_mark() + "\n", encoding="ascii")
+            self._write_mark(self.root)
+
+    def _write_mark(self, folder: Path) -> None:
+        fd = fsutil.open_nofollow(folder / OWNER_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(self._owner_mark() + "\n")
+
+    def _read_mark(self, folder: Path) -> str:
+        """Returns the owner mark in ``folder`` ("" when missing, a link, or unreadable)."""
+        try:
+            fd = os.open(folder / OWNER_FILE, os.O_RDONLY | fsutil.NOFOLLOW)
+        except OSError:
+            return ""
+        with os.fdopen(fd, "rb") as handle:
+            return handle.read(256).decode("ascii", "replace").strip()
 
     def check_made_here(self, scanned: Sequence[Path]) -> None:
-        """Refuses an SQLite ledger inside a scanned folder that was not created here by this
-        user (the workspace's own, or one ``$FLEETLEDGER_LEDGER`` names): a repository can ship
-        a workspace whose forged history would hide findings (steps recorded as done with
-        nothing found) or show a finished run.
+        """Refuses a workspace inside a scanned folder that was not made here by this user,
+        before anything in it is read, opened or written, whatever it holds; and refuses an
+        SQLite ledger inside a scanned folder that was not made here (the workspace's own, or
+        one ``$FLEETLEDGER_LEDGER`` names).
+
+        A repository can ship a ``.run/``: a forged history that hides findings (steps recorded
+        as done with nothing found) or shows a finished run, a wider ``policy.toml``, modules in
+        ``scratch/`` for the workers to import, or symbolic links that make the coordinator
+        write outside the workspace. Only a real folder of this user carrying this user's
+        ``OWNER_FILE`` mark for its own path is used; a missing workspace is made here.
 
         Args:
-            scanned: The folders the job reads (the untrusted repository).
+            scanned: The folders the job reads (the untrusted repository), and the current
+                folder where a command trusts nothing it did not make.
 
         Raises:
-            UsageError: such a ledger is there; the message says how to go on.
+            UsageError: such a workspace or ledger is there; the message says how to go on.
         """
+        folder = self.inside(scanned)
+        if folder is not None:
+            self._check_shipped(folder)
         url = self.ledger_url
         if not url.startswith("sqlite:///"):
             return  # a shared database is the user's own; nothing in a checkout can be it
@@ -134,15 +190,30 @@ class Workspace:
         home = Workspace(ledger.parent)  # the workspace that made the file, for FLEETLEDGER_LEDGER too
         if not ledger.exists() or home.inside(scanned) is None:
             return
-        try:
-            mark = (home.root / OWNER_FILE).read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError):
-            mark = ""
-        if not hmac.compare_digest(mark, home._owner_mark()):
+        if not hmac.compare_digest(home._read_mark(home.root), home._owner_mark()):
             raise errors.UsageError(
                 f"{ledger} was not created here by this user, and it is inside the scanned folder: a repository "
                 "can ship a workspace with a forged history that hides findings; move that folder out of the way, "
                 "or scan with --workspace DIR elsewhere")
+
+    def _check_shipped(self, folder: Path) -> None:
+        entry = self.entry
+        try:
+            info = os.lstat(entry)
+        except FileNotFoundError:
+            return  # made here when the run starts
+        advice = ("move it out of the way, or scan with --workspace DIR elsewhere; nothing in it was read, "
+                  "opened or written")
+        if stat.S_ISLNK(info.st_mode):
+            raise errors.UsageError(
+                f"{entry} is a symbolic link inside the scanned folder {folder}: a repository can ship one that "
+                f"points at a workspace of its choosing (its policy, its history) or at files to overwrite; {advice}")
+        mark = self._read_mark(entry) if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() else ""
+        if not hmac.compare_digest(mark, self._owner_mark()):
+            raise errors.UsageError(
+                f"{entry} was not created here by this user, and it is inside the scanned folder {folder}: a "
+                "repository can ship a workspace to run code in the workers, widen the policy or forge a history "
+                f"that hides findings; {advice}")
 
     def _owner_mark(self) -> str:
         return hmac.new(owner_key(), str(self.root).encode(), hashlib.sha256).hexdigest()
@@ -158,7 +229,7 @@ class Workspace:
             RunLockedError: another live process holds the lock (its pid is in the message).
         """
         self.ensure()
-        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = fsutil.open_nofollow(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -179,8 +250,10 @@ class Workspace:
         """Returns ``{"pid", "session"}`` of the process holding the run lock, or None if free."""
         path = self.root / LOCK_FILE
         try:
-            fd = os.open(path, os.O_RDONLY)
+            fd = os.open(path, os.O_RDONLY | fsutil.NOFOLLOW)
         except FileNotFoundError:
+            return None
+        except OSError:  # a symbolic link: no fleetledger process holds it
             return None
         try:
             try:

@@ -34,8 +34,15 @@ def real_repo() -> Path:
     return FLASK
 
 
+CLI_BOOT = (f"import runpy, sys; sys.path.insert(0, {str(REPO_ROOT)!r}); "
+            "runpy.run_module('fleetledger.cli', run_name='__main__', alter_sys=True)")
+"""``python -m fleetledger.cli`` as the installed ``fleetledger`` command runs it: in isolated
+mode, so a test's current folder (a repository built to attack the scan, with its own
+``json.py``) is not on ``sys.path``; the checkout under test is put there explicitly."""
+
+
 def cli_argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "fleetledger.cli", *args]
+    return [sys.executable, "-I", "-c", CLI_BOOT, *args]
 
 
 def _env(env: dict[str, str] | None) -> dict[str, str]:

@@ -147,7 +147,7 @@ def test_a_workspace_shipped_inside_the_repository_is_not_trusted(tmp_path: Path
     (shipped / "models.toml").write_text('[openai]\nbase_url = "http://attacker.example/"\n', encoding="utf-8")
     done = run_cli("scan", "--no-progress", cwd=repo)  # PATH and --workspace default to the current folder
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "policy.toml is not read" in done.stderr and "--policy FILE" in done.stderr
+    assert "was not created here by this user" in done.stderr and "nothing in it was read" in done.stderr
     assert not (shipped / "ledger.sqlite3").exists(), "nothing ran"
     monkeypatch.delenv("FLEETLEDGER_MODEL_CONFIG", raising=False)
     with pytest.raises(errors.UsageError, match="models.toml is not read"):
@@ -155,7 +155,8 @@ def test_a_workspace_shipped_inside_the_repository_is_not_trusted(tmp_path: Path
     assert ModelConfig.for_workspace(Workspace.at(shipped), [tmp_path / "elsewhere"]).settings("openai").base_url
     monkeypatch.setenv("FLEETLEDGER_MODEL_CONFIG", str(shipped / "models.toml"))  # named: the user vouches for it
     assert ModelConfig.for_workspace(Workspace.at(shipped), [repo]).settings("openai").base_url == "http://attacker.example/"
-    named = run_cli("scan", "--no-progress", "--policy", str(shipped / "policy.toml"), cwd=repo)
+    named = run_cli("scan", "--no-progress", "--policy", str(shipped / "policy.toml"),
+                    "--workspace", str(tmp_path / "ws"), str(repo), cwd=tmp_path)
     assert named.returncode == 0, named.stdout + named.stderr
 
 

@@ -107,6 +107,19 @@ def egress_other():
     connect(cfg["other"]).close()
 
 
+def setuid_scratch():
+    path = write(cfg["suid_file"])
+    os.chmod(path, 0o4755)
+    best, options = "", ""
+    with open("/proc/self/mountinfo", encoding="utf-8") as f:
+        for line in f:
+            fields = line.split()
+            point = fields[4]
+            if (path.startswith(point.rstrip("/") + "/") or point == "/") and len(point) >= len(best):
+                best, options = point, fields[5]
+    return {"mode": oct(os.stat(path).st_mode), "mount": best, "options": options.split(",")}
+
+
 actions = {
     "connect_loopback": lambda: socket.create_connection(("127.0.0.1", cfg["port"]), timeout=5).close(),
     "resolve_name": lambda: socket.getaddrinfo("localhost", 80),
@@ -124,6 +137,7 @@ actions = {
     "open_devices": open_devices,
     "egress_allowed": egress,
     "egress_other": egress_other,
+    "setuid_scratch": setuid_scratch,
 }
 
 
@@ -206,6 +220,18 @@ def opens_no_device(result: dict[str, Any], world: World) -> None:
     assert result == {"ok": True, "value": []}, result
 
 
+def scratch_private_nosuid(result: dict[str, Any], world: World) -> None:
+    """Issue 13, attack 3: a taken-over worker cannot leave a setuid binary on the host:
+    scratch is a private mount (nothing written there reaches the host folder) that is
+    ``nosuid,nodev``."""
+    assert not Path(world.config["suid_file"]).exists(), "a file written in scratch reached the host"
+    if result["ok"]:
+        value = result["value"]
+        assert value["mount"] == world.config["suid_file"].rsplit("/", 1)[0], value
+        if world.config["backend"] != "gvisor":  # gVisor's tmpfs is the sentry's memory, shown as "rw" only
+            assert {"nosuid", "nodev"} <= set(value["options"]), value
+
+
 def imports_tools(result: dict[str, Any], world: World) -> None:
     assert result["ok"], result
     assert set(result["value"]) == {"fleetledger", "bandit"}
@@ -226,6 +252,7 @@ ACTIONS = [
     Row(name="write_scratch", check=writes_scratch),
     Row(name="imports", check=imports_tools),
     Row(name="open_devices", check=opens_no_device),
+    Row(name="setuid_scratch", check=scratch_private_nosuid),
 ]
 
 SANDBOXES = ["bubblewrap", "gvisor", pytest.param("microvm", marks=BOOTS_A_VM)]
@@ -258,6 +285,7 @@ def make_world(root: Path) -> World:
               "outside_new_file": str(outside / "planted.txt"), "root_new_file": "/planted-by-the-sandbox-probe",
               "host_pid": os.getpid(),
               "repo_file": str(repo / "hello.py"), "scratch_file": str(scratch / "probe.txt"),
+              "suid_file": str(scratch / "suid-probe"),
               "actions": [row.name for row in ACTIONS]}
     return World(repo=repo, scratch=scratch, outside=outside, listener=listener, config=config)
 
@@ -293,6 +321,7 @@ def probed(request: pytest.FixtureRequest,
     """One probe run per backend: its results and the world it ran in."""
     sandbox = available(request.param)
     world = make_world(tmp_path_factory.mktemp(request.param))
+    world.config["backend"] = request.param
     try:
         yield run_probe(sandbox, world), world
     finally:

@@ -49,15 +49,15 @@ sys.exit(fleetledger.worker.main(sys.argv[1:]))
 
 
 class TakenOver(NoSandbox):
-    """Runs ``TAKEN_OVER`` instead of ``python -m fleetledger.worker``, with the message to add."""
+    """Runs ``TAKEN_OVER`` instead of the worker's own code, with the message to add."""
 
     def __init__(self, script: Path, extra: dict[str, Any]) -> None:
         self.script, self.extra = script, extra
 
     def wrap(self, argv: list[str], **kwargs: Any) -> Launch:
         launch = super().wrap(argv, **kwargs)
-        at = launch.argv.index("-m")
-        return Launch(argv=[*launch.argv[:at], str(self.script), json.dumps(self.extra), *launch.argv[at + 2:]],
+        at = launch.argv.index("-c")  # python -I -c WORKER_BOOT ID MODULE HEARTBEAT
+        return Launch(argv=[launch.argv[0], str(self.script), json.dumps(self.extra), *launch.argv[at + 2:]],
                       env=launch.env | {"PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
 
 

@@ -9,6 +9,7 @@ the database itself refuse UPDATE and DELETE on ``records``.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -138,6 +139,19 @@ def _row_to_record(row: tuple[Any, ...]) -> rec.Record:
         prev_hash=row[11], hash=row[12])
 
 
+def _refuse_links(path: Path) -> None:
+    """Refuses a ledger file, or one of SQLite's side files, that is a symbolic link: SQLite
+    follows links, so a planted one would make the ledger write wherever it points.
+
+    Raises:
+        LedgerError: one of them is a link; the message names it.
+    """
+    for name in (path, *(path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))):
+        if os.path.islink(name):
+            raise errors.LedgerError(f"{name} is a symbolic link; the ledger is never opened through a link (it "
+                                     "would write where the link points): remove it and run again", path=str(name))
+
+
 class SQLiteStorage(Storage):
     """The ledger in one SQLite file.
 
@@ -153,6 +167,7 @@ class SQLiteStorage(Storage):
         self.path = Path(path)
         self.url = f"sqlite:///{self.path}"
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _refuse_links(self.path)
         self._cache = _Cache()
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,

@@ -125,10 +125,36 @@ def clean_env(scratch: Path) -> dict[str, str]:
     return env
 
 
-class NoSandbox(Sandbox):
-    """No confinement: the worker runs as a plain process with a clean environment.
+PR_SET_DUMPABLE = 4
+"""``prctl`` option (linux/prctl.h)."""
 
-    Only when asked for (``--sandbox none``); every start records it and warns.
+
+def shield_from_same_user() -> bool:
+    """Makes this process non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``): its ``/proc/PID``
+    files (``environ``, ``mem``, ``fd``...) then belong to root, so another process of the same
+    user (an unconfined worker) cannot read the API keys in its environment or its memory, nor
+    ptrace it. Root, or a holder of CAP_SYS_PTRACE, still can.
+
+    Returns:
+        True when the call succeeded (Linux), False elsewhere.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+class NoSandbox(Sandbox):
+    """No confinement: the worker runs as a plain process of this user.
+
+    Only when asked for (``--sandbox none``); every start records it and warns. What it keeps:
+    isolated mode and an empty private scratch folder as the current folder (``pool``), a clean
+    environment, and a coordinator made non-dumpable (``shield_from_same_user``). What it does
+    not protect: everything this user can read or write (the workspace key and the ledger
+    included), the network and loopback services, and other processes of this user.
     """
 
     name = "none"
@@ -138,10 +164,12 @@ class NoSandbox(Sandbox):
 
     def wrap(self, argv: list[str], *, read_only: list[Path], scratch: Path,
              egress: Sequence[EgressRoute] = ()) -> Launch:
+        shield_from_same_user()
         return Launch(argv=list(argv), env=clean_env(scratch) | egress_env(egress))
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "isolation": "none: the worker runs as a plain host process"}
+        return {"name": self.name, "isolation": "none: the worker runs as a plain host process of this user, "
+                "in isolated mode in a private scratch folder, with a clean environment"}
 
 
 BACKENDS = {

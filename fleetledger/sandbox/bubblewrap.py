@@ -6,7 +6,8 @@ binds. Inside, it runs as uid/gid 65534 with every capability dropped and ``no_n
 also when the coordinator runs as root (without ``--uid`` and ``--cap-drop ALL`` a root caller's
 sandbox would be real root). It may not create further user namespaces (``--disable-userns``),
 runs in a new session (no terminal injection), and is killed when the coordinator dies
-(bubblewrap's own init reaps, and the worker runs under ``layout.WORKER_SHIM``).
+(bubblewrap's own init reaps, and the worker runs under ``layout.WORKER_SHIM``). Its scratch
+folder is a private tmpfs (``SCRATCH_SIZE_BYTES``); the host folder of that name stays empty.
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ INSIDE_UID = 65534
 
 TMP_SIZE_BYTES = 64 * 1024 * 1024
 """Size of the private, memory-backed /tmp (workers write to their scratch folder instead)."""
+
+SCRATCH_SIZE_BYTES = 256 * 1024 * 1024
+"""Size of the worker's scratch folder: a private tmpfs at the scratch path (as gVisor's and the
+microVM's), so nothing the worker writes reaches the host: no file survives it, and no setuid
+binary can be left on the host (bubblewrap mounts its tmpfs ``nosuid,nodev``, and the sandbox's
+uid, mapped back to the caller, would otherwise own host files)."""
 
 HOSTNAME = "sandbox"
 INSTALL_HINT = "install it with `apt-get install bubblewrap` (Debian, Ubuntu) or `dnf install bubblewrap` (Fedora)"
@@ -83,7 +90,10 @@ class Bubblewrap(Sandbox):
             cmd += ["--setenv", key, value]
         cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE_BYTES), "--tmpfs", "/tmp"]
         for bind in layout.binds:
-            cmd += ["--bind" if bind.writable else "--ro-bind", str(bind.source), str(bind.target)]
+            if bind.writable:  # scratch: a private tmpfs, never the host folder (see the module docstring)
+                cmd += ["--size", str(SCRATCH_SIZE_BYTES), "--perms", "1777", "--tmpfs", str(bind.target)]
+            else:
+                cmd += ["--ro-bind", str(bind.source), str(bind.target)]
         for path, target in layout.links:
             cmd += ["--symlink", target, str(path)]
         cmd += ["--chdir", str(layout.workdir), "--remount-ro", "/", "--", *shimmed(argv)]
