@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import fsutil
+from ...display import json_text
 from .markdown import to_markdown
 from .sarif import finding_cwe, order_key, to_sarif
 from .shapes import SEVERITIES, ScanReport
@@ -90,7 +91,10 @@ def write_outputs(report: ScanReport, workspace: Path) -> dict[str, str]:
 
 
 def _json_bytes(document: dict[str, Any]) -> bytes:
-    return _utf8(json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
+    """Compact JSON, non-ASCII text as it is except control, bidi and other format characters
+    (and lone surrogates), which are JSON escapes (``display.json_text``): the data is exact and
+    ``cat findings.json`` cannot drive the terminal."""
+    return _utf8(json_text(json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)) + "\n")
 
 
 def _utf8(text: str) -> bytes:

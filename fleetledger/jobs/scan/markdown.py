@@ -2,7 +2,9 @@
 
 Every finding is listed (no cap, no merging), in the SARIF order (``sarif.order_key``). Text
 that comes from the scanned repository or a model (paths, messages, rationales, snippets) is
-escaped, so it can neither break the tables nor inject links or HTML.
+escaped, so it can neither break the tables nor inject links or HTML; its control, bidi and
+other format characters become visible escapes (``display.printable``), so ``cat findings.md``
+shows them instead of acting on them.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from ...display import printable
 from .sarif import finding_cwe, order_key
 from .shapes import SEVERITIES, Finding, ModelAnswer, ScanReport
 
@@ -124,7 +127,7 @@ def _trace(trace: dict[str, Any] | None) -> list[str]:
 
 
 def _answer(title: str, answer: ModelAnswer) -> str:
-    head = f"**{title}**: {answer.verdict}, confidence {answer.confidence}/10"
+    head = f"**{title}**: {_inline(answer.verdict)}, confidence {answer.confidence}/10"
     body = [f"> {_inline(line)}" if line.strip() else ">" for line in answer.rationale.splitlines()]
     return "\n".join([head, ""] + (body or ["> (no rationale given)"]))
 
@@ -166,13 +169,20 @@ def _one_line(text: str) -> str:
 def _inline(text: str) -> str:
     """Escapes text for one line of Markdown (a table cell, a heading, a list item).
 
-    Line breaks (a file name may hold one) become ``<br>``, the one HTML tag emitted.
+    Control and format characters become visible escapes first (``display.printable``, so a
+    carriage return or U+2028 does not break the line either); newlines (a file name may hold
+    one) then become ``<br>``, the one HTML tag emitted.
     """
-    return "<br>".join(_SPECIAL.sub(r"\\\g<0>", line) for line in text.splitlines())
+    return "<br>".join(_SPECIAL.sub(r"\\\g<0>", line) for line in printable(text, keep="\n\t").splitlines())
 
 
 def _fenced(snippet: str) -> str:
-    """Returns a code block whose fence is longer than any backtick run inside (CommonMark §4.5)."""
+    """Returns a code block whose fence is longer than any backtick run inside (CommonMark §4.5).
+
+    The snippet's control and format characters become visible escapes (``display.printable``;
+    newlines and tabs stay, a CRLF line end is a newline).
+    """
+    snippet = printable(snippet.replace("\r\n", "\n"), keep="\n\t")
     longest = max((len(run) for run in re.findall(r"`+", snippet)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}python\n{snippet.rstrip()}\n{fence}"
