@@ -14,6 +14,7 @@ from typing import Any
 
 from ... import fsutil
 from ...display import json_text
+from .exclusions import counts
 from .markdown import to_markdown
 from .sarif import finding_cwe, order_key, to_sarif
 from .shapes import SEVERITIES, ScanReport
@@ -29,7 +30,9 @@ def to_json(report: ScanReport) -> dict[str, Any]:
 
     Findings are in the SARIF order (``sarif.order_key``), each as ``Finding.to_json()`` plus
     its reported ``cwe`` (``sarif.finding_cwe``); files are sorted by path, each as
-    ``FileReport.to_json()`` (skipped ones carry ``status`` "skipped" and their ``reason``).
+    ``FileReport.to_json()`` (skipped ones carry ``status`` "skipped" and their ``reason``);
+    ``exclusions`` lists what each exclusion rule did, with every path (``Exclusion.to_json``),
+    and ``summary`` counts those files (``exclusions.counts``).
 
     Args:
         report: The scan report.
@@ -55,7 +58,9 @@ def to_json(report: ScanReport) -> dict[str, Any]:
             "by_severity": {s: sum(f.severity == s for f in findings) for s in SEVERITIES},
             "files": len(files),
             "files_skipped": sum(f.status == "skipped" for f in files),
+            **counts(report.exclusions),
         },
+        "exclusions": [e.to_json() for e in report.exclusions],
         "findings": [{**f.to_json(), "cwe": finding_cwe(f)} for f in findings],
         "files": [f.to_json() for f in files],
     }

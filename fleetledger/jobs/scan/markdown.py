@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any
 
 from ...display import printable
+from .exclusions import counts as exclusion_counts
 from .sarif import finding_cwe, order_key
 from .shapes import SEVERITIES, Finding, ModelAnswer, ScanReport
 
@@ -24,7 +25,8 @@ _SPECIAL = re.compile(r"[\\`*_\[\]<>|~&!]")
 
 
 def to_markdown(report: ScanReport) -> str:
-    """Renders the report: summary, incomplete-run banner, findings table, details, skipped files.
+    """Renders the report: summary, incomplete-run banner, exclusions, findings table, details,
+    skipped files.
 
     Args:
         report: The scan report.
@@ -33,7 +35,8 @@ def to_markdown(report: ScanReport) -> str:
         The Markdown text, ending in one newline; equal reports give equal text.
     """
     findings = sorted(report.findings, key=order_key)
-    parts = [_header(report), _summary(report, findings), _table(findings), _details(findings), _files(report)]
+    parts = [_header(report), _summary(report, findings), _exclusions(report), _table(findings), _details(findings),
+             _files(report)]
     return "\n\n".join(part for part in parts if part) + "\n"
 
 
@@ -64,10 +67,31 @@ def _summary(report: ScanReport, findings: list[Finding]) -> str:
     ]
     if skipped:
         lines.append(f"Coverage is incomplete: {skipped} skipped files were not scanned (listed below).")
+    excluded = exclusion_counts(report.exclusions)
+    if any(excluded.values()):
+        lines.append(f"Left out by the repository's own rules: {excluded['excluded_by_repository']}; kept in although "
+                     f"the repository's rules asked to leave them out: {excluded['repository_exclusion_refused']}; "
+                     f"left out by the policy: {excluded['excluded_by_policy']} (see Exclusions).")
     partly = sum(bool(f.detectors_not_run or f.not_analysed) for f in report.files if f.status == "scanned")
     if partly:
         lines.append(f"{partly} scanned file(s) were analysed in part only: a detector could not run on them, or part "
                      "of their analysis was cut short (listed under File problems).")
+    return "\n".join(lines)
+
+
+_EXCLUSION_LABELS = {("repository", False): "**Repository rule refused**",
+                     ("repository", True): "**Excluded by the repository's rules**",
+                     ("policy", True): "Excluded by the policy"}
+
+
+def _exclusions(report: ScanReport) -> str:
+    """What each exclusion rule did (``exclusions.Exclusion.describe``): the rule, the count,
+    the first paths; findings.json lists every path."""
+    if not report.exclusions:
+        return ""
+    lines = ["## Exclusions", ""]
+    lines += [f"- {_EXCLUSION_LABELS.get((e.origin, e.applied), e.origin)}: {_inline(e.describe())}."
+              for e in report.exclusions]
     return "\n".join(lines)
 
 
