@@ -20,6 +20,7 @@ import click
 
 from . import errors, fsutil, runstate
 from .coordinator import EXIT_HALTED, Coordinator, RunOptions, RunResult, wall_clock_ms
+from .display import json_text, printable
 from .jobs.base import Job
 from .policy import Policy
 from .ledger import open_storage
@@ -29,6 +30,19 @@ from .replay import RunView
 from .workspace import LEDGER_ENV, Workspace
 
 DEFAULT_WORKSPACE = ".run"
+
+
+def _echo(text: str, *, err: bool = False) -> None:
+    """Prints a line for a person: every message may carry text from the scanned repository
+    (a file name, a halt reason, a refused rule), so its control, bidi and other format
+    characters are shown as escapes, never sent to the terminal (``display.printable``)."""
+    click.echo(printable(text), err=err)
+
+
+def _echo_json(data: Any, *, indent: int | None = None) -> None:
+    """Prints JSON for a program: the exact data (non-ASCII text as it is), with the characters
+    ``_echo`` escapes written as JSON escapes (``display.json_text``)."""
+    click.echo(json_text(json.dumps(data, ensure_ascii=False, indent=indent)))
 
 
 def _set_ledger(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -79,7 +93,7 @@ def _run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _fail(exc: errors.FleetledgerError) -> None:
-    click.echo(f"fleetledger: {exc}", err=True)
+    _echo(f"fleetledger: {exc}", err=True)
     sys.exit(exc.exit_code)
 
 
@@ -137,7 +151,7 @@ def _execute(coordinator_factory: Callable[[Callable[[RunView], None]], Coordina
     with _Progress(enabled) as bars:
         coordinator = coordinator_factory(bars.update)
         for warning in coordinator.warnings:
-            click.echo(f"warning: {warning}", err=True)
+            _echo(f"warning: {warning}", err=True)
         result = coordinator.run()
         bars.update(coordinator.view)
     _report(result, coordinator.view)
@@ -146,8 +160,8 @@ def _execute(coordinator_factory: Callable[[Callable[[RunView], None]], Coordina
 def _report(result: RunResult, view: RunView) -> None:
     from .model_broker import describe_spend
 
-    click.echo(result.message)
-    click.echo(f"model spend: {describe_spend(view.model)}")
+    _echo(result.message)
+    _echo(f"model spend: {describe_spend(view.model)}")
     sys.exit(result.exit_code)
 
 
@@ -174,7 +188,7 @@ def _warn_if_not_made_here(workspace: Workspace) -> None:
     try:
         workspace.check_made_here([Path.cwd()])
     except errors.UsageError as exc:
-        click.echo(f"warning: {exc}; what follows may be a forged history", err=True)
+        _echo(f"warning: {exc}; what follows may be a forged history", err=True)
 
 
 def _current_view(workspace: Workspace) -> RunView:
@@ -236,21 +250,21 @@ def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: fl
     ws.check_made_here([Path.cwd()])  # before its lock, state file or ledger is opened
     holder = ws.lock_holder()
     if holder is not None:
-        click.echo(f"run is live in fleetledger pid {holder.get('pid', '?')}; nothing to do (see `fleetledger status`)")
+        _echo(f"run is live in fleetledger pid {holder.get('pid', '?')}; nothing to do (see `fleetledger status`)")
         return
     view, note = settle_state_file(ws)
     if note:
-        click.echo(f"warning: {note}", err=True)
+        _echo(f"warning: {note}", err=True)
     joined = _joined_target(view, ws)  # resuming here means joining again, with this host's checkout
     job = _job_from_view(view, ws, joined)
     # Before trusting what the ledger says: the target it names may be the shipper's choice, so
     # the current folder (a checkout being worked in) counts as scanned too.
     ws.check_made_here([*(Path(p) for p in job.read_only_paths()), Path.cwd()])
     if view.state == "JACKED_OUT":
-        click.echo(f"run {view.run_id} is JACKED_OUT (finished); nothing to do")
+        _echo(f"run {view.run_id} is JACKED_OUT (finished); nothing to do")
         return
     if view.state == "HALTED" and not explicit:
-        click.echo(f"run {view.run_id} is HALTED: {view.halt.get('reason') if view.halt else '?'}\n"
+        _echo(f"run {view.run_id} is HALTED: {view.halt.get('reason') if view.halt else '?'}\n"
                    "it waits for an explicit `fleetledger resume` (or the same job command again)")
         sys.exit(EXIT_HALTED)
     options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
@@ -334,27 +348,27 @@ def status(workspace: str, as_json: bool, watch: bool, interval_s: float, until_
     except errors.FleetledgerError as exc:
         _fail(exc)
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        _echo_json(data, indent=2)
         return
     live = f"live (pid {data['live_pid']})" if data["live_pid"] else "no coordinator running"
-    click.echo(f"run {data['run_id']}: {data['state']}, {live}")
-    click.echo(f"target {data['target']}; last activity {data['last_activity']} ({data['last_activity_age_s']} s ago)")
+    _echo(f"run {data['run_id']}: {data['state']}, {live}")
+    _echo(f"target {data['target']}; last activity {data['last_activity']} ({data['last_activity_age_s']} s ago)")
     if data["halt"]:
-        click.echo(f"halted: {data['halt'].get('reason')}")
+        _echo(f"halted: {data['halt'].get('reason')}")
     if data["leader"]:
         lead = data["leader"]
-        click.echo(f"leader: coordinator {lead['session']} on {lead['host']} (pid {lead['pid']}), "
+        _echo(f"leader: coordinator {lead['session']} on {lead['host']} (pid {lead['pid']}), "
                    f"lease epoch {lead['epoch']} expires in {lead['expires_in_s']} s")
     for s in data["sprints"]:
-        click.echo(f"  {s['id']:<12} {s['status']:<12} {s['tasks_done']}/{s['tasks_total']} tasks")
+        _echo(f"  {s['id']:<12} {s['status']:<12} {s['tasks_done']}/{s['tasks_total']} tasks")
     for lease in data["leases"]:
-        click.echo(f"  lease {lease['task']} -> {lease['worker']} epoch {lease['epoch']}, "
+        _echo(f"  lease {lease['task']} -> {lease['worker']} epoch {lease['epoch']}, "
                    f"expires in {lease['expires_in_s']} s, heartbeat {lease['heartbeat_age_s']} s ago")
     from .model_broker import describe_spend
 
     if data["halt"] and data["halt"].get("reset_at"):
-        click.echo(f"the model quota resets at {data['halt']['reset_at']}")
-    click.echo(f"model spend: {describe_spend(data['model'])}; records: {data['records']}")
+        _echo(f"the model quota resets at {data['halt']['reset_at']}")
+    _echo(f"model spend: {describe_spend(data['model'])}; records: {data['records']}")
 
 
 @main.command()
@@ -383,7 +397,7 @@ def halt(workspace: str, reason: str, timeout_s: float) -> None:
         view = _current_view(ws)
     except errors.FleetledgerError as exc:
         _fail(exc)
-    click.echo(f"run {view.run_id}: {view.state}" + (f" ({view.halt.get('reason')})" if view.halt else ""))
+    _echo(f"run {view.run_id}: {view.state}" + (f" ({view.halt.get('reason')})" if view.halt else ""))
 
 
 def _duration_ms(text: str) -> int:
@@ -411,7 +425,7 @@ def approve(workspace: str, target: str, expires: str | None, reason: str) -> No
     except errors.FleetledgerError as exc:
         _fail(exc)
     until = f" until {iso_utc(expires_ms)}" if expires_ms else " for the rest of the run"
-    click.echo(f"approved effect {target!r}{until}; run `fleetledger resume` to continue")
+    _echo(f"approved effect {target!r}{until}; run `fleetledger resume` to continue")
 
 
 @main.command()
@@ -449,14 +463,14 @@ def audit(path: str, workspace: str, worker: str | None, task: str | None, since
         _fail(exc)
     if as_json:
         for row in rows:
-            click.echo(json.dumps(row))
+            _echo_json(row)
         return
     if not rows:
-        click.echo(f"no recorded action touched {path}")
+        _echo(f"no recorded action touched {path}")
         return
     for row in rows:
         where = f"{row['task']}@{row['epoch']}" if row["task"] else "-"
-        click.echo(f"{row['ts']}  {row['worker']:<11} {where:<20} {row['kind']:<13} {row['step'] or '':<40} {row['why']}")
+        _echo(f"{row['ts']}  {row['worker']:<11} {where:<20} {row['kind']:<13} {row['step'] or '':<40} {row['why']}")
 
 
 @main.command()
@@ -471,7 +485,7 @@ def log(workspace: str, all_runs: bool, kind: str | None) -> None:
         with open_storage(ws.ledger_url) as storage:
             for record in storage.read(run_id):
                 if kind is None or record.kind == kind:
-                    click.echo(json.dumps(record.to_json(), ensure_ascii=False))
+                    _echo_json(record.to_json())
     except errors.FleetledgerError as exc:
         _fail(exc)
 
@@ -511,8 +525,8 @@ def verify(workspace: str) -> None:
     for note in report.notes:
         click.echo(f"note: {note}")
     for problem in report.problems:
-        click.echo(f"problem: {problem}")
-    click.echo(f"{report.records} records in {report.runs} run(s): {'OK' if report.ok else f'{len(report.problems)} problem(s)'}")
+        _echo(f"problem: {problem}")
+    _echo(f"{report.records} records in {report.runs} run(s): {'OK' if report.ok else f'{len(report.problems)} problem(s)'}")
     sys.exit(0 if report.ok else 1)
 
 
@@ -529,7 +543,7 @@ def upgrade(workspace: str) -> None:
         before, after = upgrade_ledger(ws.ledger_url)
     except errors.FleetledgerError as exc:
         _fail(exc)
-    click.echo(f"ledger schema {after}: already current" if before == after else f"ledger schema {before} -> {after}")
+    _echo(f"ledger schema {after}: already current" if before == after else f"ledger schema {before} -> {after}")
 
 
 @main.command()
@@ -546,7 +560,7 @@ def report(workspace: str, as_html: bool, out: str | None) -> None:
         path = write_report(Workspace.at(workspace), Path(out) if out else None)
     except errors.FleetledgerError as exc:
         _fail(exc)
-    click.echo(f"wrote {path}")
+    _echo(f"wrote {path}")
 
 
 @main.group()
@@ -566,7 +580,7 @@ def session_start(workspace: str, stale_after_s: float) -> None:
         advice = advise(Workspace.at(workspace), now_ms=wall_clock_ms(), stale_after_s=stale_after_s)
     except errors.FleetledgerError as exc:
         _fail(exc)
-    click.echo(json.dumps(hook_output(advice)))
+    _echo_json(hook_output(advice))
 
 
 if __name__ == "__main__":

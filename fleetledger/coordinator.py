@@ -240,7 +240,7 @@ class Coordinator:
         if repository is not None:
             self.policy = self.policy.narrowed_by(Path(repository) / REPO_RULES_FILE)
         target = Path(repository or job.describe().get("target") or "/")
-        self.gate = Gate(self.policy, target=target, workspace=workspace.root)
+        self.gate = Gate(self.policy, target=target, workspace=workspace.root, analysed=job.analyses)
         self.model_quota = min((q for q in (options.model_quota, self.policy.max_model_calls) if q is not None), default=None)
         self.sandbox: Sandbox = get_sandbox(options.sandbox)
         self.warnings: list[str] = [f"repository rule {r}" for r in self.policy.refused_rules]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import glob
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,10 +48,15 @@ class Gate:
         policy: The policy in force now.
         target: The scanned root (absolute).
         workspace: The workspace folder (absolute).
+        analysed: Whether the job analyses a file (its path relative to ``target``), e.g. a
+            scan's source files: a repository's ``exclude`` rule denies reading such a file only
+            when the policy's ``repository_may_exclude`` is true. By default: no file.
     """
 
-    def __init__(self, policy: Policy, *, target: Path, workspace: Path) -> None:
+    def __init__(self, policy: Policy, *, target: Path, workspace: Path,
+                 analysed: Callable[[str], bool] = lambda path: False) -> None:
         self.policy = policy
+        self.analysed = analysed
         self.target = str(target)
         self._vars = {"$TARGET": str(target), "$WORKSPACE": str(workspace)}
 
@@ -77,9 +83,11 @@ class Gate:
             return Decision(allowed=ok, rule=f"policy.models {list(p.models)} {'allows' if ok else 'does not allow'} {action.target!r}")
         if action.kind == "read":
             relative = action.target[len(self.target) + 1:] if action.target.startswith(self.target + "/") else None
-            for pattern in p.exclude:
-                if relative is not None and fnmatch.fnmatchcase(relative, pattern):
-                    return Decision(allowed=False, rule=f"repository rule exclude {pattern!r}")
+            pattern = next((x for x in p.exclude if relative is not None and fnmatch.fnmatchcase(relative, x)), None)
+            if pattern is not None and (p.repository_may_exclude or not self.analysed(relative or "")):
+                return Decision(allowed=False, rule=f"repository rule exclude {pattern!r}")
+            # else: a file the job analyses, which the policy does not let the repository hide
+            # (the reports list it as scanned despite the rule): the read patterns decide.
         if action.kind in ("read", "write"):
             patterns = p.read if action.kind == "read" else p.write
             for pattern in patterns:

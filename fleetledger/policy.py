@@ -13,12 +13,16 @@ A policy file is TOML with a ``[policy]`` table (see ``docs/policy.md``)::
     max_output_tokens = 200_000
     max_cost_usd = 5.0                       # prices: models.toml (fleetledger.models.config)
     approval_required = ["ticket"]           # effect kinds that need `fleetledger approve`
+    repository_may_exclude = false           # may the repository's rules hide files the job analyses?
 
 Repository rules (``.fleetledger.toml`` in the scanned repository, ``[rules]`` table) may only
 narrow the policy: exclude paths, lower the budgets, drop tools or models. The
 repository is untrusted, so any key that would widen the policy (egress, write, read, more
 tools, a larger budget, fewer approvals, or a key we do not know) is refused and reported,
-never applied.
+never applied. Its ``exclude`` patterns keep files from the workers, but not the files the job
+analyses (the scan's source files) unless the user's policy sets ``repository_may_exclude``:
+a repository must not be able to opt its own code out of its scan. The gate applies that
+(``Gate``, with the job's ``analyses``); the reports list what each exclusion did.
 """
 
 from __future__ import annotations
@@ -57,6 +61,11 @@ class Policy:
         max_cost_usd: Budget of model spend for the run in US dollars, or None (the prices
             per model come from the model configuration).
         approval_required: Effect kinds that need an ``approval.granted`` record first.
+        repository_may_exclude: Whether the repository's ``exclude`` patterns may hide the
+            files the job analyses (the scan's source files). False (the default): such files
+            are read all the same and the reports say the rule was refused; the patterns still
+            keep other files (README, packaging) from the workers. Only the user's policy may
+            set it.
         source: Where the policy came from; not part of the hash.
         refused_rules: Repository rules that were refused (they would widen the policy),
             one sentence each; not part of the hash.
@@ -73,6 +82,7 @@ class Policy:
     max_output_tokens: int | None = None
     max_cost_usd: float | None = None
     approval_required: tuple[str, ...] = ()
+    repository_may_exclude: bool = False
     source: str = field(default="defaults", compare=False)
     refused_rules: tuple[str, ...] = field(default=(), compare=False)
 
@@ -126,6 +136,10 @@ class Policy:
         for key, value in table.items():
             if key == "exclude" and _strings(value):
                 changes["exclude"] = tuple(dict.fromkeys((*self.exclude, *value)))
+                if value and not self.repository_may_exclude:
+                    refused.append(f"exclude {value} refused for the files the job analyses (a scan's source files): the "
+                                   "policy does not let a repository hide them (repository_may_exclude = false), so "
+                                   "they are read all the same; other files it names stay excluded")
             elif key in BUDGETS and _budget_ok(key, value):
                 current = getattr(self, key)
                 if current is not None and value > current:
@@ -139,7 +153,7 @@ class Policy:
                 changes[key] = tuple(v for v in getattr(self, key) if v in value)
             elif key in BUDGETS:
                 refused.append(f"{key} = {value!r} refused: a budget is a non-negative finite number")
-            elif key in ("egress", "read", "write", "approval_required"):
+            elif key in ("egress", "read", "write", "approval_required", "repository_may_exclude"):
                 refused.append(f"{key} refused: only the user's policy may set it (a repository can only narrow)")
             else:
                 refused.append(f"{key} refused: not a key repository rules may set (exclude, {', '.join(BUDGETS)}, tools, models)")
@@ -170,6 +184,10 @@ def _budget_ok(key: str, value: Any) -> bool:
 
 
 def _value(key: str, value: Any, path: Path) -> Any:
+    if key == "repository_may_exclude":
+        if not isinstance(value, bool):
+            raise errors.PolicyError(f"policy {path}: {key} must be true or false")
+        return value
     if key in BUDGETS:
         if value is not None and not _budget_ok(key, value):
             what = "a non-negative number (US dollars)" if key == "max_cost_usd" else "a non-negative integer"

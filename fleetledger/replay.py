@@ -28,9 +28,10 @@ from .ledger.records import Record
 
 RunStateName = Literal["RUNNING", "HALTED", "JACKED_OUT"]
 
-CHECKPOINT_FORMAT = 2
+CHECKPOINT_FORMAT = 3
 """Layout of ``RunView.to_json()``; a checkpoint of another format is not used (the reader folds
-from an earlier point instead). 2 added the leader lease of runs shared between hosts."""
+from an earlier point instead). 2 added the leader lease of runs shared between hosts; 3 the
+policy in force."""
 
 EVENT_KINDS = frozenset({"run.started", "run.resumed", "run.halted", "run.finished", "worker.exited",
                          "lease.expired", "task.failed", "policy.denied"})
@@ -105,6 +106,8 @@ class RunView:
             it ended, None while it may be alive).
         sessions: Coordinator sessions, oldest first (``run.started``/``run.resumed`` payloads).
         approvals: ``approval.granted`` payloads.
+        policy: The policy of the latest ``run.started``/``run.resumed`` (``hash``, ``source``,
+            ``body``, ``refused_rules``); empty before ``run.started``.
         recent: The last ``RECENT_EVENTS`` records of ``EVENT_KINDS``, as ``[ts_ms, kind, why]``.
         last_seq, last_hash: The last folded record.
         policy_hash: Policy hash of the last coordinator record.
@@ -133,6 +136,7 @@ class RunView:
     workers: dict[str, dict[str, Any]] = field(default_factory=dict)
     sessions: list[dict[str, Any]] = field(default_factory=list)
     approvals: list[dict[str, Any]] = field(default_factory=list)
+    policy: dict[str, Any] = field(default_factory=dict)
     recent: list[list[Any]] = field(default_factory=list)
     last_seq: int = 0
     last_hash: str = ""
@@ -219,7 +223,7 @@ class RunView:
             "model": dict(self.model),
             "effects": [[k, dict(e)] for k, e in self.effects.items()],
             "workers": [[k, dict(w)] for k, w in self.workers.items()],
-            "sessions": list(self.sessions), "approvals": list(self.approvals),
+            "sessions": list(self.sessions), "approvals": list(self.approvals), "policy": dict(self.policy),
             "recent": [list(e) for e in self.recent],
             "last_seq": self.last_seq, "last_hash": self.last_hash, "policy_hash": self.policy_hash,
             "records": self.records, "checkpointed": self.checkpointed,
@@ -247,7 +251,7 @@ class RunView:
             open_steps={task: dict(steps) for task, steps in data["open_steps"]},
             model=dict(data["model"]), effects={k: dict(e) for k, e in data["effects"]},
             workers={k: dict(w) for k, w in data["workers"]}, sessions=list(data["sessions"]),
-            approvals=list(data["approvals"]), recent=[list(e) for e in data["recent"]],
+            approvals=list(data["approvals"]), policy=dict(data["policy"]), recent=[list(e) for e in data["recent"]],
             last_seq=data["last_seq"], last_hash=data["last_hash"], policy_hash=data["policy_hash"],
             records=data["records"], checkpointed=data["checkpointed"],
             leader=Lease(**data["leader"]) if data.get("leader") else None, leader_epoch=data.get("leader_epoch", 0))
@@ -294,12 +298,14 @@ def _run_started(v: RunView, r: Record) -> None:
     for sprint in p.get("sprints", ()):
         v.sprints.setdefault(sprint, SprintView(id=sprint))
     v.sessions.append({"kind": "started", "ts_ms": r.ts_ms, **p.get("session", {})})
+    v.policy = p.get("policy", {})
 
 
 def _run_resumed(v: RunView, r: Record) -> None:
     v.state = "RUNNING"
     v.halt = None
     v.sessions.append({"kind": "resumed", "ts_ms": r.ts_ms, **r.payload.get("session", {})})
+    v.policy = r.payload.get("policy", {})
     for worker in v.workers.values():
         if worker["exited"] is None:
             worker["exited"] = GONE_WITH_SESSION

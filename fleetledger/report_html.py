@@ -19,12 +19,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__, errors, fsutil
+from .display import printable
 from .coordinator import current_run_id, wall_clock_ms
 from .jobs.scan.report import build_report
 from .jobs.scan.shapes import SEVERITIES, ScanReport
@@ -41,7 +41,6 @@ _END_NAMES = {"task.finished": "finished", "task.failed": "failed", "lease.expir
               "lease.released": "released"}
 _RUN_MARKS = {"run.started": "started", "run.resumed": "resumed", "run.halted": "halted", "run.finished": "finished"}
 _LANE_MARKS = frozenset({"worker.exited", "lease.expired"})
-_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,10 +181,10 @@ def fold_with_timeline(records: Iterable[Record], run_id: str) -> tuple[RunView,
 
 
 def _e(value: object) -> str:
-    """Escapes text for HTML and SVG (also inside attributes); shows control and bidi characters."""
-    text = str(value).encode("utf-8", "backslashreplace").decode("utf-8")
-    text = _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    return html.escape(text, quote=True)
+    """Escapes text for HTML and SVG (also inside attributes); control, bidi and other format
+    characters (and a lone surrogate of a name that is not UTF-8) show as visible escapes
+    (``display.printable``)."""
+    return html.escape(printable(str(value)), quote=True)
 
 
 def _duration(ms: int) -> str:

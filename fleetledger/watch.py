@@ -24,6 +24,7 @@ from rich.text import Text
 
 from . import __version__, errors, runstate
 from .coordinator import current_run_id, wall_clock_ms
+from .display import printable
 from .jobs.scan import report
 from .jobs.scan.shapes import SEVERITIES, survives
 from .ledger import Storage, open_storage
@@ -193,7 +194,7 @@ def _header(s: Snapshot) -> Text:
     else:
         text.append("no coordinator running")
     age = (s.now_ms - v.last_activity_ms) / 1000
-    text.append(f"\ntarget {v.job.get('target', '?')}; last record #{v.last_seq} at "
+    text.append(f"\ntarget {printable(str(v.job.get('target', '?')))}; last record #{v.last_seq} at "
                 f"{iso_utc(v.last_activity_ms)} ({_age(age)} ago); {v.records} records")
     hosts = {x.get("member") for x in v.sessions if x.get("kind") == "joined"}
     if v.leader is not None or hosts:  # a run shared by coordinators on several hosts
@@ -226,7 +227,7 @@ def _workers(s: Snapshot) -> Table:
         overdue = w.lease_expires_in_s is not None and w.lease_expires_in_s < 0
         expires = Text(_age(w.lease_expires_in_s), "red" if overdue else "")
         if w.exited:
-            state = Text(f"exited: {w.exited}", "dim")
+            state = Text(f"exited: {printable(str(w.exited))}", "dim")
         elif not s.live_pid:
             state = Text("not running (no coordinator)", "dim")
         else:
@@ -251,7 +252,7 @@ def _totals(s: Snapshot) -> Text:
 def _events(s: Snapshot) -> Table:
     table = Table(title="recent events", title_justify="left", show_header=False, box=None)
     for ts, kind, why in s.events:
-        table.add_row(iso_utc(ts), kind, Text(why))
+        table.add_row(iso_utc(ts), kind, Text(printable(why)))
     return table
 
 
@@ -266,7 +267,7 @@ def render(s: Snapshot) -> RenderableType:
     """
     parts: list[RenderableType] = [_header(s)]
     if s.view.halt is not None:
-        parts.append(Panel(Text(str(s.view.halt.get("reason", "?"))), title="HALTED", border_style="red",
+        parts.append(Panel(Text(printable(str(s.view.halt.get("reason", "?")))), title="HALTED", border_style="red",
                            expand=False))
     parts += [_sprints(s.view), _workers(s), _totals(s)]
     if s.events:

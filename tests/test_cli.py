@@ -4,6 +4,7 @@ and a worker process that dies in the middle of its task."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 from pathlib import Path
 
@@ -188,3 +189,54 @@ def test_a_file_that_kills_every_worker_is_given_up_and_the_scan_completes(tmp_p
     history = records(ws)
     assert sum(1 for r in history if r.kind == "step.failed" and "poison.py" in r.key) == 2
     assert verify_records(history).ok
+
+
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+                         "\ud800-\udfff]")
+"""What no terminal output or report for a person may hold raw (issue 13 item 8): control
+characters but newline and tab, C1, bidi and zero-width characters, lone surrogates."""
+HOSTILE_NAME = "x\x1b]0;pwned\x07\x1b[2J\x9b\u202etxt.py"
+SHOWN_NAME = "x\\x1b]0;pwned\\x07\\x1b[2J\\x9b\\u202etxt.py"
+
+
+def test_text_from_the_repository_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    """Issue 13 item 8: a file name and a snippet with escape sequences (OSC, CSI, a C1 CSI, a
+    right-to-left override) and a rules file with such a key reach the Markdown report, every
+    command's terminal output and the HTML report as visible escapes, never raw; the finding is
+    still named, and the JSON outputs keep the exact text."""
+    repo = tmp_path / "repo"
+    (repo / "app").mkdir(parents=True)
+    (repo / "app" / HOSTILE_NAME).write_text(
+        "import subprocess\nfrom flask import request\n\n\ndef run():\n    return subprocess.check_output("
+        "'ls ' + request.args['d'] + '\x1b[2J\x1b]0;ALL CLEAR\x07\x9b\u202e', shell=True)\n", encoding="utf-8")
+    (repo / ".fleetledger.toml").write_text('[rules]\n"\\u001b[2J\\u009b" = 1\n', encoding="utf-8")
+    ws = tmp_path / "ws"
+    done = run_cli("scan", str(repo), "--workspace", str(ws), "--workers", "1", "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "warning: repository rule \\x1b[2J\\x9b refused" in done.stderr
+    markdown = (ws / "findings.md").read_text(encoding="utf-8")
+    assert SHOWN_NAME.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]") + ":6:" in markdown
+    assert "'\\x1b[2J\\x1b]0;ALL CLEAR\\x07\\x9b\\u202e'" in markdown, "the snippet, escaped"
+    outputs = {"scan": done.stdout + done.stderr, "findings.md": markdown}
+    path = f"app/{HOSTILE_NAME}"
+    for args in (["status"], ["audit", path], ["audit", "app/nothing\x1b[2J"], ["verify"],
+                 ["status", "--watch", "--until-stopped"], ["report", "--html"]):
+        shown = run_cli(*args, "--workspace", str(ws), env={"COLUMNS": "300"})
+        assert shown.returncode == 0, shown.stdout + shown.stderr
+        outputs[" ".join(args)] = shown.stdout + shown.stderr
+    outputs["report.html"] = (ws / "report.html").read_text(encoding="utf-8")
+    for name, text in outputs.items():
+        assert not RAW_CONTROL.search(text), f"{name} holds a raw control character: {text!r}"
+    assert SHOWN_NAME in outputs["audit " + path] and SHOWN_NAME in outputs["report.html"]
+    assert "nothing\\x1b[2J" in outputs["audit app/nothing\x1b[2J"]
+    for args in (["status", "--json"], ["audit", path, "--json"], ["log"]):
+        shown = run_cli(*args, "--workspace", str(ws))
+        assert shown.returncode == 0 and not RAW_CONTROL.search(shown.stdout), args
+        parsed = [json.loads(line) for line in shown.stdout.splitlines()] if args[0] != "status" else [json.loads(shown.stdout)]
+        assert parsed
+    exact = json.dumps(path, ensure_ascii=False)
+    assert any(exact in json.dumps(r, ensure_ascii=False) for r in parsed), "the JSON keeps the exact name"
+    report = json.loads((ws / "findings.json").read_text(encoding="utf-8"))
+    assert [f["candidate"]["path"] for f in report["findings"]] == [path]
+    for name in ("findings.json", "findings.sarif"):
+        assert not RAW_CONTROL.search((ws / name).read_text(encoding="utf-8")), name

@@ -410,3 +410,38 @@ def test_a_taint_finding_carries_its_trace_as_a_code_flow_and_in_the_markdown() 
     assert "1. source: args of the Flask request (app/views.py:7)" in markdown
     assert "3. sink: the shell command os.system() runs, argument 1 (app/run.py:3)" in markdown
     assert "analysed in part only" in markdown
+
+
+def test_exclusions_are_grouped_by_rule_capped_in_text_and_complete_in_json() -> None:
+    """Issue 13 item 7: what each exclusion rule did is in every export; the text names at most
+    ``MAX_LISTED_PATHS`` paths and always the count, findings.json every path."""
+    from fleetledger.jobs.scan.exclusions import MAX_LISTED_PATHS, exclusions
+
+    def skipped(path: str, rule: str) -> FileReport:
+        return FileReport(path=path, sha256="0" * 64, size_bytes=1, status="skipped", reason=f"denied by policy: {rule}")
+
+    files = ([skipped(f"gen/m{n:02d}.py", "repository rule exclude 'gen/**'") for n in range(15)]
+             + [scanned("app/views.py"), scanned("app/util.py"), scanned("lib/x.py"),
+                skipped("other/y.py", "no policy.read pattern matches '/srv/repo/other/y.py'")])
+    found = exclusions(files, {"exclude": ["gen/**", "app/*.py"]})
+    assert [(e.origin, e.rule, e.applied, len(e.paths)) for e in found] == [
+        ("repository", "repository rule exclude 'app/*.py'", False, 2),
+        ("repository", "repository rule exclude 'gen/**'", True, 15),
+        ("policy", "policy.read", True, 1)]
+    text = found[1].describe()
+    assert "15 file(s) left out" in text and "gen/m09.py" in text and "gen/m10.py" not in text
+    assert text.endswith(f"and {15 - MAX_LISTED_PATHS} more")
+    scan = report(files=tuple(files), exclusions=found)
+    data = export.to_json(scan)
+    assert data["exclusions"][1]["count"] == 15 and len(data["exclusions"][1]["paths"]) == 15
+    assert (data["summary"]["excluded_by_repository"], data["summary"]["repository_exclusion_refused"],
+            data["summary"]["excluded_by_policy"]) == (15, 2, 1)
+    run = run_of(sarif.to_sarif(scan))
+    ids = [n["descriptor"]["id"] for n in notes(run)]
+    assert ids[:3] == ["FL0008", "FL0009", "FL0010"]
+    assert len(notes(run)[1]["locations"]) == MAX_LISTED_PATHS
+    assert [e["count"] for e in run["properties"]["exclusions"]] == [2, 15, 1]
+    markdown = export.to_markdown(scan)
+    section = markdown.split("## Exclusions", 1)[1].split("\n## ", 1)[0]
+    assert "**Repository rule refused**" in section and "**Excluded by the repository's rules**" in section
+    assert "and 5 more" in section and "Excluded by the policy" in section

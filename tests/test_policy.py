@@ -114,3 +114,43 @@ def test_a_target_whose_name_has_glob_characters_matches_itself() -> None:
     gate = Gate(Policy(), target=Path("/src/proj[1]"), workspace=WORKSPACE)
     assert gate.check(Action(kind="read", target="/src/proj[1]/app.py")).allowed
     assert not gate.check(Action(kind="read", target="/src/proj1/app.py")).allowed
+
+
+def test_the_users_policy_decides_whether_a_repository_may_exclude_source_files(tmp_path: Path) -> None:
+    """Issue 13 item 7: ``exclude = ["**"]`` in a repository's rules was accepted as narrowing,
+    and the scan reported 0 findings without a word."""
+    rules = _write(tmp_path / ".fleetledger.toml", '[rules]\nexclude = ["**"]\nrepository_may_exclude = true\n')
+    strict = Policy().narrowed_by(rules)
+    assert strict.exclude == ("**",) and strict.repository_may_exclude is False
+    refused = " | ".join(strict.refused_rules)
+    assert "exclude ['**'] refused for the files the job analyses" in refused
+    assert "repository_may_exclude refused: only the user's policy may set it" in refused
+    allowing = Policy.load(_write(tmp_path / "p.toml", "[policy]\nrepository_may_exclude = true\n"))
+    assert allowing.repository_may_exclude and allowing.hash != Policy().hash
+    assert not any(r.startswith("exclude") for r in allowing.narrowed_by(rules).refused_rules)
+    with pytest.raises(errors.PolicyError, match="repository_may_exclude must be true or false"):
+        Policy.load(_write(tmp_path / "bad.toml", '[policy]\nrepository_may_exclude = "yes"\n'))
+
+
+EXCLUDE_TABLE = [  # (the policy's repository_may_exclude, path read, allowed)
+    (False, "/src/repo/vendor/lib.py", True),       # a source file: the repository may not hide it
+    (False, "/src/repo/vendor/page.html", True),    # a template the taint engine reads: the same
+    (False, "/src/repo/vendor/README.md", False),   # not analysed: the rule still keeps it from the workers
+    (False, "/src/repo/app/views.py", True),
+    (True, "/src/repo/vendor/lib.py", False),
+    (True, "/src/repo/vendor/page.html", False),
+    (True, "/src/repo/vendor/README.md", False),
+    (True, "/src/repo/app/views.py", True),
+]
+
+
+@pytest.mark.parametrize("may_exclude, target, allowed", EXCLUDE_TABLE)
+def test_gate_applies_a_repository_exclude_to_analysed_files_only_when_the_policy_allows(
+        tmp_path: Path, may_exclude: bool, target: str, allowed: bool) -> None:
+    from fleetledger.jobs.scan.job import ScanJob
+
+    job = ScanJob(tmp_path, workspace=tmp_path / ".run", argv=[])
+    policy = Policy(exclude=("vendor/**",), repository_may_exclude=may_exclude)
+    decision = Gate(policy, target=TARGET, workspace=WORKSPACE, analysed=job.analyses).check(Action(kind="read", target=target))
+    assert decision.allowed is allowed, decision.rule
+    assert decision.rule == ("repository rule exclude 'vendor/**'" if not allowed else "policy.read '$TARGET/**'")

@@ -125,8 +125,10 @@ def test_repository_rules_narrow_the_scan_and_widening_is_refused(tmp_path: Path
     assert "warning: repository rule egress refused" in done.stderr
     report = json.loads((ws / "findings.json").read_text())
     vendor = next(f for f in report["files"] if f["path"] == "vendor/lib.py")
-    assert vendor["status"] == "skipped" and vendor["reason"] == "denied by policy: repository rule exclude 'vendor/**'"
-    assert not any(f["candidate"]["path"].startswith("vendor/") for f in report["findings"])
+    assert vendor["status"] == "scanned", "a repository may not hide its own code unless the policy allows it"
+    assert report["exclusions"] == [{"origin": "repository", "rule": "repository rule exclude 'vendor/**'",
+                                     "applied": False, "count": 1, "paths": ["vendor/lib.py"]}]
+    assert "warning: repository rule exclude ['vendor/**'] refused for the files the job analyses" in done.stderr
     history = records(ws)
     assert any(r.kind == "policy.denied" and "egress refused" in r.why for r in history)
     started = next(r for r in history if r.kind == "run.started")

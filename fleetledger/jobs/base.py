@@ -80,6 +80,13 @@ class Job(abc.ABC):
         checks each before the task is handed out, and a denied step is skipped."""
         return {}
 
+    def analyses(self, path: str) -> bool:
+        """Whether the job analyses the file at ``path`` (relative to ``repository()``), as a
+        scan analyses source files: the repository's own ``exclude`` rules may not hide such
+        a file unless the user's policy sets ``repository_may_exclude`` (read-only, pure). By
+        default: no file."""
+        return False
+
     def repository(self) -> str | None:
         """Returns the untrusted repository the job reads (its rules file may narrow the
         policy), or None."""

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ... import fsutil
+from ...display import json_text
+from .exclusions import counts
 from .markdown import to_markdown
 from .sarif import finding_cwe, order_key, to_sarif
 from .shapes import SEVERITIES, ScanReport
@@ -28,7 +30,9 @@ def to_json(report: ScanReport) -> dict[str, Any]:
 
     Findings are in the SARIF order (``sarif.order_key``), each as ``Finding.to_json()`` plus
     its reported ``cwe`` (``sarif.finding_cwe``); files are sorted by path, each as
-    ``FileReport.to_json()`` (skipped ones carry ``status`` "skipped" and their ``reason``).
+    ``FileReport.to_json()`` (skipped ones carry ``status`` "skipped" and their ``reason``);
+    ``exclusions`` lists what each exclusion rule did, with every path (``Exclusion.to_json``),
+    and ``summary`` counts those files (``exclusions.counts``).
 
     Args:
         report: The scan report.
@@ -54,7 +58,9 @@ def to_json(report: ScanReport) -> dict[str, Any]:
             "by_severity": {s: sum(f.severity == s for f in findings) for s in SEVERITIES},
             "files": len(files),
             "files_skipped": sum(f.status == "skipped" for f in files),
+            **counts(report.exclusions),
         },
+        "exclusions": [e.to_json() for e in report.exclusions],
         "findings": [{**f.to_json(), "cwe": finding_cwe(f)} for f in findings],
         "files": [f.to_json() for f in files],
     }
@@ -90,7 +96,10 @@ def write_outputs(report: ScanReport, workspace: Path) -> dict[str, str]:
 
 
 def _json_bytes(document: dict[str, Any]) -> bytes:
-    return _utf8(json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
+    """Compact JSON, non-ASCII text as it is except control, bidi and other format characters
+    (and lone surrogates), which are JSON escapes (``display.json_text``): the data is exact and
+    ``cat findings.json`` cannot drive the terminal."""
+    return _utf8(json_text(json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)) + "\n")
 
 
 def _utf8(text: str) -> bytes:

@@ -20,7 +20,7 @@ from . import export, report
 from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
 from .detect import DETECT_VERSION
-from .plan import MAX_TEMPLATE_BYTES, TEMPLATE_SUFFIXES, blocks, candidate_blocks, discover
+from .plan import MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, blocks, candidate_blocks, discover
 from .shapes import Candidate, survives
 
 if TYPE_CHECKING:
@@ -167,6 +167,11 @@ class ScanJob(Job):
             return {f"{kind}:{it['candidate']['id']}": str(self.target / it["candidate"]["path"]) for it in task.inputs["items"]}
         return {}
 
+    def analyses(self, path: str) -> bool:
+        """Source files and the templates the taint engine reads: what a repository's exclude
+        rule may hide only when the policy allows it (``Policy.repository_may_exclude``)."""
+        return path.endswith(SOURCE_SUFFIXES + TEMPLATE_SUFFIXES)
+
     def repository(self) -> str | None:
         return str(self.target)
 
@@ -242,6 +247,8 @@ class ScanJob(Job):
                     f"reasons in findings.md)" if skipped else f"all {len(scan.files)} file(s) scanned")
         if partly:
             coverage += f", {partly} of them analysed in part (see File problems in findings.md)"
+        for exclusion in scan.exclusions:  # never silent: the rule, how many files, which
+            coverage += f"; {exclusion.describe(max_paths=5)}"
         summary = (f"{len(scan.findings)} finding(s){f' ({by_sev})' if by_sev else ''}; {coverage}; "
                    f"{scan.dismissed} candidate verdict(s) dismissed; reports: {outputs['findings.sarif']}, "
                    f"{outputs['findings.md']}, {outputs['findings.json']}")

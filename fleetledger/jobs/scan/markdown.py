@@ -2,7 +2,9 @@
 
 Every finding is listed (no cap, no merging), in the SARIF order (``sarif.order_key``). Text
 that comes from the scanned repository or a model (paths, messages, rationales, snippets) is
-escaped, so it can neither break the tables nor inject links or HTML.
+escaped, so it can neither break the tables nor inject links or HTML; its control, bidi and
+other format characters become visible escapes (``display.printable``), so ``cat findings.md``
+shows them instead of acting on them.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import re
 from collections import Counter
 from typing import Any
 
+from ...display import printable
+from .exclusions import counts as exclusion_counts
 from .sarif import finding_cwe, order_key
 from .shapes import SEVERITIES, Finding, ModelAnswer, ScanReport
 
@@ -21,7 +25,8 @@ _SPECIAL = re.compile(r"[\\`*_\[\]<>|~&!]")
 
 
 def to_markdown(report: ScanReport) -> str:
-    """Renders the report: summary, incomplete-run banner, findings table, details, skipped files.
+    """Renders the report: summary, incomplete-run banner, exclusions, findings table, details,
+    skipped files.
 
     Args:
         report: The scan report.
@@ -30,7 +35,8 @@ def to_markdown(report: ScanReport) -> str:
         The Markdown text, ending in one newline; equal reports give equal text.
     """
     findings = sorted(report.findings, key=order_key)
-    parts = [_header(report), _summary(report, findings), _table(findings), _details(findings), _files(report)]
+    parts = [_header(report), _summary(report, findings), _exclusions(report), _table(findings), _details(findings),
+             _files(report)]
     return "\n\n".join(part for part in parts if part) + "\n"
 
 
@@ -61,10 +67,31 @@ def _summary(report: ScanReport, findings: list[Finding]) -> str:
     ]
     if skipped:
         lines.append(f"Coverage is incomplete: {skipped} skipped files were not scanned (listed below).")
+    excluded = exclusion_counts(report.exclusions)
+    if any(excluded.values()):
+        lines.append(f"Left out by the repository's own rules: {excluded['excluded_by_repository']}; kept in although "
+                     f"the repository's rules asked to leave them out: {excluded['repository_exclusion_refused']}; "
+                     f"left out by the policy: {excluded['excluded_by_policy']} (see Exclusions).")
     partly = sum(bool(f.detectors_not_run or f.not_analysed) for f in report.files if f.status == "scanned")
     if partly:
         lines.append(f"{partly} scanned file(s) were analysed in part only: a detector could not run on them, or part "
                      "of their analysis was cut short (listed under File problems).")
+    return "\n".join(lines)
+
+
+_EXCLUSION_LABELS = {("repository", False): "**Repository rule refused**",
+                     ("repository", True): "**Excluded by the repository's rules**",
+                     ("policy", True): "Excluded by the policy"}
+
+
+def _exclusions(report: ScanReport) -> str:
+    """What each exclusion rule did (``exclusions.Exclusion.describe``): the rule, the count,
+    the first paths; findings.json lists every path."""
+    if not report.exclusions:
+        return ""
+    lines = ["## Exclusions", ""]
+    lines += [f"- {_EXCLUSION_LABELS.get((e.origin, e.applied), e.origin)}: {_inline(e.describe())}."
+              for e in report.exclusions]
     return "\n".join(lines)
 
 
@@ -124,7 +151,7 @@ def _trace(trace: dict[str, Any] | None) -> list[str]:
 
 
 def _answer(title: str, answer: ModelAnswer) -> str:
-    head = f"**{title}**: {answer.verdict}, confidence {answer.confidence}/10"
+    head = f"**{title}**: {_inline(answer.verdict)}, confidence {answer.confidence}/10"
     body = [f"> {_inline(line)}" if line.strip() else ">" for line in answer.rationale.splitlines()]
     return "\n".join([head, ""] + (body or ["> (no rationale given)"]))
 
@@ -166,13 +193,20 @@ def _one_line(text: str) -> str:
 def _inline(text: str) -> str:
     """Escapes text for one line of Markdown (a table cell, a heading, a list item).
 
-    Line breaks (a file name may hold one) become ``<br>``, the one HTML tag emitted.
+    Control and format characters become visible escapes first (``display.printable``, so a
+    carriage return or U+2028 does not break the line either); newlines (a file name may hold
+    one) then become ``<br>``, the one HTML tag emitted.
     """
-    return "<br>".join(_SPECIAL.sub(r"\\\g<0>", line) for line in text.splitlines())
+    return "<br>".join(_SPECIAL.sub(r"\\\g<0>", line) for line in printable(text, keep="\n\t").splitlines())
 
 
 def _fenced(snippet: str) -> str:
-    """Returns a code block whose fence is longer than any backtick run inside (CommonMark §4.5)."""
+    """Returns a code block whose fence is longer than any backtick run inside (CommonMark §4.5).
+
+    The snippet's control and format characters become visible escapes (``display.printable``;
+    newlines and tabs stay, a CRLF line end is a newline).
+    """
+    snippet = printable(snippet.replace("\r\n", "\n"), keep="\n\t")
     longest = max((len(run) for run in re.findall(r"`+", snippet)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}python\n{snippet.rstrip()}\n{fence}"

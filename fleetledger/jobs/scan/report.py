@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...reader import RunReader
+from .exclusions import DENIED, exclusions
 from .shapes import Candidate, FileReport, Finding, ModelAnswer, ScanReport, survives
 
 
@@ -58,7 +59,7 @@ def file_reports(run: RunReader) -> dict[str, FileReport]:
             continue
         step = f"detect:{path}"
         if step in denials:
-            reason = f"denied by policy: {denials[step]}"
+            reason = f"{DENIED}{denials[step]}"
         elif step in failures:
             reason = f"internal error: {failures[step]}"
         else:
@@ -120,7 +121,8 @@ def build_report(run: RunReader, *, tool_version: str) -> ScanReport:
     """Assembles the scan report from the ledger (read-only).
 
     The report is complete when every sprint before export completed and no task failed; a
-    halted run gives a partial report with its halt reason.
+    halted run gives a partial report with its halt reason. Its exclusions are judged against
+    the policy of the run's latest session (``RunView.policy``).
     """
     view = run.view
     first = answers(run, "investigate")
@@ -144,7 +146,8 @@ def build_report(run: RunReader, *, tool_version: str) -> ScanReport:
     return ScanReport(run_id=view.run_id, target=view.job.get("target", ""), findings=tuple(findings),
                       files=tuple(files.values()), complete=complete, halt_reason=halt_reason,
                       dismissed=dismissed, tool_version=tool_version,
-                      started_utc=_iso(view.started_ms))
+                      started_utc=_iso(view.started_ms),
+                      exclusions=exclusions(files.values(), view.policy.get("body", {})))
 
 
 def _iso(ms: int) -> str:

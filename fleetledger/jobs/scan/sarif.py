@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
+from .exclusions import MAX_LISTED_PATHS, Exclusion
 from .shapes import SEVERITIES, Candidate, FileReport, Finding, ModelAnswer, ScanReport
 
 SARIF_VERSION = "2.1.0"
@@ -23,6 +24,8 @@ INFORMATION_URI = "https://github.com/fleetledger/fleetledger"
 SRCROOT = "SRCROOT"
 MAX_RESULTS = 25_000
 MAX_LOCATIONS = 10
+MAX_EXCLUDED_PATHS = 100
+"""Paths of one exclusion rule listed in ``run.properties.exclusions`` (findings.json lists all)."""
 FINGERPRINT_KEY = "candidateId/v1"
 
 LEVELS = {"critical": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
@@ -39,6 +42,11 @@ _NOTIFICATIONS = (
     ("FL0005", "detector-internal-error", "A detector check raised on a file; the other checks still ran."),
     ("FL0006", "detector-not-run", "A detector could not run on a file; the others analysed it."),
     ("FL0007", "analysis-cut-short", "Part of a file's analysis was cut short (a work budget); that part is not analysed."),
+    ("FL0008", "repository-exclusion-refused", "The scanned repository's own rules asked to exclude source files from "
+                                               "the scan; the policy refused, so they were scanned."),
+    ("FL0009", "repository-exclusion-applied", "The scanned repository's own rules left files out of the scan (the "
+                                               "policy lets a repository exclude files)."),
+    ("FL0010", "policy-exclusion", "The user's policy left files out of the scan."),
 )
 _NOTIFICATION_INDEX = {name: index for index, (_, name, _) in enumerate(_NOTIFICATIONS)}
 
@@ -134,8 +142,10 @@ def to_sarif(report: ScanReport) -> dict[str, Any]:
     ``MAX_RESULTS`` (the cut is recorded in ``run.properties`` and a notification); a result has
     at most ``MAX_LOCATIONS`` locations, the rest go to ``relatedLocations`` (§3.27.22);
     ``level`` follows severity (§3.27.10); locations are relative URIs against ``SRCROOT``
-    (§3.4.4, §3.14.14) with 1-based regions (§3.30); file-level problems and an incomplete run
-    are ``invocations[0].toolExecutionNotifications`` (§3.20.21, §3.58), never results.
+    (§3.4.4, §3.14.14) with 1-based regions (§3.30); file-level problems, exclusion rules (what
+    the repository's or the policy's rules left out, or tried to) and an incomplete run are
+    ``invocations[0].toolExecutionNotifications`` (§3.20.21, §3.58), never results; exclusions
+    are also in ``run.properties.exclusions``.
 
     Args:
         report: The scan report.
@@ -180,6 +190,7 @@ def to_sarif(report: ScanReport) -> dict[str, Any]:
             "resultsKept": len(kept),
             "resultsTruncated": len(kept) < len(groups),
             "resultsLimit": MAX_RESULTS,
+            "exclusions": [e.to_json(max_paths=MAX_EXCLUDED_PATHS) for e in report.exclusions],
         },
     }
     return {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}
@@ -342,12 +353,24 @@ def _invocation(report: ScanReport, *, total: int, kept: int) -> dict[str, Any]:
             f"{total - kept} of {total} results are left out of this file (at most {MAX_RESULTS} per run); "
             "findings.md and findings.json list them all.",
         ))
+    notes.extend(_exclusion_note(e) for e in report.exclusions)
     for file in sorted(report.files, key=lambda f: f.path):
         notes.extend(_file_notes(file))
     invocation: dict[str, Any] = {"executionSuccessful": report.complete, "toolExecutionNotifications": notes}
     if report.started_utc:
         invocation["startTimeUtc"] = report.started_utc
     return invocation
+
+
+def _exclusion_note(e: Exclusion) -> dict[str, Any]:
+    """Returns the notification of one exclusion rule: what it did, to how many files, the first
+    ``MAX_LISTED_PATHS`` named in the text and located."""
+    name = ("policy-exclusion" if e.origin == "policy" else
+            "repository-exclusion-applied" if e.applied else "repository-exclusion-refused")
+    text = e.describe()
+    note = _note(name, "note" if e.origin == "policy" else "warning", f"{text[0].upper()}{text[1:]}.")
+    note["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(p)}} for p in e.paths[:MAX_LISTED_PATHS]]
+    return note
 
 
 def _file_notes(file: FileReport) -> list[dict[str, Any]]:

@@ -17,7 +17,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .exclusions import Exclusion
 
 Verdict = Literal["vulnerable", "not_vulnerable", "uncertain"]
 Severity = Literal["critical", "high", "medium", "low", "info"]
@@ -303,6 +306,9 @@ class ScanReport:
         dismissed: Number of candidates thrown out by investigate or revalidate.
         tool_version: fleetledger's version string.
         started_utc: ISO-8601 UTC start of the run (``"2026-11-29T11:45:00Z"``).
+        exclusions: What each exclusion rule did: the files the repository's rules or the
+            user's policy left out, and those a repository rule would have hidden but the
+            policy refused (``exclusions.Exclusion``), repository rules first.
     """
 
     run_id: str
@@ -314,3 +320,4 @@ class ScanReport:
     dismissed: int = 0
     tool_version: str = "0"
     started_utc: str | None = None
+    exclusions: tuple["Exclusion", ...] = ()
