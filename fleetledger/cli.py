@@ -523,7 +523,7 @@ def verify(workspace: str) -> None:
     except errors.FleetledgerError as exc:
         _fail(exc)
     for note in report.notes:
-        click.echo(f"note: {note}")
+        _echo(f"note: {note}")
     for problem in report.problems:
         _echo(f"problem: {problem}")
     _echo(f"{report.records} records in {report.runs} run(s): {'OK' if report.ok else f'{len(report.problems)} problem(s)'}")
