@@ -36,6 +36,7 @@ from ...analysis import catalog, context, engine, parser
 from . import detectors, source, taint
 from .budget import TimeBudgetExceeded, within_time_budget
 from .modules import Content, RepositoryModules, read_file
+from .plan import MAX_SOURCE_BYTES
 from .shapes import Candidate, FileReport, candidate_id
 
 _formatwarning = warnings.formatwarning
@@ -89,10 +90,9 @@ class DetectLimits:
     """Bounds on the work ``detect_file`` does for one file.
 
     Attributes:
-        max_bytes: Larger files are skipped for size. 2 MiB: real modules above 1 MiB exist
-            (generated code, big test data) and bandit reads a 1.2 MB one in seconds, so they
-            are scanned; minified bundles and data dumps (tens of MB) are skipped; a
-            pathological file under the limit is still bounded by ``timeout_s``.
+        max_bytes: Larger files are skipped for size, by ``fstat`` before any read
+            (``plan.MAX_SOURCE_BYTES``, 2 MiB: real modules above 1 MiB exist and bandit reads a
+            1.2 MB one in seconds; minified bundles and data dumps, tens of MB, are skipped).
         timeout_s: Wall-clock budget for decoding, parsing and bandit, per file. 20 s: normal
             files take well under 1 s; bandit is quadratic on some huge literals (a 50,000-key
             dict takes about 10 s) and the budget caps that. Enforced only when ``detect_file``
@@ -106,7 +106,7 @@ class DetectLimits:
         ValueError: a limit is zero or negative (a configuration mistake).
     """
 
-    max_bytes: int = 2 * 1024 * 1024
+    max_bytes: int = MAX_SOURCE_BYTES
     timeout_s: float = 20.0
     max_snippet_chars: int = 2000
 

@@ -82,6 +82,9 @@ def _detect(ctx: TaskContext) -> dict[str, Any]:
             if f.get("link"):
                 return FileReport(path=f["path"], sha256="", size_bytes=0, status="skipped",
                                   reason="symbolic link, not followed").to_json()
+            if f.get("skip_reason"):  # cut by the walk (too large, too deep...): not read
+                return FileReport(path=f["path"], sha256=f["sha256"], size_bytes=f["size_bytes"], status="skipped",
+                                  reason=f["skip_reason"]).to_json()
             report = detect_file(root, f["path"], readable=readable)
             if report.status == "skipped" and (report.reason or "").startswith(UNREAD_REASONS):
                 return report.to_json()  # not read at all (unreadable, a link...): its own reason, not "changed"
