@@ -164,3 +164,19 @@ def test_planned_entries_keep_their_earlier_json_form() -> None:
     cut = PlannedFile(path="d", sha256="", size_bytes=0, skip_reason="folder not walked: x")
     assert cut.to_json()["skip_reason"] == "folder not walked: x"
     assert PlannedFile.from_json(cut.to_json()) == cut
+
+
+def test_a_folder_that_cannot_be_listed_is_reported_not_fatal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "m.py").write_text("x = 1\n")
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    real_scandir = os.scandir
+
+    def scandir(path):  # type: ignore[no-untyped-def]
+        if Path(path).name == "locked":
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)  # the tests run as root, whom chmod 000 does not stop
+    assert [(f.path, f.skip_reason) for f in discover(tmp_path)] == [
+        ("locked", "folder not walked: unreadable: Permission denied"), ("ok.py", None)]

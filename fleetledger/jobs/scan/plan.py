@@ -120,7 +120,8 @@ def discover(target: Path, *, exclude: tuple[Path, ...] = (), suffixes: tuple[st
         The files, fingerprinted (SHA-256 of their bytes; empty for a link or a skipped entry).
 
     Raises:
-        OSError: ``target`` cannot be listed (a folder under it that cannot be listed is too).
+        OSError: ``target`` cannot be listed (a folder under it that cannot be listed is
+            returned as an entry with its reason).
     """
     excluded = {p.resolve() for p in exclude}
     found: list[PlannedFile] = []
@@ -133,7 +134,14 @@ def discover(target: Path, *, exclude: tuple[Path, ...] = (), suffixes: tuple[st
             found.append(PlannedFile(path=rel_here, sha256="", size_bytes=0,
                                      skip_reason=f"folder not walked: nested deeper than {MAX_DEPTH} levels"))
             continue
-        entries = _list_folder(here, MAX_WALK_ENTRIES - listed)
+        try:
+            entries = _list_folder(here, MAX_WALK_ENTRIES - listed)
+        except OSError as error:
+            if not rel_here:
+                raise
+            found.append(PlannedFile(path=rel_here, sha256="", size_bytes=0,
+                                     skip_reason=f"folder not walked: unreadable: {error.strerror}"))
+            continue
         if entries is None:
             found.append(PlannedFile(path=rel_here or ".", sha256="", size_bytes=0,
                                      skip_reason=f"folder not walked: the walk lists at most {MAX_WALK_ENTRIES} entries"))
