@@ -180,3 +180,18 @@ def test_a_folder_that_cannot_be_listed_is_reported_not_fatal(tmp_path: Path, mo
     monkeypatch.setattr(os, "scandir", scandir)  # the tests run as root, whom chmod 000 does not stop
     assert [(f.path, f.skip_reason) for f in discover(tmp_path)] == [
         ("locked", "folder not walked: unreadable: Permission denied"), ("ok.py", None)]
+
+
+def test_a_file_that_cannot_be_sized_is_reported_not_fatal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "long.py").write_text("x = 1\n")
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    real_lstat = Path.lstat
+
+    def lstat(self: Path):  # type: ignore[no-untyped-def]
+        if self.name == "long.py":  # as for a path past PATH_MAX, or a file removed meanwhile
+            raise OSError(36, "File name too long")
+        return real_lstat(self)
+
+    monkeypatch.setattr(Path, "lstat", lstat)
+    assert [(f.path, f.skip_reason) for f in discover(tmp_path)] == [
+        ("long.py", "unreadable: File name too long"), ("ok.py", None)]

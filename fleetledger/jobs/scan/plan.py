@@ -157,7 +157,11 @@ def discover(target: Path, *, exclude: tuple[Path, ...] = (), suffixes: tuple[st
                 continue
             if not name.endswith(suffixes):
                 continue
-            info = path.lstat()
+            try:
+                info = path.lstat()
+            except OSError as error:  # a name that takes the path past PATH_MAX, a file gone
+                found.append(PlannedFile(path=rel, sha256="", size_bytes=0, skip_reason=f"unreadable: {error.strerror}"))
+                continue
             if stat.S_ISLNK(info.st_mode):
                 found.append(PlannedFile(path=rel, sha256="", size_bytes=0, link=True))
             elif stat.S_ISREG(info.st_mode):
