@@ -9,10 +9,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import signal
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -171,7 +169,7 @@ def test_r2_a_20_mb_bundle_is_skipped_for_size(tmp_path: Path) -> None:
     report = scan(tmp_path, "bundle.py", b"var a=1;" * (20 * 1024 * 1024 // 8))
     assert (report.status, report.reason) == ("skipped", "exceeds size limit (20971520 bytes > 2097152)")
     assert report.size_bytes == 20 * 1024 * 1024
-    assert len(report.sha256) == 64
+    assert report.sha256 == ""  # sized by fstat, never read or hashed (issue 13 item 6)
 
 
 @pytest.mark.parametrize(
@@ -304,46 +302,18 @@ def test_a5_one_check_that_raises_is_an_internal_error_and_the_others_report(
     ids=["frozenset-20000", "dict-50000", "line-1MB"],
 )
 def test_p1_huge_literals_finish_or_are_skipped_with_a_reason(tmp_path: Path, text: str) -> None:
-    # Bandit is quadratic on big dicts (about 10 s here for 50,000 keys): a short budget keeps
-    # this test fast, and either outcome the case allows is accepted.
-    report = scan(tmp_path, "data.py", text.encode(), timeout_s=1.0)
+    # Bandit is quadratic on big dicts (about 10 s here for 50,000 keys): its counted budget
+    # leaves it out of such a file, and the report says so (tests/test_budgets.py).
+    report = scan(tmp_path, "data.py", text.encode())
     assert report.candidates == ()
-    assert report.status == "scanned" or report.reason == "timeout after 1 s"
+    assert report.status == "scanned"
+    assert all(note.startswith("bandit: not run: the file's estimated work") for note in report.detectors_not_run)
 
 
-# --- limits, time budget, bandit plumbing --------------------------------------------------------
+# --- limits, bandit plumbing --------------------------------------------------------------------
 
 
-def test_timeout_skips_the_file_and_restores_the_previous_alarm(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def spin(*args: object) -> None:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            pass
-
-    def outer_alarm(signum: int, frame: object) -> None:
-        raise AssertionError("the outer alarm fired during the test")
-
-    break_check(monkeypatch, "B605", spin)
-    previous_handler = signal.signal(signal.SIGALRM, outer_alarm)
-    previous_timer = signal.setitimer(signal.ITIMER_REAL, 100)
-    try:
-        started = time.monotonic()
-        report = scan(tmp_path, "a.py", b"import os\nos.system(x)\n", timeout_s=0.2)
-        elapsed = time.monotonic() - started
-        assert signal.getsignal(signal.SIGALRM) is outer_alarm
-        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous_handler)
-        signal.setitimer(signal.ITIMER_REAL, *previous_timer)
-    assert (report.status, report.reason, report.candidates) == ("skipped", "timeout after 0.2 s", ())
-    assert elapsed < 5
-    assert 90 < remaining <= 100
-
-
-def test_outside_the_main_thread_there_is_no_time_budget_but_detection_works(tmp_path: Path) -> None:
+def test_detection_works_outside_the_main_thread_too(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_bytes(b"import os\nos.system(x)\n")
     reports: list[FileReport] = []
     worker = threading.Thread(target=lambda: reports.append(detect_file(tmp_path, "a.py")))
@@ -457,4 +427,4 @@ def test_any_bytes_give_a_report_never_an_exception(tmp_path: Path, data: bytes)
 
 def test_limits_must_be_positive() -> None:
     with pytest.raises(ValueError, match="every limit must be positive"):
-        DetectLimits(timeout_s=0)
+        DetectLimits(bandit_work_units=0)

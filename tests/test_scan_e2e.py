@@ -149,3 +149,69 @@ def test_a_file_name_that_is_not_utf8_is_scanned_and_judged(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr + done.stdout
     report = json.loads((tmp_path / "ws" / "findings.json").read_text())
     assert [f["candidate"]["rule_id"] for f in report["findings"]] == ["FLT-command"]
+
+
+@pytest.mark.slow
+def test_a_hostile_tree_is_scanned_to_the_end_and_what_was_cut_is_reported(tmp_path: Path) -> None:
+    """Issue 13 item 6: 1,000 nested folders crashed the coordinator (RecursionError in the
+    walk, the run left RUNNING); an 8 GiB sparse file was hashed for minutes before any size
+    check. The vulnerable file at the top is still found; the cuts are in every report."""
+    from test_walk import EIGHT_GIB, VULNERABLE, nest, sparse, unnest
+
+    from fleetledger.jobs.scan import plan
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text(VULNERABLE)
+    sparse(repo / "huge.py", EIGHT_GIB)
+    (nest(repo, 1000) / "bottom.py").write_text(VULNERABLE)
+    try:
+        done = run_cli("scan", str(repo), "--workspace", str(tmp_path / "ws"), "--workers", "2", "--no-progress",
+                       env={"FLEETLEDGER_SANDBOX": "none"})
+    finally:
+        unnest(repo, 1000)
+    assert done.returncode == 0, done.stderr + done.stdout
+    ws = tmp_path / "ws"
+    deep = "/".join(["d"] * (plan.MAX_DEPTH + 1))
+    deep_reason = f"folder not walked: nested deeper than {plan.MAX_DEPTH} levels"
+    size_reason = f"exceeds size limit ({EIGHT_GIB} bytes > {plan.MAX_SOURCE_BYTES})"
+    report = json.loads((ws / "findings.json").read_text())
+    assert [(f["candidate"]["path"], f["candidate"]["rule_id"]) for f in report["findings"]] == [("app.py", "FLT-command")]
+    skipped = {f["path"]: f["reason"] for f in report["files"] if f["status"] == "skipped"}
+    assert skipped == {deep: deep_reason, "huge.py": size_reason}
+    markdown = (ws / "findings.md").read_text()
+    assert deep_reason in markdown and size_reason.replace(">", "\\>") in markdown  # Markdown escapes ">"
+    assert "Coverage is incomplete" in markdown
+    sarif = json.loads((ws / "findings.sarif").read_text())
+    notes = [n["message"]["text"] for n in sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]]
+    assert f"Skipped {deep}: {deep_reason}" in notes and f"Skipped huge.py: {size_reason}" in notes
+    assert "2 skipped" in done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_two_thousand_sinks_of_one_value_are_judged_at_most_the_cap_and_the_cut_is_reported(tmp_path: Path) -> None:
+    """Issue 13 item 6: one small file with 2,000 sinks of one request value took 7 minutes and a
+    26 MB ledger (candidates per file were unbounded)."""
+    from test_budgets import SINKS, flask_view_with_sinks
+
+    from fleetledger.jobs.scan.detect import MAX_CANDIDATES_PER_FILE
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text(flask_view_with_sinks())
+    ws = tmp_path / "ws"
+    done = run_cli("scan", str(repo), "--workspace", str(ws), "--workers", "2", "--no-progress",
+                   env={"FLEETLEDGER_SANDBOX": "none"})
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert count(ws, "model.call") == 2 * MAX_CANDIDATES_PER_FILE  # investigate and revalidate, no more
+    note = (f"app.py: {SINKS - MAX_CANDIDATES_PER_FILE} more candidate(s) not reported (at most "
+            f"{MAX_CANDIDATES_PER_FILE} per file")
+    report = json.loads((ws / "findings.json").read_text())
+    assert len(report["findings"]) == MAX_CANDIDATES_PER_FILE
+    (app,) = report["files"]
+    assert any(n.startswith(note) for n in app["not_analysed"])
+    assert note in (ws / "findings.md").read_text()
+    sarif = json.loads((ws / "findings.sarif").read_text())
+    notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert any(note in n["message"]["text"] and n["descriptor"]["id"] == "FL0007" for n in notes)
+    assert "analysed in part" in done.stdout + done.stderr

@@ -8,8 +8,11 @@ the parameters of the file's public functions are treated as outside data suppli
 library's callers (a library's public function is its entry point), with channel ``api``.
 Findings in other files reached from this one are reported too; their paths say where.
 
-The work is bounded by a deterministic budget (``WORK_UNITS``): what is not analysed when it
-runs out is listed in ``FileAnalysis.not_analysed`` with the reason, never silently skipped.
+The work is bounded by counting, not by a clock (``WORK_UNITS``: statements and expressions
+evaluated): the same file is cut at the same point on any machine, so a replayed or resumed run
+gives the same report, and nothing is interrupted from outside (a signal raised inside the
+interpreter's parser corrupts it). What is not analysed when the budget runs out is listed in
+``FileAnalysis.not_analysed`` with the reason, never silently skipped.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class FileAnalysis:
         read: Repository-relative paths of the other files the analysis read.
         escaped: For each weak random number (``(path, line, col)`` of the call) that leaves
             what the engine follows without reaching a modelled security sink: how it left.
+        work_units_used: Units of the work budget spent (``WORK_UNITS`` at most).
     """
 
     flows: tuple[Flow, ...]
@@ -60,6 +64,7 @@ class FileAnalysis:
     not_analysed: tuple[str, ...]
     read: tuple[str, ...]
     escaped: dict[tuple[str, int, int], list[str]]
+    work_units_used: int = 0
 
     @classmethod
     def nothing(cls) -> FileAnalysis:
@@ -117,6 +122,7 @@ def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, load
         not_analysed=tuple(program.cut_short),
         read=tuple(sorted(program.read - {path})),
         escaped=dict(program.escaped),
+        work_units_used=program.budget.used,
     )
 
 

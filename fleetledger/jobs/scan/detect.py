@@ -15,6 +15,17 @@ Bandit is driven through ``BanditManager`` (its config, test set and metrics) an
 manager is built per file: that costs about 0.05 ms (the plugins are loaded once, at import),
 nothing next to the visit itself, and keeps no state between files.
 
+Every bound on a file's work is counted, never timed, and nothing is interrupted by a signal (a
+budget raised from a ``SIGALRM`` handler inside the parser or bandit corrupted the interpreter:
+``SystemError: AST constructor recursion depth mismatch`` in a later file). The file's size is
+checked by ``fstat`` before any read (``max_bytes``); decoding and parsing are linear in it and
+their nesting is bounded by the parsers (``"nesting too deep"``); bandit runs only when its
+work, counted on the tree beforehand (``bandit_work``), is within ``BANDIT_WORK_UNITS``; the
+taint engine stops at its own step budget (``engine.WORK_UNITS``); a report keeps at most
+``MAX_CANDIDATES_PER_FILE`` candidates. Each cut is in the report (``detectors_not_run``,
+``not_analysed``), and a count gives the same cut on a slow machine as on a fast one, which
+replay and resume rely on.
+
 ``# nosec`` comments are not honoured: the scan reviews code it does not own, and a suppression
 comment is a claim for the investigate step to weigh, not a reason to drop a candidate unseen.
 """
@@ -34,8 +45,8 @@ from typing import Any
 
 from ...analysis import catalog, context, engine, parser
 from . import detectors, source, taint
-from .budget import TimeBudgetExceeded, within_time_budget
 from .modules import Content, RepositoryModules, read_file
+from .plan import MAX_SOURCE_BYTES
 from .shapes import Candidate, FileReport, candidate_id
 
 _formatwarning = warnings.formatwarning
@@ -59,14 +70,30 @@ logging.getLogger("bandit").setLevel(logging.CRITICAL + 1)
 #: the running Python's parser (bandit runs only where it parses the file), on the taint
 #: engine (``ENGINE_VERSION``) and on its library models (their content hash).
 ENGINE_VERSION = "2"
-ENGINE_SHARE = 0.5
-"""The part of a file's time budget the taint engine may use: what it cannot finish is
-reported, and bandit's candidates are kept."""
 DETECT_VERSION = (
-    f"detect 3; bandit {importlib.metadata.version('bandit')}; "
+    f"detect 4; bandit {importlib.metadata.version('bandit')}; "
     f"python {sys.version_info.major}.{sys.version_info.minor}; "
     f"engine {ENGINE_VERSION}; models {catalog.version()}"
 )
+
+MAX_CANDIDATES_PER_FILE = 200
+"""Candidates a file's report keeps; the rest are counted in its ``not_analysed`` notes. Equal to
+the engine's ``MAX_FLOWS``: a real module rarely has more than a few dozen, and one with 2,000
+sinks of one value (a hostile file) took 7 minutes of judging and a 26 MB ledger. The kept ones
+are the most telling: flows of outside data first (the network's before a caller's parameter),
+then by the detector's severity and confidence, then by position."""
+BANDIT_NODE_UNITS = 1_000
+"""What one syntax node bandit visits weighs in ``bandit_work``, in dict-key comparisons: bandit
+runs every check registered for the node's type (about 20 us a node here, 13 ns a comparison)."""
+BANDIT_WORK_UNITS = 1_500_000_000
+"""Bandit's budget, counted on the tree before it runs (``bandit_work``): the syntax nodes it
+visits (``BANDIT_NODE_UNITS`` each) plus the key comparisons of its one superlinear check (B105
+looks each string of a dict literal up in the dict's keys). About 20 s of bandit on this
+project's 2-core test machine: a 2 MiB file of ordinary code (600,000 nodes, 14 s) is within it;
+a dict literal of 50,000 string keys (2,500,000,000 comparisons, 10 s of bandit and more with
+every key added) is not. A file over it is analysed without bandit and the report says so."""
+_SEVERITY_RANK = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
+_ORIGIN_RANK = {"http": 0, "network": 0, "random": 1, "cli": 2, "stdin": 2, "env": 2, "file": 2, "api": 3}
 
 _BINARY_MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "PNG image"),
@@ -89,15 +116,11 @@ class DetectLimits:
     """Bounds on the work ``detect_file`` does for one file.
 
     Attributes:
-        max_bytes: Larger files are skipped for size. 2 MiB: real modules above 1 MiB exist
-            (generated code, big test data) and bandit reads a 1.2 MB one in seconds, so they
-            are scanned; minified bundles and data dumps (tens of MB) are skipped; a
-            pathological file under the limit is still bounded by ``timeout_s``.
-        timeout_s: Wall-clock budget for decoding, parsing and bandit, per file. 20 s: normal
-            files take well under 1 s; bandit is quadratic on some huge literals (a 50,000-key
-            dict takes about 10 s) and the budget caps that. Enforced only when ``detect_file``
-            runs in the main thread of a POSIX process (it uses ``SIGALRM``); elsewhere there is
-            no time limit.
+        max_bytes: Larger files are skipped for size, by ``fstat`` before any read
+            (``plan.MAX_SOURCE_BYTES``, 2 MiB: real modules above 1 MiB exist and bandit reads a
+            1.2 MB one in seconds; minified bundles and data dumps, tens of MB, are skipped).
+        bandit_work_units: Bandit's budget (``BANDIT_WORK_UNITS``), counted before it runs.
+        max_candidates: Candidates kept per file (``MAX_CANDIDATES_PER_FILE``).
         max_snippet_chars: Longest ``Candidate.snippet`` kept. A snippet is the flagged lines
             with one line of context either side, as bandit shows them; longer ones (a flagged
             1 MB line, a whole flagged function) are cut and end in ``"…"``.
@@ -106,12 +129,13 @@ class DetectLimits:
         ValueError: a limit is zero or negative (a configuration mistake).
     """
 
-    max_bytes: int = 2 * 1024 * 1024
-    timeout_s: float = 20.0
+    max_bytes: int = MAX_SOURCE_BYTES
+    bandit_work_units: int = BANDIT_WORK_UNITS
+    max_candidates: int = MAX_CANDIDATES_PER_FILE
     max_snippet_chars: int = 2000
 
     def __post_init__(self) -> None:
-        if self.max_bytes <= 0 or self.timeout_s <= 0 or self.max_snippet_chars <= 0:
+        if min(self.max_bytes, self.bandit_work_units, self.max_candidates, self.max_snippet_chars) <= 0:
             raise ValueError(f"every limit must be positive: {self!r}")
 
 
@@ -122,21 +146,20 @@ def detect_file(root: Path, relpath: str, *, limits: DetectLimits | None = None,
 
     Skip reasons: ``"exceeds size limit (N bytes > M)"``, ``"binary content (PNG image)"``,
     ``"undecodable: ..."``, ``"NUL byte at line N"``, ``"syntax error at line N: msg"``,
-    ``"nesting too deep"``, ``"timeout after N s"``, and for paths that are not plain files
+    ``"nesting too deep"``, and for paths that are not plain files
     inside ``root``: ``"symbolic link (not followed)"``, ``"outside the scanned root"``, ``"not a
     regular file"``, ``"unreadable: <strerror>"``. A file in syntax newer than the running
     Python is parsed by the version-independent parser and analysed; bandit, which needs the
     running interpreter's parser, is then listed in ``detectors_not_run`` with the reason.
 
-    The time budget uses ``SIGALRM`` and so applies only in the main thread; a ``SIGALRM``
-    timer already running (e.g. pytest-timeout's) is suspended meanwhile and re-armed after,
-    so it fires late by at most the time spent here. Warnings raised while parsing (invalid
+    Every bound is counted, never timed (the module docstring says which), so a file gives the
+    same report on any machine; no signal is used. Warnings raised while parsing (invalid
     escape sequences...) are silenced; thread-safety is that of ``warnings.catch_warnings``.
 
     Args:
         root: The scanned root folder.
         relpath: The file's path relative to ``root``, with forward slashes; reported as is.
-        limits: Size, time and snippet bounds; ``DetectLimits()`` when omitted.
+        limits: Size, work, candidate and snippet bounds; ``DetectLimits()`` when omitted.
         readable: Other files of the repository the taint engine may read to follow imports:
             path -> the SHA-256 the run planned (a file whose content differs is not used).
             Pass the same mapping for every file of a task: the engine then shares function
@@ -144,8 +167,8 @@ def detect_file(root: Path, relpath: str, *, limits: DetectLimits | None = None,
 
     Returns:
         A ``FileReport``: ``status="scanned"`` with candidates sorted by position, decoding
-        warnings and one ``internal_errors`` line per check (bandit's or fleetledger's) that
-        raised; or ``status="skipped"`` with the reason and no candidates.
+        warnings, one ``internal_errors`` line per check (bandit's or fleetledger's) that
+        raised, and a ``not_analysed`` note for what a budget or the candidate cap cut; or ``status="skipped"`` with the reason and no candidates.
     """
     limits = limits or DetectLimits()
     content = read_file(Path(root), relpath, limits.max_bytes)
@@ -154,15 +177,9 @@ def detect_file(root: Path, relpath: str, *, limits: DetectLimits | None = None,
         return _report(relpath, content, status="skipped", reason=content.problem)
     modules = RepositoryModules(Path(root), {p: h for p, h in (readable or {}).items() if p != relpath}, limits.max_bytes)
     shas = readable if readable is not None and readable.get(relpath) == content.sha256 else None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return within_time_budget(
-                limits.timeout_s, lambda: _analyse(relpath, content, content_data, limits, modules, shas)
-            )
-    except TimeBudgetExceeded:
-        reason = f"timeout after {limits.timeout_s:g} s"
-        return _report(relpath, content, status="skipped", reason=reason)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _analyse(relpath, content, content_data, limits, modules, shas)
 
 
 def _report(relpath: str, content: Content, **fields: Any) -> FileReport:
@@ -197,9 +214,14 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
     # Bandit parses with the running Python; here it visits the tree detect parsed, which for a
     # file in newer syntax is the version-independent parser's (the same node classes, with
     # stand-ins for what this Python lacks, whose contents bandit still visits).
+    bandit_units, heaviest = bandit_work(tree)
     try:
-        tester = _run_bandit(content.path, data, decoded, tree)
-        found, bandit_errors = tester.found, tester.error_lines()
+        if bandit_units > limits.bandit_work_units:
+            not_run.append(f"bandit: not run: the file's estimated work for bandit ({bandit_units} units) is over its "
+                           f"budget of {limits.bandit_work_units} ({heaviest}); the other detectors ran")
+        else:
+            tester = _run_bandit(content.path, data, decoded, tree)
+            found, bandit_errors = tester.found, tester.error_lines()
     except RecursionError:
         not_run.append("bandit: the file nests too deep for bandit's recursive visitor")
     except Exception as error:  # a bandit bug on odd input: the other detectors still run
@@ -213,29 +235,66 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
         # Test code is not deployed: the analyst dismisses whatever is found there, so the taint
         # engine does not spend its time on it (bandit and the pattern detectors still run).
         analysis = engine.FileAnalysis.nothing()
-    else:
-        try:
-            analysis = within_time_budget(
-                limits.timeout_s * ENGINE_SHARE,
-                lambda: engine.analyse(relpath, tree, paths=modules.paths(), loader=modules,
-                                       is_test=context.is_test_path, shas=shas, templates=modules.find_template))
-        except TimeBudgetExceeded:
-            # Bandit's and the pattern detectors' candidates stand; the taint engine's are lost.
-            analysis = engine.FileAnalysis.nothing()
-            not_run.append(f"taint engine: ran past its time budget of {limits.timeout_s * ENGINE_SHARE:g} s "
-                           "(this file and the modules it imports); its flows are not reported")
+    else:  # bounded by its own counted budget (engine.WORK_UNITS); it reports what it cut
+        analysis = engine.analyse(relpath, tree, paths=modules.paths(), loader=modules,
+                                  is_test=context.is_test_path, shas=shas, templates=modules.find_template)
     path_lines = _Lines(modules, relpath, lines)
     produced = taint.flow_candidates(path_lines, analysis.flows) + taint.misuse_candidates(path_lines, analysis.misuses)
     merged = [_with_snippet(c, path_lines, limits.max_snippet_chars) for c in taint.merge(list(detected), produced, analysis, path_lines)]
     unique: dict[str, Candidate] = {}
     for candidate in merged:
         unique.setdefault(candidate.id, candidate)
+    kept, capped = _capped(relpath, list(unique.values()), limits.max_candidates)
     return _report(
         relpath, content, status="scanned", warnings=decoded.warnings,
-        candidates=tuple(sorted(unique.values(), key=lambda c: (c.path != relpath, c.path, c.line, c.col, c.rule_id))),
+        candidates=tuple(sorted(kept, key=lambda c: (c.path != relpath, c.path, c.line, c.col, c.rule_id))),
         internal_errors=bandit_errors + tuple(own_errors), parser=parsed.parser, detectors_not_run=tuple(not_run),
-        not_analysed=analysis.not_analysed + tuple(modules.problems), read=analysis.read,
+        not_analysed=analysis.not_analysed + tuple(modules.problems) + capped, read=analysis.read,
     )
+
+
+def _capped(relpath: str, found: list[Candidate], cap: int) -> tuple[list[Candidate], tuple[str, ...]]:
+    """Keeps at most ``cap`` candidates, the most telling first (``MAX_CANDIDATES_PER_FILE``), and
+    the note that counts the others (none when nothing is dropped). Deterministic: the order
+    does not depend on the order they were found in."""
+    if len(found) <= cap:
+        return found, ()
+
+    def rank(c: Candidate) -> tuple[Any, ...]:
+        traces = (c.trace or {}).get("traces") or []
+        origin = _ORIGIN_RANK.get(traces[0]["source"].get("channel", ""), 4) if traces else 5
+        return (origin, _SEVERITY_RANK.get(c.detector_severity, 3), _SEVERITY_RANK.get(c.detector_confidence, 3),
+                c.path != relpath, c.path, c.line, c.col, c.rule_id, c.id)
+
+    ordered = sorted(found, key=rank)
+    return ordered[:cap], (f"{relpath}: {len(found) - cap} more candidate(s) not reported (at most {cap} per file, "
+                           "flows from outside data first, then by the detector's severity and confidence)",)
+
+
+def bandit_work(tree: ast.Module) -> tuple[int, str]:
+    """Estimates, by counting, the work bandit does on ``tree`` (read-only; iterative).
+
+    Args:
+        tree: The file's syntax tree.
+
+    Returns:
+        ``(units, what weighs most)``: units are ``BANDIT_NODE_UNITS`` for each syntax node bandit
+        visits plus, for each string constant that is a key or a value of a dict literal, the
+        dict's key count (B105 looks it up in the keys). What weighs most is ``"N syntax
+        nodes"`` or ``"a dict literal with N keys"``.
+    """
+    nodes = 0
+    scans = 0
+    largest = 0
+    for node in ast.walk(tree):
+        nodes += 1
+        if isinstance(node, ast.Dict):
+            strings = sum(isinstance(part, ast.Constant) and isinstance(part.value, str)
+                          for part in (*node.keys, *node.values))
+            scans += strings * len(node.keys)
+            largest = max(largest, len(node.keys))
+    heaviest = f"a dict literal with {largest} keys" if scans > nodes * BANDIT_NODE_UNITS else f"{nodes} syntax nodes"
+    return nodes * BANDIT_NODE_UNITS + scans, heaviest
 
 
 class _Lines(dict[str, list[str]]):

@@ -198,11 +198,12 @@ class ScanJob(Job):
         cached = self._modules_cache
         if cached is None or cached[0] != run.view.run_id:
             planned = report.planned_files(run)
-            modules = {path: f["sha256"] for path, f in planned.items() if not f.get("link") and path.endswith(".py")}
+            modules = {path: f["sha256"] for path, f in planned.items()
+                       if not f.get("link") and not f.get("skip_reason") and path.endswith(".py")}
             exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
             try:  # the templates a view may render: read, not scanned
                 modules.update({f.path: f.sha256 for f in discover(self.target, exclude=exclude, suffixes=TEMPLATE_SUFFIXES)
-                                if not f.link and f.size_bytes <= MAX_TEMPLATE_BYTES})
+                                if not f.link and not f.skip_reason and f.size_bytes <= MAX_TEMPLATE_BYTES})
             except OSError:
                 pass
             cached = (run.view.run_id, modules)

@@ -1,8 +1,9 @@
 """Reading the scanned repository's files safely, and its other modules for the taint engine.
 
 ``read_file`` reads one file of the scanned tree the way every reader here must: inside the
-root (``realpath``), never through a symbolic link (``O_NOFOLLOW``), only a regular file, at most
-``max_bytes`` kept (all of it hashed). ``RepositoryModules`` gives the taint engine the other
+root (``realpath``), never through a symbolic link (``O_NOFOLLOW``), only a regular file, and
+only when its size (``fstat``, before any read) is at most ``max_bytes``: a larger file is
+neither read nor hashed. ``RepositoryModules`` gives the taint engine the other
 modules a file imports: only files the policy lets the task read (``readable``), only at the
 content the run planned (SHA-256 checked), parsed once per worker process (a small cache keyed
 by path and hash), never raising for a file's content.
@@ -22,10 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import source
+from .plan import size_limit_reason
 
-UNREAD_REASONS = ("outside the scanned root", "symbolic link", "unreadable:", "not a regular file")
+UNREAD_REASONS = ("outside the scanned root", "symbolic link", "unreadable:", "not a regular file", "exceeds size limit")
 """The reasons ``read_file`` gives for a file it did not read at all (its hash is then the empty
-content's, which says nothing about the file)."""
+content's, or empty, which says nothing about the file)."""
 _READ_CHUNK_BYTES = 1024 * 1024
 _EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 _CACHED_MODULES = 256
@@ -38,7 +40,7 @@ class Content:
 
     Attributes:
         path: The file's path.
-        sha256: Hex SHA-256 of all its bytes.
+        sha256: Hex SHA-256 of all its bytes; empty when it is over the size limit (not read).
         size_bytes: Its size.
         data: Its bytes, or None when it is not analysed (then ``problem`` says why).
         problem: Why it is not analysed, or None.
@@ -52,8 +54,9 @@ class Content:
 
 
 def read_file(root: Path, relpath: str, max_bytes: int) -> Content:
-    """Reads a file of the scanned tree once, hashing all of it but keeping its bytes only up
-    to ``max_bytes``; never follows a link or leaves ``root`` (``Content.problem`` says so)."""
+    """Reads and hashes a file of the scanned tree once; never follows a link or leaves
+    ``root``, and reads nothing of a file larger than ``max_bytes`` (``Content.problem`` says
+    why a file is not read; ``sha256`` is then empty or the empty content's)."""
     path = root / relpath
 
     def unread(problem: str) -> Content:
@@ -69,29 +72,28 @@ def read_file(root: Path, relpath: str, max_bytes: int) -> Content:
         if error.errno == errno.ELOOP:
             return unread("symbolic link (not followed)")
         return unread(f"unreadable: {error.strerror}")
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         return unread("not a regular file")
+    if info.st_size > max_bytes:  # by its size alone: not a byte of it is read or hashed
+        os.close(fd)
+        return Content(path=path, sha256="", size_bytes=info.st_size, data=None,
+                       problem=size_limit_reason(info.st_size, max_bytes))
     with open(fd, "rb") as stream:
         digest = hashlib.sha256()
         kept: list[bytes] = []
         size = 0
-        try:
-            while chunk := stream.read(_READ_CHUNK_BYTES):
+        try:  # at most one chunk past the limit, should the file grow while it is read
+            while size <= max_bytes and (chunk := stream.read(_READ_CHUNK_BYTES)):
                 digest.update(chunk)
                 size += len(chunk)
-                if size <= max_bytes:
-                    kept.append(chunk)
+                kept.append(chunk)
         except OSError as error:
             return unread(f"unreadable: {error.strerror}")
     if size > max_bytes:
-        return Content(
-            path=path, sha256=digest.hexdigest(), size_bytes=size, data=None,
-            problem=f"exceeds size limit ({size} bytes > {max_bytes})",
-        )
+        return Content(path=path, sha256="", size_bytes=size, data=None, problem=size_limit_reason(size, max_bytes))
     return Content(path=path, sha256=digest.hexdigest(), size_bytes=size, data=b"".join(kept))
-
-
 
 
 class RepositoryModules:

@@ -3,7 +3,9 @@
 Every function here is deterministic: the same tree (or the same run view) gives the same plan,
 so a plan lost in a crash is made again identically. Files are listed sorted by path, grouped
 by folder into blocks (a block is one task), and fingerprinted (SHA-256 of their bytes) so that
-a step's key names exactly the content it measured.
+a step's key names exactly the content it measured. The walk is bounded against a hostile
+tree (``MAX_DEPTH``, ``MAX_WALK_ENTRIES``, ``MAX_SOURCE_BYTES``); what it cuts is planned as an
+entry that the detect step reports as skipped, with the reason, never silently dropped.
 """
 
 from __future__ import annotations
@@ -26,6 +28,19 @@ TEMPLATE_SUFFIXES = (".html", ".htm", ".xhtml", ".xml", ".jinja", ".jinja2", ".j
 """Template files the taint engine may read to see what a view's render call writes unescaped."""
 MAX_TEMPLATE_BYTES = 1024 * 1024
 
+MAX_SOURCE_BYTES = 2 * 1024 * 1024
+"""Larger source files are listed as not scanned and never read or hashed (``lstat`` decides).
+2 MiB: real modules above 1 MiB exist (generated code, big test data) and are scanned; minified
+bundles and data dumps (tens of MB) are not. ``detect.DetectLimits.max_bytes`` defaults to it."""
+MAX_DEPTH = 64
+"""Folders nested deeper below the scanned root are not walked (each is reported). Real
+repositories rarely pass 30 levels (Java-style package trees, vendored node_modules); 64 leaves
+room for those and stops a hostile nesting (1,000 levels) at once."""
+MAX_WALK_ENTRIES = 1_000_000
+"""Folder entries (files and folders, of any name) the walk lists in all; a folder whose listing
+would pass it is not listed and is reported. A large monorepo has a few hundred thousand; the
+bound stops a folder of millions of entries before it fills memory."""
+
 BLOCK_FILES = 32
 BLOCK_MIN_FILES = 8
 BLOCK_BYTES = 4 * 1024 * 1024
@@ -34,17 +49,38 @@ BLOCK_CANDIDATES = 24
 
 @dataclass(frozen=True, kw_only=True)
 class PlannedFile:
-    """A file the scan covers: ``path`` relative (forward slashes), ``sha256`` of its bytes
-    (empty for a symbolic link, which is not followed), ``size_bytes``, ``link``."""
+    """A file the scan covers, or a part of the tree the walk reports as not scanned.
+
+    Attributes:
+        path: Relative to the scanned root (forward slashes); a folder's path for a folder the
+            walk did not enter.
+        sha256: Hex SHA-256 of its bytes; empty for a link (not followed) or a skipped entry
+            (never read).
+        size_bytes: Its size by ``lstat`` (0 for a folder).
+        link: True for a symbolic link.
+        skip_reason: Why it is not scanned (``"exceeds size limit (N bytes > M)"``, ``"folder not
+            walked: nested deeper than 64 levels"``...), or None for a file to scan.
+    """
 
     path: str
     sha256: str
     size_bytes: int
     link: bool = False
+    skip_reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Returns the JSON form stored in ``task.planned``."""
-        return {"path": self.path, "sha256": self.sha256, "size_bytes": self.size_bytes, "link": self.link}
+        """Returns the JSON form stored in ``task.planned`` (a file to scan keeps the form it had
+        before ``skip_reason`` existed, so its task's inputs are unchanged)."""
+        data: dict[str, Any] = {"path": self.path, "sha256": self.sha256, "size_bytes": self.size_bytes, "link": self.link}
+        if self.skip_reason is not None:
+            data["skip_reason"] = self.skip_reason
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PlannedFile:
+        """Builds an entry from ``to_json()`` output."""
+        return cls(path=data["path"], sha256=data["sha256"], size_bytes=data["size_bytes"], link=data.get("link", False),
+                   skip_reason=data.get("skip_reason"))
 
 
 def _sha256_file(path: Path) -> str:
@@ -55,46 +91,108 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def discover(target: Path, *, exclude: tuple[Path, ...] = (), suffixes: tuple[str, ...] = SOURCE_SUFFIXES) -> list[PlannedFile]:
-    """Lists the Python source files (or the files with other ``suffixes``) under ``target``,
-    sorted by relative path (read-only).
+def size_limit_reason(size_bytes: int, max_bytes: int) -> str:
+    """The reason given for a file over the size limit, the same at planning and at detect."""
+    return f"exceeds size limit ({size_bytes} bytes > {max_bytes})"
 
-    Symbolic links are listed but never followed (a link may point outside the repository);
-    folders in ``EXCLUDED_DIRS`` and the folders in ``exclude`` (the workspace, when it sits
-    inside the target) are left out.
+
+def discover(target: Path, *, exclude: tuple[Path, ...] = (), suffixes: tuple[str, ...] = SOURCE_SUFFIXES,
+             max_bytes: int = MAX_SOURCE_BYTES) -> list[PlannedFile]:
+    """Lists the Python source files (or the files with other ``suffixes``) under ``target``,
+    sorted by relative path (read-only, deterministic).
+
+    The walk is iterative (a stack, not recursion), in sorted order, and bounded: a folder
+    nested deeper than ``MAX_DEPTH`` levels is not entered, a folder whose listing would take
+    the walk past ``MAX_WALK_ENTRIES`` entries is not listed, and a file larger than
+    ``max_bytes`` (by ``lstat``) is neither read nor hashed. Each of these is returned as an
+    entry with ``skip_reason`` set (a folder's path for a folder), so the run reports it as not
+    scanned. Symbolic links are listed but never followed (a link may point outside the
+    repository, or make a loop); folders in ``EXCLUDED_DIRS`` and the folders in ``exclude``
+    (the workspace, when it sits inside the target) are left out.
 
     Args:
         target: The scanned root (absolute).
         exclude: Absolute folders to leave out.
+        suffixes: The endings of the file names listed.
+        max_bytes: Larger files are listed as not scanned, unread (bytes).
 
     Returns:
-        The files, fingerprinted.
+        The files, fingerprinted (SHA-256 of their bytes; empty for a link or a skipped entry).
 
     Raises:
-        OSError: ``target`` cannot be listed.
+        OSError: ``target`` cannot be listed (a folder under it that cannot be listed is
+            returned as an entry with its reason).
     """
     excluded = {p.resolve() for p in exclude}
     found: list[PlannedFile] = []
-
-    def onerror(exc: OSError) -> None:
-        raise exc
-
-    for folder, dirs, files in os.walk(target, onerror=onerror, followlinks=False):
-        here = Path(folder)
-        dirs[:] = sorted(d for d in dirs if d not in EXCLUDED_DIRS and (here / d).resolve() not in excluded
-                         and not (here / d).is_symlink())
-        for name in sorted(files):
+    listed = 0
+    # (folder, its path relative to target, depth): popped in sorted order (pushed reversed).
+    stack: list[tuple[Path, str, int]] = [(Path(target), "", 0)]
+    while stack:
+        here, rel_here, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            found.append(PlannedFile(path=rel_here, sha256="", size_bytes=0,
+                                     skip_reason=f"folder not walked: nested deeper than {MAX_DEPTH} levels"))
+            continue
+        try:
+            entries = _list_folder(here, MAX_WALK_ENTRIES - listed)
+        except OSError as error:
+            if not rel_here:
+                raise
+            found.append(PlannedFile(path=rel_here, sha256="", size_bytes=0,
+                                     skip_reason=f"folder not walked: unreadable: {error.strerror}"))
+            continue
+        if entries is None:
+            found.append(PlannedFile(path=rel_here or ".", sha256="", size_bytes=0,
+                                     skip_reason=f"folder not walked: the walk lists at most {MAX_WALK_ENTRIES} entries"))
+            continue
+        listed += len(entries)
+        folders = []
+        for name, is_dir, is_link in sorted(entries):
+            path = here / name
+            rel = f"{rel_here}/{name}" if rel_here else name
+            if is_dir:  # a link to a folder is neither listed nor followed (as os.walk did)
+                if not is_link and name not in EXCLUDED_DIRS and path.resolve() not in excluded:
+                    folders.append((path, rel, depth + 1))
+                continue
             if not name.endswith(suffixes):
                 continue
-            path = here / name
-            rel = path.relative_to(target).as_posix()
-            info = path.lstat()
+            try:
+                info = path.lstat()
+            except OSError as error:  # a name that takes the path past PATH_MAX, a file gone
+                found.append(PlannedFile(path=rel, sha256="", size_bytes=0, skip_reason=f"unreadable: {error.strerror}"))
+                continue
             if stat.S_ISLNK(info.st_mode):
                 found.append(PlannedFile(path=rel, sha256="", size_bytes=0, link=True))
             elif stat.S_ISREG(info.st_mode):
-                found.append(PlannedFile(path=rel, sha256=_sha256_file(path), size_bytes=info.st_size))
+                if info.st_size > max_bytes:
+                    found.append(PlannedFile(path=rel, sha256="", size_bytes=info.st_size,
+                                             skip_reason=size_limit_reason(info.st_size, max_bytes)))
+                else:
+                    found.append(PlannedFile(path=rel, sha256=_sha256_file(path), size_bytes=info.st_size))
+        stack.extend(reversed(folders))
     found.sort(key=lambda f: f.path)
     return found
+
+
+def _list_folder(folder: Path, at_most: int) -> list[tuple[str, bool, bool]] | None:
+    """``(name, is a folder or a link to one, is a link)`` of each entry of ``folder``, or None
+    when it has more than ``at_most`` entries (it is then not read to the end).
+
+    Raises:
+        OSError: the folder cannot be listed.
+    """
+    entries: list[tuple[str, bool, bool]] = []
+    with os.scandir(folder) as listing:
+        for entry in listing:
+            if len(entries) >= at_most:
+                return None
+            try:
+                is_dir = entry.is_dir()
+            except OSError:  # a link loop or a dangling link: not a folder
+                is_dir = False
+            entries.append((entry.name, is_dir, entry.is_symlink()))
+    return entries
 
 
 def blocks(files: list[PlannedFile], *, max_files: int = BLOCK_FILES, max_bytes: int = BLOCK_BYTES,
@@ -110,13 +208,14 @@ def blocks(files: list[PlannedFile], *, max_files: int = BLOCK_FILES, max_bytes:
     size = 0
     for f in files:
         folder = posixpath.dirname(f.path)
+        read_bytes = 0 if f.skip_reason else f.size_bytes  # a skipped entry is never read
         new_folder = folder != current_dir and len(current) >= min_files
-        if current and (new_folder or len(current) >= max_files or size + f.size_bytes > max_bytes):
+        if current and (new_folder or len(current) >= max_files or size + read_bytes > max_bytes):
             out.append(current)
             current, size = [], 0
         current.append(f)
         current_dir = folder
-        size += f.size_bytes
+        size += read_bytes
     if current:
         out.append(current)
     return out

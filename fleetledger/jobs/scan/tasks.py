@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from ... import faults
 from ...steps import StepFailed, TaskContext, input_hash
 from .brief import BRIEF_FILES, derive_brief
-from .budget import TimeBudgetExceeded, within_time_budget
 from .detect import DETECT_VERSION, detect_file
 from .modules import UNREAD_REASONS
 from .shapes import Candidate, FileReport, ModelAnswer, ModelRequest
@@ -27,9 +26,6 @@ if TYPE_CHECKING:
     from ...models import ModelProvider
 
 _local_providers: dict[str, "ModelProvider"] = {}
-JUDGE_TIMEOUT_S = 30.0
-"""Wall-clock budget of one investigate or revalidate step run in the worker (the offline
-analyst takes milliseconds; the budget bounds a pathological file)."""
 
 
 def _local_model(spec: str) -> "ModelProvider":
@@ -82,6 +78,9 @@ def _detect(ctx: TaskContext) -> dict[str, Any]:
             if f.get("link"):
                 return FileReport(path=f["path"], sha256="", size_bytes=0, status="skipped",
                                   reason="symbolic link, not followed").to_json()
+            if f.get("skip_reason"):  # cut by the walk (too large, too deep...): not read
+                return FileReport(path=f["path"], sha256=f["sha256"], size_bytes=f["size_bytes"], status="skipped",
+                                  reason=f["skip_reason"]).to_json()
             report = detect_file(root, f["path"], readable=readable)
             if report.status == "skipped" and (report.reason or "").startswith(UNREAD_REASONS):
                 return report.to_json()  # not read at all (unreadable, a link...): its own reason, not "changed"
@@ -176,10 +175,9 @@ def _judge(ctx: TaskContext) -> dict[str, Any]:
                 answer = ctx.ask_model(key, request_to_json(request))
                 faults.hit("scan.model.answered")
                 return {"candidate": candidate.id, "answer": answer}
-            try:
-                result = within_time_budget(JUDGE_TIMEOUT_S, lambda: provider.call(request))
-            except TimeBudgetExceeded:
-                return {"candidate": candidate.id, "answer": _not_analysed(candidate, pass_name)}
+            # The offline analyst's work is bounded by the file it reads (detect's size limit) and
+            # the candidates it judges (detect's cap); it is not interrupted by a clock or a signal.
+            result = provider.call(request)
             answer = result.answer.to_json()
             ctx.record("model.call", key=key, why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}",
                        payload={"provider": provider.name, "model": provider.model, "pass": pass_name,
@@ -195,14 +193,6 @@ def _judge(ctx: TaskContext) -> dict[str, Any]:
 
     _each(ctx, ctx.inputs["items"], one)
     return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}
-
-
-def _not_analysed(candidate: Candidate, pass_name: str) -> dict[str, Any]:
-    """The answer for a judgement cut short by its time budget: kept, as uncertain, saying why."""
-    return ModelAnswer(verdict="uncertain", confidence=5, cwe=candidate.cwe, rationale=(
-        f"Not analysed: the {pass_name} step ran past its time budget of {JUDGE_TIMEOUT_S:g} s, so the candidate "
-        "is kept for a reviewer rather than cleared. Verdict: uncertain."),
-        signals={"analysed": False, "cut_short": "time budget"}).to_json()
 
 
 def _triage(ctx: TaskContext) -> dict[str, Any]:
