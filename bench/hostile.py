@@ -164,6 +164,61 @@ def rewritten(kind: str) -> Callable[[Path, str], tuple[bool, str]]:
     return attack
 
 
+def scan_of(build: Callable[[Path], None], check: Callable[[Path, subprocess.CompletedProcess[str]], tuple[bool, str]]
+            ) -> Callable[[Path, str], tuple[bool, str]]:
+    """An attack that is a repository: ``build`` adds to it, the scan runs, ``check`` judges."""
+    def attack(root: Path, sandbox: str) -> tuple[bool, str]:
+        repo = repo_at(root, root / "PWNED")
+        build(repo)
+        ws = root / "ws"
+        done = cli("scan", str(repo), "--workspace", str(ws), "--no-progress", "--workers", "2", cwd=root, sandbox=sandbox)
+        held, detail = check(ws, done)
+        paths = found(ws)
+        return (held and "app/views.py" in paths,
+                f"exit {done.returncode}; planted finding {'reported' if 'app/views.py' in paths else 'MISSING'}; {detail}")
+    return attack
+
+
+def _deep(repo: Path) -> None:
+    folder = repo
+    for _ in range(1000):  # one level at a time: mkdir(parents=True) recurses per level
+        folder = folder / "d"
+        folder.mkdir()
+    (folder / "deep.py").write_text("x = 1\n")
+
+
+def _sparse(repo: Path) -> None:
+    with open(repo / "huge.py", "wb") as handle:
+        handle.truncate(8 * 1024 ** 3)
+
+
+def _sinks(repo: Path) -> None:
+    body = "".join("    os.system(x)\n" for _ in range(2000))
+    (repo / "sinks.py").write_text(f"import os\nfrom flask import request\n\n\ndef view():\n    x = request.args['x']\n{body}")
+
+
+def _exclude_all(repo: Path) -> None:
+    (repo / ".fleetledger.toml").write_text('[rules]\nexclude = ["**"]\n')
+
+
+def _escapes(repo: Path) -> None:
+    (repo / "app" / "\x1b]0;pwned\x07\x1b[2J.py").write_text(VULNERABLE.replace("run()", "run2()") + "# \x1b[2J ALL CLEAR\n")
+
+
+def _md_says(*needles: str) -> Callable[[Path, subprocess.CompletedProcess[str]], tuple[bool, str]]:
+    def check(ws: Path, done: subprocess.CompletedProcess[str]) -> tuple[bool, str]:
+        text = (ws / "findings.md").read_text(errors="replace") if (ws / "findings.md").exists() else ""
+        missing = [n for n in needles if n not in text]
+        return not missing, "findings.md says " + ("what was cut" if not missing else f"nothing of {missing}")
+    return check
+
+
+def _no_raw_escapes(ws: Path, done: subprocess.CompletedProcess[str]) -> tuple[bool, str]:
+    text = (ws / "findings.md").read_text(errors="replace") if (ws / "findings.md").exists() else ""
+    raw = [c for c in ("\x1b", "\x07", "\x9b") if c in text + done.stdout + done.stderr]
+    return not raw and "\\x1b" in text, f"raw control characters in findings.md or the terminal: {len(raw)}"
+
+
 ATTACKS: dict[str, Callable[[Path, str], tuple[bool, str]]] = {
     "1. shipped .run/scratch/json.py": shipped("scratch module"),
     "2. symlinks planted in .run/": shipped("links"),
@@ -172,6 +227,11 @@ ATTACKS: dict[str, Callable[[Path, str], tuple[bool, str]]] = {
     "4. json.py/ast.py/bandit.py in the repository (the current folder)": shipped_modules,
     "5. records edited and re-chained": rewritten("rechain"),
     "5. last records deleted, re-chained": rewritten("cut tail"),
+    "6. folders nested 1,000 deep": scan_of(_deep, _md_says("nested deeper than")),
+    "6. an 8 GiB sparse .py": scan_of(_sparse, _md_says("huge.py", "size limit")),
+    "6. 2,000 sinks of one value in one file": scan_of(_sinks, _md_says("not reported")),
+    "7. .fleetledger.toml exclude = [\"**\"]": scan_of(_exclude_all, _md_says("Exclusions", "refused")),
+    "8. escape sequences in a file name and a snippet": scan_of(_escapes, _no_raw_escapes),
 }
 
 
