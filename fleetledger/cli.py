@@ -233,13 +233,20 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
     try:
         ws = Workspace.at(workspace)
         target = Path(__file__).resolve().parent / "demo_repo" if demo else Path(path)
-        job = ScanJob(target, workspace=ws.root, argv=["fleetledger", *sys.argv[1:]], model=model)
+        job = ScanJob(target, workspace=ws.root, argv=_job_command(target, ws, model), model=model)
         options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
                              new_run=new_run, explicit_resume=join is None, join=join)
         policy = _policy(ws, policy_path, job)
         _execute(lambda on_progress: Coordinator(job, ws, options, policy=policy, on_progress=on_progress), progress)
     except errors.FleetledgerError as exc:
         _fail(exc)
+
+
+def _job_command(target: Path, workspace: Workspace, model: str) -> list[str]:
+    """The scan's command as recorded in the ledger and the run-state file: absolute paths,
+    so that it means the same job from any folder (never a password: ``--ledger`` is left out)."""
+    command = ["fleetledger", "scan", str(Path(target).resolve()), "--workspace", str(workspace.root)]
+    return command + (["--model", model] if model != "offline" else [])
 
 
 def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,

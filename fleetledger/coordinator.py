@@ -30,6 +30,7 @@ import json
 import math
 import os
 import secrets
+import shlex
 import signal
 import socket
 import time
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import errors, faults, fsutil, heads, runstate
+from . import errors, faults, fsutil, heads, identity, runstate
 from .effects import EffectDenied, EffectUncertain
 from .gate import Action, Gate
 from .policy import REPO_RULES_FILE, Policy
@@ -226,6 +227,7 @@ class Coordinator:
                  ledger_url: str | None = None, clock: Callable[[], int] = wall_clock_ms,
                  on_progress: Callable[[RunView], None] | None = None, model_config: ModelConfig | None = None) -> None:
         self.job = job
+        self.code = job.code_identity()
         self.workspace = workspace
         self.options = options
         self.policy = policy or Policy()
@@ -438,7 +440,8 @@ class Coordinator:
         return None
 
     def _session_payload(self) -> dict[str, Any]:
-        return {"session": {"id": self.session, "pid": os.getpid(), "host": socket.gethostname(), "member": self.member},
+        return {"session": {"id": self.session, "pid": os.getpid(), "host": socket.gethostname(), "member": self.member,
+                            "code": self.code},
                 "policy": {"hash": self.policy.hash, "source": self.policy.source, "body": self.policy.body(),
                            "refused_rules": list(self.policy.refused_rules)},
                 "sandbox": self.sandbox.describe(),
@@ -450,14 +453,28 @@ class Coordinator:
             return self._join(self.options.join)
         found = None if self.options.new_run else self._find_run()
         existing = found.view if found is not None else None
+        latest = self._latest_other_run(existing)
         if existing is not None:
             self._check_head(existing)
         if existing is not None and existing.state == "JACKED_OUT":
             self.view = existing
             self._write_state(force=True)
             outcome = self.job.outcome(self.reader(), str(self.workspace.root))
+            replaced = ""
+            if latest is not None:
+                replaced = (f"; note: the reports in {self.workspace.root} are those of the later run {latest.run_id} "
+                            f"of {latest.job.get('target')}, not this run's: scan again with --new, or use another "
+                            "--workspace per target")
             return RunResult(run_id=existing.run_id, state="JACKED_OUT", exit_code=EXIT_OK, already_done=True,
-                             outcome=outcome, message=f"run {existing.run_id} already finished; {outcome.summary}")
+                             outcome=outcome, message=f"run {existing.run_id} already finished; {outcome.summary}{replaced}")
+        if latest is not None and latest.state != "JACKED_OUT" and not self.options.new_run:
+            raise errors.UsageError(
+                f"workspace {self.workspace.root} holds the unfinished run {latest.run_id} of "
+                f"{latest.job.get('target')} ({latest.state}); starting another job here would replace its reports. "
+                f"Finish it with `fleetledger resume --workspace {self.workspace.root}`, start this one anyway with "
+                "--new, or use another --workspace")
+        if existing is not None and existing.state != "JACKED_OUT":
+            self._check_code(existing)
         if existing is not None and existing.state == "HALTED" and not self.options.explicit_resume:
             self.view = existing
             self._write_state(force=True)
@@ -514,6 +531,37 @@ class Coordinator:
             f"Run `fleetledger verify --workspace {self.workspace.root}` to see what differs, and start over "
             "elsewhere with --new or another --workspace")
 
+    def _latest_other_run(self, mine: RunView | None) -> RunView | None:
+        """The workspace's latest run when it is another job's run than ``mine`` (its reports
+        are the ones in the workspace), else None; None on a shared ledger, whose runs belong
+        to many workspaces."""
+        assert self.storage is not None
+        if self.shared:
+            return None
+        starts = [r for r in self.storage.first_records() if r.kind == "run.started"]
+        if not starts or (mine is not None and starts[-1].run_id == mine.run_id):
+            return None
+        return load_view(self.storage, starts[-1].run_id)
+
+    def _check_code(self, view: RunView) -> None:
+        """Refuses to continue a run recorded under other code (``identity``): its report
+        would mix results of both versions.
+
+        Raises:
+            UsageError: the identity of the run's last session differs from this code's.
+        """
+        recorded = next((s["code"] for s in reversed(view.sessions) if isinstance(s.get("code"), dict)), None)
+        if recorded is None or recorded == self.code:
+            return  # a run recorded before identities were (nothing to compare), or the same code
+        changed = "; ".join(identity.differences(recorded, self.code))
+        target = view.job.get("target", "TARGET")
+        raise errors.UsageError(
+            f"run {view.run_id} was recorded under other code than this fleetledger's ({changed}); continuing it "
+            "would mix results of both versions in one report, so nothing was run. Choose: start a new run under "
+            f"this code with `fleetledger scan {shlex.quote(str(target))} --workspace {self.workspace.root} --new` "
+            "(the recorded run stays in the ledger), or finish it with the fleetledger that recorded it "
+            f"(version {recorded.get('fleetledger', '?')})")
+
     def _join(self, run_id: str) -> RunResult:
         """Joins a live run of a shared ledger as one more coordinator (another host).
 
@@ -541,6 +589,7 @@ class Coordinator:
         if mine != theirs:
             raise errors.UsageError(f"run {run_id} is another job ({theirs}); this command would run {mine}: "
                                     "join with the same job and options as its first host")
+        self._check_code(view)
         self._open_broker()
         payload = {**self._session_payload(), "target": self.job.describe().get("target")}
         if resuming:

@@ -142,13 +142,12 @@ def _running(head: str, view: RunView, state: runstate.RunState, workspace: Work
                    f"record is {silent_s:.0f} s old (limit {stale_after_s:g} s). Continue it now, without asking "
                    f"anyone: run `{recover}`. {stands}")
         return Advice(state="RUNNING", action="recover", command=recover, context=context)
-    # The recorded command is the first host's; a host that joined the run continues it with recover.
-    joined = any(s.get("kind") == "joined" and s.get("member") == workspace.member for s in view.sessions)
-    argv = [] if joined else view.job.get("argv") or state.data["job"].get("argv") or []
-    command = shlex.join(argv) if argv else recover
+    # Always `recover` with the absolute workspace: it continues exactly this run (the job is read
+    # from the ledger) from any folder; a recorded job command could, run from elsewhere or after
+    # the workspace was reused, be a usage error or start another run.
+    command = recover
     context = (f"{head} is RUNNING and no coordinator holds the workspace. Continue it now, without asking "
-               f"anyone: run `{command}` (the recorded job command; `{recover}` does the same from any folder). "
-               f"{stands}")
+               f"anyone: run `{command}` (it continues exactly this run, from any folder). {stands}")
     return Advice(state="RUNNING", action="continue", command=command, context=context)
 
 

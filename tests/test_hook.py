@@ -89,9 +89,11 @@ def test_compacted_after_step_3_continues_without_a_question_from_the_next_step(
     assert "'investigate'" in text and "after its 3 recorded step(s)" in text
     assert f"record #{before[-1].seq}" in text, "where it stands is rebuilt from the whole ledger"
     argv = command_in(text)
-    assert argv[:2] == ["fleetledger", "scan"], "the recorded job command"
+    assert argv == ["fleetledger", "recover", "--workspace", str(ws.resolve())], "continues this run from anywhere"
 
-    resumed = run_cli(*argv[1:])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    resumed = run_cli(*argv[1:], cwd=elsewhere)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     after = records(ws)[len(before):]
     assert after[0].kind == "run.resumed"
@@ -168,7 +170,11 @@ def test_a_corrupt_state_file_exits_non_zero_and_is_left_untouched(tmp_path: Pat
     assert sorted(p.name for p in ws.iterdir() if p.name.startswith("sprint-plan-state")) == ["sprint-plan-state.json"]
 
 
-def test_stale_limit_decides_between_the_job_command_and_recover(tmp_path: Path, repo: Path) -> None:
+def test_stale_limit_decides_between_continue_and_recover_and_both_continue_this_run(tmp_path: Path,
+                                                                                     repo: Path) -> None:
+    """Both advices are the same command, ``recover`` with the absolute workspace (item 6 of
+    issue 14: the recorded job command, relative, was a usage error or another run from
+    another folder); the stale limit only decides how the advice is worded."""
     ws = tmp_path / "ws"
     crashed = run_cli("scan", str(repo), "--workspace", str(ws), "--no-progress",
                       env={"FLEETLEDGER_FAULT": "ledger.after_commit:8:kill"})
@@ -177,9 +183,9 @@ def test_stale_limit_decides_between_the_job_command_and_recover(tmp_path: Path,
     workspace = Workspace.at(ws)
     fresh = session_start(workspace, now_ms=last + 599_000, stale_after_s=600)
     stale = session_start(workspace, now_ms=last + 601_000, stale_after_s=600)
-    assert (fresh.state, fresh.action) == ("RUNNING", "continue") and fresh.command.startswith("fleetledger scan ")
+    assert (fresh.state, fresh.action) == ("RUNNING", "continue")
     assert (stale.state, stale.action) == ("RUNNING", "recover")
-    assert stale.command == f"fleetledger recover --workspace {ws.resolve()}"
+    assert stale.command == fresh.command == f"fleetledger recover --workspace {ws.resolve()}"
     assert "601 s old (limit 600 s)" in stale.context
 
 

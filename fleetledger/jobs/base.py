@@ -58,6 +58,19 @@ class Job(abc.ABC):
         """Returns the job record of ``run.started``: ``kind``, ``target``, ``argv``,
         ``identity`` (what makes two runs the same job) and ``options``."""
 
+    def code_identity(self) -> dict[str, str]:
+        """Returns the identity of the code that decides this job's results (``identity``):
+        fleetledger's version and a digest of the job's own package and of the step runtime.
+        Jobs whose results depend on more (an analyst, detectors, a model) add those parts."""
+        from .. import __version__
+        from ..identity import source_digest
+
+        module = self.worker_module.split(".")
+        part = "/".join(module[1:-1]) or "."  # the job's package, e.g. jobs/scan
+        if part == "jobs":
+            part = f"jobs/{module[-1]}.py"
+        return {"fleetledger": __version__, "job": source_digest(part, "jobs/base.py", "steps.py")}
+
     @abc.abstractmethod
     def plan(self, sprint: str, run: "RunReader") -> list[TaskSpec]:
         """Plans a sprint's tasks from the run so far (pure, deterministic)."""

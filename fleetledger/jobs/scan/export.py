@@ -52,6 +52,7 @@ def to_json(report: ScanReport) -> dict[str, Any]:
             "dismissed": report.dismissed,
             "tool_version": report.tool_version,
             "started_utc": report.started_utc,
+            "code": list(report.code),
         },
         "summary": {
             "findings": len(findings),

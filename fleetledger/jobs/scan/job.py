@@ -68,6 +68,22 @@ class ScanJob(Job):
         return {"kind": "scan", "target": str(self.target), "argv": self.argv, "identity": identity,
                 "options": {"model": self.model}}
 
+    def code_identity(self) -> dict[str, str]:
+        """The job's code (``Job.code_identity``), the analyst's (the taint engine, its
+        library models, the offline analyst and the prompts), bandit's version, the model and
+        the prompt version."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        from ...identity import source_digest
+        from ...models.prompts import PROMPT_VERSION
+
+        try:
+            bandit = version("bandit")
+        except PackageNotFoundError:
+            bandit = "missing"
+        return {**super().code_identity(), "analyst": source_digest("analysis", "models"), "bandit": bandit,
+                "model": self.model, "prompt": PROMPT_VERSION}
+
     def read_only_paths(self) -> list[str]:
         return [str(self.target)]
 

@@ -47,6 +47,8 @@ def _header(report: ScanReport) -> str:
         f"- Target: {_inline(report.target)}",
         f"- fleetledger {_inline(report.tool_version)}, started {_inline(report.started_utc or 'unknown')}",
     ]
+    for code in report.code:  # one line per identity of the code that contributed (``identity``)
+        lines.append("- Code: " + _inline(", ".join(f"{name} {value}" for name, value in sorted(code.items()))))
     if not report.complete:
         reason = _inline(report.halt_reason or "no reason recorded")
         lines += ["", f"> **Incomplete run.** The run stopped before every step finished: {reason}. "

@@ -147,7 +147,18 @@ def build_report(run: RunReader, *, tool_version: str) -> ScanReport:
                       files=tuple(files.values()), complete=complete, halt_reason=halt_reason,
                       dismissed=dismissed, tool_version=tool_version,
                       started_utc=_iso(view.started_ms),
-                      exclusions=exclusions(files.values(), view.policy.get("body", {})))
+                      exclusions=exclusions(files.values(), view.policy.get("body", {})),
+                      code=_code_identities(view.sessions))
+
+
+def _code_identities(sessions: list[dict[str, Any]]) -> tuple[dict[str, str], ...]:
+    """The distinct code identities the run's sessions recorded, in order of first use."""
+    seen: list[dict[str, str]] = []
+    for session in sessions:
+        code = session.get("code")
+        if isinstance(code, dict) and code not in seen:
+            seen.append(code)
+    return tuple(seen)
 
 
 def _iso(ms: int) -> str:

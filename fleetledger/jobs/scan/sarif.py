@@ -180,6 +180,7 @@ def to_sarif(report: ScanReport) -> dict[str, Any]:
         "newlineSequences": ["\r\n", "\r", "\n"],  # the line breaks Python's tokenizer counts
         "properties": {
             "runId": report.run_id,
+            "code": list(report.code),
             "complete": report.complete,
             "haltReason": report.halt_reason,
             "dismissed": report.dismissed,

@@ -309,6 +309,9 @@ class ScanReport:
         exclusions: What each exclusion rule did: the files the repository's rules or the
             user's policy left out, and those a repository rule would have hidden but the
             policy refused (``exclusions.Exclusion``), repository rules first.
+        code: Every identity of the code that contributed to the run (``identity``), in the
+            order its sessions first used it: one, unless the run was continued under other
+            code on purpose.
     """
 
     run_id: str
@@ -321,3 +324,4 @@ class ScanReport:
     tool_version: str = "0"
     started_utc: str | None = None
     exclusions: tuple["Exclusion", ...] = ()
+    code: tuple[dict[str, str], ...] = ()

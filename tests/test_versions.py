@@ -1,0 +1,115 @@
+"""Issue 14, items 5 and 6 (../shared/cases/11-versions-and-ci.md V1, V3): one run, one version
+of the code; commands and advice that continue the same run from any folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fleetledger.verify import verify_records
+
+from e2e import REPO_ROOT, _env, count, kill_cli, records, run_cli, wait_for
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "app").mkdir(parents=True)
+    for n in range(4):
+        (root / "app" / f"v{n}.py").write_text(
+            "import subprocess\nfrom flask import request\n\n\n"
+            f"def run{n}():\n    return subprocess.check_output('ls ' + request.args['d'], shell=True)\n")
+    return root
+
+
+def installed_copy(tmp_path: Path) -> Path:
+    """A copy of the package, as an upgrade in place would leave it: returns its root."""
+    root = tmp_path / "install"
+    shutil.copytree(REPO_ROOT / "fleetledger", root / "fleetledger",
+                    ignore=shutil.ignore_patterns("__pycache__", "demo_repo"))
+    shutil.copytree(REPO_ROOT / "fleetledger" / "demo_repo", root / "fleetledger" / "demo_repo")
+    return root
+
+
+def cli_from(root: Path, *args: str, env: dict[str, str] | None = None) -> list[str]:
+    boot = (f"import runpy, sys; sys.path.insert(0, {str(root)!r}); "
+            "runpy.run_module('fleetledger.cli', run_name='__main__', alter_sys=True)")
+    return [sys.executable, "-I", "-c", boot, *args]
+
+
+def test_a_resume_under_changed_code_stops_and_names_both_identities(tmp_path: Path, repo: Path) -> None:
+    """V1: killed in the middle of investigation, then a triage rule changes in place: the same
+    command does not continue (its report would mix verdicts of both versions); it exits 2
+    naming what changed and the choices, appends nothing, and ``--new`` runs under the new code
+    with reports naming only it."""
+    install, ws = installed_copy(tmp_path), tmp_path / "ws"
+    scan = ["scan", str(repo), "--workspace", str(ws), "--workers", "1", "--no-progress"]
+    env = _env({"FLEETLEDGER_FAULT": "scan.investigate.after_step:2:stop"})
+    proc = subprocess.Popen(cli_from(install, *scan), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    wait_for(lambda: count(ws, "step.done", "investigate") >= 2, what="investigation under way", proc=proc)
+    kill_cli(proc)
+    triage = install / "fleetledger" / "jobs" / "scan" / "triage.py"
+    triage.write_text(triage.read_text() + "\n# a rule changed between the crash and the resume\n")
+    before = len(records(ws))
+
+    again = subprocess.run(cli_from(install, *scan), env=_env({}), capture_output=True, text=True, timeout=240)
+    assert again.returncode == 2, again.stdout + again.stderr
+    assert "was recorded under other code" in again.stderr and "job: " in again.stderr and "--new" in again.stderr
+    assert "analyst" not in again.stderr.split("(", 1)[1].split(")", 1)[0], "only what changed is named"
+    assert len(records(ws)) == before, "nothing was appended"
+    for command in (["resume"], ["recover"]):
+        refused = subprocess.run(cli_from(install, *command, "--workspace", str(ws)), env=_env({}),
+                                 capture_output=True, text=True, timeout=240)
+        assert refused.returncode == 2 and "recorded under other code" in refused.stderr, refused.stderr
+
+    fresh = subprocess.run(cli_from(install, *scan, "--new"), env=_env({}), capture_output=True, text=True, timeout=240)
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    report = json.loads((ws / "findings.json").read_text())
+    assert len(report["run"]["code"]) == 1
+    sarif = json.loads((ws / "findings.sarif").read_text())
+    assert sarif["runs"][0]["properties"]["code"] == report["run"]["code"]
+    assert f"job {report['run']['code'][0]['job']}" in (ws / "findings.md").read_text()
+    assert verify_records(records(ws)).ok
+
+
+def test_a_workspace_with_an_unfinished_run_refuses_another_target(tmp_path: Path, repo: Path) -> None:
+    """Item 6: ``scan`` of another tree in a workspace whose run is unfinished would replace
+    that run's reports; it is refused unless ``--new``. A finished run asked for again after
+    another target's run says its reports were replaced."""
+    other = tmp_path / "other"
+    shutil.copytree(repo, other)
+    ws = tmp_path / "ws"
+    proc = subprocess.Popen(cli_from(REPO_ROOT, "scan", str(repo), "--workspace", str(ws), "--workers", "1",
+                                     "--no-progress"),
+                            env=_env({"FLEETLEDGER_FAULT": "scan.investigate.after_step:1:stop"}),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: count(ws, "step.done", "investigate") >= 1, what="investigation under way", proc=proc)
+    kill_cli(proc)
+    refused = run_cli("scan", str(other), "--workspace", str(ws), "--no-progress")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "holds the unfinished run" in refused.stderr and "--new" in refused.stderr
+    assert run_cli("resume", "--workspace", str(ws), "--no-progress").returncode == 0
+    assert run_cli("scan", str(other), "--workspace", str(ws), "--no-progress").returncode == 0
+    first = run_cli("scan", str(repo), "--workspace", str(ws), "--no-progress")
+    assert first.returncode == 0 and "already finished" in first.stdout
+    assert f"are those of the later run" in first.stdout and str(other) in first.stdout, first.stdout
+
+
+def test_the_recorded_command_uses_absolute_paths(tmp_path: Path, repo: Path) -> None:
+    """Item 6: the command recorded for the run (ledger, run-state file) names the target and
+    the workspace absolutely, so it means the same job from any folder."""
+    done = run_cli("scan", "repo", "--workspace", "ws", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    started = next(r for r in records(tmp_path / "ws") if r.kind == "run.started")
+    expected = ["fleetledger", "scan", str(repo.resolve()), "--workspace", str((tmp_path / "ws").resolve())]
+    assert started.payload["job"]["argv"] == expected
+    state = json.loads((tmp_path / "ws" / "sprint-plan-state.json").read_text())
+    assert state["job"]["argv"] == expected
