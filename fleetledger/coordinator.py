@@ -632,6 +632,12 @@ class Coordinator:
                     "lease.expired", task=lease.task, epoch=lease.epoch,
                     why=f"holder {lease.worker} belonged to coordinator session {lease.session or '?'}, which is gone",
                     payload={"worker": lease.worker, "cause": "coordinator restarted"}))
+        retry = None if joining or self.view.current_sprint() is not None else self.job.retry_sprint(self.reader())
+        if retry is not None:  # steps that failed for a cause that may have cleared: a new round of their sprints
+            sprints = list(self.view.sprints)
+            records += [self.new_record("sprint.reopened", key=s, payload={"sprint": s},
+                                        why=f"try again: {retry[1]}" if s == retry[0] else f"after {retry[0]} is tried again")
+                        for s in sprints[sprints.index(retry[0]):]]
         if records:
             self.append(records)
             faults.hit("recovery.after_adopt")
@@ -665,13 +671,15 @@ class Coordinator:
                     self.job.run_host_sprint(sprint, host)
                 except (EffectUncertain, EffectDenied) as exc:
                     return self._halt("effect", str(exc), extra={"effect": exc.facts.get("key")})
-                self.append([self.new_record("sprint.finished", key=sprint, why=f"{sprint} done")])
+                self.append([self.new_record("sprint.finished", key=self._round_key("sprint.finished", sprint),
+                                             why=f"{sprint} done", payload={"sprint": sprint})])
                 self.checkpoint()
                 self._write_state(force=True)
                 continue
             if self._sprint_over(sprint):
                 done, total = self.view.sprint_progress(sprint)
-                self.append([self.new_record("sprint.finished", key=sprint, why=f"{sprint}: {done} of {total} tasks ended")])
+                self.append([self.new_record("sprint.finished", key=self._round_key("sprint.finished", sprint),
+                                             why=f"{sprint}: {done} of {total} tasks ended", payload={"sprint": sprint})])
                 self.checkpoint()
                 self._write_state(force=True)
                 continue
@@ -798,13 +806,22 @@ class Coordinator:
 
     def _plan(self, sprint: str) -> None:
         specs = self.job.plan(sprint, self.reader())
-        records = [self.new_record("sprint.started", key=sprint, why=f"plan {sprint}: {len(specs)} tasks",
-                                   payload={"tasks": len(specs)})]
+        records = [self.new_record("sprint.started", key=self._round_key("sprint.started", sprint),
+                                   why=f"plan {sprint}: {len(specs)} tasks", payload={"tasks": len(specs), "sprint": sprint})]
         records += [self.new_record("task.planned", key=spec.id, task=spec.id, why=spec.why,
                                     payload={"sprint": sprint, "inputs": spec.inputs}) for spec in specs]
         self.append(records)
         faults.hit("coordinator.after_plan")
         self._write_state(force=True)
+
+    def _round_key(self, kind: str, sprint: str) -> str:
+        """The key of a sprint's ``sprint.started``/``sprint.finished``: the sprint for its first
+        round, ``<sprint>@<seq>`` for a later round of a reopened sprint (the kinds are unique
+        per key; the payload's ``sprint`` names it)."""
+        assert self.storage is not None
+        if self.storage.unique_record(self.view.run_id, kind, sprint) is None:
+            return sprint
+        return f"{sprint}@{self.view.last_seq + 1}"
 
     def _sprint_over(self, sprint: str) -> bool:
         return all(self.view.tasks[t].status in ("finished", "failed") for t in self.view.sprints[sprint].tasks)
@@ -1190,7 +1207,7 @@ class Coordinator:
             self.broker.stop()
         unavailable = halt is not None or isinstance(error, Withheld)
         reply = {"op": "model.error", "key": ticket.key, "kind": "unavailable" if unavailable else "failed",
-                 "error": str(error)[:500]}
+                 "error": str(error)[:500], "failure": type(error).__name__, "code": error.facts.get("code")}
         spent = malformed_spend(ticket, error)
         if spent is None:
             return None, reply
@@ -1291,6 +1308,9 @@ class Coordinator:
                 "`fleetledger recover` resumes it once the ledger is writable again") from exc
 
     def _finish(self) -> RunResult:
+        retry = self.job.retry_sprint(self.reader())
+        if retry is not None:  # not finished: steps to try again once their cause may have cleared
+            return self._halt("retry", retry[1], extra={"sprint": retry[0]})
         self._stop_pool()
         outcome = self.job.outcome(self.reader(), str(self.workspace.root))
         self.append([self.new_record("run.finished", key=self.view.run_id, why=outcome.summary,

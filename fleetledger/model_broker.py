@@ -203,7 +203,8 @@ def halt_for(error: errors.ModelError, *, spec: str, now_ms: int) -> Halt | None
         spec: The model (``openai:gpt-4o-mini``), for the reason.
         now_ms: The coordinator's clock, epoch ms UTC (a reset is recorded as a time).
     """
-    facts = {k: error.facts[k] for k in ("provider", "status", "code") if error.facts.get(k) is not None}
+    facts = {k: error.facts[k] for k in ("provider", "status", "code", "envelope")
+             if error.facts.get(k) is not None}
     if isinstance(error, ProviderQuotaExhausted):
         reset_s = error.facts.get("reset_after_s")
         if reset_s is None:

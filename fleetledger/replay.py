@@ -326,12 +326,25 @@ def _run_finished(v: RunView, r: Record) -> None:
     v.finished_ms = r.ts_ms
 
 
+def _sprint_of(r: Record) -> str:
+    """The sprint a sprint record is about: its key, or for a later round of a reopened sprint
+    (whose key must differ from the first round's) the payload's ``sprint``."""
+    return r.payload.get("sprint") or r.key
+
+
 def _sprint_started(v: RunView, r: Record) -> None:
-    v.sprints.setdefault(r.key, SprintView(id=r.key)).status = "in_progress"
+    sid = _sprint_of(r)
+    v.sprints.setdefault(sid, SprintView(id=sid)).status = "in_progress"
 
 
 def _sprint_finished(v: RunView, r: Record) -> None:
-    v.sprints.setdefault(r.key, SprintView(id=r.key)).status = "completed"
+    sid = _sprint_of(r)
+    v.sprints.setdefault(sid, SprintView(id=sid)).status = "completed"
+
+
+def _sprint_reopened(v: RunView, r: Record) -> None:
+    sid = _sprint_of(r)
+    v.sprints.setdefault(sid, SprintView(id=sid)).status = "pending"
 
 
 def _task_planned(v: RunView, r: Record) -> None:
@@ -474,7 +487,7 @@ def _checkpoint(v: RunView, r: Record) -> None:
 _HANDLERS = {
     "run.started": _run_started, "run.resumed": _run_resumed, "run.joined": _run_joined, "run.halted": _run_halted,
     "run.finished": _run_finished, "sprint.started": _sprint_started,
-    "sprint.finished": _sprint_finished, "task.planned": _task_planned,
+    "sprint.finished": _sprint_finished, "sprint.reopened": _sprint_reopened, "task.planned": _task_planned,
     "task.assigned": _task_assigned, "task.reopened": _task_reopened, "lease.renewed": _lease_renewed,
     "lease.expired": _lease_expired, "lease.released": _lease_expired, "task.finished": _task_finished,
     "task.failed": _task_failed, "step.intent": _step_intent, "step.done": _step_done,

@@ -64,6 +64,15 @@ class StepFailed(Exception):
     """A step raised; its ``step.failed`` record was sent and the task goes on with the others."""
 
 
+def failure_kind(name: Any) -> type[errors.ModelError]:
+    """The ``models.failures`` kind named in a coordinator's reply (``ModelError`` when it names
+    none), so that the step's ``step.failed`` record says which kind of failure it was."""
+    from .models import failures
+
+    kind = getattr(failures, name, None) if isinstance(name, str) else None
+    return kind if isinstance(kind, type) and issubclass(kind, errors.ModelError) else errors.ModelError
+
+
 class Channel(Protocol):
     """Where a worker sends its messages (the coordinator, over a pipe)."""
 
@@ -169,7 +178,9 @@ class TaskContext:
             raise
         except Exception as exc:  # noqa: BLE001 - every step error is recorded, never lost
             message = f"{type(exc).__name__}: {exc}"
-            self.record("step.failed", key=key, why=message[:500], payload={"name": name})
+            facts = exc.facts if isinstance(exc, errors.FleetledgerError) else {}
+            self.record("step.failed", key=key, why=message[:500],
+                        payload={"name": name, "error": type(exc).__name__, "code": facts.get("code")})
             self.failed_steps.append(name)
             raise StepFailed(message) from exc
         self.record("step.done", key=key, why=outcome(result) if outcome is not None else "",
@@ -195,7 +206,8 @@ class TaskContext:
             Fenced: the lease is gone.
             OutOfCalls: the coordinator makes no model calls now (an exhausted quota, a budget,
                 a halt): the task is handed back unfinished, and the step is not failed.
-            ModelError: the call failed after the broker's retries (the step fails).
+            ModelError: the call failed after the broker's retries (the step fails); its kind
+                (``models.failures``) as the coordinator classified it.
         """
         if self._replies is None:
             raise errors.ModelError("this worker has no channel to a host-side model")
@@ -215,7 +227,8 @@ class TaskContext:
                 return reply["answer"]
             if reply.get("kind") == "unavailable":
                 raise OutOfCalls(self.task, f"no model call now: {reply.get('error') or 'the run is halting'}"[:500])
-            raise errors.ModelError(reply.get("error") or "the model call failed")
+            kind = failure_kind(reply.get("failure"))
+            raise kind(reply.get("error") or "the model call failed", code=reply.get("code"))
 
     def spend_call(self) -> None:
         """Takes one model call from the task's allowance.

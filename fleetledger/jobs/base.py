@@ -137,6 +137,13 @@ class Job(abc.ABC):
     def on_halt(self, host: "HostContext") -> None:
         """Called when the run halts, e.g. to write partial outputs (optional)."""
 
+    def retry_sprint(self, run: "RunReader") -> tuple[str, str] | None:
+        """Returns ``(sprint, reason)`` when steps that failed for a cause that may clear are to
+        be tried again by a later session, from that sprint on; None (the default) when not.
+        The coordinator halts instead of finishing while there are, and reopens the sprints on
+        the next explicit resume."""
+        return None
+
     @abc.abstractmethod
     def outcome(self, run: "RunReader", workspace: str) -> JobOutcome:
         """Summarises a run for the person at the terminal."""

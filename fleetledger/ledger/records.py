@@ -23,7 +23,7 @@ GENESIS_HASH = "0" * 64
 KINDS: frozenset[str] = frozenset(
     {
         "run.started", "run.resumed", "run.joined", "run.halted", "run.finished",
-        "sprint.started", "sprint.finished",
+        "sprint.started", "sprint.finished", "sprint.reopened",
         "task.planned", "task.assigned", "lease.renewed", "lease.expired", "lease.released",
         "task.finished", "task.failed", "task.reopened",
         "step.intent", "step.done", "step.failed",

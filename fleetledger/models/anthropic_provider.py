@@ -5,11 +5,13 @@ retries switched off (the broker retries, by kind). The answer is asked for as a
 call whose input schema is the answer schema (tool use), so it arrives as a JSON object; a text
 answer holding the JSON is accepted too.
 
-Errors are classified from the SDK's exception classes and the HTTP body behind them: billing
-errors (402, ``billing_error``, the spend-limit codes of 429, a 400 that says the credit balance
-is too low) are an exhausted quota (the run halts); any other 429 is a rate limit (waited out);
-401/403/404 are refusals (the run halts); 5xx, 529 overloaded, 408, 409, timeouts and dropped
-connections are transient; other 4xx reject this one request.
+Errors are classified by their content (``failures.classify``), in whichever envelope they
+come: an HTTP error status, a 200 whose body is ``{"type": "error", "error": {...}}``, or that
+object as the answer's text. Billing errors (402, ``billing_error``, the spend-limit codes, a
+credit balance too low) are an exhausted quota (the run halts) whatever the status; any other
+rate limit is waited out; authentication, permission and unknown-model errors are refusals (the
+run halts); server errors, 529 overloaded, timeouts and dropped connections are transient;
+other bad requests reject this one request.
 """
 
 from __future__ import annotations
@@ -23,13 +25,10 @@ from .. import errors
 from ..jobs.scan.shapes import ModelRequest
 from . import CallResult
 from .config import Price, ProviderSettings
-from .failures import (MalformedAnswer, ProviderQuotaExhausted, ProviderRefused, RateLimited, RequestRejected,
-                       TransientModelError, reset_after_s)
+from .failures import MalformedAnswer, TransientModelError, classify as classify_error, classify_object, error_object
 from .prompts import ANSWER_SCHEMA, build_prompt, parse_answer
 
 TOOL = "record_verdict"
-SPEND_LIMIT_CODES = frozenset({"contract_spend_limit_reached", "enforced_spend_limit_reached",
-                               "linked_organization_spend_limit_reached", "linked_organization_billing_unavailable"})
 
 
 class AnthropicProvider:
@@ -75,6 +74,9 @@ class AnthropicProvider:
                 tool_choice={"type": "tool", "name": TOOL})
         except anthropic.APIError as exc:
             raise classify(exc) from exc
+        error = error_object({"type": message.type, **(getattr(message, "model_extra", None) or {})})
+        if error is not None:  # a 200 whose body is an error object, not a message
+            raise classify_object(error, provider="anthropic", envelope="body")
         tokens_in, tokens_out = message.usage.input_tokens, message.usage.output_tokens
         cost = self._price.cost_usd(tokens_in, tokens_out) if self._price is not None else 0.0
         raw: Any = None
@@ -85,6 +87,9 @@ class AnthropicProvider:
             if block.type == "text" and raw is None:
                 raw = block.text
         try:
+            error = error_object(raw)
+            if error is not None:  # an upstream error passed through as the answer
+                raise classify_object(error, provider="anthropic", envelope="text")
             answer = parse_answer(raw)
         except MalformedAnswer as exc:
             raise MalformedAnswer(str(exc), input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost) from exc
@@ -93,24 +98,11 @@ class AnthropicProvider:
 
 
 def classify(exc: anthropic.APIError) -> errors.ModelError:
-    """Maps an SDK error to a failure kind (``fleetledger.models.failures``)."""
+    """Maps an SDK error to a failure kind (``fleetledger.models.failures``), by its content."""
     if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
-        return TransientModelError(f"anthropic: {exc.message}", provider="anthropic")
+        return TransientModelError(f"anthropic: {exc.message}", provider="anthropic", envelope="status")
     if not isinstance(exc, anthropic.APIStatusError):
-        return TransientModelError(f"anthropic: {exc.message}", provider="anthropic")
-    status, kind, code = exc.status_code, exc.type, exc.error_code
-    detail = exc.api_message or exc.message
-    text = f"anthropic {status} {code or kind or ''}: {detail}"[:500]
-    facts = {"provider": "anthropic", "status": status, "code": code or kind}
-    headers, now_s = exc.response.headers, time.time()
-    billing = (isinstance(exc, anthropic.PaymentRequiredError) or kind == "billing_error" or code in SPEND_LIMIT_CODES
-               or (isinstance(exc, anthropic.BadRequestError) and "credit balance" in (detail or "").lower()))
-    if billing:
-        return ProviderQuotaExhausted(text, reset_after_s=reset_after_s(headers, now_s=now_s), **facts)
-    if isinstance(exc, anthropic.RateLimitError):
-        return RateLimited(text, retry_after_s=reset_after_s(headers, now_s=now_s), **facts)
-    if isinstance(exc, (anthropic.AuthenticationError, anthropic.PermissionDeniedError, anthropic.NotFoundError)):
-        return ProviderRefused(text, **facts)
-    if isinstance(exc, (anthropic.InternalServerError, anthropic.RequestTimeoutError, anthropic.ConflictError)) or status >= 500:
-        return TransientModelError(text, **facts)
-    return RequestRejected(text, **facts)
+        return TransientModelError(f"anthropic: {exc.message}", provider="anthropic", envelope="status")
+    return classify_error(provider="anthropic", envelope="status", status=exc.status_code, kind=exc.type,
+                          code=exc.error_code, message=exc.api_message or exc.message, headers=exc.response.headers,
+                          now_s=time.time())

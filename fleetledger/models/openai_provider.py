@@ -4,10 +4,12 @@ One ``call`` is one Chat Completions request through the official ``openai`` SDK
 own retries switched off (the broker retries, by kind). The answer is asked for with structured
 outputs (``response_format`` ``json_schema``, strict) or, for servers without them, JSON mode.
 
-Errors are classified from the SDK's exception classes and the HTTP body behind them: a 429
-whose error code is ``insufficient_quota`` is an exhausted quota (the run halts), any other 429
-a rate limit (waited out); 401/403/404 are refusals (the run halts); 5xx, 408, 409, timeouts and
-dropped connections are transient; other 4xx reject this one request.
+Errors are classified by their content (``failures.classify``), in whichever envelope they
+come: an HTTP error status, a 200 whose body is ``{"error": {...}}``, or that object as the
+message text. ``insufficient_quota`` is an exhausted quota (the run halts) whatever the status,
+any other 429 a rate limit (waited out); invalid keys and unknown models are refusals (the run
+halts); server errors, timeouts and dropped connections are transient; other bad requests
+reject this one request.
 """
 
 from __future__ import annotations
@@ -21,11 +23,8 @@ from .. import errors
 from ..jobs.scan.shapes import ModelRequest
 from . import CallResult
 from .config import Price, ProviderSettings
-from .failures import (MalformedAnswer, ProviderQuotaExhausted, ProviderRefused, RateLimited, RequestRejected,
-                       TransientModelError, reset_after_s)
+from .failures import MalformedAnswer, TransientModelError, classify as classify_error, classify_object, error_object
 from .prompts import ANSWER_SCHEMA, build_prompt, parse_answer
-
-QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
 
 
 class OpenAIProvider:
@@ -76,6 +75,9 @@ class OpenAIProvider:
                 max_completion_tokens=self._settings.max_output_tokens)
         except openai.APIError as exc:
             raise classify(exc) from exc
+        error = error_object(getattr(completion, "model_extra", None) or {})
+        if error is not None:  # a 200 whose body is an error object, not a completion
+            raise classify_object(error, provider="openai", envelope="body")
         usage = completion.usage
         tokens_in, tokens_out = (usage.prompt_tokens, usage.completion_tokens) if usage is not None else (0, 0)
         cost = self._price.cost_usd(tokens_in, tokens_out) if self._price is not None else 0.0
@@ -83,6 +85,9 @@ class OpenAIProvider:
         try:
             if message is not None and message.refusal:
                 raise MalformedAnswer(f"the model refused: {message.refusal[:200]}")
+            error = error_object(message.content) if message is not None else None
+            if error is not None:  # an upstream error passed through as the message text
+                raise classify_object(error, provider="openai", envelope="text")
             answer = parse_answer(message.content if message is not None else None)
         except MalformedAnswer as exc:
             raise MalformedAnswer(str(exc), input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost) from exc
@@ -91,21 +96,10 @@ class OpenAIProvider:
 
 
 def classify(exc: openai.APIError) -> errors.ModelError:
-    """Maps an SDK error to a failure kind (``fleetledger.models.failures``)."""
+    """Maps an SDK error to a failure kind (``fleetledger.models.failures``), by its content."""
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-        return TransientModelError(f"openai: {exc.message}", provider="openai")
+        return TransientModelError(f"openai: {exc.message}", provider="openai", envelope="status")
     if not isinstance(exc, openai.APIStatusError):
-        return TransientModelError(f"openai: {exc.message}", provider="openai")
-    status, code = exc.status_code, exc.code or exc.type
-    headers, now_s = exc.response.headers, time.time()
-    text = f"openai {status} {code or ''}: {exc.message}"[:500]
-    facts = {"provider": "openai", "status": status, "code": code}
-    if code in QUOTA_CODES or status == 402:
-        return ProviderQuotaExhausted(text, reset_after_s=reset_after_s(headers, now_s=now_s), **facts)
-    if isinstance(exc, openai.RateLimitError):
-        return RateLimited(text, retry_after_s=reset_after_s(headers, now_s=now_s), **facts)
-    if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)):
-        return ProviderRefused(text, **facts)
-    if isinstance(exc, (openai.InternalServerError, openai.ConflictError)) or status == 408:
-        return TransientModelError(text, **facts)
-    return RequestRejected(text, **facts)
+        return TransientModelError(f"openai: {exc.message}", provider="openai", envelope="status")
+    return classify_error(provider="openai", envelope="status", status=exc.status_code, kind=exc.type, code=exc.code,
+                          message=exc.message, headers=exc.response.headers, now_s=time.time())

@@ -32,7 +32,8 @@ def to_json(report: ScanReport) -> dict[str, Any]:
     its reported ``cwe`` (``sarif.finding_cwe``); files are sorted by path, each as
     ``FileReport.to_json()`` (skipped ones carry ``status`` "skipped" and their ``reason``);
     ``exclusions`` lists what each exclusion rule did, with every path (``Exclusion.to_json``),
-    and ``summary`` counts those files (``exclusions.counts``).
+    and ``summary`` counts those files (``exclusions.counts``); ``not_judged`` lists every
+    candidate not judged to the end with the step not done and why (``Gap.to_json``).
 
     Args:
         report: The scan report.
@@ -59,10 +60,12 @@ def to_json(report: ScanReport) -> dict[str, Any]:
             "by_severity": {s: sum(f.severity == s for f in findings) for s in SEVERITIES},
             "files": len(files),
             "files_skipped": sum(f.status == "skipped" for f in files),
+            "not_judged": len(report.gaps),
             **counts(report.exclusions),
         },
         "exclusions": [e.to_json() for e in report.exclusions],
         "findings": [{**f.to_json(), "cwe": finding_cwe(f)} for f in findings],
+        "not_judged": [g.to_json() for g in report.gaps],
         "files": [f.to_json() for f in files],
     }
 

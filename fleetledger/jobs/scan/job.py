@@ -92,20 +92,41 @@ class ScanJob(Job):
     def plan(self, sprint: str, run: "RunReader") -> list[TaskSpec]:
         if sprint == "detect":
             return self._plan_detect()
-        if sprint == "investigate":
-            return self._plan_items("investigate", [{"candidate": c.to_json()} for c in report.candidates(run)], run)
-        first = report.answers(run, "investigate")
+        if sprint not in ("investigate", "triage", "revalidate"):
+            return []
+        # A sprint planned again (a later round, ``retry_sprint``) plans only what its earlier
+        # rounds did not: the steps to try again, and what they led to.
+        earlier = report.planned_items(run, sprint) if run.view.sprints[sprint].tasks else set()
         by_id = {c.id: c for c in report.candidates(run)}
-        if sprint == "triage":
+        first = report.answers(run, "investigate")
+        if sprint == "investigate":
+            wanted = set(report.retryable(run, sprint, set(first))) if earlier else set(by_id)
+            items = [{"candidate": c.to_json()} for c in by_id.values() if c.id in wanted]
+        elif sprint == "triage":
             items = [{"candidate": by_id[cid].to_json(), "answer": a.to_json()}
-                     for cid, a in first.items() if cid in by_id and survives(a)]
-            return self._plan_items("triage", items, run)
-        if sprint == "revalidate":
+                     for cid, a in first.items() if cid in by_id and survives(a) and cid not in earlier]
+        else:
             triaged = report.severities(run)
+            again = set(report.retryable(run, sprint, set(report.answers(run, sprint)))) if earlier else set()
             items = [{"candidate": by_id[cid].to_json(), "answer": first[cid].to_json(), "severity": triaged[cid][0]}
-                     for cid in triaged if cid in by_id and cid in first]
-            return self._plan_items("revalidate", items, run)
-        return []
+                     for cid in triaged if cid in by_id and cid in first and (cid not in earlier or cid in again)]
+        return self._plan_items(sprint, items, run, first_number=len(run.view.sprints[sprint].tasks) + 1)
+
+    def retry_sprint(self, run: "RunReader") -> tuple[str, str] | None:
+        """Returns the first model sprint with steps a later session tries again (their last
+        failure may clear and ``retry.may_retry`` allows another round), and what to tell the
+        person; None when there are none (read-only)."""
+        for sprint in ("investigate", "revalidate"):
+            if sprint not in run.view.sprints or not run.view.sprints[sprint].tasks:
+                continue
+            ids = report.retryable(run, sprint, set(report.answers(run, sprint)))
+            if ids:
+                failed = report.step_failures(run, sprint)
+                last = failed[f"{sprint}:{ids[0]}"][2]
+                status = "not investigated" if sprint == "investigate" else "not revalidated"
+                return sprint, (f"{len(ids)} candidate(s) {status}: their {sprint} step failed for a cause that may "
+                                f"clear (last: {last[:300]}); run the same command to try them again")
+        return None
 
     def _plan_detect(self) -> list[TaskSpec]:
         exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
@@ -132,12 +153,14 @@ class ScanJob(Job):
         problems += [f"{path}: not in the run" for path in here if path not in planned]
         return problems
 
-    def _plan_items(self, kind: str, items: list[dict[str, Any]], run: "RunReader") -> list[TaskSpec]:
+    def _plan_items(self, kind: str, items: list[dict[str, Any]], run: "RunReader", *,
+                    first_number: int = 1) -> list[TaskSpec]:
         shas = {p: f["sha256"] for p, f in report.planned_files(run).items()}
 
         by_id = {it["candidate"]["id"]: it for it in items}
         specs = []
-        for n, block in enumerate(candidate_blocks([Candidate.from_json(it["candidate"]) for it in items]), start=1):
+        for n, block in enumerate(candidate_blocks([Candidate.from_json(it["candidate"]) for it in items]),
+                                  start=first_number):
             paths = sorted({c.path for c in block})
             specs.append(TaskSpec(
                 id=f"{kind}-{n:04d}",
@@ -261,7 +284,17 @@ class ScanJob(Job):
         partly = sum(1 for f in scan.files if f.status == "scanned" and (f.detectors_not_run or f.not_analysed))
         outputs = {name: str(Path(workspace) / name) for name in OUTPUT_NAMES}
         coverage = (f"{len(scan.files) - skipped} file(s) scanned, {skipped} skipped (incomplete: see the skip "
-                    f"reasons in findings.md)" if skipped else f"all {len(scan.files)} file(s) scanned")
+                    f"reasons in findings.md)" if skipped
+                    else f"all {len(scan.files)} file(s) scanned" if not scan.gaps else f"{len(scan.files)} file(s) scanned")
+        if scan.gaps:  # never "complete": what was not judged, and why
+            by_status: dict[str, int] = {}
+            for gap in scan.gaps:
+                by_status[gap.status] = by_status.get(gap.status, 0) + 1
+            retried = sum(g.retry for g in scan.gaps)
+            coverage = (f"INCOMPLETE: {', '.join(f'{n} candidate(s) {status}' for status, n in by_status.items())} "
+                        f"(first: {scan.gaps[0].candidate.path}:{scan.gaps[0].candidate.line}: {scan.gaps[0].reason[:200]}; "
+                        f"{'the same command tries ' + str(retried) + ' of them again' if retried else 'not tried again'}; "
+                        f"see Coverage in findings.md); {coverage}")
         if partly:
             coverage += f", {partly} of them analysed in part (see File problems in findings.md)"
         for exclusion in scan.exclusions:  # never silent: the rule, how many files, which

@@ -35,8 +35,8 @@ def to_markdown(report: ScanReport) -> str:
         The Markdown text, ending in one newline; equal reports give equal text.
     """
     findings = sorted(report.findings, key=order_key)
-    parts = [_header(report), _summary(report, findings), _exclusions(report), _table(findings), _details(findings),
-             _files(report)]
+    parts = [_header(report), _summary(report, findings), _coverage(report), _exclusions(report), _table(findings),
+             _details(findings), _files(report)]
     return "\n\n".join(part for part in parts if part) + "\n"
 
 
@@ -78,6 +78,22 @@ def _summary(report: ScanReport, findings: list[Finding]) -> str:
     if partly:
         lines.append(f"{partly} scanned file(s) were analysed in part only: a detector could not run on them, or part "
                      "of their analysis was cut short (listed under File problems).")
+    return "\n".join(lines)
+
+
+def _coverage(report: ScanReport) -> str:
+    """Every candidate not judged to the end: where, the detector's verdict, the step not done
+    and why, and whether the same command tries it again."""
+    if not report.gaps:
+        return ""
+    lines = ["## Coverage", "", f"{len(report.gaps)} candidate(s) were not judged to the end; they are not findings "
+             "and not dismissed. Each keeps its detector verdict:", "",
+             "| Location | Rule | Detector verdict | Status | Reason | Tried again |", "| --- | --- | --- | --- | --- | --- |"]
+    for gap in report.gaps:
+        c = gap.candidate
+        lines.append(f"| {_inline(f'{c.path}:{c.line}')} | {_inline(c.rule_id)} {_inline(c.rule_name)} | "
+                     f"{_inline(c.detector)} {_inline(c.detector_severity)} | {gap.status} | {_inline(_one_line(gap.reason))} | "
+                     f"{'yes, by the same command' if gap.retry else 'no'} |")
     return "\n".join(lines)
 
 

@@ -16,7 +16,8 @@ from typing import Any
 
 from ...reader import RunReader
 from .exclusions import DENIED, exclusions
-from .shapes import Candidate, FileReport, Finding, ModelAnswer, ScanReport, survives
+from .retry import may_retry
+from .shapes import Candidate, FileReport, Finding, Gap, ModelAnswer, ScanReport, survives
 
 
 def _tasks(run: RunReader, sprint: str) -> list[str]:
@@ -117,11 +118,73 @@ def severities(run: RunReader) -> dict[str, tuple[str, str]]:
     return {r["candidate"]: (r["severity"], r["reason"]) for r in _results(run, "triage")}
 
 
+def step_failures(run: RunReader, sprint: str) -> dict[str, tuple[int, dict[str, Any], str]]:
+    """Returns, per step name of the sprint's tasks (every round), ``(failures, last step.failed
+    payload, its why)``: the count is over every session, read from the ledger."""
+    out: dict[str, tuple[int, dict[str, Any], str]] = {}
+    for r in run.step_failures(_tasks(run, sprint)):
+        name = r.payload.get("name") or (r.key or "").split("/", 1)[-1].rsplit("@", 1)[0]
+        out[name] = (out.get(name, (0, {}, ""))[0] + 1, r.payload, r.why)
+    return out
+
+
+def planned_items(run: RunReader, sprint: str) -> set[str]:
+    """Returns the ids of the candidates the sprint's tasks (every round) were planned with."""
+    return {it["candidate"]["id"] for spec in run.planned(_tasks(run, sprint)) for it in spec.inputs.get("items", ())}
+
+
+def retryable(run: RunReader, sprint: str, done: set[str]) -> list[str]:
+    """Returns the ids of the sprint's candidates without a result (``done``: those with one)
+    whose step failed for a kind that may clear, under the bound of ``retry.may_retry``
+    (read-only)."""
+    failed = step_failures(run, sprint)
+    out = []
+    for cid in sorted(planned_items(run, sprint) - done):
+        count, payload, _ = failed.get(f"{sprint}:{cid}", (0, {}, ""))
+        if count and may_retry(count, payload.get("error"), payload.get("code")):
+            out.append(cid)
+    return out
+
+
+def gaps(run: RunReader, by_id: dict[str, Candidate], first: dict[str, ModelAnswer],
+         triaged: dict[str, tuple[str, str]], second: dict[str, ModelAnswer]) -> list[Gap]:
+    """Returns every candidate not judged to the end, with the step that was not done and why
+    (read-only): never silently dropped."""
+    view = run.view
+    stopped = (f"the run stopped before this step ({view.halt.get('reason')})" if view.halt
+               else "the run stopped before this step")
+    out: list[Gap] = []
+    for stage, wanted, done in (("investigate", set(by_id), first),
+                                ("triage", {c for c, a in first.items() if survives(a)}, triaged),
+                                ("revalidate", {c for c in triaged if c in first}, second)):
+        missing = [cid for cid in wanted if cid in by_id and cid not in done]
+        if not missing:
+            continue
+        failed = step_failures(run, stage)
+        denied = {r.payload.get("step"): r.payload.get("rule", r.why) for r in run.denials(_tasks(run, stage))}
+        for cid in missing:
+            name = f"{stage}:{cid}"
+            count, payload, why = failed.get(name, (0, {}, ""))
+            if name in denied:
+                out.append(Gap(candidate=by_id[cid], stage=stage, reason=f"{DENIED}{denied[name]}"))
+            elif count:
+                retry = may_retry(count, payload.get("error"), payload.get("code"))
+                then = ("the same command tries it again" if retry
+                        else "given up: it is not tried again")
+                out.append(Gap(candidate=by_id[cid], stage=stage, failures=count, retry=retry,
+                               reason=f"{why} (failed {count} time(s); {then})"))
+            else:
+                out.append(Gap(candidate=by_id[cid], stage=stage, reason=stopped, retry=view.state != "JACKED_OUT"))
+    order = {cid: n for n, cid in enumerate(by_id)}
+    return sorted(out, key=lambda g: order[g.candidate.id])
+
+
 def build_report(run: RunReader, *, tool_version: str) -> ScanReport:
     """Assembles the scan report from the ledger (read-only).
 
-    The report is complete when every sprint before export completed and no task failed; a
-    halted run gives a partial report with its halt reason. Its exclusions are judged against
+    The report is complete when every sprint before export completed, no task failed and every
+    candidate was judged to the end; a halted run gives a partial report with its halt reason,
+    and every candidate not judged is kept as a ``Gap`` with the reason (``gaps``). Its exclusions are judged against
     the policy of the run's latest session (``RunView.policy``).
     """
     view = run.view
@@ -139,15 +202,18 @@ def build_report(run: RunReader, *, tool_version: str) -> ScanReport:
     dismissed = sum(1 for a in first.values() if not survives(a)) + sum(1 for a in second.values() if not survives(a))
     before_export = [s for s in view.sprints.values() if s.id != "export"]
     failed = [t for t in view.tasks.values() if t.status == "failed"]
-    complete = all(s.status == "completed" for s in before_export) and not failed
+    missing = gaps(run, by_id, first, triaged, second)
+    complete = all(s.status == "completed" for s in before_export) and not failed and not missing
     halt_reason = view.halt.get("reason") if view.halt else None
+    if missing and not halt_reason:
+        halt_reason = f"{len(missing)} candidate(s) not judged to the end (see Coverage in findings.md)"
     if failed and not halt_reason:
         halt_reason = f"{len(failed)} task(s) failed: " + "; ".join(f"{t.id}: {t.errors[-1] if t.errors else '?'}" for t in failed[:3])
     return ScanReport(run_id=view.run_id, target=view.job.get("target", ""), findings=tuple(findings),
                       files=tuple(files.values()), complete=complete, halt_reason=halt_reason,
                       dismissed=dismissed, tool_version=tool_version,
                       started_utc=_iso(view.started_ms),
-                      exclusions=exclusions(files.values(), view.policy.get("body", {})),
+                      exclusions=exclusions(files.values(), view.policy.get("body", {})), gaps=tuple(missing),
                       code=_code_identities(view.sessions))
 
 

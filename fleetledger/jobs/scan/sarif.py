@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .exclusions import MAX_LISTED_PATHS, Exclusion
-from .shapes import SEVERITIES, Candidate, FileReport, Finding, ModelAnswer, ScanReport
+from .shapes import SEVERITIES, Candidate, FileReport, Finding, Gap, ModelAnswer, ScanReport
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -47,7 +47,10 @@ _NOTIFICATIONS = (
     ("FL0009", "repository-exclusion-applied", "The scanned repository's own rules left files out of the scan (the "
                                                "policy lets a repository exclude files)."),
     ("FL0010", "policy-exclusion", "The user's policy left files out of the scan."),
+    ("FL0011", "candidate-not-judged", "A candidate was not judged to the end (a model step failed or did not run); "
+                                       "it is kept as a result with its detector verdict."),
 )
+_DETECTOR_SEVERITY = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
 _NOTIFICATION_INDEX = {name: index for index, (_, name, _) in enumerate(_NOTIFICATIONS)}
 
 
@@ -158,7 +161,11 @@ def to_sarif(report: ScanReport) -> dict[str, Any]:
     """
     groups = _merged(report.findings)
     kept = groups[:MAX_RESULTS]
-    rules = [_rule(c, worst) for c, worst in _rule_heads(kept)]
+    heads = _rule_heads(kept)
+    for gap in report.gaps:  # a candidate not judged is a result too, under its detector's verdict
+        if all(c.rule_id != gap.candidate.rule_id for c, _ in heads):
+            heads.append((gap.candidate, _detector_severity(gap.candidate)))
+    rules = [_rule(c, worst) for c, worst in sorted(heads, key=lambda h: h[0].rule_id)]
     rule_index = {rule["id"]: index for index, rule in enumerate(rules)}
     driver = {
         "name": TOOL_NAME,
@@ -175,7 +182,7 @@ def to_sarif(report: ScanReport) -> dict[str, Any]:
         "originalUriBaseIds": {
             SRCROOT: {"uri": root_uri(report.target), "description": {"text": "The scanned root."}}
         },
-        "results": [_result(group, rule_index) for group in kept],
+        "results": [_result(group, rule_index) for group in kept] + [_gap_result(g, rule_index) for g in report.gaps],
         "columnKind": "unicodeCodePoints",  # §3.14.27: Candidate.col counts characters
         "newlineSequences": ["\r\n", "\r", "\n"],  # the line breaks Python's tokenizer counts
         "properties": {
@@ -191,6 +198,7 @@ def to_sarif(report: ScanReport) -> dict[str, Any]:
             "resultsKept": len(kept),
             "resultsTruncated": len(kept) < len(groups),
             "resultsLimit": MAX_RESULTS,
+            "notJudged": len(report.gaps),
             "exclusions": [e.to_json(max_paths=MAX_EXCLUDED_PATHS) for e in report.exclusions],
         },
     }
@@ -262,6 +270,27 @@ def _result(group: tuple[Finding, ...], rule_index: dict[str, int]) -> dict[str,
     if flows:
         result["codeFlows"] = flows
     return result
+
+
+def _detector_severity(c: Candidate) -> str:
+    return _DETECTOR_SEVERITY.get((c.detector_severity or "").upper(), "medium")
+
+
+def _gap_result(gap: Gap, rule_index: dict[str, int]) -> dict[str, Any]:
+    """Returns the result of a candidate not judged to the end: its detector's verdict (level
+    from the detector's severity), ``properties.status`` ("not investigated"...) and the reason."""
+    c = gap.candidate
+    return {
+        "ruleId": c.rule_id,
+        "ruleIndex": rule_index[c.rule_id],
+        "level": LEVELS[_detector_severity(c)],
+        "message": {"text": f"{c.message or c.rule_name or c.rule_id} ({gap.status}: {gap.reason})"},
+        "locations": [_location(c)],
+        "partialFingerprints": {FINGERPRINT_KEY: c.id},
+        "properties": {"status": gap.status, "reason": gap.reason, "failures": gap.failures, "retry": gap.retry,
+                       "cwe": _cwe_id(c.cwe), "detector": c.detector, "detectorSeverity": c.detector_severity,
+                       "detectorConfidence": c.detector_confidence, "scope": c.scope},
+    }
 
 
 def _code_flow(trace: dict[str, Any]) -> dict[str, Any]:
@@ -354,6 +383,8 @@ def _invocation(report: ScanReport, *, total: int, kept: int) -> dict[str, Any]:
             f"{total - kept} of {total} results are left out of this file (at most {MAX_RESULTS} per run); "
             "findings.md and findings.json list them all.",
         ))
+    notes.extend(_note("candidate-not-judged", "error", f"{g.candidate.path}:{g.candidate.line} {g.candidate.rule_id} "
+                       f"{g.status}: {g.reason}", g.candidate.path) for g in report.gaps)
     notes.extend(_exclusion_note(e) for e in report.exclusions)
     for file in sorted(report.files, key=lambda f: f.path):
         notes.extend(_file_notes(file))

@@ -292,6 +292,36 @@ class Finding:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Gap:
+    """A candidate the pipeline did not judge to the end, kept in every output with the reason.
+
+    Attributes:
+        candidate: Where and what the detector flagged (its verdict is all there is).
+        stage: The step that was not done: ``"investigate"``, ``"triage"`` or ``"revalidate"``.
+        reason: Why: the last failure recorded for the step, or why it did not run.
+        failures: ``step.failed`` records of the step, over every session.
+        retry: True when the same command run again will try the step again (its cause may
+            have cleared and the bound of ``retry.rounds_for`` is not reached).
+    """
+
+    candidate: Candidate
+    stage: str
+    reason: str
+    failures: int = 0
+    retry: bool = False
+
+    @property
+    def status(self) -> str:
+        """``"not investigated"``, ``"not triaged"`` or ``"not revalidated"``."""
+        return {"investigate": "not investigated", "triage": "not triaged"}.get(self.stage, "not revalidated")
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the gap as a JSON-ready dict (read-only)."""
+        return {"candidate": self.candidate.to_json(), "stage": self.stage, "status": self.status,
+                "reason": self.reason, "failures": self.failures, "retry": self.retry}
+
+
+@dataclass(frozen=True, kw_only=True)
 class ScanReport:
     """Everything export needs, computed from the ledger's fold (never from memory).
 
@@ -312,6 +342,8 @@ class ScanReport:
         code: Every identity of the code that contributed to the run (``identity``), in the
             order its sessions first used it: one, unless the run was continued under other
             code on purpose.
+        gaps: Candidates not judged to the end (``Gap``), in candidate order; a report with
+            any is not complete.
     """
 
     run_id: str
@@ -325,3 +357,4 @@ class ScanReport:
     started_utc: str | None = None
     exclusions: tuple["Exclusion", ...] = ()
     code: tuple[dict[str, str], ...] = ()
+    gaps: tuple[Gap, ...] = ()
