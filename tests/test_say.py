@@ -127,3 +127,33 @@ def test_the_demo_scan_reports_distinct_rationales_and_one_cwe_per_finding(tmp_p
     assert len(rows) >= 5 and len(set(rationales)) == len(rationales), rationales
     assert not any(r.startswith("Revalidation of") for r in rationales)
 
+
+# -- the brief's sources -------------------------------------------------------------------
+
+
+def test_brief_sources_are_the_files_it_read(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "README.md").write_text("A shop that sells things over the web.\n")
+    (root / "README.rst").write_text("Never read: README.md comes first.\n")
+    (root / "pyproject.toml").write_text('[project]\nname = "shop"\ndependencies = ["flask"]\n')
+    (tmp_path / "outside.txt").write_text("flask\n")
+    (root / "requirements.txt").symlink_to(tmp_path / "outside.txt")  # a link is not followed, so not read
+    (root / "setup.cfg").write_text("[metadata]\nname = shop\n")
+    read: list[str] = []
+    import fleetledger.jobs.scan.brief as brief_module
+
+    real_open = open
+
+    def spying_open(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if Path(path).parent == root:
+            read.append(Path(path).name)
+        return real_open(path, *args, **kwargs)
+
+    brief_module.open = spying_open  # type: ignore[attr-defined]
+    try:
+        brief = derive_brief(root, readable=("pyproject.toml", "README.md", "README.rst", "requirements.txt"))
+    finally:
+        del brief_module.open  # type: ignore[attr-defined]
+    assert sorted(brief["sources"]) == sorted(set(read)) == ["README.md", "pyproject.toml"]
+    assert "setup.cfg" not in brief["sources"], "not readable: the gate did not allow it"
