@@ -97,13 +97,14 @@ def _fail(exc: errors.FleetledgerError) -> None:
     sys.exit(exc.exit_code)
 
 
-def _policy(workspace: Workspace, policy_path: str | None, job: Job) -> Policy:
+def _policy(workspace: Workspace, policy_path: str | None, job: Job | None) -> Policy:
     """``--policy FILE``, else ``<workspace>/policy.toml`` unless the workspace lies inside the
-    scanned tree (``Workspace.config_file`` refuses it), else the safe defaults.
+    scanned tree (``Workspace.config_file`` refuses it), else the safe defaults (``job`` None:
+    a run whose job cannot be rebuilt here, e.g. its target is gone).
 
     First of all, a workspace inside the scanned tree or the current folder that was not made
     here is refused (``Workspace.check_made_here``), before anything in it is read."""
-    scanned = [Path(p) for p in job.read_only_paths()]
+    scanned = [Path(p) for p in job.read_only_paths()] if job is not None else []
     workspace.check_made_here([*scanned, Path.cwd()])
     if policy_path:
         return Policy.load(Path(policy_path))
@@ -375,7 +376,10 @@ def status(workspace: str, as_json: bool, watch: bool, interval_s: float, until_
 @_workspace_option
 @click.option("--reason", default="halted by `fleetledger halt`", show_default=True, help="Recorded halt reason.")
 @click.option("--timeout", "timeout_s", default=60.0, show_default=True, help="Seconds to wait for a live run to stop.")
-def halt(workspace: str, reason: str, timeout_s: float) -> None:
+@click.option("--policy", "policy_path", type=click.Path(dir_okay=False, exists=True), default=None,
+              envvar="FLEETLEDGER_POLICY", show_envvar=True,
+              help="Policy TOML file whose hash the halt of a crashed run records (default: as `scan` resolves it).")
+def halt(workspace: str, reason: str, timeout_s: float, policy_path: str | None) -> None:
     """Stop the run and mark it HALTED with a reason (a live coordinator is asked to stop)."""
     ws = Workspace.at(workspace)
     try:
@@ -391,9 +395,14 @@ def halt(workspace: str, reason: str, timeout_s: float) -> None:
                     raise errors.FleetledgerError(f"the run (pid {holder['pid']}) did not stop within {timeout_s:g} s")
                 time.sleep(0.1)
         else:
-            from .coordinator import halt_idle_run
+            from .coordinator import halt_idle_run, policy_in_force
 
-            halt_idle_run(ws, reason)
+            crashed = _current_view(ws)
+            try:
+                job = _job_from_view(crashed, ws, _joined_target(crashed, ws))
+            except errors.UsageError:
+                job = None  # its target is gone: no repository rules to narrow the policy with
+            halt_idle_run(ws, reason, policy=policy_in_force(_policy(ws, policy_path, job), job))
         view = _current_view(ws)
     except errors.FleetledgerError as exc:
         _fail(exc)

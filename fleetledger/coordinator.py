@@ -236,9 +236,8 @@ class Coordinator:
         self.member = workspace.member
         self.shared = False
         """True when the ledger is shared with coordinators on other hosts (set when it is opened)."""
+        self.policy = policy_in_force(self.policy, job)
         repository = job.repository()
-        if repository is not None:
-            self.policy = self.policy.narrowed_by(Path(repository) / REPO_RULES_FILE)
         target = Path(repository or job.describe().get("target") or "/")
         self.gate = Gate(self.policy, target=target, workspace=workspace.root, analysed=job.analyses)
         self.model_quota = min((q for q in (options.model_quota, self.policy.max_model_calls) if q is not None), default=None)
@@ -1270,6 +1269,14 @@ class Coordinator:
         self._state_written_ms = now
 
 
+def policy_in_force(policy: Policy, job: Job | None) -> Policy:
+    """Returns the policy a run of ``job`` works under: ``policy`` (the user's, read afresh by
+    the caller) narrowed by the job's repository rules, if it has a repository. Every record a
+    coordinator or ``halt_idle_run`` writes carries its hash."""
+    repository = job.repository() if job is not None else None
+    return policy.narrowed_by(Path(repository) / REPO_RULES_FILE) if repository is not None else policy
+
+
 def current_run_id(workspace: Workspace, storage: Storage) -> str:
     """Returns the workspace's current run: the run-state file's, if the ledger has it, else the
     ledger's latest run (read-only).
@@ -1342,10 +1349,13 @@ def grant_approval(workspace: Workspace, *, action: str, target: str, expires_ms
         return record
 
 
-def halt_idle_run(workspace: Workspace, reason: str, *, clock: Callable[[], int] = wall_clock_ms) -> RunView:
+def halt_idle_run(workspace: Workspace, reason: str, *, policy: Policy | None = None,
+                  clock: Callable[[], int] = wall_clock_ms) -> RunView:
     """Marks the workspace's latest run HALTED when no coordinator runs it (after a crash).
 
-    Its open leases are taken back (their holders are gone: the run lock is free).
+    Its open leases are taken back (their holders are gone: the run lock is free). The records
+    carry the hash of ``policy``: the policy in force, resolved as a coordinator would
+    (``policy_in_force``); the safe defaults when None.
 
     Returns:
         The run's view after the halt (unchanged if it was not RUNNING).
@@ -1359,8 +1369,10 @@ def halt_idle_run(workspace: Workspace, reason: str, *, clock: Callable[[], int]
         view = load_view(storage, run_id)
         if view.state != "RUNNING":
             return view
+        in_force = policy or Policy()
+
         def record(kind: str, **fields: Any) -> NewRecord:
-            return NewRecord(run_id=view.run_id, actor="coordinator", kind=kind, **fields)
+            return NewRecord(run_id=view.run_id, actor="coordinator", kind=kind, policy_hash=in_force.hash, **fields)
         batch = [record("lease.expired", task=l.task, epoch=l.epoch, why=f"run halted; lease of {l.worker} taken back",
                         payload={"worker": l.worker, "cause": "halt"}) for l in view.leases()]
         batch.append(record("run.halted", why=reason, payload={"kind": "user"}))

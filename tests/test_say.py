@@ -128,6 +128,33 @@ def test_the_demo_scan_reports_distinct_rationales_and_one_cwe_per_finding(tmp_p
     assert not any(r.startswith("Revalidation of") for r in rationales)
 
 
+# -- halt of a crashed run -----------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_halt_without_a_live_coordinator_records_the_policy_in_force(tmp_path: Path) -> None:
+    ws, policy = tmp_path / "ws", tmp_path / "policy.toml"
+    policy.write_text("max_model_calls = 900\n")
+    crashed = run_cli("scan", "--demo", "--workspace", str(ws), "--policy", str(policy), "--no-progress",
+                      env={"FLEETLEDGER_FAULT": "coordinator.after_plan:1:kill"})
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    halted = run_cli("halt", "--workspace", str(ws), "--policy", str(policy), "--reason", "crashed, parked")
+    assert halted.returncode == 0, halted.stderr
+    history = records(ws)
+    (halt,) = [r for r in history if r.kind == "run.halted"]
+    started = next(r for r in history if r.kind == "run.started")
+    expected = Policy.load(policy).narrowed_by(DEMO / ".fleetledger.toml").hash
+    assert halt.policy_hash == expected == started.policy_hash
+    assert halt.why == "crashed, parked"
+
+    # Without --policy, the same resolution as a scan's: the safe defaults here.
+    ws2 = tmp_path / "ws2"
+    run_cli("scan", "--demo", "--workspace", str(ws2), "--no-progress", env={"FLEETLEDGER_FAULT": "coordinator.after_plan:1:kill"})
+    assert run_cli("halt", "--workspace", str(ws2)).returncode == 0
+    (halt2,) = [r for r in records(ws2) if r.kind == "run.halted"]
+    assert halt2.policy_hash == Policy().hash != ""
+
+
 # -- the brief's sources -------------------------------------------------------------------
 
 
