@@ -34,11 +34,12 @@ import signal
 import socket
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from . import errors, faults, fsutil, heads, runstate
+from .account import SessionAccount, account_session
 from .effects import EffectDenied, EffectUncertain
 from .gate import Action, Gate
 from .policy import REPO_RULES_FILE, Policy
@@ -150,6 +151,8 @@ class RunResult:
         message: What to tell the person.
         outcome: The job's summary, when the run finished.
         already_done: True when the run had finished before this session (nothing was done).
+        account: What the session resumed, reused, redid and skipped, counted from the ledger
+            (None when the ledger could not be read at the end).
     """
 
     run_id: str
@@ -158,6 +161,7 @@ class RunResult:
     message: str
     outcome: JobOutcome | None = None
     already_done: bool = False
+    account: SessionAccount | None = None
 
 
 class HostContext:
@@ -270,6 +274,8 @@ class Coordinator:
         self._checkpointing = False
         self._head_unstored = False
         self._content_checked = False
+        self.session_seq: int | None = None
+        """Sequence number of this session's first record (run.started, run.resumed or run.joined)."""
 
     # -- records ------------------------------------------------------------------------
 
@@ -384,7 +390,7 @@ class Coordinator:
             for sig in previous:
                 signal.signal(sig, self._on_signal)
             try:
-                return self._run_locked()
+                return self._accounted(self._run_locked())
             except errors.LedgerError as exc:
                 return self._halt_after_error(exc)
             finally:
@@ -394,6 +400,22 @@ class Coordinator:
                 if self.broker is not None:
                     self.broker.close()
                 self.storage.close()
+
+    def _accounted(self, result: RunResult) -> RunResult:
+        """The result with the account of this session (``account.account_session``)."""
+        assert self.storage is not None
+        if not self.view.run_id:
+            return result
+        try:
+            return replace(result, account=account_session(self.storage, self.view, self.session_seq))
+        except (errors.LedgerError, ValueError):
+            return result  # the result stands; only its account is missing
+
+    def _begin_session(self, record: NewRecord) -> None:
+        """Appends the session's first record and notes its sequence number."""
+        (outcome,) = self.append([record])
+        if isinstance(outcome, Appended) and self.session_seq is None:
+            self.session_seq = outcome.record.seq
 
     def _open_broker(self) -> None:
         """Makes the host-side provider and its broker when the job's model does not run in
@@ -473,13 +495,13 @@ class Coordinator:
         if found is None:
             self.view = RunView(run_id=f"{self.job.kind}-{secrets.token_hex(3)}")
             payload = {"job": self.job.describe(), "sprints": list(self.job.sprints), **self._session_payload()}
-            self.append([self.new_record("run.started", key=self.view.run_id, payload=payload,
-                                         why=f"start {self.job.kind} of {self.job.describe().get('target')}")])
+            self._begin_session(self.new_record("run.started", key=self.view.run_id, payload=payload,
+                                                why=f"start {self.job.kind} of {self.job.describe().get('target')}"))
         else:
             self.view = found.view
             why = "resume after a crash" if self.view.state == "RUNNING" else f"explicit resume of a HALTED run ({self.view.halt and self.view.halt.get('reason')})"
             fold = {"checkpoint_seq": found.checkpoint_seq, "records": found.folded}
-            self.append([self.new_record("run.resumed", payload={**self._session_payload(), "fold": fold}, why=why)])
+            self._begin_session(self.new_record("run.resumed", payload={**self._session_payload(), "fold": fold}, why=why))
         if self.policy.refused_rules:
             self.append([self.new_record("policy.denied", why=rule, payload={"action": "repository rule", "rule": rule})
                          for rule in self.policy.refused_rules])
@@ -543,10 +565,10 @@ class Coordinator:
         self._open_broker()
         payload = {**self._session_payload(), "target": self.job.describe().get("target")}
         if resuming:
-            self.append([self.new_record("run.resumed", payload=payload, why=f"explicit resume of a HALTED run "
-                                         f"({view.halt and view.halt.get('reason')}) on a host that joined it")])
-        self.append([self.new_record("run.joined", why=f"coordinator on {socket.gethostname()} joins with {self.options.workers} workers",
-                                     payload=payload)])
+            self._begin_session(self.new_record("run.resumed", payload=payload, why=f"explicit resume of a HALTED run "
+                                                f"({view.halt and view.halt.get('reason')}) on a host that joined it"))
+        self._begin_session(self.new_record("run.joined", payload=payload,
+                                            why=f"coordinator on {socket.gethostname()} joins with {self.options.workers} workers"))
         self._reconcile_state()
         self._adopt_orphans()
         return self._drive()

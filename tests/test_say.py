@@ -28,6 +28,100 @@ STEPS_LINE = re.compile(r"^steps: (\d+) reused \(.*?\), (\d+) redone \(.*?\), (\
                         r"skipped: (\d+) denied by the policy, (\d+) failed without a result", re.MULTILINE)
 
 
+# -- what a resumed run says ---------------------------------------------------------------
+
+
+def _ledger_account(history: list[Record]) -> dict[str, int]:
+    """What the last session did, counted straight from the records (the test's own count)."""
+    start = [r for r in history if r.kind in ("run.started", "run.resumed")][-1]
+    before = [r for r in history if r.seq < start.seq]
+    after = [r for r in history if r.seq > start.seq]
+    done_before = {r.key for r in before if r.kind == "step.done"}
+    open_before = {r.key for r in before if r.kind == "step.intent"} - done_before
+    done_after = {r.key for r in after if r.kind == "step.done"}
+    failed_after = {r.key for r in after if r.kind == "step.failed"} - done_after - done_before
+    return {"reused": len(done_before), "redone": len(done_after & open_before),
+            "new": len(done_after - open_before), "failed": len(failed_after),
+            "taken_back": sum(1 for r in after if r.kind == "lease.expired" and r.payload.get("cause") == "coordinator restarted")}
+
+
+@pytest.mark.slow
+def test_sigkill_then_the_same_command_says_what_it_resumed_reused_and_redid(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    args = ("scan", "--demo", "--workers", "2", "--workspace", str(ws), "--no-progress")
+    # The worker that detects shop/app.py stops itself inside that step, after its intent is
+    # recorded; then the coordinator gets a real SIGKILL: app.py's step is begun, never finished.
+    proc = start_cli(*args, env={"FLEETLEDGER_FAULT": "scan.detect:shop/app.py:1:stop"})
+    try:
+        wait_for(lambda: any(r.kind == "step.intent" and r.payload.get("name") == "detect:shop/app.py"
+                             for r in records(ws)), what="the intent of detect:shop/app.py", proc=proc)
+        wait_for(lambda: stopped_child(proc.pid) is not None, what="the worker to stop inside the step", proc=proc)
+        paused = stopped_child(proc.pid)
+        kill_cli(proc)
+        assert proc.returncode == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            kill_cli(proc)
+    if paused.is_running():
+        paused.kill()
+    crashed = _ledger_account(records(ws))
+
+    rerun = run_cli(*args)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    history = records(ws)
+    counted = _ledger_account(history)
+    assert counted["reused"] >= 1 and counted["redone"] == 1 and counted["new"] >= 1, counted
+    assert counted["reused"] >= crashed["new"], "what the killed session recorded is reused"
+    tail = rerun.stdout.strip().splitlines()[-5:]
+    said = STEPS_LINE.search("\n".join(tail))
+    assert said is not None, rerun.stdout
+    assert [int(n) for n in said.groups()] == [counted["reused"], counted["redone"], counted["new"], 0, counted["failed"]]
+    resumed = next(line for line in tail if line.startswith("this session resumed"))
+    assert "resume after a crash" in resumed
+    assert f"{counted['taken_back']} lease(s) of the stopped session taken back" in resumed
+    assert counted["taken_back"] >= 1
+
+    again = run_cli(*args)
+    assert again.returncode == 0
+    assert "already finished" in again.stdout
+    assert f"nothing was resumed, reused or redone: {len([r for r in history if r.kind == 'step.done'])} step result(s) " \
+           "were recorded" in again.stdout
+
+
+@pytest.mark.slow
+def test_a_fresh_run_says_every_step_is_new(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    done = run_cli("scan", "--demo", "--workspace", str(ws), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    history = records(ws)
+    said = STEPS_LINE.search(done.stdout)
+    assert said is not None and [int(n) for n in said.groups()] == [0, 0, sum(r.kind == "step.done" for r in history), 0, 0]
+    assert any(line.startswith("this session started run") for line in done.stdout.splitlines())
+
+
+# -- nothing to scan -----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("files", [{}, {"README.md": "# notes\n", "web/index.js": "alert(1)\n"}], ids=["empty", "no-python"])
+def test_nothing_to_scan_says_so_and_fails_unless_allowed(tmp_path: Path, files: dict[str, str]) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    for name, text in files.items():
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        (target / name).write_text(text)
+    refused = run_cli("scan", str(target), "--workspace", str(tmp_path / "ws1"), "--no-progress")
+    said = refused.stdout + refused.stderr
+    assert refused.returncode == 4, said
+    assert "nothing to scan" in said and "no Python file" in said and "--allow-empty" in said
+    assert "all 0 file(s) scanned" not in said
+    if files:
+        assert f"{len(files)} other file(s)" in said
+    allowed = run_cli("scan", str(target), "--allow-empty", "--workspace", str(tmp_path / "ws2"), "--no-progress")
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    assert "nothing to scan" in allowed.stdout
+
+
 # -- the four formats agree ----------------------------------------------------------------
 
 
@@ -184,3 +278,4 @@ def test_brief_sources_are_the_files_it_read(tmp_path: Path) -> None:
         del brief_module.open  # type: ignore[attr-defined]
     assert sorted(brief["sources"]) == sorted(set(read)) == ["README.md", "pyproject.toml"]
     assert "setup.cfg" not in brief["sources"], "not readable: the gate did not allow it"
+
