@@ -279,3 +279,33 @@ def test_brief_sources_are_the_files_it_read(tmp_path: Path) -> None:
     assert sorted(brief["sources"]) == sorted(set(read)) == ["README.md", "pyproject.toml"]
     assert "setup.cfg" not in brief["sources"], "not readable: the gate did not allow it"
 
+
+# -- README's commands ---------------------------------------------------------------------
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_readmes_test_command_prepares_every_prerequisite_a_test_names() -> None:
+    """README's set-up, then README's test command, then green: the test command is the script
+    that prepares what the tests need, so each script a missing-prerequisite message names runs
+    before pytest does (a regression test: `python -m pytest` right after the set-up failed)."""
+    readme = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```\n(.*?)```", readme, re.DOTALL)
+    setup, test = blocks[0].strip().splitlines(), blocks[1].strip()
+    assert len(setup) == 2 and setup[1].startswith("fleetledger scan"), "two set-up/run commands"
+    assert test == "bash .ci/test"
+    run = (REPO / ".ci" / "run").read_text()
+    assert run.strip().splitlines()[-1] == test, "CI runs README's test command"
+    script = (REPO / ".ci" / "test").read_text()
+    commands = [line.strip() for line in script.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    pytest_at = next(n for n, line in enumerate(commands) if "python -m pytest" in line)
+    named = set()
+    for path in (REPO / "tests").glob("*.py"):
+        named |= set(re.findall(r"\.ci/([a-z-]+)", path.read_text()))
+    named -= {"run", "test", "restart-postgres"}  # CI itself, this command, a tool a test runs
+    assert {"fetch-sarif-schema", "fetch-test-repos", "install-pyodide", "install-browser", "start-postgres",
+            "install-sandboxes"} <= named
+    for name in named:
+        at = [n for n, line in enumerate(commands) if f".ci/{name}" in line]
+        assert at and at[0] < pytest_at, f".ci/test runs .ci/{name} before the tests"
