@@ -30,6 +30,8 @@ from .replay import RunView
 from .workspace import LEDGER_ENV, Workspace
 
 DEFAULT_WORKSPACE = ".run"
+EXIT_NOTHING_TO_SCAN = 4
+"""A run finished with nothing to work on (an empty folder, no Python file), unless --allow-empty."""
 
 
 def _echo(text: str, *, err: bool = False) -> None:
@@ -86,6 +88,9 @@ def _run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      envvar="FLEETLEDGER_POLICY", show_envvar=True,
                      help="Policy TOML file (default: <workspace>/policy.toml if present, else safe defaults)."),
         click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal)."),
+        click.option("--allow-empty", is_flag=True, envvar="FLEETLEDGER_ALLOW_EMPTY", show_envvar=True,
+                     help=f"Exit 0 when there is nothing to scan (an empty folder, no Python file); "
+                          f"without it such a scan says so and exits {EXIT_NOTHING_TO_SCAN}."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -97,13 +102,14 @@ def _fail(exc: errors.FleetledgerError) -> None:
     sys.exit(exc.exit_code)
 
 
-def _policy(workspace: Workspace, policy_path: str | None, job: Job) -> Policy:
+def _policy(workspace: Workspace, policy_path: str | None, job: Job | None) -> Policy:
     """``--policy FILE``, else ``<workspace>/policy.toml`` unless the workspace lies inside the
-    scanned tree (``Workspace.config_file`` refuses it), else the safe defaults.
+    scanned tree (``Workspace.config_file`` refuses it), else the safe defaults (``job`` None:
+    a run whose job cannot be rebuilt here, e.g. its target is gone).
 
     First of all, a workspace inside the scanned tree or the current folder that was not made
     here is refused (``Workspace.check_made_here``), before anything in it is read."""
-    scanned = [Path(p) for p in job.read_only_paths()]
+    scanned = [Path(p) for p in job.read_only_paths()] if job is not None else []
     workspace.check_made_here([*scanned, Path.cwd()])
     if policy_path:
         return Policy.load(Path(policy_path))
@@ -146,7 +152,8 @@ class _Progress:
                                   completed=done if total else (1 if sprint.status == "completed" else 0))
 
 
-def _execute(coordinator_factory: Callable[[Callable[[RunView], None]], Coordinator], progress: bool | None) -> None:
+def _execute(coordinator_factory: Callable[[Callable[[RunView], None]], Coordinator], progress: bool | None,
+             allow_empty: bool = False) -> None:
     enabled = sys.stderr.isatty() if progress is None else progress
     with _Progress(enabled) as bars:
         coordinator = coordinator_factory(bars.update)
@@ -154,14 +161,23 @@ def _execute(coordinator_factory: Callable[[Callable[[RunView], None]], Coordina
             _echo(f"warning: {warning}", err=True)
         result = coordinator.run()
         bars.update(coordinator.view)
-    _report(result, coordinator.view)
+    _report(result, coordinator.view, allow_empty)
 
 
-def _report(result: RunResult, view: RunView) -> None:
+def _report(result: RunResult, view: RunView, allow_empty: bool = False) -> None:
+    """Prints how the session ended, then, last, what it resumed, reused, redid and skipped
+    (``RunResult.account``, counted from the ledger), and exits with the session's code (or
+    ``EXIT_NOTHING_TO_SCAN`` when the run had nothing to work on and that was not allowed)."""
     from .model_broker import describe_spend
 
     _echo(result.message)
     _echo(f"model spend: {describe_spend(view.model)}")
+    for line in result.account.lines() if result.account is not None else ():
+        _echo(line)
+    nothing = result.outcome.nothing_to_do if result.outcome is not None else None
+    if nothing and not allow_empty:
+        _echo(f"fleetledger: {nothing}; pass --allow-empty to accept a scan with nothing to scan", err=True)
+        sys.exit(EXIT_NOTHING_TO_SCAN)
     sys.exit(result.exit_code)
 
 
@@ -222,7 +238,8 @@ def main() -> None:
               help="PROVIDER:MODEL that judges candidates: offline, openai:MODEL (any OpenAI-compatible endpoint) "
                    "or anthropic:MODEL; the policy's models must allow it (see docs/models.md).")
 def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
-         policy_path: str | None, progress: bool | None, new_run: bool, demo: bool, join: str | None, model: str) -> None:
+         policy_path: str | None, progress: bool | None, allow_empty: bool, new_run: bool, demo: bool, join: str | None,
+         model: str) -> None:
     """Scan the source repository at PATH (default: the current folder).
 
     Running the same command again resumes the same run and pays only for missing work; after
@@ -237,7 +254,8 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
         options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
                              new_run=new_run, explicit_resume=join is None, join=join)
         policy = _policy(ws, policy_path, job)
-        _execute(lambda on_progress: Coordinator(job, ws, options, policy=policy, on_progress=on_progress), progress)
+        _execute(lambda on_progress: Coordinator(job, ws, options, policy=policy, on_progress=on_progress), progress,
+                 allow_empty)
     except errors.FleetledgerError as exc:
         _fail(exc)
 
@@ -250,7 +268,7 @@ def _job_command(target: Path, workspace: Workspace, model: str) -> list[str]:
 
 
 def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
-            policy_path: str | None, progress: bool | None, *, explicit: bool) -> None:
+            policy_path: str | None, progress: bool | None, allow_empty: bool, *, explicit: bool) -> None:
     from .coordinator import settle_state_file
 
     ws = Workspace.at(workspace)
@@ -277,7 +295,8 @@ def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: fl
     options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
                          explicit_resume=explicit, join=view.run_id if joined else None)
     policy = _policy(ws, policy_path, job)
-    _execute(lambda on_progress: Coordinator(job, ws, options, policy=policy, on_progress=on_progress), progress)
+    _execute(lambda on_progress: Coordinator(job, ws, options, policy=policy, on_progress=on_progress), progress,
+             allow_empty)
 
 
 @main.command()
@@ -382,7 +401,10 @@ def status(workspace: str, as_json: bool, watch: bool, interval_s: float, until_
 @_workspace_option
 @click.option("--reason", default="halted by `fleetledger halt`", show_default=True, help="Recorded halt reason.")
 @click.option("--timeout", "timeout_s", default=60.0, show_default=True, help="Seconds to wait for a live run to stop.")
-def halt(workspace: str, reason: str, timeout_s: float) -> None:
+@click.option("--policy", "policy_path", type=click.Path(dir_okay=False, exists=True), default=None,
+              envvar="FLEETLEDGER_POLICY", show_envvar=True,
+              help="Policy TOML file whose hash the halt of a crashed run records (default: as `scan` resolves it).")
+def halt(workspace: str, reason: str, timeout_s: float, policy_path: str | None) -> None:
     """Stop the run and mark it HALTED with a reason (a live coordinator is asked to stop)."""
     ws = Workspace.at(workspace)
     try:
@@ -398,9 +420,14 @@ def halt(workspace: str, reason: str, timeout_s: float) -> None:
                     raise errors.FleetledgerError(f"the run (pid {holder['pid']}) did not stop within {timeout_s:g} s")
                 time.sleep(0.1)
         else:
-            from .coordinator import halt_idle_run
+            from .coordinator import halt_idle_run, policy_in_force
 
-            halt_idle_run(ws, reason)
+            crashed = _current_view(ws)
+            try:
+                job = _job_from_view(crashed, ws, _joined_target(crashed, ws))
+            except errors.UsageError:
+                job = None  # its target is gone: no repository rules to narrow the policy with
+            halt_idle_run(ws, reason, policy=policy_in_force(_policy(ws, policy_path, job), job))
         view = _current_view(ws)
     except errors.FleetledgerError as exc:
         _fail(exc)

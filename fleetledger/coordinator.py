@@ -35,11 +35,12 @@ import signal
 import socket
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from . import errors, faults, fsutil, heads, identity, runstate
+from .account import SessionAccount, account_session
 from .effects import EffectDenied, EffectUncertain
 from .gate import Action, Gate
 from .policy import REPO_RULES_FILE, Policy
@@ -151,6 +152,8 @@ class RunResult:
         message: What to tell the person.
         outcome: The job's summary, when the run finished.
         already_done: True when the run had finished before this session (nothing was done).
+        account: What the session resumed, reused, redid and skipped, counted from the ledger
+            (None when the ledger could not be read at the end).
     """
 
     run_id: str
@@ -159,6 +162,7 @@ class RunResult:
     message: str
     outcome: JobOutcome | None = None
     already_done: bool = False
+    account: SessionAccount | None = None
 
 
 class HostContext:
@@ -238,9 +242,8 @@ class Coordinator:
         self.member = workspace.member
         self.shared = False
         """True when the ledger is shared with coordinators on other hosts (set when it is opened)."""
+        self.policy = policy_in_force(self.policy, job)
         repository = job.repository()
-        if repository is not None:
-            self.policy = self.policy.narrowed_by(Path(repository) / REPO_RULES_FILE)
         target = Path(repository or job.describe().get("target") or "/")
         self.gate = Gate(self.policy, target=target, workspace=workspace.root, analysed=job.analyses)
         self.model_quota = min((q for q in (options.model_quota, self.policy.max_model_calls) if q is not None), default=None)
@@ -273,6 +276,8 @@ class Coordinator:
         self._checkpointing = False
         self._head_unstored = False
         self._content_checked = False
+        self.session_seq: int | None = None
+        """Sequence number of this session's first record (run.started, run.resumed or run.joined)."""
 
     # -- records ------------------------------------------------------------------------
 
@@ -387,7 +392,7 @@ class Coordinator:
             for sig in previous:
                 signal.signal(sig, self._on_signal)
             try:
-                return self._run_locked()
+                return self._accounted(self._run_locked())
             except errors.LedgerError as exc:
                 return self._halt_after_error(exc)
             finally:
@@ -397,6 +402,22 @@ class Coordinator:
                 if self.broker is not None:
                     self.broker.close()
                 self.storage.close()
+
+    def _accounted(self, result: RunResult) -> RunResult:
+        """The result with the account of this session (``account.account_session``)."""
+        assert self.storage is not None
+        if not self.view.run_id:
+            return result
+        try:
+            return replace(result, account=account_session(self.storage, self.view, self.session_seq))
+        except (errors.LedgerError, ValueError):
+            return result  # the result stands; only its account is missing
+
+    def _begin_session(self, record: NewRecord) -> None:
+        """Appends the session's first record and notes its sequence number."""
+        (outcome,) = self.append([record])
+        if isinstance(outcome, Appended) and self.session_seq is None:
+            self.session_seq = outcome.record.seq
 
     def _open_broker(self) -> None:
         """Makes the host-side provider and its broker when the job's model does not run in
@@ -491,13 +512,13 @@ class Coordinator:
         if found is None:
             self.view = RunView(run_id=f"{self.job.kind}-{secrets.token_hex(3)}")
             payload = {"job": self.job.describe(), "sprints": list(self.job.sprints), **self._session_payload()}
-            self.append([self.new_record("run.started", key=self.view.run_id, payload=payload,
-                                         why=f"start {self.job.kind} of {self.job.describe().get('target')}")])
+            self._begin_session(self.new_record("run.started", key=self.view.run_id, payload=payload,
+                                                why=f"start {self.job.kind} of {self.job.describe().get('target')}"))
         else:
             self.view = found.view
             why = "resume after a crash" if self.view.state == "RUNNING" else f"explicit resume of a HALTED run ({self.view.halt and self.view.halt.get('reason')})"
             fold = {"checkpoint_seq": found.checkpoint_seq, "records": found.folded}
-            self.append([self.new_record("run.resumed", payload={**self._session_payload(), "fold": fold}, why=why)])
+            self._begin_session(self.new_record("run.resumed", payload={**self._session_payload(), "fold": fold}, why=why))
         if self.policy.refused_rules:
             self.append([self.new_record("policy.denied", why=rule, payload={"action": "repository rule", "rule": rule})
                          for rule in self.policy.refused_rules])
@@ -593,10 +614,10 @@ class Coordinator:
         self._open_broker()
         payload = {**self._session_payload(), "target": self.job.describe().get("target")}
         if resuming:
-            self.append([self.new_record("run.resumed", payload=payload, why=f"explicit resume of a HALTED run "
-                                         f"({view.halt and view.halt.get('reason')}) on a host that joined it")])
-        self.append([self.new_record("run.joined", why=f"coordinator on {socket.gethostname()} joins with {self.options.workers} workers",
-                                     payload=payload)])
+            self._begin_session(self.new_record("run.resumed", payload=payload, why=f"explicit resume of a HALTED run "
+                                                f"({view.halt and view.halt.get('reason')}) on a host that joined it"))
+        self._begin_session(self.new_record("run.joined", payload=payload,
+                                            why=f"coordinator on {socket.gethostname()} joins with {self.options.workers} workers"))
         self._reconcile_state()
         self._adopt_orphans()
         return self._drive()
@@ -1339,6 +1360,14 @@ class Coordinator:
         self._state_written_ms = now
 
 
+def policy_in_force(policy: Policy, job: Job | None) -> Policy:
+    """Returns the policy a run of ``job`` works under: ``policy`` (the user's, read afresh by
+    the caller) narrowed by the job's repository rules, if it has a repository. Every record a
+    coordinator or ``halt_idle_run`` writes carries its hash."""
+    repository = job.repository() if job is not None else None
+    return policy.narrowed_by(Path(repository) / REPO_RULES_FILE) if repository is not None else policy
+
+
 def current_run_id(workspace: Workspace, storage: Storage) -> str:
     """Returns the workspace's current run: the run-state file's, if the ledger has it, else the
     ledger's latest run (read-only).
@@ -1411,10 +1440,13 @@ def grant_approval(workspace: Workspace, *, action: str, target: str, expires_ms
         return record
 
 
-def halt_idle_run(workspace: Workspace, reason: str, *, clock: Callable[[], int] = wall_clock_ms) -> RunView:
+def halt_idle_run(workspace: Workspace, reason: str, *, policy: Policy | None = None,
+                  clock: Callable[[], int] = wall_clock_ms) -> RunView:
     """Marks the workspace's latest run HALTED when no coordinator runs it (after a crash).
 
-    Its open leases are taken back (their holders are gone: the run lock is free).
+    Its open leases are taken back (their holders are gone: the run lock is free). The records
+    carry the hash of ``policy``: the policy in force, resolved as a coordinator would
+    (``policy_in_force``); the safe defaults when None.
 
     Returns:
         The run's view after the halt (unchanged if it was not RUNNING).
@@ -1428,8 +1460,10 @@ def halt_idle_run(workspace: Workspace, reason: str, *, clock: Callable[[], int]
         view = load_view(storage, run_id)
         if view.state != "RUNNING":
             return view
+        in_force = policy or Policy()
+
         def record(kind: str, **fields: Any) -> NewRecord:
-            return NewRecord(run_id=view.run_id, actor="coordinator", kind=kind, **fields)
+            return NewRecord(run_id=view.run_id, actor="coordinator", kind=kind, policy_hash=in_force.hash, **fields)
         batch = [record("lease.expired", task=l.task, epoch=l.epoch, why=f"run halted; lease of {l.worker} taken back",
                         payload={"worker": l.worker, "cause": "halt"}) for l in view.leases()]
         batch.append(record("run.halted", why=reason, payload={"kind": "user"}))

@@ -27,6 +27,7 @@ from . import __version__, errors, fsutil
 from .display import printable
 from .coordinator import current_run_id, wall_clock_ms
 from .jobs.scan.report import build_report
+from .jobs.scan.sarif import finding_cwe, finding_verdict
 from .jobs.scan.shapes import SEVERITIES, ScanReport
 from .ledger import Record, open_storage
 from .leases import LEADER_TASK
@@ -340,13 +341,14 @@ def _findings(scan: ScanReport) -> str:
     for f in sorted(scan.findings, key=lambda f: (rank.get(f.severity, 9), f.candidate.path, f.candidate.line)):
         c, inv, rev = f.candidate, f.investigation, f.revalidation
         severity = f.severity if f.severity in rank else "unknown"
-        cwe = f"CWE-{c.cwe}" if c.cwe is not None else "-"
+        number = finding_cwe(f)  # the CWE, verdict and severity findings.json, SARIF and Markdown give
+        cwe = f"CWE-{number}" if number is not None else "-"
         rows.append(
             f'<tr><td data-key="{rank.get(f.severity, 9)}"><span class="sev sev-{severity}">{_e(f.severity)}</span></td>'
-            f'<td class="nowrap" data-key="{c.cwe or 0}">{_e(cwe)}</td><td class="loc">{_e(c.path)}:{c.line}</td>'
+            f'<td class="nowrap" data-key="{number or 0}">{_e(cwe)}</td><td class="loc">{_e(c.path)}:{c.line}</td>'
             f'<td>{_e(c.rule_id)} {_e(c.rule_name)}</td>'
             f'<td class="why">{_e(inv.rationale)}<div class="sub">triage: {_e(f.severity_reason)}</div></td>'
-            f'<td class="why"><b>{_e(rev.verdict)}</b> ({rev.confidence}/10)<div class="sub">{_e(rev.rationale)}</div></td></tr>')
+            f'<td class="why"><b>{_e(finding_verdict(f))}</b> ({rev.confidence}/10)<div class="sub">{_e(rev.rationale)}</div></td></tr>')
     return ('<table class="findings sortable"><thead><tr><th>severity</th><th>CWE</th><th>location</th><th>rule</th>'
             '<th>rationale</th><th>revalidation</th></tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')

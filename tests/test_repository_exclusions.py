@@ -33,9 +33,11 @@ def _repo(tmp_path: Path, rule: str) -> Path:
     return repo
 
 
-def _scan(tmp_path: Path, repo: Path, *policy: str) -> tuple[Path, str]:
+def _scan(tmp_path: Path, repo: Path, *policy: str, allow_empty: bool = False) -> tuple[Path, str]:
     ws = tmp_path / "ws"
     args = ["scan", str(repo), "--workspace", str(ws), "--workers", "1", "--no-progress"]
+    if allow_empty:  # every file excluded: nothing was scanned, which fails unless accepted
+        args.append("--allow-empty")
     if policy:
         path = tmp_path / "policy.toml"
         path.write_text("[policy]\n" + "".join(policy), encoding="utf-8")
@@ -91,7 +93,8 @@ def test_by_default_the_repository_cannot_hide_its_code_and_every_output_says_so
 def test_when_the_policy_allows_it_the_excluded_files_are_listed_in_every_output(tmp_path: Path, rule: str,
                                                                                 hidden: list[str]) -> None:
     pattern = json.loads(rule)[0]
-    ws, terminal = _scan(tmp_path, _repo(tmp_path, rule), "repository_may_exclude = true\n")
+    ws, terminal = _scan(tmp_path, _repo(tmp_path, rule), "repository_may_exclude = true\n",
+                         allow_empty=len(hidden) == 3)
     markdown, report, sarif = _outputs(ws)
     assert report["findings"] == [], "the excluded file was not scanned"
     assert report["exclusions"] == [{"origin": "repository", "rule": f"repository rule exclude {pattern!r}",

@@ -32,10 +32,13 @@ class TaskSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class JobOutcome:
-    """What the job says at the end of a run: a one-line ``summary`` and the output paths."""
+    """What the job says at the end of a run: a one-line ``summary`` and the output paths;
+    ``nothing_to_do`` says why the job found nothing to work on (None when it had work), which
+    the command line turns into a failure unless asked not to (``--allow-empty``)."""
 
     summary: str
     outputs: dict[str, str] = field(default_factory=dict)
+    nothing_to_do: str | None = None
 
 
 class Job(abc.ABC):

@@ -34,14 +34,16 @@ FRAMEWORKS = {
 ENTRY_FILES = ("manage.py", "app.py", "wsgi.py", "asgi.py", "main.py", "__main__.py", "server.py", "cli.py")
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path) -> str | None:
+    """The file's text (at most ``MAX_FILE_BYTES``), or None when it was not read: missing, not
+    a regular file, a symbolic link (never followed), or unreadable."""
     try:
         if not path.is_file() or path.is_symlink():
-            return ""
+            return None
         with open(path, "rb") as handle:
             return handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
     except OSError:
-        return ""
+        return None
 
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
@@ -123,11 +125,18 @@ def derive_brief(root: Path, readable: Collection[str] = BRIEF_FILES) -> dict[st
 
     Returns:
         ``{"text": str (at most MAX_WORDS words), "name", "frameworks": [...],
-        "entry_points": [...], "sources": [files read]}``.
+        "entry_points": [...], "sources": [...]}``: ``sources`` names the files of
+        ``BRIEF_FILES`` that were read, in that order, and no other (not one that is only
+        there, such as a second README, a link or an unreadable file).
     """
+    read_names: set[str] = set()
 
     def read(name: str) -> str:
-        return _read_text(root / name) if name in readable else ""
+        text = _read_text(root / name) if name in readable else None
+        if text is None:
+            return ""
+        read_names.add(name)
+        return text
 
     facts = _packaging(read)
     readme = _readme_summary(read)
@@ -149,5 +158,5 @@ def derive_brief(root: Path, readable: Collection[str] = BRIEF_FILES) -> dict[st
     parts.append(f"Top level: {', '.join(top[:40])}{' ...' if len(top) > 40 else ''}.")
     words = " ".join(parts).split()
     text = " ".join(words[:MAX_WORDS]) + (" ..." if len(words) > MAX_WORDS else "")
-    sources = [n for n in BRIEF_FILES if n in readable and (root / n).is_file()]
+    sources = [n for n in BRIEF_FILES if n in read_names]
     return {"text": text, "name": name, "frameworks": frameworks, "entry_points": entries, "sources": sources}

@@ -16,7 +16,7 @@ from ... import fsutil
 from ...display import json_text
 from .exclusions import counts
 from .markdown import to_markdown
-from .sarif import finding_cwe, order_key, to_sarif
+from .sarif import finding_cwe, finding_verdict, order_key, to_sarif
 from .shapes import SEVERITIES, ScanReport
 
 __all__ = ["JSON_SCHEMA_VERSION", "OUTPUT_NAMES", "to_json", "to_markdown", "to_sarif", "write_outputs"]
@@ -29,7 +29,8 @@ def to_json(report: ScanReport) -> dict[str, Any]:
     """Builds the full machine-readable report: every finding and file, uncapped.
 
     Findings are in the SARIF order (``sarif.order_key``), each as ``Finding.to_json()`` plus
-    its reported ``cwe`` (``sarif.finding_cwe``); files are sorted by path, each as
+    its reported ``cwe`` and ``verdict`` (``sarif.finding_cwe``, ``sarif.finding_verdict``: the
+    values SARIF, Markdown and the HTML report show); files are sorted by path, each as
     ``FileReport.to_json()`` (skipped ones carry ``status`` "skipped" and their ``reason``);
     ``exclusions`` lists what each exclusion rule did, with every path (``Exclusion.to_json``),
     and ``summary`` counts those files (``exclusions.counts``); ``not_judged`` lists every
@@ -64,7 +65,7 @@ def to_json(report: ScanReport) -> dict[str, Any]:
             **counts(report.exclusions),
         },
         "exclusions": [e.to_json() for e in report.exclusions],
-        "findings": [{**f.to_json(), "cwe": finding_cwe(f)} for f in findings],
+        "findings": [{**f.to_json(), "cwe": finding_cwe(f), "verdict": finding_verdict(f)} for f in findings],
         "not_judged": [g.to_json() for g in report.gaps],
         "files": [f.to_json() for f in files],
     }

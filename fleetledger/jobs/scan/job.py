@@ -9,6 +9,7 @@ idempotent effect, run on the coordinator). The workers' side is ``tasks.py``.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,8 @@ from . import export, report
 from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
 from .detect import DETECT_VERSION
-from .plan import MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, blocks, candidate_blocks, discover
+from .plan import (EXCLUDED_DIRS, MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, blocks, candidate_blocks,
+                   discover)
 from .shapes import Candidate, survives
 
 if TYPE_CHECKING:
@@ -283,7 +285,9 @@ class ScanJob(Job):
         skipped = sum(1 for f in scan.files if f.status == "skipped")
         partly = sum(1 for f in scan.files if f.status == "scanned" and (f.detectors_not_run or f.not_analysed))
         outputs = {name: str(Path(workspace) / name) for name in OUTPUT_NAMES}
-        coverage = (f"{len(scan.files) - skipped} file(s) scanned, {skipped} skipped (incomplete: see the skip "
+        nothing = self._nothing_to_scan(len(scan.files), skipped) if scan.complete else None
+        coverage = (nothing if nothing else
+                    f"{len(scan.files) - skipped} file(s) scanned, {skipped} skipped (incomplete: see the skip "
                     f"reasons in findings.md)" if skipped
                     else f"all {len(scan.files)} file(s) scanned" if not scan.gaps else f"{len(scan.files)} file(s) scanned")
         if scan.gaps:  # never "complete": what was not judged, and why
@@ -302,7 +306,23 @@ class ScanJob(Job):
         summary = (f"{len(scan.findings)} finding(s){f' ({by_sev})' if by_sev else ''}; {coverage}; "
                    f"{scan.dismissed} candidate verdict(s) dismissed; reports: {outputs['findings.sarif']}, "
                    f"{outputs['findings.md']}, {outputs['findings.json']}")
-        return JobOutcome(summary=summary, outputs=outputs)
+        return JobOutcome(summary=summary, outputs=outputs, nothing_to_do=nothing)
+
+    def _nothing_to_scan(self, planned: int, skipped: int) -> str | None:
+        """Says why a finished scan scanned no file (None when it scanned one): the target
+        holds no Python file (with the number of other files there), or every one was skipped."""
+        if planned and skipped < planned:
+            return None
+        if planned:
+            return (f"nothing to scan: all {planned} Python file(s) under {self.target} were skipped "
+                    "(see the skip reasons in findings.md)")
+        others = 0
+        for folder, dirs, files in os.walk(self.target, followlinks=False):
+            here = Path(folder)
+            dirs[:] = [d for d in dirs if d not in EXCLUDED_DIRS and (here / d).resolve() != self.workspace]
+            others += len(files)
+        there = f"{others} other file(s) there, none of them Python" if others else "the folder is empty"
+        return f"nothing to scan: no Python file ({', '.join(SOURCE_SUFFIXES)}) under {self.target} ({there})"
 
 
 def brief_text(run: "RunReader") -> str:

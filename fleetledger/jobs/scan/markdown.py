@@ -15,7 +15,7 @@ from typing import Any
 
 from ...display import printable
 from .exclusions import counts as exclusion_counts
-from .sarif import finding_cwe, order_key
+from .sarif import finding_cwe, finding_verdict, order_key
 from .shapes import SEVERITIES, Finding, ModelAnswer, ScanReport
 
 _RATIONALE_CHARS = 160
@@ -116,15 +116,27 @@ def _exclusions(report: ScanReport) -> str:
 def _table(findings: list[Finding]) -> str:
     if not findings:
         return "## Findings\n\nNo findings."
-    lines = ["## Findings", "", "| # | Severity | CWE | Location | Rule | Rationale |", "| ---: | --- | --- | --- | --- | --- |"]
+    lines = ["## Findings", "", "| # | Severity | CWE | Verdict | Location | Rule | Rationale |",
+             "| ---: | --- | --- | --- | --- | --- | --- |"]
     for number, f in enumerate(findings, 1):
         c = f.candidate
-        rationale = _one_line(f.revalidation.rationale or f.investigation.rationale)
         lines.append(
-            f"| {number} | {f.severity} | {_cwe(f)} | {_inline(_where(f))} | {_inline(c.rule_id)} "
-            f"{_inline(c.rule_name)} | {_inline(rationale)} |"
+            f"| {number} | {f.severity} | {_cwe(f)} | {_inline(finding_verdict(f))} | {_inline(_where(f))} | "
+            f"{_inline(c.rule_id)} {_inline(c.rule_name)} | {_inline(_one_line(own_rationale(f)))} |"
         )
     return "\n".join(lines)
+
+
+def own_rationale(f: Finding) -> str:
+    """Returns what a finding's table row says about it: the revalidation's rationale, unless
+    it quotes the first pass's rationale whole behind words of its own (the offline analyst
+    opens every revalidation with the same sentence, which, cut to the column's width, would
+    be all each row shows); then the first pass's rationale, which is about this finding.
+    Both rationales stay in full in the finding's details."""
+    first, last = f.investigation.rationale.strip(), f.revalidation.rationale.strip()
+    if not last or (first and first in last):
+        return first or last
+    return last
 
 
 def _details(findings: list[Finding]) -> str:

@@ -91,6 +91,19 @@ def finding_cwe(finding: Finding) -> int | None:
     return None
 
 
+def finding_verdict(finding: Finding) -> str:
+    """Returns the verdict a finding is reported under: the revalidation's, the last word (a
+    finding is reported only when it survived it). Every output format shows this one.
+
+    Args:
+        finding: Any finding.
+
+    Returns:
+        ``"vulnerable"``, ``"uncertain"`` or another ``ModelAnswer.verdict``.
+    """
+    return finding.revalidation.verdict
+
+
 def artifact_uri(path: str) -> str:
     """Returns the relative URI reference of a scanned file, for use with ``uriBaseId`` SRCROOT.
 
@@ -327,6 +340,7 @@ def _result_properties(group: tuple[Finding, ...]) -> dict[str, Any]:
         "severity": primary.severity,
         "severityReason": primary.severity_reason,
         "cwe": _cwe_id(finding_cwe(primary)),
+        "verdict": finding_verdict(primary),
         "confidence": primary.revalidation.confidence,
         "detector": c.detector,
         "detectorSeverity": c.detector_severity,
