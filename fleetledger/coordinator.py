@@ -511,8 +511,8 @@ class Coordinator:
             found = f"its record at seq {seq} differs (the history was rewritten)"
         raise errors.LedgerTamperedError(
             f"run {view.run_id}: this user signed its head at seq {seq}, but {found}; nothing was appended. "
-            f"Run `fleetledger verify --workspace {self.workspace.root}` to see what differs, and start over "
-            "elsewhere with --new or another --workspace")
+            f"Run `fleetledger verify --workspace {self.workspace.root}` to see what differs; `fleetledger salvage` "
+            "keeps what is left and lets the run continue, or start over with --new or another --workspace")
 
     def _join(self, run_id: str) -> RunResult:
         """Joins a live run of a shared ledger as one more coordinator (another host).
@@ -1296,12 +1296,19 @@ def settle_state_file(workspace: Workspace, *, clock: Callable[[], int] = wall_c
     Raises:
         RunLockedError: a coordinator runs the workspace now.
         NoRunError: the workspace holds no run.
+        LedgerDamagedError: the ledger is damaged, or ends before (or differs at) the run's signed head.
     """
     if not workspace.exists():
         raise errors.NoRunError(f"no ledger in {workspace.root}; start a run with `fleetledger scan PATH`")
     with workspace.lock(f"settle-{secrets.token_hex(2)}"), open_storage(workspace.ledger_url) as storage:
         run_id = current_run_id(workspace, storage)
         view = load_view(storage, run_id)
+        problem = heads.contradiction(storage, storage.url, run_id, view.last_seq, owner_key(),
+                                      runstate.signed_head(workspace.state_path, storage.url))
+        if problem is not None:  # before the state file, which holds a copy of the head, is set aside
+            raise errors.LedgerDamagedError(
+                f"the ledger is damaged or was cut: {problem}. Nothing was appended to it. `fleetledger verify` "
+                "shows what differs; `fleetledger salvage` keeps what is left, records the loss and lets the run continue")
         _, note = runstate.reconcile(workspace.state_path, view, workspace.ledger_url, now_ms=clock())
         return view, note
 

@@ -161,6 +161,14 @@ def test_salvage_after_a_damaged_wal_frame_reports_exactly_what_was_lost(tmp_pat
         (copy / path.name).write_bytes(path.read_bytes())
     truth = _all_records(copy / "ledger.sqlite3")
     _damage_wal(ws)
+    as_sqlite = tmp_path / "as-sqlite"
+    as_sqlite.mkdir()
+    for path in ws.glob("ledger.sqlite3*"):
+        (as_sqlite / path.name).write_bytes(path.read_bytes())
+    conn = sqlite3.connect(as_sqlite / "ledger.sqlite3")
+    sqlite_keeps = conn.execute("SELECT count(*) FROM records").fetchone()[0]
+    conn.close()
+    assert sqlite_keeps < len(truth), "SQLite alone drops the committed frames after the damaged one"
     done = run_cli("salvage", "--workspace", str(ws))
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads((ws / "salvage.json").read_text())
@@ -172,9 +180,43 @@ def test_salvage_after_a_damaged_wal_frame_reports_exactly_what_was_lost(tmp_pat
     assert all(by_seq[r["seq"]].hash == r["hash"] for r in aside), "what is kept aside is what was committed"
     assert {r.seq for r in kept} | {r["seq"] for r in aside} | unreadable == set(by_seq), \
         "every committed record is kept, kept aside, or reported lost"
-    assert report["kept"] == [1, len(kept)] and (unreadable or aside), "the damage cost something"
+    assert report["kept"] == [1, len(kept)] and len(kept) >= sqlite_keeps, "salvage keeps at least what SQLite reads"
     for run, ranges in report["lost_by_run"].items():
         assert all(re.fullmatch(r"\d+(-\d+)?", part) for part in ranges), ranges
+    resumed = run_synthetic(ws, "--tasks", str(TASKS), "--steps", str(STEPS), "--sandbox", "none")
+    assert resumed.returncode == 0, resumed.stderr
+    assert _steps(ws) == _expected()
+    assert run_cli("verify", "--workspace", str(ws)).returncode == 0
+
+
+def test_wal_frames_already_dropped_leave_the_ledger_behind_its_head_and_every_command_says_so(tmp_path: Path) -> None:
+    """The loss of the WAL case made permanent: the frames after an early commit are gone and a
+    checkpoint by a tool that opened the ledger with SQLite alone copied what was left. The file
+    is whole again, but shorter than the head this user signed."""
+    ws = tmp_path / "ws"
+    _killed_run_with_wal(ws)
+    signed = json.loads((ws / "sprint-plan-state.json").read_text())["ledger"]["head"]["seq"]
+    main, raw = (ws / "ledger.sqlite3").read_bytes(), (ws / "ledger.sqlite3-wal").read_bytes()
+    (ws / "ledger.sqlite3-shm").unlink()
+    for end in range(32 + 4120, len(raw) + 1, 4120):
+        if int.from_bytes(raw[end - 4120 + 4:end - 4120 + 8], "big"):  # a commit frame: the WAL ends after it
+            (ws / "ledger.sqlite3").write_bytes(main)
+            (ws / "ledger.sqlite3-wal").write_bytes(raw[:end])
+            conn = sqlite3.connect(ws / "ledger.sqlite3")
+            left = conn.execute("SELECT count(*) FROM records").fetchone()[0]
+            conn.close()  # the last connection checkpoints: the loss is now permanent
+            if left:
+                break
+    assert 0 < left < signed
+    before = _fingerprint(ws)
+    for command in COMMANDS:
+        done = run_cli(*command, "--workspace", str(ws))
+        said = done.stdout + done.stderr
+        assert done.returncode != 0 and "Traceback" not in said, f"{command}: {said}"
+        assert re.search(rf"seq {signed}\b", said) and ("cut" in said or "gone" in said), f"{command}: {said}"
+        assert _fingerprint(ws) == before, f"{command} appended to a ledger behind its head"
+    done = run_cli("salvage", "--workspace", str(ws))
+    assert done.returncode == 0 and f"its signed head was at seq {signed}" in done.stdout, done.stdout + done.stderr
     resumed = run_synthetic(ws, "--tasks", str(TASKS), "--steps", str(STEPS), "--sandbox", "none")
     assert resumed.returncode == 0, resumed.stderr
     assert _steps(ws) == _expected()

@@ -307,6 +307,21 @@ class SQLiteStorage(Storage):
         rows = self._conn.execute("PRAGMA integrity_check").fetchall()
         return [] if rows and rows[0][0] == "ok" else [f"SQLite integrity_check: {row[0]}" for row in rows]
 
+    def copy_in(self, records: Sequence[rec.Record]) -> None:
+        """Inserts stored records exactly as they are (their seq, time and hashes), in one
+        transaction; for ``salvage``, which copies a damaged ledger's verified prefix into a new,
+        empty one (``unsafe``: the append rules are not applied; ``verify`` checks the result).
+
+        Raises:
+            LedgerError: the write failed; nothing was stored.
+        """
+        def body(txn: _SQLiteTxn) -> None:
+            for r in records:
+                self._conn.execute(Q["insert"], (
+                    r.seq, r.run_id, r.ts_ms, r.actor, r.kind, r.key, r.task, r.epoch, r.why,
+                    r.payload_json, r.policy_hash, r.prev_hash, r.hash))
+        self._run_txn(body)
+
     def execute_raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Runs raw SQL on the ledger file; for tests and repair tools only (``unsafe``).
 
