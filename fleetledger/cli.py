@@ -98,6 +98,15 @@ def _fail(exc: errors.FleetledgerError) -> None:
     sys.exit(exc.exit_code)
 
 
+def _fail_for_space(exc: OSError) -> None:
+    """Exits 75 with a message when ``exc`` is a full disk (a workspace file could not be
+    written outside a run: the run-state file while it is settled, say); re-raises it otherwise."""
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        raise exc
+    _fail(errors.OutOfSpaceError(f"the disk is full ({exc}); nothing was changed that the ledger does not hold: "
+                                 "free some space and run the command again"))
+
+
 def _policy(workspace: Workspace, policy_path: str | None, job: Job) -> Policy:
     """``--policy FILE``, else ``<workspace>/policy.toml`` unless the workspace lies inside the
     scanned tree (``Workspace.config_file`` refuses it), else the safe defaults.
@@ -260,6 +269,8 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
         _execute(lambda on_progress: Coordinator(job, ws, options, policy=policy, on_progress=on_progress), progress)
     except errors.FleetledgerError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail_for_space(exc)
 
 
 def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
@@ -302,6 +313,8 @@ def resume(**kwargs: Any) -> None:
         _resume(**kwargs, explicit=True)
     except errors.FleetledgerError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail_for_space(exc)
 
 
 @main.command()
@@ -313,6 +326,8 @@ def recover(**kwargs: Any) -> None:
         _resume(**kwargs, explicit=False)
     except errors.FleetledgerError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail_for_space(exc)
 
 
 def status_data(view: RunView, workspace: Workspace, now_ms: int) -> dict[str, Any]:
