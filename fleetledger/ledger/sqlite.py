@@ -136,6 +136,20 @@ def _in_write_txn(conn: sqlite3.Connection, body: Callable[[_SQLiteSchema], T]) 
     return result
 
 
+def _scan_wal(path: Path, *, tries: int = 3) -> damage.WalScan:
+    """Scans the ledger's WAL (``damage.scan_wal``). Damage counts only when it is seen at the
+    same frames in ``tries`` reads in a row: a live writer that restarts the WAL while it is read
+    (new header and first frames, old frames after them) must not look like damage."""
+    wal = path.with_name(path.name + "-wal")
+    scans = [damage.scan_wal(wal)]
+    while scans[-1].damaged and len(scans) < tries:
+        scans.append(damage.scan_wal(wal))
+    where = {tuple(f.offset for f in scan.damaged) for scan in scans}
+    if len(where) > 1:
+        scans[-1].damaged = []
+    return scans[-1]
+
+
 def _quick_check(conn: sqlite3.Connection) -> list[str]:
     """``PRAGMA quick_check``'s complaints about the file (none when "ok"): every page of every
     b-tree is read and its structure checked (O(N), without cross-checking indexes against rows)."""
@@ -199,10 +213,9 @@ class SQLiteStorage(Storage):
         _refuse_links(self.path)
         self._cache = _Cache()
         self._conn = None  # type: ignore[assignment]
-        wal = damage.scan_wal(self.path.with_name(self.path.name + "-wal"))
-        problem = wal.problem(self.path.with_name(self.path.name + "-wal"))
-        if problem is not None:  # before SQLite opens it: its recovery would drop the frames after the damage
-            raise _damaged(self.path, [problem], wal)
+        wal = _scan_wal(self.path)
+        if wal.damaged:  # before SQLite opens it: its recovery would drop the frames after the damage
+            raise _damaged(self.path, [str(wal.problem(self.path.with_name(self.path.name + "-wal")))], wal)
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                          timeout=BUSY_TIMEOUT_MS / 1000)
