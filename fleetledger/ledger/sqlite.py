@@ -261,6 +261,9 @@ class SQLiteStorage(Storage):
             raise errors.LedgerError(f"ledger write failed at {self.path}: {exc}; nothing of the batch was stored",
                                      path=str(self.path), no_space=full) from exc
         except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", None) not in (SQLITE_CORRUPT, SQLITE_NOTADB):
+                raise errors.LedgerError(f"ledger write failed at {self.path}: {exc}; nothing of the batch was stored",
+                                         path=str(self.path)) from exc
             raise _damaged(self.path, [f"a write failed: {exc}"], None) from exc
         faults.hit("ledger.after_commit")
         return result
