@@ -20,8 +20,10 @@ on it, not the rest. ``salvage`` and the error messages of every command stand o
 
 from __future__ import annotations
 
+import array
 import sqlite3
 import struct
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,11 +76,15 @@ class WalScan:
 
 
 def _checksum(data: bytes, seed: tuple[int, int], big_endian: bool) -> tuple[int, int]:
+    """SQLite's WAL checksum of ``data`` (a multiple of 8 bytes) from ``seed``."""
     s0, s1 = seed
-    words = struct.unpack(f"{'>' if big_endian else '<'}{len(data) // 4}I", data)
-    for i in range(0, len(words), 2):
-        s0 = (s0 + words[i] + s1) & 0xFFFFFFFF
-        s1 = (s1 + words[i + 1] + s0) & 0xFFFFFFFF
+    words = array.array("I", data)
+    if big_endian != (sys.byteorder == "big"):
+        words.byteswap()
+    pairs = iter(words)
+    for x0, x1 in zip(pairs, pairs):
+        s0 = (s0 + x0 + s1) & 0xFFFFFFFF
+        s1 = (s1 + x1 + s0) & 0xFFFFFFFF
     return s0, s1
 
 
