@@ -7,6 +7,7 @@ exit codes: 0 done, 1 error, 2 bad input, 3 the workspace is in use, 75 HALTED.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -100,6 +101,15 @@ def _run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _fail(exc: errors.FleetledgerError) -> None:
     _echo(f"fleetledger: {exc}", err=True)
     sys.exit(exc.exit_code)
+
+
+def _fail_for_space(exc: OSError) -> None:
+    """Exits 75 with a message when ``exc`` is a full disk (a workspace file could not be
+    written outside a run: the run-state file while it is settled, say); re-raises it otherwise."""
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        raise exc
+    _fail(errors.OutOfSpaceError(f"the disk is full ({exc}); nothing was changed that the ledger does not hold: "
+                                 "free some space and run the command again"))
 
 
 def _policy(workspace: Workspace, policy_path: str | None, job: Job | None) -> Policy:
@@ -216,7 +226,26 @@ def _current_view(workspace: Workspace) -> RunView:
         raise errors.NoRunError(f"no ledger in {workspace.root}; start a run with `fleetledger scan PATH`")
     _warn_if_not_made_here(workspace)
     with open_storage(workspace.ledger_url) as storage:
-        return load_view(storage, current_run_id(workspace, storage))
+        view = load_view(storage, current_run_id(workspace, storage))
+        _check_head(workspace, storage, view)
+        return view
+
+
+def _check_head(workspace: Workspace, storage: Any, view: RunView) -> None:
+    """Refuses to report on a run whose ledger contradicts the head this user signed (``heads``).
+
+    Raises:
+        LedgerDamagedError: the ledger ends before the head or differs at it.
+    """
+    from .heads import contradiction
+    from .workspace import owner_key
+
+    problem = contradiction(storage, storage.url, view.run_id, view.last_seq, owner_key(),
+                            _state_file_head(workspace, storage.url))
+    if problem is not None:
+        raise errors.LedgerDamagedError(
+            f"the ledger is damaged or was cut: {problem}. Nothing was appended to it. `fleetledger verify` shows "
+            "what differs; `fleetledger salvage` keeps what is left, records the loss and lets the run continue")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -258,6 +287,8 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
                  allow_empty)
     except errors.FleetledgerError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail_for_space(exc)
 
 
 def _job_command(target: Path, workspace: Workspace, model: str) -> list[str]:
@@ -308,6 +339,8 @@ def resume(**kwargs: Any) -> None:
         _resume(**kwargs, explicit=True)
     except errors.FleetledgerError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail_for_space(exc)
 
 
 @main.command()
@@ -319,6 +352,8 @@ def recover(**kwargs: Any) -> None:
         _resume(**kwargs, explicit=False)
     except errors.FleetledgerError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail_for_space(exc)
 
 
 def status_data(view: RunView, workspace: Workspace, now_ms: int) -> dict[str, Any]:
@@ -492,6 +527,7 @@ def audit(path: str, workspace: str, worker: str | None, task: str | None, since
         _warn_if_not_made_here(ws)
         with open_storage(ws.ledger_url) as storage:
             run = RunReader(storage, load_view(storage, current_run_id(ws, storage)))
+            _check_head(ws, storage, run.view)
             rows = run_audit(run, path, worker=worker, task=task, since_ms=since_ms)
     except errors.FleetledgerError as exc:
         _fail(exc)
@@ -525,15 +561,8 @@ def log(workspace: str, all_runs: bool, kind: str | None) -> None:
 
 
 def _state_file_head(workspace: Workspace, ledger_url: str) -> Any:
-    """The signed head in the workspace's run-state file when that file is readable and names
-    this ledger, else None (a damaged state file is ``recover``'s business, not ``verify``'s)."""
-    try:
-        state = runstate.read(workspace.state_path)
-    except errors.StateFileError:
-        return None
-    if state is None or state.data["ledger"].get("url") != ledger_url:
-        return None
-    return state.data["ledger"].get("head")
+    """The signed head in the workspace's run-state file (``runstate.signed_head``)."""
+    return runstate.signed_head(workspace.state_path, ledger_url)
 
 
 @main.command()
@@ -562,6 +591,57 @@ def verify(workspace: str) -> None:
         _echo(f"problem: {problem}")
     _echo(f"{report.records} records in {report.runs} run(s): {'OK' if report.ok else f'{len(report.problems)} problem(s)'}")
     sys.exit(0 if report.ok else 1)
+
+
+@main.command()
+@_workspace_option
+def salvage(workspace: str) -> None:
+    """Replace a damaged SQLite ledger with one holding every record that can be kept; say exactly what was lost.
+
+    The damaged ledger, its run-state file and heads move to <workspace>/ledger.sqlite3.damaged-<ms>/ (never deleted),
+    with every readable record after the loss in after-loss.jsonl; the report is <workspace>/salvage.json. Then
+    `fleetledger resume` (or the same job command) continues the run from what is left and redoes what was lost."""
+    from .salvage import salvage as run_salvage
+    from .workspace import owner_key
+
+    try:
+        ws = Workspace.at(workspace)
+        ws.check_made_here([Path.cwd()])
+        found = run_salvage(ws, now_ms=wall_clock_ms(), key=owner_key())
+    except errors.FleetledgerError as exc:
+        _fail(exc)
+    except OSError as exc:
+        _fail(errors.OutOfSpaceError(f"salvage could not write ({exc}); the damaged ledger was left in place, "
+                                     "untouched: free some space and run it again") if exc.errno == errno.ENOSPC
+              else errors.FleetledgerError(f"salvage failed ({exc}); the damaged ledger was left in place"))
+    from .ledger.damage import ranges, text
+
+    for damage in [found.wal, *found.pages]:
+        if damage:
+            _echo(f"damaged: {damage}")
+    first, last = found.kept
+    _echo(f"kept {last} records ({text([[first, last]]) if last else 'none'}) in a new ledger; the damaged one is in "
+          f"{found.damaged_kept_in}")
+    if found.unreadable:
+        _echo(f"lost: {text(found.unreadable)}: unreadable")
+    if found.corrupt:
+        _echo(f"lost: {text(ranges(found.corrupt))}: "
+              "read back with a hash that does not match their content")
+    if found.after_loss:
+        _echo(f"not kept: {text(ranges(found.after_loss))}: readable, but after the loss (their chain cannot continue "
+              f"there); kept as they were in {found.after_loss_file}")
+    for run, spans in found.lost_by_run.items():
+        _echo(f"run {run}: not kept: seq {', '.join(spans)}")
+    for run, seq in found.heads.items():
+        _echo(f"run {run}: its signed head was at seq {seq}: records up to it are gone without a trace")
+    if found.unknown_run:
+        _echo(f"{text(found.unknown_run)}: their run cannot be told")
+    for problem in found.problems:
+        _echo(f"problem in the new ledger: {problem}")
+    _echo("nothing was lost" if not found.lost_anything else
+          "the new ledger verifies; `fleetledger resume` continues the run from what is left and redoes what was lost"
+          if not found.problems else "the new ledger does NOT verify; see the problems above")
+    sys.exit(0 if not found.problems else 1)
 
 
 @main.command()

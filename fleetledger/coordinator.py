@@ -25,6 +25,7 @@ and finishes; the others wait for it meanwhile.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
@@ -33,6 +34,7 @@ import secrets
 import shlex
 import signal
 import socket
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -73,6 +75,8 @@ SHARED_POLL_S = 0.25
 """Longest wait between two reads of a shared ledger for what the other coordinators appended."""
 LEDGER_RETRY_S = {False: 10.0, True: 120.0}
 """Default ``RunOptions.ledger_retry_s`` by whether the ledger is shared between hosts."""
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+"""``OSError`` numbers of a full disk (or quota): the run halts (exit 75) and resumes once there is space."""
 BROKER_POLL_S = 0.02
 """Longest wait for worker output while host-side model calls are in flight (their answers
 arrive on the broker's queue, not on a worker's pipe)."""
@@ -395,6 +399,10 @@ class Coordinator:
                 return self._accounted(self._run_locked())
             except errors.LedgerError as exc:
                 return self._halt_after_error(exc)
+            except OSError as exc:  # a workspace file (the run-state file, a head) on a full disk
+                if exc.errno not in NO_SPACE:
+                    raise
+                return self._halt_for_space(exc)
             finally:
                 for sig, handler in previous.items():
                     signal.signal(sig, handler)
@@ -549,8 +557,8 @@ class Coordinator:
             found = f"its record at seq {seq} differs (the history was rewritten)"
         raise errors.LedgerTamperedError(
             f"run {view.run_id}: this user signed its head at seq {seq}, but {found}; nothing was appended. "
-            f"Run `fleetledger verify --workspace {self.workspace.root}` to see what differs, and start over "
-            "elsewhere with --new or another --workspace")
+            f"Run `fleetledger verify --workspace {self.workspace.root}` to see what differs; `fleetledger salvage` "
+            "keeps what is left and lets the run continue, or start over with --new or another --workspace")
 
     def _latest_other_run(self, mine: RunView | None) -> RunView | None:
         """The workspace's latest run when it is another job's run than ``mine`` (its reports
@@ -1300,13 +1308,45 @@ class Coordinator:
                     for lease in self.view.leases() + mine]
         self.append(released + [self.new_record("run.halted", why=reason, payload={"kind": kind, **(extra or {})})])
         self._stop_pool()
+        note = ""
         try:
             self.job.on_halt(HostContext(self))
         except (EffectUncertain, EffectDenied) as exc:
             self.append([self.new_record("decision", why=f"partial outputs not written: {exc}")])
-        self._write_state(force=True)
+        except OSError as exc:  # partial outputs on a full disk: the ledger already says HALTED
+            if exc.errno not in NO_SPACE:
+                raise
+            note += f"; partial outputs not written ({exc})"
+        try:
+            self._write_state(force=True)
+        except OSError as exc:  # the file is replaced atomically: it is left whole, as it was
+            if exc.errno not in NO_SPACE:
+                raise
+            note += (f"; the run-state file or head could not be written ({exc}): the ledger says HALTED and wins at "
+                     "the next start")
         return RunResult(run_id=self.view.run_id, state="HALTED", exit_code=EXIT_HALTED,
-                         message=f"run {self.view.run_id} HALTED: {reason}")
+                         message=f"run {self.view.run_id} HALTED: {reason}{note}")
+
+    def _halt_for_space(self, exc: OSError) -> RunResult:
+        """Records HALTED after a workspace file could not be written for want of space.
+
+        Raises:
+            OutOfSpaceError: the halt itself cannot be recorded (the ledger's disk is full too);
+                the run stays RUNNING in the ledger and in the run-state file.
+        """
+        self._stop_pool()
+        reason = f"the disk is full ({exc}); free some space, then `fleetledger resume`"
+        if not self.view.run_id or self.view.state is None:
+            raise errors.OutOfSpaceError(f"{reason}; nothing was started") from exc
+        if self.view.state == "JACKED_OUT":  # run.finished is recorded: the file is rebuilt at the next start
+            raise errors.OutOfSpaceError(f"run {self.view.run_id} finished, but {reason.split(';')[0]}: its run-state "
+                                         "file was left as it was and is rebuilt from the ledger at the next start") from exc
+        try:
+            return self._halt("disk", reason)
+        except errors.LedgerError as again:
+            raise errors.OutOfSpaceError(
+                f"{reason}; the ledger could not record HALTED either ({again}), so the run stays RUNNING and "
+                "`fleetledger recover` resumes it once there is space") from exc
 
     def _halt_after_error(self, exc: errors.LedgerError) -> RunResult:
         """Records HALTED after the ledger failed for longer than the retry window (on a shared
@@ -1324,7 +1364,8 @@ class Coordinator:
                 return self._leave(f"the ledger could not be reached for {self.ledger_retry_s:g} s: {exc}")
             return self._halt("ledger", f"the ledger could not be written for {self.ledger_retry_s:g} s: {exc}")
         except errors.LedgerError:
-            raise errors.LedgerError(
+            error = errors.OutOfSpaceError if getattr(exc, "no_space", False) else errors.LedgerError
+            raise error(
                 f"{exc}; the run could not even be marked HALTED, so it stays RUNNING in the ledger and "
                 "`fleetledger recover` resumes it once the ledger is writable again") from exc
 
@@ -1341,6 +1382,14 @@ class Coordinator:
                          message=f"run {self.view.run_id} finished; {outcome.summary}")
 
     def _write_state(self, *, force: bool = False) -> None:
+        """Writes the run-state file and keeps the run's signed head (at most every
+        ``state_interval_s`` unless ``force``).
+
+        Raises:
+            OSError: the run-state file could not be written (it is then left whole, as it was),
+                or the disk is full (``NO_SPACE``) where the head is kept (raised after the run-state
+                file was written). Other failures to keep the head are a warning.
+        """
         now = self.clock()
         if not force and now - self._state_written_ms < self.options.state_interval_s * 1000:
             return
@@ -1349,15 +1398,20 @@ class Coordinator:
         state = runstate.project(self.view, self.ledger_url)
         head = heads.sign(self.view.run_id, self.view.last_seq, self.view.last_hash, owner_key())
         state.data["ledger"]["head"] = head
+        full = None
         try:
             heads.store(self.ledger_url, head)
         except OSError as exc:  # the run goes on; its head is still in the run-state file
-            if not self._head_unstored:
+            if exc.errno in NO_SPACE:
+                full = exc  # unless the disk is full: the run halts (after this state file is written)
+            elif not self._head_unstored:
                 self._head_unstored = True
                 print(f"warning: the run's signed head cannot be kept in {heads.state_folder()} ({exc}); "
                       "`verify` will rely on the run-state file's copy", file=sys.stderr)
         runstate.write(self.workspace.state_path, state)
         self._state_written_ms = now
+        if full is not None:
+            raise full
 
 
 def policy_in_force(policy: Policy, job: Job | None) -> Policy:
@@ -1394,12 +1448,19 @@ def settle_state_file(workspace: Workspace, *, clock: Callable[[], int] = wall_c
     Raises:
         RunLockedError: a coordinator runs the workspace now.
         NoRunError: the workspace holds no run.
+        LedgerDamagedError: the ledger is damaged, or ends before (or differs at) the run's signed head.
     """
     if not workspace.exists():
         raise errors.NoRunError(f"no ledger in {workspace.root}; start a run with `fleetledger scan PATH`")
     with workspace.lock(f"settle-{secrets.token_hex(2)}"), open_storage(workspace.ledger_url) as storage:
         run_id = current_run_id(workspace, storage)
         view = load_view(storage, run_id)
+        problem = heads.contradiction(storage, storage.url, run_id, view.last_seq, owner_key(),
+                                      runstate.signed_head(workspace.state_path, storage.url))
+        if problem is not None:  # before the state file, which holds a copy of the head, is set aside
+            raise errors.LedgerDamagedError(
+                f"the ledger is damaged or was cut: {problem}. Nothing was appended to it. `fleetledger verify` "
+                "shows what differs; `fleetledger salvage` keeps what is left, records the loss and lets the run continue")
         _, note = runstate.reconcile(workspace.state_path, view, workspace.ledger_url, now_ms=clock())
         return view, note
 

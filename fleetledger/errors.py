@@ -74,6 +74,21 @@ class LedgerTamperedError(FleetledgerError):
     rewritten. Nothing is appended to it; `fleetledger verify` says what differs."""
 
 
+class LedgerDamagedError(FleetledgerError):
+    """The ledger's file is damaged (a page or a WAL frame that does not read back); nothing is
+    appended to it. Run `fleetledger salvage` to keep every readable record in a new ledger and
+    see exactly what was lost."""
+
+    exit_code = 65  # EX_DATAERR (sysexits.h): the input data was incorrect
+
+
+class OutOfSpaceError(FleetledgerError):
+    """The disk is full: the run is stopped (HALTED where the ledger could still record it). Free
+    some space and run `fleetledger resume`."""
+
+    exit_code = 75
+
+
 class RunLockedError(FleetledgerError):
     """Another fleetledger process is running this workspace; wait for it, or stop it with `fleetledger halt`."""
 

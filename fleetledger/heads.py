@@ -183,3 +183,37 @@ class HeadCheck:
         for run_id in sorted(runs - set(self._wanted)):
             self.notes.append(f"run {run_id}: no signed head on this host (the run was made by another user or "
                               "host, or before heads were kept): its chain is unkeyed")
+
+
+
+def contradiction(storage: Any, ledger_url: str, run_id: str, last_seq: int, key: bytes,
+                  state_file_head: Any = None) -> str | None:
+    """Returns why the ledger contradicts the newest head this user signed for ``run_id`` (kept in
+    the user's state folder or, given as ``state_file_head``, in the run-state file), or None when
+    it agrees or no sealed head is kept (read-only; one index lookup).
+
+    The ledger then ends before the head (its tail was cut, or SQLite dropped WAL frames after a
+    damaged one and a checkpoint made that permanent) or holds another record there (rewritten).
+
+    Args:
+        storage: The ledger.
+        ledger_url: Its URL as ``Storage.url`` shows it.
+        run_id: The run.
+        last_seq: The seq of the run's last record in the ledger (``RunView.last_seq``).
+        key: The user's key.
+        state_file_head: The run-state file's ``ledger.head``, if any.
+    """
+    candidates = [h for h in (stored(ledger_url, run_id), state_file_head)
+                  if sealed(h, key) and h["run_id"] == run_id]
+    if not candidates:
+        return None
+    head = max(candidates, key=lambda h: h["seq"])
+    seq = head["seq"]
+    if seq > last_seq:
+        return (f"run {run_id}: this user signed its head at seq {seq}, but the ledger ends at seq {last_seq} for it: "
+                "its records after that are gone (a cut tail, or WAL frames that SQLite dropped after damage)")
+    at = next(iter(storage.read(run_id, after_seq=seq - 1)), None)
+    if at is not None and at.seq == seq and at.hash == head["hash"]:
+        return None
+    return (f"run {run_id}: this user signed its head at seq {seq}, but the ledger's record there differs "
+            "(the history was rewritten)")

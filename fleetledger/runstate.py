@@ -209,3 +209,15 @@ def reconcile(path: Path, view: RunView, ledger_url: str, *, now_ms: int) -> tup
             return current, None
     write(path, fresh)
     return fresh, note
+
+
+def signed_head(path: Path, ledger_url: str) -> Any:
+    """The signed head in the run-state file at ``path`` when the file is readable and names the
+    ledger at ``ledger_url``, else None (read-only; a damaged file is ``recover``'s business)."""
+    try:
+        state = read(path)
+    except errors.StateFileError:
+        return None
+    if state is None or state.data["ledger"].get("url") != ledger_url:
+        return None
+    return state.data["ledger"].get("head")

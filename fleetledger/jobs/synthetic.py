@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -167,7 +168,13 @@ def main(argv: list[str] | None = None) -> int:
     options = RunOptions(workers=args.workers, lease_ttl_s=args.lease_ttl, heartbeat_s=args.heartbeat,
                          ledger_retry_s=args.ledger_retry, stall_after_s=args.stall_after, breaker_failures=args.breaker,
                          sandbox=args.sandbox, checkpoint_every=args.checkpoint_every)
-    result = Coordinator(job, Workspace.at(args.workspace), options).run()
+    from ..errors import FleetledgerError
+
+    try:
+        result = Coordinator(job, Workspace.at(args.workspace), options).run()
+    except FleetledgerError as exc:  # as the CLI does: a message and the error's exit code, no traceback
+        print(f"fleetledger: {exc}", file=sys.stderr)
+        return exc.exit_code
     print(result.message)
     return result.exit_code
 

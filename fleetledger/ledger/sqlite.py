@@ -8,22 +8,26 @@ the database itself refuse UPDATE and DELETE on ``records``.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import sqlite3
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from .. import errors, faults
 from ..leases import LeaseEvent
-from . import migrations
+from . import damage, migrations
 from . import records as rec
 from .storage import CachedLookups, Storage
 
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 30_000
+SQLITE_CORRUPT, SQLITE_FULL, SQLITE_NOTADB = 11, 13, 26
 
 
 Q = migrations.load_queries("sqlite.sql")
@@ -132,6 +136,45 @@ def _in_write_txn(conn: sqlite3.Connection, body: Callable[[_SQLiteSchema], T]) 
     return result
 
 
+def _scan_wal(path: Path, *, tries: int = 3) -> damage.WalScan:
+    """Scans the ledger's WAL (``damage.scan_wal``). Damage counts only when it is seen at the
+    same frames in ``tries`` reads in a row: a live writer that restarts the WAL while it is read
+    (new header and first frames, old frames after them) must not look like damage."""
+    wal = path.with_name(path.name + "-wal")
+    scans = [damage.scan_wal(wal)]
+    while scans[-1].damaged and len(scans) < tries:
+        scans.append(damage.scan_wal(wal))
+    where = {tuple(f.offset for f in scan.damaged) for scan in scans}
+    if len(where) > 1:
+        scans[-1].damaged = []
+    return scans[-1]
+
+
+def _quick_check(conn: sqlite3.Connection) -> list[str]:
+    """``PRAGMA quick_check``'s complaints about the file (none when "ok"): every page of every
+    b-tree is read and its structure checked (O(N), without cross-checking indexes against rows)."""
+    rows = conn.execute("PRAGMA quick_check").fetchall()
+    return [] if rows and rows[0][0] == "ok" else [str(row[0]) for row in rows]
+
+
+def _damaged(path: Path, complaints: list[str], wal: damage.WalScan | None) -> errors.LedgerDamagedError:
+    """The error for a damaged ledger file: what is damaged (pages, WAL frames) and which records
+    cannot be read (computed on an image in a scratch folder; the ledger itself is not touched)."""
+    lost = ""
+    try:
+        with tempfile.TemporaryDirectory(prefix="fleetledger-check-") as work:
+            spans, pages = damage.unreadable(path, wal or damage.scan_wal(path.with_name(path.name + "-wal")), Path(work))
+        complaints = [*complaints, *(f"{page} does not read back" for page in pages)]
+        lost = f"; unreadable records: {damage.text(spans)}" if spans else "; every record still reads back"
+    except (OSError, sqlite3.DatabaseError) as exc:
+        lost = f"; which records are lost could not be worked out ({exc})"
+    shown = "; ".join(c.replace("\n", " ") for c in complaints[:5]) + (f" (+{len(complaints) - 5} more)" if len(complaints) > 5 else "")
+    return errors.LedgerDamagedError(
+        f"the ledger {path} is damaged: {shown}{lost}. Nothing was appended to it. Run `fleetledger salvage` (same "
+        "--workspace) to copy every readable record into a new ledger, keep the damaged one aside and see exactly "
+        "what was lost", path=str(path))
+
+
 def _row_to_record(row: tuple[Any, ...]) -> rec.Record:
     return rec.Record(
         seq=row[0], run_id=row[1], ts_ms=row[2], actor=row[3], kind=row[4], key=row[5],
@@ -169,10 +212,18 @@ class SQLiteStorage(Storage):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         _refuse_links(self.path)
         self._cache = _Cache()
+        self._conn = None  # type: ignore[assignment]
+        wal = _scan_wal(self.path)
+        if wal.damaged:  # before SQLite opens it: its recovery would drop the frames after the damage
+            raise _damaged(self.path, [str(wal.problem(self.path.with_name(self.path.name + "-wal")))], wal)
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                          timeout=BUSY_TIMEOUT_MS / 1000)
             self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            complaints = _quick_check(self._conn)
+            if complaints:
+                self.close()
+                raise _damaged(self.path, complaints, wal)
             mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if mode.lower() != "wal":
                 raise errors.LedgerError(f"{self.path}: cannot switch the ledger to WAL mode (got {mode})")
@@ -180,6 +231,9 @@ class SQLiteStorage(Storage):
             _in_write_txn(self._conn, lambda schema: migrations.install_or_check(
                 schema, Q["schema"], MIGRATIONS, str(self.path)))
         except sqlite3.DatabaseError as exc:
+            self.close()
+            if getattr(exc, "sqlite_errorcode", None) == SQLITE_CORRUPT:
+                raise _damaged(self.path, [str(exc)], wal) from exc
             raise errors.LedgerError(
                 f"{self.path} is not a usable fleetledger ledger ({exc}); "
                 "move it aside or pass another --workspace", path=str(self.path)) from exc
@@ -203,48 +257,86 @@ class SQLiteStorage(Storage):
         except sqlite3.IntegrityError as exc:
             raise errors.AppendOnlyViolation(f"the ledger refused the write: {exc}") from exc
         except (sqlite3.OperationalError, OSError) as exc:
+            full = getattr(exc, "errno", None) == errno.ENOSPC or getattr(exc, "sqlite_errorcode", None) == SQLITE_FULL
             raise errors.LedgerError(f"ledger write failed at {self.path}: {exc}; nothing of the batch was stored",
-                                     path=str(self.path)) from exc
+                                     path=str(self.path), no_space=full) from exc
+        except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", None) not in (SQLITE_CORRUPT, SQLITE_NOTADB):
+                raise errors.LedgerError(f"ledger write failed at {self.path}: {exc}; nothing of the batch was stored",
+                                         path=str(self.path)) from exc
+            raise _damaged(self.path, [f"a write failed: {exc}"], None) from exc
         faults.hit("ledger.after_commit")
         return result
 
     def read(self, run_id: str | None = None, *, after_seq: int = 0) -> Iterator[rec.Record]:
-        if run_id is None:
-            cursor = self._conn.execute(Q["read_all"], (after_seq,))
-        else:
-            cursor = self._conn.execute(Q["read_run"], (run_id, after_seq))
-        while rows := cursor.fetchmany(2048):
-            for row in rows:
-                yield _row_to_record(row)
+        with self._reading():
+            if run_id is None:
+                cursor = self._conn.execute(Q["read_all"], (after_seq,))
+            else:
+                cursor = self._conn.execute(Q["read_run"], (run_id, after_seq))
+            while rows := cursor.fetchmany(2048):
+                for row in rows:
+                    yield _row_to_record(row)
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Turns SQLite's "database disk image is malformed" met while reading (damage that
+        appeared after the open's check) into ``LedgerDamagedError``."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", None) not in (SQLITE_CORRUPT, SQLITE_NOTADB):
+                raise
+            raise _damaged(self.path, [f"a read failed: {exc}"], None) from exc
 
     def runs(self) -> list[tuple[str, int, int, int]]:
-        return [tuple(row) for row in self._conn.execute(Q["runs"]).fetchall()]  # type: ignore[misc]
+        with self._reading():
+            return [tuple(row) for row in self._conn.execute(Q["runs"]).fetchall()]  # type: ignore[misc]
 
     def first_records(self) -> list[rec.Record]:
-        return [_row_to_record(row) for row in self._conn.execute(Q["first_records"]).fetchall()]
+        with self._reading():
+            return [_row_to_record(row) for row in self._conn.execute(Q["first_records"]).fetchall()]
 
     def task_records(self, run_id: str, tasks: Sequence[str], *, kind: str | None = None) -> Iterator[rec.Record]:
         ids = json.dumps(list(tasks))
-        if kind is None:
-            cursor = self._conn.execute(Q["task_records"], (run_id, ids))
-        else:
-            cursor = self._conn.execute(Q["task_records_of_kind"], (run_id, ids, kind))
-        while rows := cursor.fetchmany(2048):
-            for row in rows:
-                yield _row_to_record(row)
+        with self._reading():
+            if kind is None:
+                cursor = self._conn.execute(Q["task_records"], (run_id, ids))
+            else:
+                cursor = self._conn.execute(Q["task_records_of_kind"], (run_id, ids, kind))
+            while rows := cursor.fetchmany(2048):
+                for row in rows:
+                    yield _row_to_record(row)
 
     def latest_checkpoint(self, run_id: str) -> rec.Record | None:
-        row = self._conn.execute(Q["latest_checkpoint"], (run_id,)).fetchone()
+        with self._reading():
+            row = self._conn.execute(Q["latest_checkpoint"], (run_id,)).fetchone()
         return _row_to_record(row) if row else None
 
     def unique_record(self, run_id: str, kind: str, key: str) -> rec.Record | None:
-        row = self._conn.execute(Q["unique_record"], (run_id, key, kind)).fetchone()
+        with self._reading():
+            row = self._conn.execute(Q["unique_record"], (run_id, key, kind)).fetchone()
         return _row_to_record(row) if row else None
 
     def integrity_problems(self) -> list[str]:
         """Runs ``PRAGMA integrity_check`` and returns its complaints (none when "ok")."""
         rows = self._conn.execute("PRAGMA integrity_check").fetchall()
         return [] if rows and rows[0][0] == "ok" else [f"SQLite integrity_check: {row[0]}" for row in rows]
+
+    def copy_in(self, records: Sequence[rec.Record]) -> None:
+        """Inserts stored records exactly as they are (their seq, time and hashes), in one
+        transaction; for ``salvage``, which copies a damaged ledger's verified prefix into a new,
+        empty one (``unsafe``: the append rules are not applied; ``verify`` checks the result).
+
+        Raises:
+            LedgerError: the write failed; nothing was stored.
+        """
+        def body(txn: _SQLiteTxn) -> None:
+            for r in records:
+                self._conn.execute(Q["insert"], (
+                    r.seq, r.run_id, r.ts_ms, r.actor, r.kind, r.key, r.task, r.epoch, r.why,
+                    r.payload_json, r.policy_hash, r.prev_hash, r.hash))
+        self._run_txn(body)
 
     def execute_raw(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Runs raw SQL on the ledger file; for tests and repair tools only (``unsafe``).

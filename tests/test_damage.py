@@ -1,0 +1,223 @@
+"""A damaged ledger is detected before it is trusted, and `salvage` keeps what can be read
+(issue 14, item 3). Real SQLite files damaged with real bytes: 4 KiB of NULs over a page of the
+main file, and over a WAL frame of a ledger whose coordinator was killed (so the WAL holds
+committed frames that no checkpoint has copied yet)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from fleetledger.jobs.synthetic import step_value
+from fleetledger.ledger import Record, open_storage
+from fleetledger.verify import verify_records
+
+from e2e import run_cli, run_synthetic
+
+pytestmark = pytest.mark.slow
+
+TASKS, STEPS = 30, 30
+DAMAGED = 65
+"""``fleetledger``'s exit code for a damaged ledger (``errors.LedgerDamagedError``)."""
+NUL_BLOCK = b"\0" * 4096
+
+
+def _all_records(db: Path) -> list[Record]:
+    with open_storage(f"sqlite:///{db}") as store:
+        return list(store.read())
+
+
+def _fingerprint(ws: Path) -> dict[str, str]:
+    """The bytes of the ledger and its side files (a command that appended or checkpointed changes them)."""
+    files = [ws / "ledger.sqlite3", ws / "ledger.sqlite3-wal"]
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files if p.exists() and p.stat().st_size}
+
+
+def _leaf_ranges(db: Path) -> list[tuple[int, int, int]]:
+    """``(page, first seq, last seq)`` of each leaf page of the records table, in key order (the
+    oracle: seqs are contiguous from 1, so leaf k holds the next ``ncell`` of them)."""
+    conn = sqlite3.connect(db)
+    try:
+        leaves = conn.execute("SELECT pageno, ncell FROM dbstat WHERE name = 'records' AND pagetype = 'leaf' "
+                              "ORDER BY path").fetchall()
+    finally:
+        conn.close()
+    out, seq = [], 1
+    for page, cells in leaves:
+        out.append((page, seq, seq + cells - 1))
+        seq += cells
+    return out
+
+
+def _finished_run(ws: Path) -> None:
+    done = run_synthetic(ws, "--tasks", str(TASKS), "--steps", str(STEPS), "--workers", "2", "--sandbox", "none")
+    assert done.returncode == 0, done.stderr
+
+
+def _steps(ws: Path) -> dict[str, str]:
+    return {r.key.split("@")[0]: r.payload["result"]["value"] for r in _all_records(ws / "ledger.sqlite3")
+            if r.kind == "step.done"}
+
+
+def _expected() -> dict[str, str]:
+    return {f"t{t:04d}/s{n}": step_value(f"t{t:04d}", n) for t in range(TASKS) for n in range(STEPS)}
+
+
+COMMANDS = [("verify",), ("status",), ("log",), ("audit", "x.py"), ("resume", "--sandbox", "none")]
+
+
+def _every_command_refuses(ws: Path, *needles: str) -> None:
+    before = _fingerprint(ws)
+    for command in COMMANDS:
+        done = run_cli(*command, "--workspace", str(ws))
+        said = done.stdout + done.stderr
+        assert done.returncode == DAMAGED, f"{command}: exit {done.returncode}: {said}"
+        assert "Traceback" not in said, f"{command}: {said}"
+        assert "damaged" in said and "fleetledger salvage" in said, f"{command}: {said}"
+        for needle in needles:
+            assert re.search(needle, said), f"{command} does not name {needle!r}: {said}"
+        assert _fingerprint(ws) == before, f"{command} changed the ledger's files (an append, a checkpoint)"
+    again = run_synthetic(ws, "--tasks", str(TASKS), "--steps", str(STEPS), "--sandbox", "none")
+    assert again.returncode == DAMAGED and "Traceback" not in again.stderr, again.stderr
+    assert _fingerprint(ws) == before, "the job command again appended to the damaged ledger"
+
+
+def _damage_main_page(ws: Path) -> tuple[int, int, int]:
+    db = ws / "ledger.sqlite3"
+    leaves = _leaf_ranges(db)
+    page, first, last = leaves[len(leaves) // 2]
+    with open(db, "r+b") as handle:
+        handle.seek((page - 1) * 4096)
+        handle.write(NUL_BLOCK)
+    return page, first, last
+
+
+def test_nul_page_in_main_file_every_command_refuses_and_names_it(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _finished_run(ws)
+    page, first, last = _damage_main_page(ws)
+    _every_command_refuses(ws, f"page {page} of the records table", f"unreadable records: seq {first}-{last}\\.")
+
+
+def test_salvage_after_a_damaged_page_keeps_every_readable_record_and_the_run_finishes(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _finished_run(ws)
+    truth = _all_records(ws / "ledger.sqlite3")
+    page, first, last = _damage_main_page(ws)
+    done = run_cli("salvage", "--workspace", str(ws))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"seq {first}-{last}" in done.stdout and "unreadable" in done.stdout, done.stdout
+    kept = _all_records(ws / "ledger.sqlite3")
+    assert [r.hash for r in kept] == [r.hash for r in truth[: first - 1]], "the ledger up to the loss, exactly"
+    report = json.loads((ws / "salvage.json").read_text())
+    assert report["kept"] == [1, first - 1] and report["unreadable"] == [[first, last]]
+    aside = [json.loads(line) for line in Path(report["after_loss_file"]).read_text().splitlines()]
+    assert [r["hash"] for r in aside] == [r.hash for r in truth[last:]], "every readable record after the loss kept aside"
+    damaged = Path(report["damaged_kept_in"])
+    assert (damaged / "ledger.sqlite3").is_file(), "the damaged ledger is kept aside, never deleted"
+    assert run_cli("verify", "--workspace", str(ws)).returncode == 0
+    resumed = run_synthetic(ws, "--tasks", str(TASKS), "--steps", str(STEPS), "--sandbox", "none")
+    assert resumed.returncode == 0, resumed.stderr
+    assert _steps(ws) == _expected(), "the run redid what was lost and finished with the same results"
+    assert verify_records(_all_records(ws / "ledger.sqlite3")).ok
+
+
+def _killed_run_with_wal(ws: Path) -> None:
+    """A run killed after many commits: its WAL holds committed frames not yet checkpointed."""
+    crashed = run_synthetic(ws, "--tasks", str(TASKS), "--steps", str(STEPS), "--workers", "2", "--sandbox", "none",
+                            env={"FLEETLEDGER_FAULT": "ledger.after_commit:25:kill"})
+    assert crashed.returncode == -9, crashed.stderr
+    assert (ws / "ledger.sqlite3-wal").stat().st_size > 64 * 4120
+
+
+def _damage_wal(ws: Path) -> int:
+    """NULs over a 4 KiB block of the WAL in its middle (a frame's page and the next frame's header)."""
+    wal = ws / "ledger.sqlite3-wal"
+    offset = wal.stat().st_size // 2 // 4096 * 4096
+    with open(wal, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(NUL_BLOCK)
+    return (offset - 32) // 4120
+
+
+def test_nul_block_in_wal_every_command_refuses_and_nothing_is_checkpointed_away(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _killed_run_with_wal(ws)
+    frame = _damage_wal(ws)
+    _every_command_refuses(ws, rf"the WAL \S+ is damaged at frames? {frame}\b", r"unreadable records: seq \d+|every record still reads back")
+
+
+def test_salvage_after_a_damaged_wal_frame_reports_exactly_what_was_lost(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _killed_run_with_wal(ws)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for path in ws.glob("ledger.sqlite3*"):
+        (copy / path.name).write_bytes(path.read_bytes())
+    truth = _all_records(copy / "ledger.sqlite3")
+    _damage_wal(ws)
+    as_sqlite = tmp_path / "as-sqlite"
+    as_sqlite.mkdir()
+    for path in ws.glob("ledger.sqlite3*"):
+        (as_sqlite / path.name).write_bytes(path.read_bytes())
+    conn = sqlite3.connect(as_sqlite / "ledger.sqlite3")
+    sqlite_keeps = conn.execute("SELECT count(*) FROM records").fetchone()[0]
+    conn.close()
+    assert sqlite_keeps < len(truth), "SQLite alone drops the committed frames after the damaged one"
+    done = run_cli("salvage", "--workspace", str(ws))
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((ws / "salvage.json").read_text())
+    kept = _all_records(ws / "ledger.sqlite3")
+    assert [r.hash for r in kept] == [r.hash for r in truth[: len(kept)]]
+    aside = [json.loads(line) for line in Path(report["after_loss_file"]).read_text().splitlines()]
+    unreadable = {seq for a, b in report["unreadable"] for seq in range(a, b + 1)}
+    by_seq = {r.seq: r for r in truth}
+    assert all(by_seq[r["seq"]].hash == r["hash"] for r in aside), "what is kept aside is what was committed"
+    assert {r.seq for r in kept} | {r["seq"] for r in aside} | unreadable == set(by_seq), \
+        "every committed record is kept, kept aside, or reported lost"
+    assert report["kept"] == [1, len(kept)] and len(kept) >= sqlite_keeps, "salvage keeps at least what SQLite reads"
+    for run, ranges in report["lost_by_run"].items():
+        assert all(re.fullmatch(r"\d+(-\d+)?", part) for part in ranges), ranges
+    resumed = run_synthetic(ws, "--tasks", str(TASKS), "--steps", str(STEPS), "--sandbox", "none")
+    assert resumed.returncode == 0, resumed.stderr
+    assert _steps(ws) == _expected()
+    assert run_cli("verify", "--workspace", str(ws)).returncode == 0
+
+
+def test_wal_frames_already_dropped_leave_the_ledger_behind_its_head_and_every_command_says_so(tmp_path: Path) -> None:
+    """The loss of the WAL case made permanent: the frames after an early commit are gone and a
+    checkpoint by a tool that opened the ledger with SQLite alone copied what was left. The file
+    is whole again, but shorter than the head this user signed."""
+    ws = tmp_path / "ws"
+    _killed_run_with_wal(ws)
+    signed = json.loads((ws / "sprint-plan-state.json").read_text())["ledger"]["head"]["seq"]
+    main, raw = (ws / "ledger.sqlite3").read_bytes(), (ws / "ledger.sqlite3-wal").read_bytes()
+    (ws / "ledger.sqlite3-shm").unlink()
+    for end in range(32 + 4120, len(raw) + 1, 4120):
+        if int.from_bytes(raw[end - 4120 + 4:end - 4120 + 8], "big"):  # a commit frame: the WAL ends after it
+            (ws / "ledger.sqlite3").write_bytes(main)
+            (ws / "ledger.sqlite3-wal").write_bytes(raw[:end])
+            conn = sqlite3.connect(ws / "ledger.sqlite3")
+            left = conn.execute("SELECT count(*) FROM records").fetchone()[0]
+            conn.close()  # the last connection checkpoints: the loss is now permanent
+            if left:
+                break
+    assert 0 < left < signed
+    before = _fingerprint(ws)
+    for command in COMMANDS:
+        done = run_cli(*command, "--workspace", str(ws))
+        said = done.stdout + done.stderr
+        assert done.returncode != 0 and "Traceback" not in said, f"{command}: {said}"
+        assert re.search(rf"seq {signed}\b", said) and ("cut" in said or "gone" in said), f"{command}: {said}"
+        assert _fingerprint(ws) == before, f"{command} appended to a ledger behind its head"
+    done = run_cli("salvage", "--workspace", str(ws))
+    assert done.returncode == 0 and f"its signed head was at seq {signed}" in done.stdout, done.stdout + done.stderr
+    resumed = run_synthetic(ws, "--tasks", str(TASKS), "--steps", str(STEPS), "--sandbox", "none")
+    assert resumed.returncode == 0, resumed.stderr
+    assert _steps(ws) == _expected()
+    assert run_cli("verify", "--workspace", str(ws)).returncode == 0

@@ -1,0 +1,111 @@
+"""A full disk halts the run cleanly (issue 14, item 4): at every write site (the ledger, the
+run-state file, the head kept in the user's state folder, a real full tmpfs) the run ends
+HALTED with exit 75, its run-state file agrees with the ledger (or is left whole, as it was),
+and a resume once there is space finishes with the outputs of an uninterrupted run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fleetledger import runstate
+from fleetledger.jobs.synthetic import deliveries, step_value
+from fleetledger.replay import fold
+from fleetledger.verify import verify_records
+
+from e2e import records, run_synthetic, start_synthetic, wait_for
+
+pytestmark = pytest.mark.slow
+
+TASKS, STEPS = 3, 3
+HALTED = 75
+
+
+def _args(target: Path) -> tuple[str, ...]:
+    return ("--tasks", str(TASKS), "--steps", str(STEPS), "--workers", "2", "--sandbox", "none",
+            "--ledger-retry", "0.5", "--target", str(target))
+
+
+def _expected() -> dict[str, str]:
+    return {f"t{t:04d}/s{n}": step_value(f"t{t:04d}", n) for t in range(TASKS) for n in range(STEPS)}
+
+
+def _steps(ws: Path) -> dict[str, str]:
+    return {r.key.split("@")[0]: r.payload["result"]["value"] for r in records(ws) if r.kind == "step.done"}
+
+
+def _state_agrees(ws: Path) -> str:
+    """Checks that the run-state file is whole and agrees with the ledger; returns the ledger's state."""
+    history = records(ws)
+    view = fold(history)
+    state = runstate.read(ws / runstate.STATE_FILE)
+    assert state is not None and state.plan_id == view.run_id
+    assert state.seq <= view.last_seq, "the state file is never ahead of the ledger"
+    if state.seq == view.last_seq:
+        assert state.state == view.state
+    else:  # left as it was: a state the ledger went through, which the next start reconciles
+        assert state.state == "RUNNING"
+    return view.state
+
+
+def _resume_finishes_like_an_uninterrupted_run(ws: Path, target: Path) -> None:
+    done = run_synthetic(ws, *_args(target))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _steps(ws) == _expected()
+    assert deliveries(target) == {f"publish:t{t:04d}": 1 for t in range(TASKS)}
+    assert verify_records(records(ws)).ok
+    assert runstate.read(ws / runstate.STATE_FILE).state == "JACKED_OUT"
+
+
+@pytest.mark.parametrize(("fault", "ledger_state"), [
+    ("runstate.after_write:3:enospc", "HALTED"),
+    ("runstate.after_fsync:2:enospc", "HALTED"),
+    ("head.after_write:3:enospc", "HALTED"),
+    ("ledger.before_commit:8:enospc+", "RUNNING"),  # the ledger's disk stays full: HALTED cannot be recorded
+])
+def test_enospc_at_each_write_site_halts_with_75_and_a_resume_finishes(tmp_path: Path, fault: str,
+                                                                       ledger_state: str) -> None:
+    ws, target = tmp_path / "ws", tmp_path / "tickets"
+    full = run_synthetic(ws, *_args(target), env={"FLEETLEDGER_FAULT": fault})
+    said = full.stdout + full.stderr
+    assert full.returncode == HALTED, said
+    assert "Traceback" not in said and "No space left on device" in said, said
+    assert _state_agrees(ws) == ledger_state
+    _resume_finishes_like_an_uninterrupted_run(ws, target)
+
+
+def test_a_real_full_file_system_halts_the_run_and_it_finishes_once_space_is_freed(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mount, target = tmp_path / "small", tmp_path / "tickets"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], check=True)
+    try:
+        ws = mount / "ws"
+        args = ("--tasks", "6", "--steps", "4", "--work-us", "100000", "--workers", "2", "--sandbox", "none",
+                "--ledger-retry", "0.5", "--target", str(target))
+        proc = start_synthetic(ws, *args)
+        wait_for(lambda: sum(1 for r in records(ws) if r.kind == "step.done") >= 3, what="some steps done", proc=proc)
+        filler = mount / "filler"
+        with open(filler, "wb") as handle:  # take every free block
+            try:
+                while True:
+                    handle.write(b"\xff" * 65536)
+                    handle.flush()
+            except OSError:
+                pass
+        _, err = proc.communicate(timeout=240)
+        assert proc.returncode == HALTED, err
+        assert "Traceback" not in err
+        _state_agrees(ws)
+        filler.unlink()
+        done = run_synthetic(ws, *args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert _steps(ws) == {f"t{t:04d}/s{n}": step_value(f"t{t:04d}", n) for t in range(6) for n in range(4)}
+        assert deliveries(target) == {f"publish:t{t:04d}": 1 for t in range(6)}
+        assert verify_records(records(ws)).ok
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
