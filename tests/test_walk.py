@@ -90,11 +90,26 @@ def test_the_walk_lists_a_bounded_number_of_entries_and_reports_the_folders_it_d
     assert discover(tmp_path) == discover(tmp_path)  # deterministic
 
 
-def test_a_symlink_loop_is_not_followed(tmp_path: Path) -> None:
+def test_a_symlink_loop_is_not_followed_and_is_reported(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "loop").symlink_to(tmp_path)
     (tmp_path / "pkg" / "m.py").write_text("x = 1\n")
-    assert [f.path for f in discover(tmp_path)] == ["pkg/m.py"]
+    found = discover(tmp_path)
+    assert [(f.path, f.skip_reason) for f in found] == [("pkg/loop", plan.LINKED_FOLDER), ("pkg/m.py", None)]
+
+
+def test_a_link_to_a_folder_is_reported_not_silently_dropped(tmp_path: Path) -> None:
+    """Issue 14, item 7: a symbolic link to a folder (here outside the repository) was
+    dropped without a word; it is not followed, and it is listed as not scanned."""
+    outside, repo = tmp_path / "outside", tmp_path / "repo"
+    outside.mkdir()
+    repo.mkdir()
+    (outside / "secret.py").write_text(VULNERABLE)
+    (repo / "vendor").symlink_to(outside, target_is_directory=True)
+    (repo / "app.py").write_text("x = 1\n")
+    found = {f.path: f for f in discover(repo)}
+    assert set(found) == {"app.py", "vendor"}
+    assert found["vendor"].link and found["vendor"].skip_reason == plan.LINKED_FOLDER
 
 
 def sparse(path: Path, size_bytes: int) -> None:

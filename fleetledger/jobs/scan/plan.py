@@ -32,6 +32,9 @@ MAX_SOURCE_BYTES = 2 * 1024 * 1024
 """Larger source files are listed as not scanned and never read or hashed (``lstat`` decides).
 2 MiB: real modules above 1 MiB exist (generated code, big test data) and are scanned; minified
 bundles and data dumps (tens of MB) are not. ``detect.DetectLimits.max_bytes`` defaults to it."""
+LINKED_FOLDER = "folder not walked: a symbolic link to a folder (never followed: it may point outside the repository)"
+"""The skip reason of a link to a folder, listed so that what it holds is not silently missing."""
+
 MAX_DEPTH = 64
 """Folders nested deeper below the scanned root are not walked (each is reported). Real
 repositories rarely pass 30 levels (Java-style package trees, vendored node_modules); 64 leaves
@@ -151,8 +154,11 @@ def discover(target: Path, *, exclude: tuple[Path, ...] = (), suffixes: tuple[st
         for name, is_dir, is_link in sorted(entries):
             path = here / name
             rel = f"{rel_here}/{name}" if rel_here else name
-            if is_dir:  # a link to a folder is neither listed nor followed (as os.walk did)
-                if not is_link and name not in EXCLUDED_DIRS and path.resolve() not in excluded:
+            if is_dir and is_link:  # never followed (it may point outside the repository), always reported
+                found.append(PlannedFile(path=rel, sha256="", size_bytes=0, link=True, skip_reason=LINKED_FOLDER))
+                continue
+            if is_dir:
+                if name not in EXCLUDED_DIRS and path.resolve() not in excluded:
                     folders.append((path, rel, depth + 1))
                 continue
             if not name.endswith(suffixes):
