@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.timeout(900)  # the harness's own limit is 600 s; the default 300 s is for ordinary tests
 @pytest.mark.parametrize("workload, limit", [("synthetic", 150), ("scan", 50)])
 def test_chaos_subset_loses_nothing_and_repeats_nothing(tmp_path: Path, workload: str, limit: int) -> None:
     out = tmp_path / "chaos.jsonl"
