@@ -214,7 +214,6 @@ class WorkerPool:
         if worker.scratch is not None:
             _remove(worker.scratch)
 
-
     def log_tail(self, worker_id: str, lines: int = 5) -> str:
         """Returns the last ``lines`` lines of a worker's stderr log, joined by " | "."""
         try:

@@ -167,3 +167,15 @@ def stopped_child(pid: int) -> "psutil.Process | None":
         except psutil.NoSuchProcess:
             continue
     return None
+
+
+def injection_repo(root: Path, files: int) -> Path:
+    """A repository at ``root/repo`` of ``files`` Flask views, each with a command injection
+    (``app/v<N>.py``): the planted findings of the end-to-end tests."""
+    repo = root / "repo"
+    (repo / "app").mkdir(parents=True)
+    for n in range(files):
+        (repo / "app" / f"v{n}.py").write_text(
+            "import subprocess\nfrom flask import request\n\n\n"
+            f"def run{n}():\n    return subprocess.check_output('ls ' + request.args['d'], shell=True)\n")
+    return repo

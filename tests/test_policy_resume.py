@@ -16,20 +16,14 @@ from fleetledger.policy import Policy
 from fleetledger.verify import verify_records
 from fleetledger.workspace import Workspace
 
-from e2e import count, kill_cli, records, run_cli, start_cli, wait_for
+from e2e import count, injection_repo, kill_cli, records, run_cli, start_cli, wait_for
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture()
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "app").mkdir(parents=True)
-    for n in range(6):
-        (root / "app" / f"v{n}.py").write_text(
-            "import subprocess\nfrom flask import request\n\n\n"
-            f"def run{n}():\n    return subprocess.check_output('ls ' + request.args['d'], shell=True)\n")
-    return root
+    return injection_repo(tmp_path, 6)
 
 
 def _policy(tmp_path: Path, name: str, body: str) -> Path:

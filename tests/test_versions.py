@@ -13,20 +13,14 @@ import pytest
 
 from fleetledger.verify import verify_records
 
-from e2e import REPO_ROOT, _env, count, kill_cli, records, run_cli, wait_for
+from e2e import REPO_ROOT, _env, count, injection_repo, kill_cli, records, run_cli, wait_for
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture()
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "app").mkdir(parents=True)
-    for n in range(4):
-        (root / "app" / f"v{n}.py").write_text(
-            "import subprocess\nfrom flask import request\n\n\n"
-            f"def run{n}():\n    return subprocess.check_output('ls ' + request.args['d'], shell=True)\n")
-    return root
+    return injection_repo(tmp_path, 4)
 
 
 def installed_copy(tmp_path: Path) -> Path:
