@@ -120,7 +120,7 @@ def _policy(workspace: Workspace, policy_path: str | None, job: Job | None) -> P
     First of all, a workspace inside the scanned tree or the current folder that was not made
     here is refused (``Workspace.check_made_here``), before anything in it is read."""
     scanned = [Path(p) for p in job.read_only_paths()] if job is not None else []
-    workspace.check_made_here([*scanned, Path.cwd()])
+    workspace.check_made_here(scanned, near=[Path.cwd()])
     if policy_path:
         return Policy.load(Path(policy_path))
     return Policy.load(workspace.config_file("policy.toml", scanned, instead="--policy FILE"))
@@ -212,7 +212,7 @@ def _warn_if_not_made_here(workspace: Workspace) -> None:
     """Warns (on stderr) when a report command reads a workspace inside the current folder
     whose ledger was not made here: the repository may have shipped a forged history."""
     try:
-        workspace.check_made_here([Path.cwd()])
+        workspace.check_made_here([], near=[Path.cwd()])
     except errors.UsageError as exc:
         _echo(f"warning: {exc}; what follows may be a forged history", err=True)
 
@@ -303,7 +303,7 @@ def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: fl
     from .coordinator import settle_state_file
 
     ws = Workspace.at(workspace)
-    ws.check_made_here([Path.cwd()])  # before its lock, state file or ledger is opened
+    ws.check_made_here([], near=[Path.cwd()])  # before its lock, state file or ledger is opened
     holder = ws.lock_holder()
     if holder is not None:
         _echo(f"run is live in fleetledger pid {holder.get('pid', '?')}; nothing to do (see `fleetledger status`)")
@@ -315,7 +315,7 @@ def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: fl
     job = _job_from_view(view, ws, joined)
     # Before trusting what the ledger says: the target it names may be the shipper's choice, so
     # the current folder (a checkout being worked in) counts as scanned too.
-    ws.check_made_here([*(Path(p) for p in job.read_only_paths()), Path.cwd()])
+    ws.check_made_here([Path(p) for p in job.read_only_paths()], near=[Path.cwd()])
     if view.state == "JACKED_OUT":
         _echo(f"run {view.run_id} is JACKED_OUT (finished); nothing to do")
         return
@@ -606,7 +606,7 @@ def salvage(workspace: str) -> None:
 
     try:
         ws = Workspace.at(workspace)
-        ws.check_made_here([Path.cwd()])
+        ws.check_made_here([], near=[Path.cwd()])
         found = run_salvage(ws, now_ms=wall_clock_ms(), key=owner_key())
     except errors.FleetledgerError as exc:
         _fail(exc)

@@ -79,7 +79,7 @@ def session_start(workspace: Workspace, *, now_ms: int, stale_after_s: float = D
     """
     ws = shlex.quote(str(workspace.root))
     try:  # before anything in the workspace is read
-        workspace.check_made_here([Path.cwd()])
+        workspace.check_made_here([], near=[Path.cwd()])
     except errors.UsageError as exc:
         return Advice(state=None, action="nothing", command=None,
                       context=f"fleetledger (workspace {workspace.root}): do not continue it and do not "

@@ -161,7 +161,7 @@ class Workspace:
         with os.fdopen(fd, "rb") as handle:
             return handle.read(256).decode("ascii", "replace").strip()
 
-    def check_made_here(self, scanned: Sequence[Path]) -> None:
+    def check_made_here(self, scanned: Sequence[Path], *, near: Sequence[Path] = ()) -> None:
         """Refuses a workspace inside a scanned folder that was not made here by this user,
         before anything in it is read, opened or written, whatever it holds; and refuses an
         SQLite ledger inside a scanned folder that was not made here (the workspace's own, or
@@ -174,15 +174,22 @@ class Workspace:
         ``OWNER_FILE`` mark for its own path is used; a missing workspace is made here.
 
         Args:
-            scanned: The folders the job reads (the untrusted repository), and the current
-                folder where a command trusts nothing it did not make.
+            scanned: The folders the job reads (the untrusted repository): a workspace there is
+                refused whatever it holds, an empty folder included.
+            near: Other folders a repository may have put there (the current folder, a
+                checkout being worked in): the same, except that an empty real folder of this
+                user is accepted (one made by hand for ``--workspace``; there is nothing in it
+                to trust) and marked when the run starts.
 
         Raises:
             UsageError: such a workspace or ledger is there; the message says how to go on.
         """
         folder = self.inside(scanned)
         if folder is not None:
-            self._check_shipped(folder)
+            self._check_shipped(folder, empty_ok=False)
+        elif (folder := self.inside(near)) is not None:
+            self._check_shipped(folder, empty_ok=True)
+        scanned = [*scanned, *near]
         url = self.ledger_url
         if not url.startswith("sqlite:///"):
             return  # a shared database is the user's own; nothing in a checkout can be it
@@ -196,12 +203,15 @@ class Workspace:
                 "can ship a workspace with a forged history that hides findings; move that folder out of the way, "
                 "or scan with --workspace DIR elsewhere")
 
-    def _check_shipped(self, folder: Path) -> None:
+    def _check_shipped(self, folder: Path, *, empty_ok: bool) -> None:
         entry = self.entry
         try:
             info = os.lstat(entry)
         except FileNotFoundError:
             return  # made here when the run starts
+        if (empty_ok and stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid()
+                and not os.listdir(entry)):
+            return
         advice = ("move it out of the way, or scan with --workspace DIR elsewhere; nothing in it was read, "
                   "opened or written")
         if stat.S_ISLNK(info.st_mode):

@@ -112,6 +112,9 @@ def test_a_shipped_workspace_is_refused_before_anything_in_it_is_touched(tmp_pat
     before = snapshot(tmp_path)
     for command in (["scan", "--no-progress"], ["resume"], ["recover"]):
         refused = run_cli(*command, cwd=repo)
+        if shipped == "an empty folder" and command[0] != "scan":  # nothing in it to trust or to resume
+            assert refused.returncode == 1 and "no ledger in" in refused.stderr, (command, refused.stderr)
+            continue
         assert refused.returncode == 2, (command, refused.stdout + refused.stderr)
         assert "nothing in it was read" in refused.stderr, refused.stderr
     assert snapshot(tmp_path) == before, "the refused workspace, or something outside it, changed"
@@ -310,3 +313,18 @@ def test_an_unconfined_worker_cannot_read_the_coordinators_environment(tmp_path:
             proc.stdout.close()  # type: ignore[union-attr]
     assert "sk-secret" in seen[False], "the unshielded read should work, else this test proves nothing"
     assert "sk-secret" not in seen[True] and "PermissionError" in seen[True], seen[True]
+
+
+def test_an_empty_folder_made_by_hand_for_the_workspace_is_used_but_not_one_with_content(tmp_path: Path) -> None:
+    """A workspace beside the scanned tree, in the current folder: an empty folder of this user
+    (``mkdir ws`` before ``--workspace ws``) holds nothing to trust, so it is used and marked;
+    one that already holds something not made here is refused, as inside the target."""
+    repo = make_repo(tmp_path, tmp_path / "PWNED")
+    (tmp_path / "ws").mkdir()
+    done = run_cli("scan", str(repo), "--workspace", "ws", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [f["candidate"]["path"] for f in findings(tmp_path / "ws")] == ["app/views.py"]
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "policy.toml").write_text('[policy]\negress = ["attacker.example:443"]\n')
+    refused = run_cli("scan", str(repo), "--workspace", "other", "--no-progress", cwd=tmp_path)
+    assert refused.returncode == 2 and "was not created here" in refused.stderr, refused.stdout + refused.stderr
