@@ -221,31 +221,15 @@ def _current_view(workspace: Workspace) -> RunView:
     """Folds the workspace's current run from its latest checkpoint (read-only; the run-state
     file is not touched)."""
     from .coordinator import current_run_id
+    from .heads import refuse_if_contradicted
 
     if not workspace.exists():
         raise errors.NoRunError(f"no ledger in {workspace.root}; start a run with `fleetledger scan PATH`")
     _warn_if_not_made_here(workspace)
     with open_storage(workspace.ledger_url) as storage:
         view = load_view(storage, current_run_id(workspace, storage))
-        _check_head(workspace, storage, view)
+        refuse_if_contradicted(storage, view.run_id, view.last_seq, workspace.state_path)
         return view
-
-
-def _check_head(workspace: Workspace, storage: Any, view: RunView) -> None:
-    """Refuses to report on a run whose ledger contradicts the head this user signed (``heads``).
-
-    Raises:
-        LedgerDamagedError: the ledger ends before the head or differs at it.
-    """
-    from .heads import contradiction
-    from .workspace import owner_key
-
-    problem = contradiction(storage, storage.url, view.run_id, view.last_seq, owner_key(),
-                            _state_file_head(workspace, storage.url))
-    if problem is not None:
-        raise errors.LedgerDamagedError(
-            f"the ledger is damaged or was cut: {problem}. Nothing was appended to it. `fleetledger verify` shows "
-            "what differs; `fleetledger salvage` keeps what is left, records the loss and lets the run continue")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -510,6 +494,7 @@ def audit(path: str, workspace: str, worker: str | None, task: str | None, since
 
     from .audit import audit as run_audit
     from .coordinator import current_run_id
+    from .heads import refuse_if_contradicted
 
     try:
         ws = Workspace.at(workspace)
@@ -527,7 +512,7 @@ def audit(path: str, workspace: str, worker: str | None, task: str | None, since
         _warn_if_not_made_here(ws)
         with open_storage(ws.ledger_url) as storage:
             run = RunReader(storage, load_view(storage, current_run_id(ws, storage)))
-            _check_head(ws, storage, run.view)
+            refuse_if_contradicted(storage, run.view.run_id, run.view.last_seq, ws.state_path)
             rows = run_audit(run, path, worker=worker, task=task, since_ms=since_ms)
     except errors.FleetledgerError as exc:
         _fail(exc)
@@ -560,11 +545,6 @@ def log(workspace: str, all_runs: bool, kind: str | None) -> None:
         _fail(exc)
 
 
-def _state_file_head(workspace: Workspace, ledger_url: str) -> Any:
-    """The signed head in the workspace's run-state file (``runstate.signed_head``)."""
-    return runstate.signed_head(workspace.state_path, ledger_url)
-
-
 @main.command()
 @_workspace_option
 def verify(workspace: str) -> None:
@@ -580,7 +560,7 @@ def verify(workspace: str) -> None:
             raise errors.NoRunError(f"no ledger in {ws.root}")
         _warn_if_not_made_here(ws)
         with open_storage(ws.ledger_url) as storage:
-            check = HeadCheck(gather(storage.url, _state_file_head(ws, storage.url)), owner_key())
+            check = HeadCheck(gather(storage.url, runstate.signed_head(ws.state_path, storage.url)), owner_key())
             report = verify_records(storage.read(), check)
             report.problems.extend(storage.integrity_problems())
     except errors.FleetledgerError as exc:

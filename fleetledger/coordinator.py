@@ -544,21 +544,13 @@ class Coordinator:
             LedgerTamperedError: the ledger ends before the head, or its record there differs.
         """
         assert self.storage is not None
-        head = heads.stored(self.ledger_url, view.run_id)
-        if head is None or not heads.sealed(head, owner_key()) or head["run_id"] != view.run_id:
-            return  # none kept here (another host, an older run) or a forged one: `verify` reports that
-        seq = head["seq"]
-        if seq > view.last_seq:
-            found = f"the ledger ends at seq {view.last_seq} for it (its tail was cut)"
-        else:
-            at = next(iter(self.storage.read(view.run_id, after_seq=seq - 1)), None)
-            if at is not None and at.seq == seq and at.hash == head["hash"]:
-                return
-            found = f"its record at seq {seq} differs (the history was rewritten)"
-        raise errors.LedgerTamperedError(
-            f"run {view.run_id}: this user signed its head at seq {seq}, but {found}; nothing was appended. "
-            f"Run `fleetledger verify --workspace {self.workspace.root}` to see what differs; `fleetledger salvage` "
-            "keeps what is left and lets the run continue, or start over with --new or another --workspace")
+        problem = heads.contradiction(self.storage, self.ledger_url, view.run_id, view.last_seq, owner_key(),
+                                      runstate.signed_head(self.workspace.state_path, self.ledger_url))
+        if problem is not None:
+            raise errors.LedgerTamperedError(
+                f"{problem}; nothing was appended. Run `fleetledger verify --workspace {self.workspace.root}` to see "
+                "what differs; `fleetledger salvage` keeps what is left and lets the run continue, or start over "
+                "with --new or another --workspace")
 
     def _latest_other_run(self, mine: RunView | None) -> RunView | None:
         """The workspace's latest run when it is another job's run than ``mine`` (its reports
@@ -1455,12 +1447,8 @@ def settle_state_file(workspace: Workspace, *, clock: Callable[[], int] = wall_c
     with workspace.lock(f"settle-{secrets.token_hex(2)}"), open_storage(workspace.ledger_url) as storage:
         run_id = current_run_id(workspace, storage)
         view = load_view(storage, run_id)
-        problem = heads.contradiction(storage, storage.url, run_id, view.last_seq, owner_key(),
-                                      runstate.signed_head(workspace.state_path, storage.url))
-        if problem is not None:  # before the state file, which holds a copy of the head, is set aside
-            raise errors.LedgerDamagedError(
-                f"the ledger is damaged or was cut: {problem}. Nothing was appended to it. `fleetledger verify` "
-                "shows what differs; `fleetledger salvage` keeps what is left, records the loss and lets the run continue")
+        # before the state file, which holds a copy of the head, is set aside
+        heads.refuse_if_contradicted(storage, run_id, view.last_seq, workspace.state_path)
         _, note = runstate.reconcile(workspace.state_path, view, workspace.ledger_url, now_ms=clock())
         return view, note
 

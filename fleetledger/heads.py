@@ -217,3 +217,23 @@ def contradiction(storage: Any, ledger_url: str, run_id: str, last_seq: int, key
         return None
     return (f"run {run_id}: this user signed its head at seq {seq}, but the ledger's record there differs "
             "(the history was rewritten)")
+
+
+def refuse_if_contradicted(storage: Any, run_id: str, last_seq: int, state_path: Path) -> None:
+    """Refuses a ledger that contradicts the run's newest sealed head (``contradiction``, with the
+    run-state file at ``state_path`` as the second place a head is kept), before anything reads
+    the run as whole or sets that file aside.
+
+    Raises:
+        LedgerDamagedError: the ledger ends before the head or differs at it; the message says
+            how to go on.
+    """
+    from . import errors, runstate
+    from .workspace import owner_key
+
+    problem = contradiction(storage, storage.url, run_id, last_seq, owner_key(),
+                            runstate.signed_head(state_path, storage.url))
+    if problem is not None:
+        raise errors.LedgerDamagedError(
+            f"the ledger is damaged or was cut: {problem}. Nothing was appended to it. `fleetledger verify` shows "
+            "what differs; `fleetledger salvage` keeps what is left, records the loss and lets the run continue")

@@ -13,6 +13,7 @@ import hmac
 import json
 import os
 import secrets
+import shutil
 import socket
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -135,13 +136,14 @@ class Workspace:
         if not os.path.lexists(self.root):
             self.root.parent.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=f".{self.root.name}.", dir=self.root.parent))
-            self._write_mark(staging)
             try:
+                self._write_mark(staging)
                 os.rename(staging, self.root)
-            except OSError:  # made by another process meanwhile
-                for child in staging.iterdir():
-                    child.unlink()
-                staging.rmdir()
+            except OSError:
+                shutil.rmtree(staging, ignore_errors=True)
+                if not self.root.is_dir():
+                    raise
+                # else made by another process meanwhile; it is checked below like any other
         fsutil.private_dir(self.root)
         fsutil.private_dir(self.logs)
         if not (self.root / LEDGER_FILE).exists():

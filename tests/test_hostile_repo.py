@@ -190,14 +190,26 @@ def test_workspace_files_are_opened_without_following_links(tmp_path: Path) -> N
     assert (tmp_path / "state").read_bytes() == b"new"
 
 
-def test_a_new_workspace_appears_whole_and_marked(tmp_path: Path) -> None:
-    """The folder is made under another name, marked, then renamed into place: a crash never
-    leaves an unmarked workspace that the next run would refuse as shipped."""
+def test_a_new_workspace_appears_whole_and_marked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder is made under another name, marked, then renamed into place: a crash (here
+    a failing write of the mark) never leaves an unmarked workspace that the next run would
+    refuse as shipped."""
     ws = Workspace.at(tmp_path / "repo" / ".run")
     (tmp_path / "repo").mkdir()
+    original = Workspace._write_mark
+
+    def crash(self: Workspace, folder: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Workspace, "_write_mark", crash)
+    with pytest.raises(OSError):
+        ws.ensure()
+    assert not (tmp_path / "repo" / ".run").exists(), "an unmarked workspace was left in place"
+    assert list((tmp_path / "repo").iterdir()) == [], "the folder made for it was left in the checkout"
+    ws.check_made_here([tmp_path / "repo"])  # nothing there: the next run goes on
+    monkeypatch.setattr(Workspace, "_write_mark", original)
     ws.ensure()
     ws.check_made_here([tmp_path / "repo"])
-    assert sorted(p.name for p in (tmp_path / "repo").iterdir()) == [".run"]
     assert (ws.root / "owner").stat().st_size == 65
 
 
