@@ -12,7 +12,9 @@ key), so they are exact with respect to the ledger:
 * **skipped**: steps the policy in force denied in the session, and steps that failed in the
   session and have no result (each is named in the ledger: ``fleetledger log --kind ...``);
 * the leases of a dead session taken back, tasks reopened, model calls made and reused, and the
-  tasks left unfinished when the session ended.
+  tasks left unfinished when the session ended;
+* an upgrade (``resume --upgrade``): what it decided, and the step results of the old code it
+  set aside (those of the superseded tasks, which are neither reused nor reported).
 
 A pure step whose intent was lost in a crash (it rides in a group commit) counts as new: the
 ledger does not know it was begun.
@@ -44,6 +46,8 @@ class SessionAccount:
         reopened: Tasks reopened for another try.
         calls_made, calls_reused: Model calls recorded in the session, and before it.
         unfinished: Tasks not finished when the session ended (planned ones only).
+        upgrade: The session's upgrade decision (``Upgrade.summary``), or "".
+        set_aside: Step results of superseded tasks (an upgrade planned their sprints again).
     """
 
     run_id: str
@@ -60,6 +64,8 @@ class SessionAccount:
     calls_made: int = 0
     calls_reused: int = 0
     unfinished: int = 0
+    upgrade: str = ""
+    set_aside: int = 0
 
     def lines(self) -> list[str]:
         """Returns what to tell the person, one sentence a line."""
@@ -76,6 +82,8 @@ class SessionAccount:
                  f"{self.failed} failed without a result")
         calls = f"model calls: {self.calls_made} made in this session, {self.calls_reused} reused"
         out = [head, steps, calls]
+        if self.upgrade:
+            out.insert(1, f"{self.upgrade}; {self.set_aside} step result(s) of the old code set aside")
         if self.unfinished:
             out.append(f"{self.unfinished} task(s) not finished yet: run the same command (or `fleetledger resume`) "
                        "to continue")
@@ -97,15 +105,17 @@ def account_session(storage: Storage, view: RunView, start_seq: int | None) -> S
     Raises:
         LedgerError: the ledger cannot be read.
     """
-    unfinished = sum(1 for t in view.tasks.values() if t.status != "finished")
+    unfinished = sum(1 for t in view.tasks.values() if t.status not in ("finished", "superseded"))
+    set_aside = sum(t.steps_done for t in view.tasks.values() if t.status == "superseded")
     if start_seq is None:
-        return SessionAccount(run_id=view.run_id, how="none", reused=view.steps_done,
+        return SessionAccount(run_id=view.run_id, how="none", reused=view.steps_done - set_aside,
                               calls_reused=int(view.model["calls"]), unfinished=unfinished)
     start = None
     done: dict[str, str] = {}  # step key -> task
     failed: dict[str, str] = {}  # step key -> task
     denied: set[tuple[str, str]] = set()
     taken_back = reopened = calls = 0
+    upgrade = ""
     for r in storage.read(view.run_id, after_seq=start_seq - 1):
         if start is None:
             start = r
@@ -122,6 +132,8 @@ def account_session(storage: Storage, view: RunView, start_seq: int | None) -> S
             reopened += 1
         elif r.kind == "model.call":
             calls += 1
+        elif r.kind == "decision" and "upgrade" in r.payload:
+            upgrade = r.why
     if start is None or start.seq != start_seq or start.kind not in START_KINDS:
         raise ValueError(f"record {start_seq} of run {view.run_id} does not start a session")
     begun = {r.key for r in storage.task_records(view.run_id, sorted(set(done.values())), kind="step.intent")
@@ -131,8 +143,8 @@ def account_session(storage: Storage, view: RunView, start_seq: int | None) -> S
                     if r.seq < start_seq and r.key in failed}
     return SessionAccount(
         run_id=view.run_id, how=start.kind.removeprefix("run."), why=start.why, start_seq=start_seq,
-        reused=view.steps_done - len(done), redone=len(begun), new=len(done) - len(begun),
+        reused=view.steps_done - set_aside - len(done), redone=len(begun), new=len(done) - len(begun),
         denied=len(denied - done_names), failed=len(set(failed) - set(done) - earlier_done),
         taken_back=taken_back, reopened=reopened, calls_made=calls, calls_reused=int(view.model["calls"]) - calls,
-        unfinished=unfinished)
+        unfinished=unfinished, upgrade=upgrade, set_aside=set_aside if upgrade else 0)
 

@@ -283,7 +283,8 @@ def _job_command(target: Path, workspace: Workspace, model: str) -> list[str]:
 
 
 def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
-            policy_path: str | None, progress: bool | None, allow_empty: bool, *, explicit: bool) -> None:
+            policy_path: str | None, progress: bool | None, allow_empty: bool, *, explicit: bool,
+            upgrade: bool = False) -> None:
     from .coordinator import settle_state_file
 
     ws = Workspace.at(workspace)
@@ -308,7 +309,7 @@ def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: fl
                    "it waits for an explicit `fleetledger resume` (or the same job command again)")
         sys.exit(EXIT_HALTED)
     options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
-                         explicit_resume=explicit, join=view.run_id if joined else None)
+                         explicit_resume=explicit, join=view.run_id if joined else None, upgrade=upgrade)
     policy = _policy(ws, policy_path, job)
     _execute(lambda on_progress: Coordinator(job, ws, options, policy=policy, on_progress=on_progress), progress,
              allow_empty)
@@ -317,6 +318,9 @@ def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: fl
 @main.command()
 @_workspace_option
 @_run_options
+@click.option("--upgrade", is_flag=True,
+              help="Continue a run recorded under other code: keep the results of the sprints whose code did not "
+                   "change, plan the others again under this code, and record the decision.")
 def resume(**kwargs: Any) -> None:
     """Continue the workspace's run: RUNNING or HALTED (an explicit resume); a finished run is left alone."""
     try:

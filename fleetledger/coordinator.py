@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import errors, faults, fsutil, heads, identity, runstate
+from . import errors, faults, fsutil, heads, identity, runstate, upgrade
 from .account import SessionAccount, account_session
 from .effects import EffectDenied, EffectUncertain
 from .gate import Action, Gate
@@ -50,7 +50,6 @@ from .jobs.base import Job, JobOutcome, TaskSpec
 from .leases import LEADER_TASK, expired, leader_action
 from .ledger import Appended, NewRecord, Outcome, Record, Refused, Storage, open_storage
 from .ledger.retrying import RetryingStorage
-from .ledger.records import iso_utc
 from .model_broker import (Halt, ModelBroker, Settled, Ticket, before_reset, budget_halt, call_payload, halt_for,
                            malformed_spend)
 from .models import get_provider, parse_spec, request_from_json
@@ -65,6 +64,7 @@ worker once, then named by its digest."""
 from .replay import APPROVER, RunView, TaskView
 from .sandbox import Sandbox, get_sandbox
 from .sandbox.egress import Destination, EgressForwarder, EgressRoute
+from .upgrade import Upgrade
 from .workspace import Workspace, owner_key
 
 EXIT_OK = 0
@@ -117,6 +117,8 @@ class RunOptions:
             at the end of each sprint.
         join: Id of a live run in a shared (PostgreSQL) ledger that this coordinator joins, as
             one more host of it, instead of starting or resuming this workspace's run.
+        upgrade: Continue a run recorded under other code (``resume --upgrade``): keep the
+            results of the sprints whose code is unchanged, plan the rest again (``upgrade``).
     """
 
     workers: int = 4
@@ -133,6 +135,7 @@ class RunOptions:
     breaker_failures: int = 10
     checkpoint_every: int = 10_000
     join: str | None = None
+    upgrade: bool = False
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -421,9 +424,10 @@ class Coordinator:
         except (errors.LedgerError, ValueError):
             return result  # the result stands; only its account is missing
 
-    def _begin_session(self, record: NewRecord) -> None:
-        """Appends the session's first record and notes its sequence number."""
-        (outcome,) = self.append([record])
+    def _begin_session(self, record: NewRecord, *more: NewRecord) -> None:
+        """Appends the session's first record (with ``more`` in the same transaction) and notes
+        its sequence number."""
+        outcome = self.append([record, *more])[0]
         if isinstance(outcome, Appended) and self.session_seq is None:
             self.session_seq = outcome.record.seq
 
@@ -502,8 +506,7 @@ class Coordinator:
                 f"{latest.job.get('target')} ({latest.state}); starting another job here would replace its reports. "
                 f"Finish it with `fleetledger resume --workspace {self.workspace.root}`, start this one anyway with "
                 "--new, or use another --workspace")
-        if existing is not None and existing.state != "JACKED_OUT":
-            self._check_code(existing)
+        decided = self._check_code(existing) if existing is not None and existing.state != "JACKED_OUT" else None
         if existing is not None and existing.state == "HALTED" and not self.options.explicit_resume:
             self.view = existing
             self._write_state(force=True)
@@ -526,7 +529,8 @@ class Coordinator:
             self.view = found.view
             why = "resume after a crash" if self.view.state == "RUNNING" else f"explicit resume of a HALTED run ({self.view.halt and self.view.halt.get('reason')})"
             fold = {"checkpoint_seq": found.checkpoint_seq, "records": found.folded}
-            self._begin_session(self.new_record("run.resumed", payload={**self._session_payload(), "fold": fold}, why=why))
+            self._begin_session(self.new_record("run.resumed", payload={**self._session_payload(), "fold": fold}, why=why),
+                                *self._upgrade_records(decided))
         if self.policy.refused_rules:
             self.append([self.new_record("policy.denied", why=rule, payload={"action": "repository rule", "rule": rule})
                          for rule in self.policy.refused_rules])
@@ -564,24 +568,49 @@ class Coordinator:
             return None
         return load_view(self.storage, starts[-1].run_id)
 
-    def _check_code(self, view: RunView) -> None:
+    def _check_code(self, view: RunView) -> Upgrade | None:
         """Refuses to continue a run recorded under other code (``identity``): its report
-        would mix results of both versions.
+        would mix results of both versions. With ``RunOptions.upgrade`` it decides instead what
+        the run keeps and redoes (``upgrade.plan``).
+
+        Returns:
+            None when the code is the same (or the run recorded no identity); the ``Upgrade``
+            to record when it differs and an upgrade was asked for.
 
         Raises:
-            UsageError: the identity of the run's last session differs from this code's.
+            UsageError: the identity of the run's last session differs from this code's and no
+                upgrade was asked for, or one was asked for on a shared ledger while the run is
+                not HALTED (another host may be working on it under the old code).
         """
         recorded = next((s["code"] for s in reversed(view.sessions) if isinstance(s.get("code"), dict)), None)
         if recorded is None or recorded == self.code:
-            return  # a run recorded before identities were (nothing to compare), or the same code
+            return None
         changed = "; ".join(identity.differences(recorded, self.code))
+        if self.options.upgrade:
+            if self.shared and view.state != "HALTED":
+                raise errors.UsageError(f"run {view.run_id} may be live on another host of the shared ledger: halt it "
+                                        "(`fleetledger halt`), then `fleetledger resume --upgrade` on one host")
+            return upgrade.plan(view, recorded, self.code, self.job.sprints, self.job.sprint_code())
         target = view.job.get("target", "TARGET")
         raise errors.UsageError(
             f"run {view.run_id} was recorded under other code than this fleetledger's ({changed}); continuing it "
-            "would mix results of both versions in one report, so nothing was run. Choose: start a new run under "
+            "would mix results of both versions in one report, so nothing was run. Choose: continue it under this "
+            f"code with `fleetledger resume --workspace {self.workspace.root} --upgrade` (keeps the results whose "
+            "code did not change and runs the rest again), start a new run under "
             f"this code with `fleetledger scan {shlex.quote(str(target))} --workspace {self.workspace.root} --new` "
             "(the recorded run stays in the ledger), or finish it with the fleetledger that recorded it "
             f"(version {recorded.get('fleetledger', '?')})")
+
+    def _upgrade_records(self, decided: Upgrade | None) -> list[NewRecord]:
+        """The records of an upgrade (``upgrade``): the decision, then one ``sprint.reopened``
+        that supersedes each redone sprint's tasks; [] for none."""
+        if decided is None:
+            return []
+        records = [self.new_record("decision", why=decided.summary(), payload={"upgrade": decided.to_json()})]
+        return records + [self.new_record("sprint.reopened", key=s,
+                                          payload={"sprint": s, "supersede": True},
+                                          why=f"planned again under this code ({', '.join(decided.changed)} changed)")
+                          for s in decided.redone]
 
     def _join(self, run_id: str) -> RunResult:
         """Joins a live run of a shared ledger as one more coordinator (another host).
@@ -600,7 +629,7 @@ class Coordinator:
         resuming = view.state == "HALTED" and self.options.explicit_resume
         if view.state != "RUNNING" and not resuming:
             self._write_state(force=True)
-            why = (f"it finished; its outputs are in the workspace of the host that exported them" if view.state == "JACKED_OUT"
+            why = ("it finished; its outputs are in the workspace of the host that exported them" if view.state == "JACKED_OUT"
                    else f"it is HALTED ({view.halt and view.halt.get('reason')}); `fleetledger resume` on one of its "
                         "hosts continues it, then join again")
             return RunResult(run_id=run_id, state=view.state, exit_code=EXIT_OK if view.state == "JACKED_OUT" else EXIT_HALTED,
@@ -610,7 +639,8 @@ class Coordinator:
         if mine != theirs:
             raise errors.UsageError(f"run {run_id} is another job ({theirs}); this command would run {mine}: "
                                     "join with the same job and options as its first host")
-        self._check_code(view)
+        if self._check_code(view) is not None:
+            raise errors.UsageError("--upgrade is for `fleetledger resume` on the run's own workspace, not for joining")
         self._open_broker()
         payload = {**self._session_payload(), "target": self.job.describe().get("target")}
         if resuming:
@@ -827,6 +857,10 @@ class Coordinator:
 
     def _plan(self, sprint: str) -> None:
         specs = self.job.plan(sprint, self.reader())
+        # A sprint planned afresh after an upgrade (``upgrade``) plans ids its superseded tasks
+        # had: those get the round's suffix, as the sprint's own records do (``_round_key``).
+        specs = [spec if spec.id not in self.view.tasks else replace(spec, id=f"{spec.id}@{self.view.last_seq + 1}")
+                 for spec in specs]
         records = [self.new_record("sprint.started", key=self._round_key("sprint.started", sprint),
                                    why=f"plan {sprint}: {len(specs)} tasks", payload={"tasks": len(specs), "sprint": sprint})]
         records += [self.new_record("task.planned", key=spec.id, task=spec.id, why=spec.why,

@@ -8,12 +8,18 @@ under different identities would mix results of both versions in one report, so 
 coordinator refuses to continue a run recorded under another identity (``Coordinator``), and
 the reports name every identity that contributed.
 
+A job may split its identity by what decides each sprint (``Job.sprint_code``): a part is the
+digest of the modules a sprint's code imports, followed statically (``closure``), so that
+``resume --upgrade`` keeps the results of the sprints whose code did not change and runs the
+rest again.
+
 Hand-kept version constants (``DETECT_VERSION``, ``ANALYST_VERSION``) change only when someone
 remembers to bump them; the source digests change with every edit of the code they cover.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 from collections.abc import Iterable
 from functools import lru_cache
@@ -56,3 +62,81 @@ def differences(recorded: dict[str, str], current: dict[str, str]) -> list[str]:
     names = sorted(set(recorded) | set(current))
     return [f"{name}: {recorded.get(name, '(none)')} -> {current.get(name, '(none)')}"
             for name in names if recorded.get(name) != current.get(name)]
+
+
+def closure_digest(*entries: str) -> str:
+    """Returns ``source_digest`` over ``closure(*entries)``: the digest of the code the
+    entries run, as far as their import statements say.
+
+    Raises:
+        OSError: a file cannot be read.
+        SyntaxError: a file of the package does not parse.
+    """
+    return source_digest(*sorted(closure(*entries)))
+
+
+@lru_cache(maxsize=None)
+def closure(*entries: str) -> frozenset[str]:
+    """Returns the package files (paths relative to the package folder) that the modules
+    ``entries`` (such paths, files or folders) import, transitively, themselves included.
+
+    Imports are read from every ``import`` statement of a module (those inside functions too),
+    relative or absolute, that names a module of this package; ``from P import n`` counts
+    ``P/n.py`` when ``n`` is a submodule, else ``P``'s ``__init__.py``. A parent package's
+    ``__init__`` is not counted for importing a submodule: Python runs it, but what it imports
+    does not decide the submodule's results. Imports made with ``importlib`` by name are not
+    seen; the parts of a job's identity list such modules as entries of their own.
+
+    Raises:
+        OSError: a file cannot be read.
+        SyntaxError: a file of the package does not parse.
+    """
+    todo = sorted(p.relative_to(PACKAGE_DIR).as_posix() for p in _files(PACKAGE_DIR / e for e in entries)
+                  if p.suffix == ".py")
+    seen: set[str] = set()
+    while todo:
+        rel = todo.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
+        todo.extend(_imports(rel))
+    return frozenset(seen)
+
+
+def _imports(rel: str) -> list[str]:
+    """The package files module ``rel`` imports (one level)."""
+    path = PACKAGE_DIR / rel
+    package = rel.split("/")[:-1]  # the module's package, as folder names under the package folder
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == PACKAGE_DIR.name:
+                    found += _module_file(parts[1:])
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - (node.level - 1)] if node.level > 1 else list(package)
+            elif (node.module or "").split(".")[0] == PACKAGE_DIR.name:
+                base = []
+            else:
+                continue
+            module = (node.module or "").split(".")
+            if not node.level:
+                module = module[1:]
+            module = [m for m in module if m]
+            for alias in node.names:
+                sub = _module_file([*base, *module, alias.name])
+                found += sub or _module_file([*base, *module])
+    return found
+
+
+def _module_file(parts: list[str]) -> list[str]:
+    """The file of module ``parts`` (names under the package folder): ``a/b.py`` or
+    ``a/b/__init__.py``; [] when there is none."""
+    if not parts:
+        return ["__init__.py"]
+    for rel in ("/".join(parts) + ".py", "/".join(parts) + "/__init__.py"):
+        if (PACKAGE_DIR / rel).is_file():
+            return [rel]
+    return []

@@ -53,7 +53,9 @@ class TaskView:
     Attributes:
         id: Task id, unique in the run.
         sprint: The sprint the task belongs to.
-        status: ``pending`` (unassigned), ``leased``, ``finished`` or ``failed`` (given up).
+        status: ``pending`` (unassigned), ``leased``, ``finished``, ``failed`` (given up) or
+            ``superseded`` (its sprint was planned again under other code, ``upgrade``; it is
+            no longer in its sprint's ``tasks``).
         epoch: Epoch of the latest assignment (0 if never assigned).
         lease: The open lease, or None.
         attempts: Number of assignments so far.
@@ -344,7 +346,14 @@ def _sprint_finished(v: RunView, r: Record) -> None:
 
 def _sprint_reopened(v: RunView, r: Record) -> None:
     sid = _sprint_of(r)
-    v.sprints.setdefault(sid, SprintView(id=sid)).status = "pending"
+    sprint = v.sprints.setdefault(sid, SprintView(id=sid))
+    sprint.status = "pending"
+    if r.payload.get("supersede"):  # ``resume --upgrade``: the sprint is planned afresh under other code
+        for tid in sprint.tasks:
+            t = v.tasks[tid]
+            _release(v, t)
+            t.status = "superseded"
+        sprint.tasks = []
 
 
 def _task_planned(v: RunView, r: Record) -> None:

@@ -74,6 +74,12 @@ class Job(abc.ABC):
             part = f"jobs/{module[-1]}.py"
         return {"fleetledger": __version__, "job": source_digest(part, "jobs/base.py", "steps.py")}
 
+    def sprint_code(self) -> dict[str, frozenset[str]]:
+        """Returns, per sprint, the parts of ``code_identity()`` that decide its results, for
+        ``resume --upgrade`` (``upgrade``); a sprint left out is decided by every part, which
+        is the default: an upgrade plans every begun sprint again."""
+        return {}
+
     @abc.abstractmethod
     def plan(self, sprint: str, run: "RunReader") -> list[TaskSpec]:
         """Plans a sprint's tasks from the run so far (pure, deterministic)."""

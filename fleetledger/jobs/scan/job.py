@@ -31,6 +31,39 @@ if TYPE_CHECKING:
 
 SPRINTS = ("detect", "investigate", "triage", "revalidate", "export")
 
+SPRINT_CODE: dict[str, frozenset[str]] = {
+    "detect": frozenset({"job", "detect", "bandit"}),
+    "investigate": frozenset({"job", "analyst", "model", "prompt"}),
+    "triage": frozenset({"job", "triage"}),
+    "revalidate": frozenset({"job", "analyst", "model", "prompt"}),
+    "export": frozenset({"job", "export"}),
+}
+"""The parts of the scan's code identity (``ScanJob.code_identity``) that decide each sprint's
+results (``Job.sprint_code``); fleetledger's version alone decides none (its code does)."""
+
+
+def code_parts() -> dict[str, frozenset[str]]:
+    """Returns the package files (relative paths) of each code part of the scan's identity:
+    ``job`` (the step runtime, the planner and the worker's dispatch, which every sprint runs),
+    ``detect`` (bandit's driver, the taint engine, the file walk and the brief), ``analyst`` (the
+    model providers, the offline analyst and the prompts), ``triage`` and ``export`` (the
+    reports), each with what it imports (``identity.closure``). Every module a worker can
+    import is in some part (a test checks it).
+
+    Raises:
+        OSError, SyntaxError: a file of the package cannot be read or parsed.
+    """
+    from ...identity import closure
+
+    return {
+        "job": closure("steps.py") | {"jobs/base.py", "jobs/scan/job.py", "jobs/scan/tasks.py", "jobs/scan/report.py",
+                                      "jobs/scan/retry.py"},
+        "detect": closure("jobs/scan/detect.py", "jobs/scan/brief.py", "jobs/scan/plan.py"),
+        "analyst": closure("models"),
+        "triage": closure("jobs/scan/triage.py"),
+        "export": closure("jobs/scan/export.py", "jobs/scan/report.py"),
+    }
+
 
 class ScanJob(Job):
     """A multi-worker vulnerability scan of one source tree.
@@ -71,9 +104,8 @@ class ScanJob(Job):
                 "options": {"model": self.model}}
 
     def code_identity(self) -> dict[str, str]:
-        """The job's code (``Job.code_identity``), the analyst's (the taint engine, its
-        library models, the offline analyst and the prompts), bandit's version, the model and
-        the prompt version."""
+        """fleetledger's version; a digest of the code of each part (``code_parts``); bandit's
+        version, the model and the prompt version."""
         from importlib.metadata import PackageNotFoundError, version
 
         from ...identity import source_digest
@@ -83,8 +115,11 @@ class ScanJob(Job):
             bandit = version("bandit")
         except PackageNotFoundError:
             bandit = "missing"
-        return {**super().code_identity(), "analyst": source_digest("analysis", "models"), "bandit": bandit,
-                "model": self.model, "prompt": PROMPT_VERSION}
+        return {"fleetledger": __version__, **{name: source_digest(*sorted(files)) for name, files in code_parts().items()},
+                "bandit": bandit, "model": self.model, "prompt": PROMPT_VERSION}
+
+    def sprint_code(self) -> dict[str, frozenset[str]]:
+        return dict(SPRINT_CODE)
 
     def read_only_paths(self) -> list[str]:
         return [str(self.target)]
@@ -327,6 +362,8 @@ class ScanJob(Job):
 
 def brief_text(run: "RunReader") -> str:
     """Returns the recorded repository brief text ("" before the brief step ran)."""
-    for result in run.results(["brief"]):
+    detect = run.view.sprints.get("detect")
+    brief = [t for t in (detect.tasks if detect is not None else ()) if t.split("@")[0] == "brief"]
+    for result in run.results(brief):
         return result.get("text", "")
     return ""
