@@ -4,6 +4,7 @@ ledger-derived outputs with an uninterrupted run.
 
     python bench/chaos.py [--workload synthetic|fleet10|scan|all] [--jobs 2] [--limit N]
                           [--shard K/N] [--out results.jsonl] [--random N] [--seed S]
+                          [--family kill,enospc,nul,code] [--variants N]
     python bench/chaos.py --sum results*.jsonl
 
 Each scenario is one line of JSON in ``--out`` (appended and flushed as it ends), so a run can
@@ -11,8 +12,28 @@ be stopped at any moment and continued with the same command: finished scenarios
 Shards (``--shard K/N``) split the scenario list for several machines or sessions; ``--sum``
 adds up any number of result files. It prints:
 
-    scenarios run, process deaths injected, lost records, duplicated effects (counted at the
-    effect's target, not from our ledger), divergent final outputs, ledgers failing verify.
+    scenarios run, process deaths injected, lost records (not reported by salvage), duplicated
+    effects (counted at the effect's target, not from our ledger), divergent final outputs,
+    ledgers failing verify, runs not finished, wrong exits (a traceback, a changed-code run not
+    refused, damage neither refused nor harmless), run-state files contradicting the ledger, and
+    records lost to damage that salvage reported.
+
+Families of scenarios (``--family``, default all):
+
+* ``kill``: SIGKILL at every (fault point, occurrence), each also with a second kill during
+  recovery, plus ``--random`` kills at random times;
+* ``enospc``: the disk fills at every (fault point, occurrence) and stays full in that process
+  (``enospc+``: every write point, ledger, run-state file, heads, reports, effects): the run must
+  end HALTED with exit 75 (or finish, where the write was retried), never with a traceback, and
+  the run-state file must agree with the ledger at the sequence number it names; then space
+  is freed and the same command finishes;
+* ``nul``: a kill, then 4 KiB of NUL bytes over a page of the ledger file or of its WAL (a
+  seeded choice); the next command must refuse the damaged ledger (exit 65, or 1 for a ledger
+  behind its signed head) or find the damage harmless; ``fleetledger salvage`` then keeps what
+  it can and reports the rest; every record lost must be one salvage reported;
+* ``code``: a kill, then the code changes (a copy of the package with one file edited): the
+  same command must refuse (exit 2) and append nothing; ``--upgrade`` then finishes the run,
+  with outputs equal to an uninterrupted run's and no effect repeated.
 
 Workloads: ``synthetic`` (4 tasks x 5 steps, 2 workers, one effect per task into a target
 that does not deduplicate), ``fleet10`` (10 tasks x 3 steps, 10 workers, effects), ``scan``
@@ -40,12 +61,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from fleetledger.jobs.base import task_name  # noqa: E402
 from fleetledger.jobs.synthetic import deliveries  # noqa: E402
 from fleetledger.ledger import open_storage  # noqa: E402
 from fleetledger.replay import fold  # noqa: E402
 from fleetledger.verify import verify_records  # noqa: E402
 
 DEMO = ROOT / "fleetledger" / "demo_repo"
+FAMILIES = ("kill", "enospc", "nul", "code")
+PAGE = 4096
+CHANGED_FILE = {"synthetic": "jobs/synthetic.py", "fleet10": "jobs/synthetic.py", "scan": "models/offline.py"}
+"""The file a ``code`` scenario edits, per workload: the job's code, or the scan's analyst."""
 RECOVERY_POINTS = ("recovery.after_resume_record", "recovery.after_adopt", "ledger.after_commit",
                    "coordinator.after_assign", "effect.after_intent")
 """Points a recovery process may be killed at again (a crash during recovery)."""
@@ -73,7 +99,9 @@ def _argv(workload: Workload, ws: Path, target: Path) -> list[str]:
 
 
 def _run(workload: Workload, ws: Path, target: Path, *, fault: str | None = None, once: Path | None = None,
-         kill_after_s: float | None = None, log: Path | None = None, timeout_s: float = 300) -> int:
+         kill_after_s: float | None = None, log: Path | None = None, timeout_s: float = 300,
+         code_root: Path = ROOT, extra: tuple[str, ...] = (), argv: list[str] | None = None,
+         stderr: Path | None = None) -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETLEDGER_FAULT")}
     env["FLEETLEDGER_SANDBOX"] = "none"  # the fault files and counters live on the host
     if fault:
@@ -82,8 +110,11 @@ def _run(workload: Workload, ws: Path, target: Path, *, fault: str | None = None
         env["FLEETLEDGER_FAULT_ONCE"] = str(once)
     if log:
         env["FLEETLEDGER_FAULT_LOG"] = str(log)
-    proc = subprocess.Popen(_argv(workload, ws, target), env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, cwd=str(ROOT))
+    sink = open(stderr, "w") if stderr else subprocess.DEVNULL
+    proc = subprocess.Popen((argv or _argv(workload, ws, target)) + list(extra), env=env, stdout=subprocess.DEVNULL,
+                            stderr=sink, cwd=str(code_root))
+    if stderr:
+        sink.close()
     try:
         if kill_after_s is not None:
             try:
@@ -117,7 +148,10 @@ def outputs(workload: Workload, ws: Path, target: Path) -> dict[str, Any]:
                 for inv in run.get("invocations", []):
                     inv.pop("startTimeUtc", None)
         return {"state": view.state if view else None, "sarif": sarif}
-    steps = {r.key.split("@")[0]: r.payload["result"] for r in records if r.kind == "step.done"}
+    # Step results of the tasks in the plan, by the task's planned name and the step's name
+    # (an upgrade plans a task again as ``<id>@<seq>`` and sets the old one's results aside).
+    steps = {f"{task_name(r.task)}/{r.key.split('/', 1)[1].rsplit('@', 1)[0]}": r.payload["result"]
+             for r in records if r.kind == "step.done" and view is not None and view.tasks[r.task].status != "superseded"}
     tickets = sorted(deliveries(target)) if workload.has_target else []
     done = sorted(k for k, e in (view.effects.items() if view else ()) if e.get("done") is not None)
     return {"state": view.state if view else None, "steps": steps, "tickets": tickets, "effects_done": done}
@@ -146,63 +180,169 @@ def reference(workload: Workload, base: Path) -> tuple[dict[str, Any], dict[str,
 
 
 def scenarios(workload: Workload, points: dict[str, int], *, random_count: int, seed: int,
-              max_occurrences: int) -> list[dict[str, Any]]:
-    """Every (point, occurrence) kill, each with and without a second crash during recovery,
-    plus ``random_count`` kills at random times. Deterministic for a seed."""
+              max_occurrences: int, families: tuple[str, ...] = FAMILIES, variants: int = 20) -> list[dict[str, Any]]:
+    """The scenarios of ``families`` (see the module's docstring), deterministic for a seed:
+    every (point, occurrence) kill with and without a second crash during recovery plus
+    ``random_count`` kills at random times; every (point, occurrence) full disk; ``variants``
+    damaged ledgers and ``variants`` code changes, each after a kill drawn from the kills."""
     rng = random.Random(seed)
-    out = []
-    for point in sorted(points):
-        for n in range(1, min(points[point], max_occurrences) + 1):
-            base = {"id": f"{workload.name}:{point}:{n}", "fault": f"{point}:{n}:kill"}
+    out: list[dict[str, Any]] = []
+    kills = [(point, n) for point in sorted(points) for n in range(1, min(points[point], max_occurrences) + 1)]
+    if "kill" in families:
+        for point, n in kills:
+            base = {"id": f"{workload.name}:{point}:{n}", "family": "kill", "fault": f"{point}:{n}:kill"}
             out.append(base)
             again = rng.choice(RECOVERY_POINTS)
             out.append({**base, "id": base["id"] + f"+{again}", "recovery_fault": f"{again}:1:kill"})
-    for i in range(random_count):
-        out.append({"id": f"{workload.name}:random:{seed}:{i}", "kill_at": rng.random()})
+        for i in range(random_count):
+            out.append({"id": f"{workload.name}:random:{seed}:{i}", "family": "kill", "kill_at": rng.random()})
+    if "enospc" in families:
+        out += [{"id": f"{workload.name}:enospc:{point}:{n}", "family": "enospc", "fault": f"{point}:{n}:enospc+"}
+                for point, n in kills]
+    for family in ("nul", "code"):
+        if family not in families:
+            continue
+        picks = random.Random(f"{seed}:{family}")
+        for i in range(variants):
+            point, n = picks.choice(kills)
+            spec = {"id": f"{workload.name}:{family}:{seed}:{i}", "family": family, "fault": f"{point}:{n}:kill"}
+            if family == "nul":
+                spec.update(file=picks.choice(["ledger.sqlite3", "ledger.sqlite3-wal"]), at=picks.random())
+            out.append(spec)
     return out
+
+
+def _fold_at(records: list[Any], seq: int) -> Any:
+    upto = [r for r in records if r.seq <= seq]
+    return fold(upto) if upto else None
+
+
+def state_contradicts(ws: Path) -> int:
+    """1 when the run-state file names a ledger sequence number and the ledger, folded up to it,
+    says another state (the file is a projection of the ledger at that number), else 0."""
+    path = ws / "sprint-plan-state.json"
+    if not path.exists():
+        return 0
+    try:
+        data = json.loads(path.read_text())
+    except ValueError:
+        return 1
+    view = _fold_at(_records(ws), int(data["ledger"]["seq"]))
+    return int(view is not None and view.state != data["state"])
+
+
+def damage(ws: Path, name: str, at: float) -> str:
+    """Writes 4 KiB of NUL bytes over one page-sized block of ``ws/name`` (``at`` in [0, 1)
+    picks it); returns what it did."""
+    path = ws / name
+    size = path.stat().st_size if path.exists() else 0
+    if size < PAGE:
+        return "none"
+    block = int(at * (size // PAGE))
+    with open(path, "r+b") as f:
+        f.seek(block * PAGE)
+        f.write(b"\0" * PAGE)
+        f.flush()
+        os.fsync(f.fileno())
+    return f"{name}@{block * PAGE}"
+
+
+def changed_code(workload: Workload, base: Path) -> Path:
+    """A copy of the package with the workload's ``CHANGED_FILE`` edited; returns its root."""
+    root = base / "changed"
+    shutil.copytree(ROOT / "fleetledger", root / "fleetledger",
+                    ignore=shutil.ignore_patterns("__pycache__", "demo_repo"))
+    path = root / "fleetledger" / CHANGED_FILE[workload.name]
+    path.write_text(path.read_text() + "\n# changed between the crash and the resume\n")
+    return root
+
+
+def _finish(workload: Workload, ws: Path, target: Path, **kwargs: Any) -> int:
+    """Runs the same command until it ends other than by SIGKILL (at most 4 times)."""
+    for _ in range(4):
+        code = _run(workload, ws, target, **kwargs)
+        if code != -signal.SIGKILL:
+            break
+    return code
 
 
 def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, Any], ref_seconds: float) -> dict[str, Any]:
     """Runs one scenario in a fresh temporary folder and checks its final outputs."""
+    family = spec.get("family", "kill")
     with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:
         base = Path(tmp)
         ws, target = base / "ws", base / "target"
-        deaths = 0
+        deaths = wrong_exit = contradicts = reported = 0
         kill_after = spec["kill_at"] * ref_seconds if "kill_at" in spec else None
         code = _run(workload, ws, target, fault=spec.get("fault"), once=base / "once1", kill_after_s=kill_after)
         deaths += code == -signal.SIGKILL
+        if family == "enospc":
+            wrong_exit += code not in (0, 75)
+            contradicts += state_contradicts(ws)
         snapshot = [(r.seq, r.hash) for r in _records(ws)]
-        attempts = 0
+        kept_upto = None
+        finish: dict[str, Any] = {}
         if spec.get("recovery_fault"):
             code = _run(workload, ws, target, fault=spec["recovery_fault"], once=base / "once2")
             deaths += code == -signal.SIGKILL
-        while True:
-            attempts += 1
-            code = _run(workload, ws, target)
-            if code != -signal.SIGKILL or attempts > 3:
-                break
+        if family == "nul":
+            did = damage(ws, spec["file"], spec["at"])
+            code = _run(workload, ws, target, stderr=base / "after-damage.err")
+            err = (base / "after-damage.err").read_text(errors="replace")
+            if code in (65, 1) and "Traceback" not in err:
+                salvage = subprocess.run([sys.executable, "-m", "fleetledger.cli", "salvage", "--workspace", str(ws)],
+                                         cwd=str(ROOT), capture_output=True, text=True, timeout=300)
+                report = ws / "salvage.json"
+                wrong_exit += salvage.returncode != 0 or not report.exists()
+                kept_upto = json.loads(report.read_text())["kept"][1] if report.exists() else 0
+            elif code not in (0, -signal.SIGKILL):
+                wrong_exit += 1
+            spec = {**spec, "damage": did}
+        if family == "code":
+            started = any(r.kind in ("run.started", "run.resumed") for r in _records(ws))
+            finished = any(r.kind == "run.finished" for r in _records(ws))
+            root = changed_code(workload, base)
+            finish = {"code_root": root}
+            before = len(_records(ws))
+            code = _run(workload, ws, target, code_root=root)
+            if started and not finished:
+                wrong_exit += code != 2 or len(_records(ws)) != before
+                extra = ("--upgrade",)
+                argv = None
+                if workload.name == "scan":  # the scan's upgrade is `resume --upgrade`
+                    argv = [sys.executable, "-m", "fleetledger.cli", "resume", "--workspace", str(ws), "--workers", "2",
+                            "--no-progress", "--lease-ttl", "5", "--upgrade"]
+                    extra = ()
+                code = _run(workload, ws, target, code_root=root, extra=extra, argv=argv)
+                deaths += code == -signal.SIGKILL
+        code = _finish(workload, ws, target, **finish)
         final = _records(ws)
         deaths += sum(1 for r in final if r.kind == "worker.exited" and "SIGKILL" in r.why)
         present = {(r.seq, r.hash) for r in final}
-        lost = sum(1 for item in snapshot if item not in present)
+        missing = [seq for seq, h in snapshot if (seq, h) not in present]
+        reported = sum(1 for seq in missing if kept_upto is not None and seq > kept_upto)
         got = outputs(workload, ws, target)
         dup = sum(n - 1 for n in deliveries(target).values() if n > 1) if workload.has_target else 0
-        return {"id": spec["id"], "exit": code, "deaths": deaths, "lost": lost, "duplicated_effects": dup,
-                "divergent": int(got != expected), "verify_failed": int(not verify_records(final).ok),
-                "records": len(final)}
+        return {"id": spec["id"], "family": family, "exit": code, "deaths": deaths, "lost": len(missing) - reported,
+                "reported_lost": reported, "duplicated_effects": dup, "divergent": int(got != expected),
+                "verify_failed": int(not verify_records(final).ok), "wrong_exit": wrong_exit,
+                "state_contradicts": contradicts, "records": len(final), **({"damage": spec["damage"]} if "damage" in spec else {})}
+
+
+COUNTS = ("deaths", "lost", "duplicated_effects", "divergent", "verify_failed", "wrong_exit", "state_contradicts",
+          "reported_lost")
 
 
 def summarise(paths: list[Path]) -> dict[str, int]:
-    totals = {"scenarios": 0, "deaths": 0, "lost": 0, "duplicated_effects": 0, "divergent": 0, "verify_failed": 0,
-              "unfinished": 0}
+    totals = {"scenarios": 0, "unfinished": 0, **{key: 0 for key in COUNTS}}
     for path in paths:
         for line in path.read_text().splitlines():
             if not line.strip():
                 continue
             row = json.loads(line)
             totals["scenarios"] += 1
-            for key in ("deaths", "lost", "duplicated_effects", "divergent", "verify_failed"):
-                totals[key] += row[key]
+            for key in COUNTS:
+                totals[key] += row.get(key, 0)
             totals["unfinished"] += row["exit"] != 0
     return totals
 
@@ -211,7 +351,9 @@ def _print(totals: dict[str, int]) -> None:
     print(f"scenarios run: {totals['scenarios']}; process deaths injected: {totals['deaths']}; "
           f"lost records: {totals['lost']}; duplicated effects: {totals['duplicated_effects']}; "
           f"divergent final outputs: {totals['divergent']}; ledgers failing verify: {totals['verify_failed']}; "
-          f"runs not finished: {totals['unfinished']}")
+          f"runs not finished: {totals['unfinished']}; wrong exits: {totals['wrong_exit']}; "
+          f"run-state files contradicting the ledger: {totals['state_contradicts']}; "
+          f"records lost to damage and reported by salvage: {totals['reported_lost']}")
 
 
 def main() -> int:
@@ -224,12 +366,17 @@ def main() -> int:
     parser.add_argument("--random", type=int, default=20, help="Kills at random times per workload.")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-occurrences", type=int, default=40, help="Highest occurrence of a point to kill at.")
+    parser.add_argument("--family", default=",".join(FAMILIES), help="Comma-separated families of scenarios.")
+    parser.add_argument("--variants", type=int, default=20, help="Damaged-ledger and changed-code scenarios each.")
     parser.add_argument("--sum", nargs="*", default=None, help="Only add up these result files.")
     args = parser.parse_args()
     if args.sum is not None:
         _print(summarise([Path(p) for p in args.sum]))
         return 0
     shard, shards = (int(x) for x in args.shard.split("/"))
+    families = tuple(f for f in args.family.split(",") if f)
+    if not set(families) <= set(FAMILIES):
+        parser.error(f"--family takes {', '.join(FAMILIES)}")
     names = list(WORKLOADS) if args.workload == "all" else [args.workload]
     totals_paths = []
     for name in names:
@@ -240,7 +387,8 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="chaos-ref-") as tmp:
             expected, points, seconds = reference(workload, Path(tmp))
         specs = [s for i, s in enumerate(scenarios(workload, points, random_count=args.random, seed=args.seed,
-                                                   max_occurrences=args.max_occurrences)) if i % shards == shard]
+                                                   max_occurrences=args.max_occurrences, families=families,
+                                                   variants=args.variants)) if i % shards == shard]
         todo = [s for s in specs if s["id"] not in done][: args.limit]
         print(f"{name}: {len(points)} fault points, {len(specs)} scenarios in shard {shard}/{shards}, "
               f"{len(specs) - len([s for s in specs if s['id'] not in done])} done before, running {len(todo)}",
@@ -251,12 +399,14 @@ def main() -> int:
                 row = future.result()
                 sink.write(json.dumps(row) + "\n")
                 sink.flush()
-                if row["lost"] or row["duplicated_effects"] or row["divergent"] or row["verify_failed"] or row["exit"]:
+                if (row["lost"] or row["duplicated_effects"] or row["divergent"] or row["verify_failed"] or row["exit"]
+                        or row["wrong_exit"] or row["state_contradicts"]):
                     print(f"  PROBLEM {row}", flush=True)
         totals_paths.append(out)
     totals = summarise(totals_paths)
     _print(totals)
-    bad = totals["lost"] + totals["duplicated_effects"] + totals["divergent"] + totals["verify_failed"] + totals["unfinished"]
+    bad = (totals["lost"] + totals["duplicated_effects"] + totals["divergent"] + totals["verify_failed"]
+           + totals["unfinished"] + totals["wrong_exit"] + totals["state_contradicts"])
     return 1 if bad else 0
 
 

@@ -39,8 +39,9 @@ def perform(host: "HostContext", key: str, fn: Callable[[str], dict[str, Any]], 
     """Performs an effect at most once per idempotency key, as far as its target can tell.
 
     The order is: gate check, ``effect.intent`` committed durably, ``fn(key)``, ``effect.done``.
-    An intent found without a result (a crash in between), or an attempt that raised (the
-    target may have acted and then failed to answer), is uncertain, and is settled by
+    An intent found without a result (a crash in between), an attempt that raised (the target
+    may have acted and then failed to answer), or any effect of a run that lost records to
+    damage (``salvage``: its intent and result may be among them) is uncertain, and is settled by
     ``reconcile`` when given, else by repeating ``fn`` with the same key when the effect is
     idempotent, else by a person (``EffectUncertain``).
 
@@ -84,6 +85,11 @@ def perform(host: "HostContext", key: str, fn: Callable[[str], dict[str, Any]], 
         outcome = host.record("effect.intent", key=key, why=why, payload={"kind": kind, **(intent or {})})[0]
         if not isinstance(outcome, (Appended, Duplicate)):
             raise errors.LedgerError(f"effect intent for {key!r} was refused: {outcome}")
+        if host.view.salvaged:  # records of the run were lost to damage: this effect's may be among them
+            settled = _settle(host, key, kind, reconcile, idempotent,
+                              "`fleetledger salvage` could not keep every record of this run, so it may have happened")
+            if settled is not None:
+                return settled
     delay_s = backoff_s
     for attempt in range(1, attempts + 1):
         faults.hit("effect.after_intent")

@@ -108,6 +108,9 @@ class RunView:
             it ended, None while it may be alive).
         sessions: Coordinator sessions, oldest first (``run.started``/``run.resumed`` payloads).
         approvals: ``approval.granted`` payloads.
+        salvaged: The ``salvage`` payloads of the run's ``decision`` records: ``salvage`` kept
+            only part of its records, so an effect may have happened whose records are gone
+            (``effects.perform`` asks the target first).
         policy: The policy of the latest ``run.started``/``run.resumed`` (``hash``, ``source``,
             ``body``, ``refused_rules``); empty before ``run.started``.
         recent: The last ``RECENT_EVENTS`` records of ``EVENT_KINDS``, as ``[ts_ms, kind, why]``.
@@ -147,6 +150,7 @@ class RunView:
     checkpointed: int = 0
     leader: Lease | None = None
     leader_epoch: int = 0
+    salvaged: list[dict[str, Any]] = field(default_factory=list)
 
     # -- queries (read-only) -------------------------------------------------------------
 
@@ -231,6 +235,9 @@ class RunView:
             "records": self.records, "checkpointed": self.checkpointed,
             "leader": dataclasses.asdict(self.leader) if self.leader is not None else None,
             "leader_epoch": self.leader_epoch,
+            # Only when there is one, so the checkpoints written before the field existed
+            # still equal the fold before them (``verify``).
+            **({"salvaged": [dict(s) for s in self.salvaged]} if self.salvaged else {}),
         }
 
     @classmethod
@@ -256,7 +263,8 @@ class RunView:
             approvals=list(data["approvals"]), policy=dict(data["policy"]), recent=[list(e) for e in data["recent"]],
             last_seq=data["last_seq"], last_hash=data["last_hash"], policy_hash=data["policy_hash"],
             records=data["records"], checkpointed=data["checkpointed"],
-            leader=Lease(**data["leader"]) if data.get("leader") else None, leader_epoch=data.get("leader_epoch", 0))
+            leader=Lease(**data["leader"]) if data.get("leader") else None, leader_epoch=data.get("leader_epoch", 0),
+            salvaged=[dict(s) for s in data.get("salvaged", ())])
 
 
 def fold(records: Iterable[Record], *, run_id: str | None = None, base: RunView | None = None) -> RunView:
@@ -493,6 +501,11 @@ def _checkpoint(v: RunView, r: Record) -> None:
     v.checkpointed = v.records
 
 
+def _decision(v: RunView, r: Record) -> None:
+    if isinstance(r.payload.get("salvage"), dict):
+        v.salvaged.append(r.payload["salvage"])
+
+
 _HANDLERS = {
     "run.started": _run_started, "run.resumed": _run_resumed, "run.joined": _run_joined, "run.halted": _run_halted,
     "run.finished": _run_finished, "sprint.started": _sprint_started,
@@ -503,4 +516,5 @@ _HANDLERS = {
     "step.failed": _step_failed, "model.call": _model_call, "effect.intent": _effect_intent,
     "effect.done": _effect_done, "approval.granted": _approval_granted,
     "worker.started": _worker_started, "worker.exited": _worker_exited, "checkpoint": _checkpoint,
+    "decision": _decision,
 }

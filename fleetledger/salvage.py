@@ -37,7 +37,7 @@ from typing import Any
 
 from . import errors, fsutil, heads
 from .ledger import damage
-from .ledger.records import GENESIS_HASH, Record, expected_hash
+from .ledger.records import GENESIS_HASH, NewRecord, Record, expected_hash
 from .ledger.sqlite import SQLiteStorage
 from .verify import verify_records
 from .workspace import Workspace
@@ -107,6 +107,18 @@ def _runs_of(image: Path) -> dict[int, str]:
         return {}
 
 
+def _loss_notes(report: SalvageReport, lasts: dict[str, Record]) -> list[NewRecord]:
+    """One ``decision`` record (payload ``salvage``) for each run that keeps records and may have
+    lost some: its effects are then settled with their target before they are performed
+    (``effects.perform``), since an effect's intent and result may be among the lost records."""
+    maybe = set(report.lost_by_run) | set(report.heads) if not report.unknown_run else set(lasts)
+    return [NewRecord(run_id=run, actor="salvage", kind="decision",
+                      why=f"salvage kept this run's records up to seq {lasts[run].seq}; later ones were lost to damage",
+                      payload={"salvage": {"kept_upto": lasts[run].seq, "lost": report.lost_by_run.get(run, []),
+                                           "unknown_run": report.unknown_run}})
+            for run in sorted(maybe & set(lasts))]
+
+
 def _ledger_path(workspace: Workspace) -> Path:
     url = workspace.ledger_url
     if not url.startswith("sqlite:///"):
@@ -156,6 +168,10 @@ def _salvage_locked(workspace: Workspace, db: Path, url: str, side: list[Path], 
     img = work / "image.sqlite3"
     damage.image(db, scan, img)
     report.pages = damage.bad_pages(img)
+    template = work / "template.sqlite3"
+    SQLiteStorage(template).close()  # a new, empty ledger of the same schema
+    if damage.rebuild_first_page(img, template):
+        report.pages = ["page 1 (the schema): rebuilt from the ledger's own schema", *damage.bad_pages(img)]
     found = heads.gather(url)
     signed = {run: max((h["seq"] for _, h in items if heads.sealed(h, key) and h.get("run_id") == run), default=0)
               for run, items in found.items()}
@@ -207,6 +223,9 @@ def _salvage_locked(workspace: Workspace, db: Path, url: str, side: list[Path], 
     storage = SQLiteStorage(new)
     try:
         storage.copy_in(kept)
+        lasts = {r.run_id: r for r in kept}
+        for outcome in storage.append(_loss_notes(report, lasts), now_ms=now_ms):
+            lasts[outcome.record.run_id] = outcome.record
         report.problems = verify_records(storage.read()).problems
     finally:
         storage.close()
@@ -232,8 +251,7 @@ def _salvage_locked(workspace: Workspace, db: Path, url: str, side: list[Path], 
     for run in found:  # heads of runs that lost every record would name records that are gone
         if run not in last_kept and heads.head_path(url, run).exists():
             os.replace(heads.head_path(url, run), aside / f"head-{heads.head_path(url, run).name}")
-    for run, seq in last_kept.items():
-        record = kept[seq - 1]
-        heads.store(url, heads.sign(run, seq, record.hash, key))
+    for run, record in lasts.items():
+        heads.store(url, heads.sign(run, record.seq, record.hash, key))
     fsutil.atomic_write(workspace.root / REPORT_FILE, (json.dumps(report.to_json(), indent=2) + "\n").encode())
     return report

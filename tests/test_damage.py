@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fleetledger.jobs.synthetic import step_value
+from fleetledger.jobs.synthetic import deliveries, step_value
 from fleetledger.ledger import Record, open_storage
 from fleetledger.verify import verify_records
 
@@ -113,7 +113,10 @@ def test_salvage_after_a_damaged_page_keeps_every_readable_record_and_the_run_fi
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"seq {first}-{last}" in done.stdout and "unreadable" in done.stdout, done.stdout
     kept = _all_records(ws / "ledger.sqlite3")
-    assert [r.hash for r in kept] == [r.hash for r in truth[: first - 1]], "the ledger up to the loss, exactly"
+    assert [r.hash for r in kept[:-1]] == [r.hash for r in truth[: first - 1]], "the ledger up to the loss, exactly"
+    note = kept[-1]
+    assert (note.kind, note.actor, note.payload["salvage"]["kept_upto"]) == ("decision", "salvage", first - 1), \
+        "then one record says the run lost records (its effects are settled with their target before they are done)"
     report = json.loads((ws / "salvage.json").read_text())
     assert report["kept"] == [1, first - 1] and report["unreadable"] == [[first, last]]
     aside = [json.loads(line) for line in Path(report["after_loss_file"]).read_text().splitlines()]
@@ -172,7 +175,7 @@ def test_salvage_after_a_damaged_wal_frame_reports_exactly_what_was_lost(tmp_pat
     done = run_cli("salvage", "--workspace", str(ws))
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads((ws / "salvage.json").read_text())
-    kept = _all_records(ws / "ledger.sqlite3")
+    kept = [r for r in _all_records(ws / "ledger.sqlite3") if r.actor != "salvage"]  # the loss is noted after them
     assert [r.hash for r in kept] == [r.hash for r in truth[: len(kept)]]
     aside = [json.loads(line) for line in Path(report["after_loss_file"]).read_text().splitlines()]
     unreadable = {seq for a, b in report["unreadable"] for seq in range(a, b + 1)}
@@ -221,3 +224,48 @@ def test_wal_frames_already_dropped_leave_the_ledger_behind_its_head_and_every_c
     assert resumed.returncode == 0, resumed.stderr
     assert _steps(ws) == _expected()
     assert run_cli("verify", "--workspace", str(ws)).returncode == 0
+
+
+def test_a_ledger_without_its_first_page_is_refused_then_salvaged_whole(tmp_path: Path) -> None:
+    """Page 1 holds SQLite's header and the schema: without it SQLite calls the file "not a
+    database". Every command says the ledger is damaged (not "not a ledger"), and salvage rebuilds
+    page 1 from the ledger's own schema, so no record is lost."""
+    ws = tmp_path / "ws"
+    _finished_run(ws)
+    truth = _all_records(ws / "ledger.sqlite3")
+    with open(ws / "ledger.sqlite3", "r+b") as handle:
+        handle.write(NUL_BLOCK)
+    _every_command_refuses(ws, "page 1 \\(the file's header and the schema\\)")
+    done = run_cli("salvage", "--workspace", str(ws))
+    assert done.returncode == 0 and "rebuilt from the ledger's own schema" in done.stdout, done.stdout + done.stderr
+    assert [r.hash for r in _all_records(ws / "ledger.sqlite3")] == [r.hash for r in truth], "nothing lost"
+    assert run_cli("verify", "--workspace", str(ws)).returncode == 0
+
+
+def test_effects_whose_records_were_lost_are_settled_with_their_target_not_repeated(tmp_path: Path) -> None:
+    """A run killed while publishing (some tickets opened, their records committed), then the
+    page holding those records is lost to damage: after salvage the ledger no longer knows the
+    tickets were opened. The resumed run asks the target first (the effect's reconcile hook)
+    instead of opening them again: no ticket is opened twice."""
+    ws, target = tmp_path / "ws", tmp_path / "target"
+    args = ("--tasks", str(TASKS), "--steps", str(STEPS), "--workers", "2", "--sandbox", "none", "--target", str(target))
+    killed = run_synthetic(ws, *args, env={"FLEETLEDGER_FAULT": "effect.after_intent:6:kill"})
+    assert killed.returncode == -9, killed.stderr
+    assert sum(deliveries(target).values()) == 5
+    checkpointed = run_cli("verify", "--workspace", str(ws))  # a read: leaves the WAL as it is
+    assert checkpointed.returncode == 0, checkpointed.stdout + checkpointed.stderr
+    with sqlite3.connect(ws / "ledger.sqlite3") as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # as a clean shutdown would: the pages are in the main file
+    first_effect = next(r.seq for r in _all_records(ws / "ledger.sqlite3") if r.kind == "effect.intent")
+    page = next(p for p, lo, hi in _leaf_ranges(ws / "ledger.sqlite3") if lo <= first_effect <= hi)
+    with open(ws / "ledger.sqlite3", "r+b") as handle:
+        handle.seek((page - 1) * 4096)
+        handle.write(NUL_BLOCK)
+    assert run_cli("salvage", "--workspace", str(ws)).returncode == 0
+    assert not [r for r in _all_records(ws / "ledger.sqlite3") if r.kind.startswith("effect.")], "their records are gone"
+    resumed = run_synthetic(ws, *args)
+    assert resumed.returncode == 0, resumed.stderr
+    assert deliveries(target) == {f"publish:t{t:04d}": 1 for t in range(TASKS)}, "every ticket opened exactly once"
+    reconciled = [r for r in _all_records(ws / "ledger.sqlite3") if r.kind == "effect.done" and "reconciled" in r.why]
+    assert len(reconciled) == 5
+    assert verify_records(_all_records(ws / "ledger.sqlite3")).ok

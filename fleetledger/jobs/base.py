@@ -30,6 +30,15 @@ class TaskSpec:
     why: str = ""
 
 
+def task_name(task_id: str) -> str:
+    """Returns the id a job planned for a task: ``task_id`` without the round suffix
+    (``@<seq>``) the coordinator adds when a sprint is planned again under other code
+    (``upgrade``). An effect's key names what the effect does in the world, so a job keys its
+    effects by this name: a task planned again then finds its effect recorded, and never
+    performs it twice."""
+    return task_id.split("@", 1)[0]
+
+
 @dataclass(frozen=True, kw_only=True)
 class JobOutcome:
     """What the job says at the end of a run: a one-line ``summary`` and the output paths;

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import effects, faults
 from ..steps import StepFailed, TaskContext, input_hash
-from .base import Job, JobOutcome, TaskSpec
+from .base import Job, JobOutcome, TaskSpec, task_name
 
 if TYPE_CHECKING:
     from ..coordinator import HostContext
@@ -74,7 +74,7 @@ class SyntheticJob(Job):
     def run_host_sprint(self, sprint: str, host: "HostContext") -> None:
         assert self.target is not None
         for task in sorted(host.view.sprints["work"].tasks):
-            key = f"publish:{task}"
+            key = f"publish:{task_name(task)}"  # the same effect after an upgrade planned the task again
             effects.perform(host, key, lambda k: publish(self.target, k), kind="ticket",
                             why=f"open the ticket of {task}", reconcile=lambda k: lookup(self.target, k))
 
@@ -127,10 +127,10 @@ def run_task(ctx: TaskContext) -> dict[str, Any]:
                 end = time.perf_counter() + work_us / 1e6
                 while time.perf_counter() < end:
                     pass
-            return {"value": step_value(ctx.task, n)}
+            return {"value": step_value(task_name(ctx.task), n)}
 
         try:
-            ctx.step(f"s{n}", input_hash(ctx.task, n), compute)
+            ctx.step(f"s{n}", input_hash(task_name(ctx.task), n), compute)
         except StepFailed:
             continue
         faults.hit("synthetic.after_step")
@@ -162,12 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--breaker", type=int, default=10)
     parser.add_argument("--checkpoint-every", type=int, default=RunOptions.checkpoint_every)
     parser.add_argument("--sandbox", default=os.environ.get("FLEETLEDGER_SANDBOX", "bubblewrap"))
+    parser.add_argument("--upgrade", action="store_true", help="Continue a run recorded under other code (resume --upgrade).")
     args = parser.parse_args(argv)
     job = SyntheticJob(args.name, tasks=args.tasks, steps=args.steps, work_us=args.work_us,
                        target=Path(args.target) if args.target else None)
     options = RunOptions(workers=args.workers, lease_ttl_s=args.lease_ttl, heartbeat_s=args.heartbeat,
                          ledger_retry_s=args.ledger_retry, stall_after_s=args.stall_after, breaker_failures=args.breaker,
-                         sandbox=args.sandbox, checkpoint_every=args.checkpoint_every)
+                         sandbox=args.sandbox, checkpoint_every=args.checkpoint_every, upgrade=args.upgrade)
     from ..errors import FleetledgerError
 
     try:

@@ -21,6 +21,7 @@ on it, not the rest. ``salvage`` and the error messages of every command stand o
 from __future__ import annotations
 
 import array
+import os
 import sqlite3
 import struct
 import sys
@@ -28,6 +29,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+DEFAULT_PAGE_SIZE = 4096
+"""SQLite's page size for a new file, which the ledger keeps; assumed when page 1 is unreadable
+and no WAL names the size."""
 WAL_MAGIC = (0x377F0682, 0x377F0683)
 WAL_HEADER = 32
 FRAME_HEADER = 24
@@ -136,7 +140,8 @@ def image(db: Path, scan: WalScan, out: Path) -> None:
     frame that may have been a commit, a later one does): its intact frames are applied.
     """
     data = bytearray(db.read_bytes())
-    page_size = scan.page_size or (struct.unpack(">H", data[16:18])[0] if len(data) >= 100 else 4096)
+    whole_header = data[:16] == b"SQLite format 3\0"
+    page_size = scan.page_size or (struct.unpack(">H", data[16:18])[0] if whole_header else DEFAULT_PAGE_SIZE)
     if page_size == 1:
         page_size = 65536
     pages = len(data) // page_size if page_size else 0
@@ -159,6 +164,70 @@ def image(db: Path, scan: WalScan, out: Path) -> None:
         data[28:32] = struct.pack(">I", pages)
         data[92:96] = data[24:28]  # the header's page count is valid for this change counter
     out.write_bytes(bytes(data))
+
+
+def headless_ledger(db: Path) -> bool:
+    """True when ``db`` is a SQLite file whose page 1 is gone (its header's magic string is not
+    there) but whose other pages are b-tree pages: a damaged ledger, not some other file
+    (read-only; reads at most the first 64 pages' first bytes)."""
+    try:
+        with open(db, "rb") as f:
+            head = f.read(16)
+            size = os.fstat(f.fileno()).st_size
+            if head == b"SQLite format 3\0" or size < 2 * DEFAULT_PAGE_SIZE or size % DEFAULT_PAGE_SIZE:
+                return False
+            flags = []
+            for page in range(1, min(size // DEFAULT_PAGE_SIZE, 64)):
+                f.seek(page * DEFAULT_PAGE_SIZE)
+                flags.append(f.read(1))
+    except OSError:
+        return False
+    return any(flag == b"\x0d" for flag in flags) and all(flag in BTREE_FLAGS for flag in flags)
+
+
+BTREE_FLAGS = (b"\x02", b"\x05", b"\x0a", b"\x0d", b"\x00")
+"""First bytes of a page: the four b-tree page kinds, and 0 for a free or overflow page."""
+
+
+def schema_readable(db_image: Path) -> bool:
+    """True when SQLite can read the schema of ``db_image`` (page 1: the header and the
+    ``sqlite_schema`` table) and it names a ``records`` table (read-only)."""
+    try:
+        conn = sqlite3.connect(f"file:{db_image}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT 1 FROM sqlite_schema WHERE name = 'records'").fetchone() is not None
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return False
+
+
+def rebuild_first_page(db_image: Path, template: Path) -> bool:
+    """Replaces page 1 of ``db_image`` (an ``image``) with page 1 of ``template``, a new ledger
+    of the same schema, when the image's own cannot be read; True when it did.
+
+    Page 1 holds the file's header and the schema (``sqlite_schema``): the root page of each
+    table and index. SQLite cannot open a file without it, but the ledger's schema is ours and
+    is created by the same statements in the same order in every ledger, so a new ledger's page
+    1 names the same root pages (https://www.sqlite.org/fileformat2.html#the_database_header).
+    The free-page list it names is empty, which only hides free pages. Whether the guess was
+    right is judged record by record afterwards: each row must recompute its own hash.
+    """
+    if schema_readable(db_image):
+        return False
+    raw = bytearray(db_image.read_bytes())
+    first = template.read_bytes()
+    page_size = struct.unpack(">H", first[16:18])[0]
+    page_size = 65536 if page_size == 1 else page_size
+    if len(raw) < page_size:
+        return False
+    raw[:page_size] = first[:page_size]
+    raw[18:20] = b"\x01\x01"  # as ``image`` leaves it: no WAL for the image
+    pages = len(raw) // page_size
+    raw[28:32] = struct.pack(">I", pages)
+    raw[92:96] = raw[24:28]
+    db_image.write_bytes(bytes(raw))
+    return True
 
 
 COLUMNS = "seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash, prev_hash, hash"
@@ -274,7 +343,7 @@ def bad_pages(db_image: Path) -> list[str]:
         finally:
             conn.close()
     except sqlite3.DatabaseError:
-        return ["page 1 (the schema)"]
+        return ["page 1 (the file's header and the schema)"]
     out = []
     for kind, name, root in roots:
         if kind != "table":

@@ -166,6 +166,8 @@ def _damaged(path: Path, complaints: list[str], wal: damage.WalScan | None) -> e
             spans, pages = damage.unreadable(path, wal or damage.scan_wal(path.with_name(path.name + "-wal")), Path(work))
         complaints = [*complaints, *(f"{page} does not read back" for page in pages)]
         lost = f"; unreadable records: {damage.text(spans)}" if spans else "; every record still reads back"
+        if any(page.startswith("page 1 (") for page in pages):
+            lost = "; salvage rebuilds page 1 from the ledger's own schema, then says which records, if any, are lost"
     except (OSError, sqlite3.DatabaseError) as exc:
         lost = f"; which records are lost could not be worked out ({exc})"
     shown = "; ".join(c.replace("\n", " ") for c in complaints[:5]) + (f" (+{len(complaints) - 5} more)" if len(complaints) > 5 else "")
@@ -234,6 +236,8 @@ class SQLiteStorage(Storage):
             self.close()
             if getattr(exc, "sqlite_errorcode", None) == SQLITE_CORRUPT:
                 raise _damaged(self.path, [str(exc)], wal) from exc
+            if getattr(exc, "sqlite_errorcode", None) == SQLITE_NOTADB and damage.headless_ledger(self.path):
+                raise _damaged(self.path, [], wal) from exc
             raise errors.LedgerError(
                 f"{self.path} is not a usable fleetledger ledger ({exc}); "
                 "move it aside or pass another --workspace", path=str(self.path)) from exc

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ... import __version__, effects
 from ...gate import Action
 from ...ledger.records import canonical_json
-from ..base import Job, JobOutcome, TaskSpec
+from ..base import Job, JobOutcome, TaskSpec, task_name
 from . import export, report
 from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
@@ -363,7 +363,7 @@ class ScanJob(Job):
 def brief_text(run: "RunReader") -> str:
     """Returns the recorded repository brief text ("" before the brief step ran)."""
     detect = run.view.sprints.get("detect")
-    brief = [t for t in (detect.tasks if detect is not None else ()) if t.split("@")[0] == "brief"]
+    brief = [t for t in (detect.tasks if detect is not None else ()) if task_name(t) == "brief"]
     for result in run.results(brief):
         return result.get("text", "")
     return ""
