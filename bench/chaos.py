@@ -4,7 +4,7 @@ ledger-derived outputs with an uninterrupted run.
 
     python bench/chaos.py [--workload synthetic|fleet10|scan|all] [--jobs 2] [--limit N]
                           [--shard K/N] [--out results.jsonl] [--random N] [--seed S]
-                          [--family kill,enospc,nul,code] [--variants N]
+                          [--family kill,enospc,nul,code] [--variants N] [--sample N]
     python bench/chaos.py --sum results*.jsonl
 
 Each scenario is one line of JSON in ``--out`` (appended and flushed as it ends), so a run can
@@ -133,6 +133,16 @@ def _records(ws: Path) -> list[Any]:
         return []
     with open_storage(f"sqlite:///{ws / 'ledger.sqlite3'}") as store:
         return list(store.read())
+
+
+def _records_untouched(ws: Path, scratch: Path) -> list[Any]:
+    """The records of the ledger as a crash left it, read from a copy: opening the ledger itself
+    would checkpoint its WAL into the main file when the connection closes, and recovery (or
+    the damage of a ``nul`` scenario) must meet the files exactly as the crash left them."""
+    scratch.mkdir()
+    for path in ws.glob("ledger.sqlite3*"):
+        shutil.copyfile(path, scratch / path.name)
+    return _records(scratch)
 
 
 def outputs(workload: Workload, ws: Path, target: Path) -> dict[str, Any]:
@@ -276,10 +286,11 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
         kill_after = spec["kill_at"] * ref_seconds if "kill_at" in spec else None
         code = _run(workload, ws, target, fault=spec.get("fault"), once=base / "once1", kill_after_s=kill_after)
         deaths += code == -signal.SIGKILL
+        first_exit = code
         if family == "enospc":
             wrong_exit += code not in (0, 75)
             contradicts += state_contradicts(ws)
-        snapshot = [(r.seq, r.hash) for r in _records(ws)]
+        snapshot = [(r.seq, r.hash) for r in _records_untouched(ws, base / "snapshot")]
         kept_upto = None
         finish: dict[str, Any] = {}
         if spec.get("recovery_fault"):
@@ -299,14 +310,13 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
                 wrong_exit += 1
             spec = {**spec, "damage": did}
         if family == "code":
-            started = any(r.kind in ("run.started", "run.resumed") for r in _records(ws))
-            finished = any(r.kind == "run.finished" for r in _records(ws))
+            kinds = {r.kind for r in _records_untouched(ws, base / "before-code")}
+            started, finished = bool(kinds & {"run.started", "run.resumed"}), "run.finished" in kinds
             root = changed_code(workload, base)
             finish = {"code_root": root}
-            before = len(_records(ws))
             code = _run(workload, ws, target, code_root=root)
             if started and not finished:
-                wrong_exit += code != 2 or len(_records(ws)) != before
+                wrong_exit += code != 2 or len(_records_untouched(ws, base / "after-refusal")) != len(snapshot)
                 extra = ("--upgrade",)
                 argv = None
                 if workload.name == "scan":  # the scan's upgrade is `resume --upgrade`
@@ -323,7 +333,7 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
         reported = sum(1 for seq in missing if kept_upto is not None and seq > kept_upto)
         got = outputs(workload, ws, target)
         dup = sum(n - 1 for n in deliveries(target).values() if n > 1) if workload.has_target else 0
-        return {"id": spec["id"], "family": family, "exit": code, "deaths": deaths, "lost": len(missing) - reported,
+        return {"id": spec["id"], "family": family, "first_exit": first_exit, "exit": code, "deaths": deaths, "lost": len(missing) - reported,
                 "reported_lost": reported, "duplicated_effects": dup, "divergent": int(got != expected),
                 "verify_failed": int(not verify_records(final).ok), "wrong_exit": wrong_exit,
                 "state_contradicts": contradicts, "records": len(final), **({"damage": spec["damage"]} if "damage" in spec else {})}
@@ -366,6 +376,8 @@ def main() -> int:
     parser.add_argument("--random", type=int, default=20, help="Kills at random times per workload.")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-occurrences", type=int, default=40, help="Highest occurrence of a point to kill at.")
+    parser.add_argument("--sample", type=int, default=None,
+                        help="Run this many scenarios spread evenly over the list (a CI subset that reaches every kind).")
     parser.add_argument("--family", default=",".join(FAMILIES), help="Comma-separated families of scenarios.")
     parser.add_argument("--variants", type=int, default=20, help="Damaged-ledger and changed-code scenarios each.")
     parser.add_argument("--sum", nargs="*", default=None, help="Only add up these result files.")
@@ -389,7 +401,10 @@ def main() -> int:
         specs = [s for i, s in enumerate(scenarios(workload, points, random_count=args.random, seed=args.seed,
                                                    max_occurrences=args.max_occurrences, families=families,
                                                    variants=args.variants)) if i % shards == shard]
-        todo = [s for s in specs if s["id"] not in done][: args.limit]
+        todo = [s for s in specs if s["id"] not in done]
+        if args.sample and len(todo) > args.sample:  # evenly spread over the list, so every point is reached
+            todo = [todo[i * len(todo) // args.sample] for i in range(args.sample)]
+        todo = todo[: args.limit]
         print(f"{name}: {len(points)} fault points, {len(specs)} scenarios in shard {shard}/{shards}, "
               f"{len(specs) - len([s for s in specs if s['id'] not in done])} done before, running {len(todo)}",
               flush=True)

@@ -269,3 +269,48 @@ def test_effects_whose_records_were_lost_are_settled_with_their_target_not_repea
     reconciled = [r for r in _all_records(ws / "ledger.sqlite3") if r.kind == "effect.done" and "reconciled" in r.why]
     assert len(reconciled) == 5
     assert verify_records(_all_records(ws / "ledger.sqlite3")).ok
+
+
+def test_a_damaged_root_page_costs_no_record_that_a_whole_leaf_holds(tmp_path: Path) -> None:
+    """NULs over the root page of the records table: SQLite can reach no row below it, but the
+    leaves are whole. Salvage reads them page by page and keeps every record."""
+    ws = tmp_path / "ws"
+    _finished_run(ws)
+    truth = _all_records(ws / "ledger.sqlite3")
+    with sqlite3.connect(ws / "ledger.sqlite3") as conn:
+        root = conn.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'records'").fetchone()[0]
+    with open(ws / "ledger.sqlite3", "r+b") as handle:
+        handle.seek((root - 1) * 4096)
+        handle.write(NUL_BLOCK)
+    _every_command_refuses(ws, f"[Pp]age {root}")
+    done = run_cli("salvage", "--workspace", str(ws))
+    assert done.returncode == 0 and "nothing was lost" in done.stdout, done.stdout + done.stderr
+    assert [r.hash for r in _all_records(ws / "ledger.sqlite3")] == [r.hash for r in truth]
+
+
+def test_a_wal_with_a_damaged_header_is_refused_and_salvaged(tmp_path: Path) -> None:
+    """NULs over the WAL's first 4 KiB (its header and most of its first frame): SQLite would
+    ignore the whole WAL, dropping every transaction committed since the last checkpoint, with
+    no error. Every command refuses; salvage reads the frames without the header and keeps every
+    committed record; the run finishes with the results of an uninterrupted one."""
+    ws = tmp_path / "ws"
+    _killed_run_with_wal(ws)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for path in ws.glob("ledger.sqlite3*"):
+        (copy / path.name).write_bytes(path.read_bytes())
+    truth = _all_records(copy / "ledger.sqlite3")
+    with open(ws / "ledger.sqlite3-wal", "r+b") as handle:
+        handle.write(NUL_BLOCK)
+    _every_command_refuses(ws, "damaged header", "silently drop")
+    done = run_cli("salvage", "--workspace", str(ws))
+    assert done.returncode == 0, done.stdout + done.stderr
+    kept = [r for r in _all_records(ws / "ledger.sqlite3") if r.actor != "salvage"]
+    assert [r.hash for r in kept] == [r.hash for r in truth[: len(kept)]]
+    report = json.loads((ws / "salvage.json").read_text())
+    lost = {seq for a, b in report["unreadable"] for seq in range(a, b + 1)} | set(
+        seq for a, b in report["after_loss"] for seq in range(a, b + 1))
+    assert {r.seq for r in kept} | lost == {r.seq for r in truth}, "every committed record kept or reported lost"
+    resumed = run_synthetic(ws, "--tasks", str(TASKS), "--steps", str(STEPS), "--sandbox", "none")
+    assert resumed.returncode == 0, resumed.stderr
+    assert _steps(ws) == _expected()

@@ -29,6 +29,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .pages import table_leaf_rows, varint
+
 DEFAULT_PAGE_SIZE = 4096
 """SQLite's page size for a new file, which the ledger keeps; assumed when page 1 is unreadable
 and no WAL names the size."""
@@ -66,9 +68,19 @@ class WalScan:
     frames: list[Frame] = field(default_factory=list)
     valid: int = 0
     damaged: list[Frame] = field(default_factory=list)
+    header_lost: bool = False
+
+    @property
+    def broken(self) -> bool:
+        """True when SQLite would lose committed transactions of this WAL at open."""
+        return bool(self.damaged) or self.header_lost
 
     def problem(self, path: Path) -> str | None:
         """One sentence naming the damage (frames, byte offsets, pages), or None."""
+        if self.header_lost:
+            commits = sum(1 for f in self.frames if f.intact and f.commit)
+            return (f"the WAL {path} has a damaged header (bytes 0-{WAL_HEADER - 1}): SQLite would ignore the whole "
+                    f"WAL at open and silently drop its {commits} committed transaction(s)")
         if not self.damaged:
             return None
         first, last = self.damaged[0], self.damaged[-1]
@@ -96,8 +108,10 @@ def scan_wal(wal: Path) -> WalScan:
     """Reads and checks the WAL file at ``wal`` (read-only; SQLite is not involved).
 
     Returns:
-        The scan; an empty one when the file is missing, empty or has no valid header (SQLite
-        then ignores it too: there is nothing in it to lose).
+        The scan; an empty one when the file is missing or empty. A WAL without a valid header
+        is one SQLite ignores: nothing in it is lost when it holds no committed frames (a WAL
+        being created), but frames that agree with each other and include a commit mean the
+        header was damaged, and the scan says so (``header_lost``, ``_headless``).
     """
     try:
         raw = wal.read_bytes()
@@ -107,10 +121,10 @@ def scan_wal(wal: Path) -> WalScan:
         return WalScan()
     magic, _version, page_size, _ckpt, salt1, salt2, c1, c2 = struct.unpack(">8I", raw[:WAL_HEADER])
     if magic not in WAL_MAGIC or page_size < 512 or page_size & (page_size - 1):
-        return WalScan()
+        return _headless(raw)
     big = bool(magic & 1)
     if _checksum(raw[:24], (0, 0), big) != (c1, c2):
-        return WalScan()
+        return _headless(raw)
     scan = WalScan(page_size=page_size)
     size = FRAME_HEADER + page_size
     stored = (c1, c2)
@@ -130,6 +144,35 @@ def scan_wal(wal: Path) -> WalScan:
     if later:
         scan.damaged = [f for f in scan.frames[scan.valid:later[-1].index] if not f.intact]
     return scan
+
+
+def _headless(raw: bytes) -> WalScan:
+    """The frames of a WAL whose header is unreadable, when they show it held committed
+    transactions: for some page size and byte order, the frames with the most common salts
+    include a commit and at least one frame whose checksum holds from its predecessor's stored
+    one. The first frame's checksum starts from the lost header's, so it is judged by its salts
+    alone (``salvage`` checks every record it yields against its own hash). An empty scan when
+    nothing fits (a WAL being created, or not a WAL)."""
+    for page_size in (DEFAULT_PAGE_SIZE, 512, 1024, 2048, 8192, 16384, 32768, 65536):
+        size = FRAME_HEADER + page_size
+        offsets = range(WAL_HEADER, len(raw) - size + 1, size)
+        if len(offsets) < 2:
+            continue
+        headers = [struct.unpack_from(">6I", raw, offset) for offset in offsets]
+        salts = max({(h[2], h[3]) for h in headers}, key=lambda pair: sum((h[2], h[3]) == pair for h in headers))
+        for big in (True, False):
+            frames, stored, chained = [], None, 0
+            for index, offset in enumerate(offsets):
+                page, commit, s1, s2, f1, f2 = headers[index]
+                data = raw[offset + FRAME_HEADER:offset + size]
+                checked = stored is not None and _checksum(raw[offset:offset + 8] + data, stored, big) == (f1, f2)
+                intact = (s1, s2) == salts and (checked or index == 0)
+                chained += checked and (s1, s2) == salts
+                stored = (f1, f2)
+                frames.append(Frame(index=index, offset=offset, page=page, commit=commit, data=data, intact=intact))
+            if chained and any(f.intact and f.commit for f in frames):
+                return WalScan(page_size=page_size, frames=frames, header_lost=True)
+    return WalScan()
 
 
 def image(db: Path, scan: WalScan, out: Path) -> None:
@@ -246,19 +289,48 @@ def _upper_bound(conn: sqlite3.Connection) -> int:
 
 def probe(db: Path, *, upper: int = 0) -> Iterator[tuple[int, tuple | None]]:
     """Reads a (possibly damaged) ledger file record by record: yields ``(seq, row)`` for seq 1
-    up to the highest sequence number any index or ``upper`` knows of, ``row`` None when that
-    record cannot be read (read-only; ``row`` is in ``COLUMNS`` order)."""
+    up to the highest sequence number any index, ``upper`` or a leaf page knows of, ``row``
+    None when that record cannot be read (read-only; ``row`` is in ``COLUMNS`` order).
+
+    A record SQLite cannot reach (the root or an interior page of its table is damaged) is
+    looked for on the table's leaf pages directly (``pages.table_leaf_rows``); such a row is
+    only a candidate, which the caller checks against its own hash."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    loose: dict[int, tuple] | None = None
     try:
         top = max(upper, _upper_bound(conn))
+        if not _table_whole(conn):
+            loose = _leaf_rows(db)
+            top = max(top, max(loose, default=0))
         for seq in range(1, top + 1):
             try:
                 row = conn.execute(f"SELECT {COLUMNS} FROM records WHERE seq = ?", (seq,)).fetchone()
             except sqlite3.DatabaseError:
                 row = None
+            if row is None:
+                if loose is None:
+                    loose = _leaf_rows(db)
+                row = loose.get(seq)
             yield seq, row
     finally:
         conn.close()
+
+
+def _table_whole(conn: sqlite3.Connection) -> bool:
+    """True when SQLite can walk the whole records table."""
+    try:
+        conn.execute("SELECT count(*) FROM records").fetchone()
+        return True
+    except sqlite3.DatabaseError:
+        return False
+
+
+def _leaf_rows(db: Path) -> dict[int, tuple]:
+    """``{seq: row}`` of every records-table row on a whole leaf page of ``db`` (``pages``)."""
+    raw = db.read_bytes()
+    page_size = struct.unpack(">H", raw[16:18])[0] if raw[:16] == b"SQLite format 3\0" else DEFAULT_PAGE_SIZE
+    page_size = 65536 if page_size == 1 else page_size
+    return dict(table_leaf_rows(raw, page_size or DEFAULT_PAGE_SIZE, len(COLUMNS.split(", "))))
 
 
 def ranges(seqs: list[int]) -> list[list[int]]:
@@ -286,16 +358,6 @@ def unreadable(db: Path, scan: WalScan, work: Path, *, upper: int = 0) -> tuple[
     return ranges([seq for seq, row in probe(out, upper=upper) if row is None]), bad_pages(out)
 
 
-def _varint(buf: bytes, at: int) -> tuple[int, int]:
-    value = 0
-    for i in range(8):
-        byte = buf[at + i]
-        value = (value << 7) | (byte & 0x7F)
-        if byte < 0x80:
-            return value, at + i + 1
-    return (value << 8) | buf[at + 8], at + 9
-
-
 def _walk(raw: bytes, page_size: int, page: int, lo: int, hi: int | None, bad: list[tuple[int, int, int | None]],
           depth: int = 0) -> None:
     """Walks a table b-tree from ``page`` (covering rowids lo..hi) and notes each page that is
@@ -318,7 +380,7 @@ def _walk(raw: bytes, page_size: int, page: int, lo: int, hi: int | None, bad: l
         for i in range(cells):
             pointer = struct.unpack(">H", raw[base + 12 + 2 * i:base + 14 + 2 * i])[0]
             child = struct.unpack(">I", raw[start + pointer:start + pointer + 4])[0]
-            key, _ = _varint(raw, start + pointer + 4)
+            key, _ = varint(raw, start + pointer + 4)
             _walk(raw, page_size, child, low, key, bad, depth + 1)
             low = key + 1
     except (struct.error, IndexError):

@@ -142,11 +142,12 @@ def _scan_wal(path: Path, *, tries: int = 3) -> damage.WalScan:
     (new header and first frames, old frames after them) must not look like damage."""
     wal = path.with_name(path.name + "-wal")
     scans = [damage.scan_wal(wal)]
-    while scans[-1].damaged and len(scans) < tries:
+    while scans[-1].broken and len(scans) < tries:
         scans.append(damage.scan_wal(wal))
-    where = {tuple(f.offset for f in scan.damaged) for scan in scans}
+    where = {(scan.header_lost, tuple(f.offset for f in scan.damaged)) for scan in scans}
     if len(where) > 1:
         scans[-1].damaged = []
+        scans[-1].header_lost = False
     return scans[-1]
 
 
@@ -216,7 +217,7 @@ class SQLiteStorage(Storage):
         self._cache = _Cache()
         self._conn = None  # type: ignore[assignment]
         wal = _scan_wal(self.path)
-        if wal.damaged:  # before SQLite opens it: its recovery would drop the frames after the damage
+        if wal.broken:  # before SQLite opens it: its recovery would drop the frames after the damage
             raise _damaged(self.path, [str(wal.problem(self.path.with_name(self.path.name + "-wal")))], wal)
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
