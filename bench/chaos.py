@@ -155,6 +155,8 @@ def outputs(workload: Workload, ws: Path, target: Path) -> dict[str, Any]:
         if sarif is not None:
             for run in sarif["runs"]:
                 run.get("properties", {}).pop("runId", None)
+                # The code versions that contributed: one more after an upgrade (a ``code`` scenario), by design.
+                run.get("properties", {}).pop("code", None)
                 for inv in run.get("invocations", []):
                     inv.pop("startTimeUtc", None)
         return {"state": view.state if view else None, "sarif": sarif}

@@ -219,6 +219,18 @@ class HostContext:
                        idempotent=idempotent)
 
 
+def atomic(records: list[NewRecord]) -> list[NewRecord]:
+    """Marks records that mean something only together (a sprint's plan: its ``sprint.started``
+    and every ``task.planned``; a session's first record and the upgrade decided with it): the
+    first one's payload gets ``batch``, their number. SQLite commits them in one transaction
+    anyway; the mark is for ``salvage``, which keeps a prefix of a damaged ledger and must not
+    cut through them (a plan cut after its ``sprint.started`` would be a sprint with no tasks,
+    finished at once). One record or none is returned as it is."""
+    if len(records) < 2:
+        return records
+    return [replace(records[0], payload={**records[0].payload, "batch": len(records)}), *records[1:]]
+
+
 class Coordinator:
     """Runs one run of a job in a workspace, from whatever the ledger holds.
 
@@ -427,7 +439,7 @@ class Coordinator:
     def _begin_session(self, record: NewRecord, *more: NewRecord) -> None:
         """Appends the session's first record (with ``more`` in the same transaction) and notes
         its sequence number."""
-        outcome = self.append([record, *more])[0]
+        outcome = self.append(atomic([record, *more]))[0]
         if isinstance(outcome, Appended) and self.session_seq is None:
             self.session_seq = outcome.record.seq
 
@@ -865,7 +877,7 @@ class Coordinator:
                                    why=f"plan {sprint}: {len(specs)} tasks", payload={"tasks": len(specs), "sprint": sprint})]
         records += [self.new_record("task.planned", key=spec.id, task=spec.id, why=spec.why,
                                     payload={"sprint": sprint, "inputs": spec.inputs}) for spec in specs]
-        self.append(records)
+        self.append(atomic(records))
         faults.hit("coordinator.after_plan")
         self._write_state(force=True)
 

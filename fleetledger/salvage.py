@@ -107,6 +107,20 @@ def _runs_of(image: Path) -> dict[int, str]:
         return {}
 
 
+def _whole_batches(kept: list[Record]) -> int:
+    """How many records of the prefix ``kept`` to keep so that it does not end inside a batch
+    (records the coordinator marked as meaning something only together, ``coordinator.atomic``:
+    the first has ``batch`` in its payload): the index of the first record of a batch that
+    reaches past the prefix, else ``len(kept)``."""
+    end = kept[-1].seq if kept else 0
+    for index, record in enumerate(kept):
+        if '"batch":' in record.payload_json:
+            size = record.payload.get("batch")
+            if isinstance(size, int) and record.seq + size - 1 > end:
+                return index
+    return len(kept)
+
+
 def _loss_notes(report: SalvageReport, lasts: dict[str, Record]) -> list[NewRecord]:
     """One ``decision`` record (payload ``salvage``) for each run that keeps records and may have
     lost some: its effects are then settled with their target before they are performed
@@ -196,6 +210,9 @@ def _salvage_locked(workspace: Workspace, db: Path, url: str, side: list[Path], 
         else:
             cut = True
             readable_after.append(record)
+    whole = _whole_batches(kept)
+    readable_after[:0] = kept[whole:]  # part of a batch whose rest was lost: kept aside with what follows
+    kept = kept[:whole]
     report.unreadable = damage.ranges(unreadable)
     report.after_loss = [r.seq for r in readable_after]
     report.kept = (1, len(kept)) if kept else (0, 0)

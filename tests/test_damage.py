@@ -314,3 +314,29 @@ def test_a_wal_with_a_damaged_header_is_refused_and_salvaged(tmp_path: Path) -> 
     resumed = run_synthetic(ws, "--tasks", str(TASKS), "--steps", str(STEPS), "--sandbox", "none")
     assert resumed.returncode == 0, resumed.stderr
     assert _steps(ws) == _expected()
+
+
+def test_salvage_never_keeps_part_of_a_plan(tmp_path: Path) -> None:
+    """A sprint's plan (its ``sprint.started`` and every ``task.planned``) is one transaction;
+    a salvage that kept the records before a damaged one would keep part of it, and the sprint
+    would run with the tasks that happened to survive (or none, finished at once). Salvage cuts
+    before the plan instead, and the resumed run plans it again: every step is done."""
+    ws = tmp_path / "ws"
+    killed = run_synthetic(ws, "--tasks", str(TASKS), "--steps", str(STEPS), "--sandbox", "none",
+                           env={"FLEETLEDGER_FAULT": "coordinator.after_plan:1:kill"})
+    assert killed.returncode == -9, killed.stderr
+    records = _all_records(ws / "ledger.sqlite3")
+    started = next(r for r in records if r.kind == "sprint.started")
+    assert started.payload["batch"] == TASKS + 1, "the plan is marked as one batch"
+    with sqlite3.connect(ws / "ledger.sqlite3") as conn:  # one record of the plan no longer matches its hash
+        trigger = conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'records_no_update'").fetchone()[0]
+        conn.execute("DROP TRIGGER records_no_update")  # a flipped bit does not ask the trigger
+        conn.execute("UPDATE records SET why = 'damaged' WHERE seq = ?", (started.seq + 2,))
+        conn.execute(trigger)
+    done = run_cli("salvage", "--workspace", str(ws))
+    assert done.returncode == 0, done.stdout + done.stderr
+    kept = [r for r in _all_records(ws / "ledger.sqlite3") if r.actor != "salvage"]
+    assert kept[-1].seq == started.seq - 1, "cut before the plan, not inside it"
+    resumed = run_synthetic(ws, "--tasks", str(TASKS), "--steps", str(STEPS), "--sandbox", "none")
+    assert resumed.returncode == 0, resumed.stderr
+    assert _steps(ws) == _expected()
