@@ -30,7 +30,9 @@ Families of scenarios (``--family``, default all):
 * ``nul``: a kill, then 4 KiB of NUL bytes over a page of the ledger file or of its WAL (a
   seeded choice); the next command must refuse the damaged ledger (exit 65, or 1 for a ledger
   behind its signed head) or find the damage harmless; ``fleetledger salvage`` then keeps what
-  it can and reports the rest; every record lost must be one salvage reported;
+  it can and reports the rest; every record lost must be one salvage reported, except the
+  records of the WAL's last transaction when the block covers one of its frames: nothing can
+  tell that from a commit torn by the crash (they are counted apart, and the run redoes them);
 * ``code``: a kill, then the code changes (a copy of the package with one file edited): the
   same command must refuse (exit 2) and append nothing; ``--upgrade`` then finishes the run,
   with outputs equal to an uninterrupted run's and no effect repeated.
@@ -64,6 +66,7 @@ sys.path.insert(0, str(ROOT))
 from fleetledger.jobs.base import task_name  # noqa: E402
 from fleetledger.jobs.synthetic import deliveries  # noqa: E402
 from fleetledger.ledger import open_storage  # noqa: E402
+from fleetledger.ledger.damage import FRAME_HEADER, scan_wal  # noqa: E402
 from fleetledger.replay import fold  # noqa: E402
 from fleetledger.verify import verify_records  # noqa: E402
 
@@ -243,20 +246,31 @@ def state_contradicts(ws: Path) -> int:
     return int(view is not None and view.state != data["state"])
 
 
-def damage(ws: Path, name: str, at: float) -> str:
+def damage(ws: Path, name: str, at: float) -> tuple[str, bool]:
     """Writes 4 KiB of NUL bytes over one page-sized block of ``ws/name`` (``at`` in [0, 1)
-    picks it); returns what it did."""
+    picks it). Returns what it did, and whether the block covers a frame of the WAL's last
+    transaction: the WAL's checksums chain from frame to frame, so nothing after a damaged frame
+    can be verified, and damage there cannot be told from a commit torn by the crash (SQLite and
+    ``damage.scan_wal`` both take it for one); its records are counted apart."""
     path = ws / name
     size = path.stat().st_size if path.exists() else 0
     if size < PAGE:
-        return "none"
+        return "none", False
     block = int(at * (size // PAGE))
+    torn_like = False
+    if name.endswith("-wal"):
+        frames = scan_wal(path).frames
+        commits = [f.index for f in frames if f.intact and f.commit]
+        if commits:
+            first = frames[commits[-2] + 1] if len(commits) > 1 else frames[0]
+            last = frames[commits[-1]]
+            torn_like = block * PAGE < last.offset + FRAME_HEADER + len(last.data) and first.offset < (block + 1) * PAGE
     with open(path, "r+b") as f:
         f.seek(block * PAGE)
         f.write(b"\0" * PAGE)
         f.flush()
         os.fsync(f.fileno())
-    return f"{name}@{block * PAGE}"
+    return f"{name}@{block * PAGE}", torn_like
 
 
 def changed_code(workload: Workload, base: Path) -> Path:
@@ -285,6 +299,7 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
         base = Path(tmp)
         ws, target = base / "ws", base / "target"
         deaths = wrong_exit = contradicts = reported = 0
+        torn_like = False
         kill_after = spec["kill_at"] * ref_seconds if "kill_at" in spec else None
         code = _run(workload, ws, target, fault=spec.get("fault"), once=base / "once1", kill_after_s=kill_after)
         deaths += code == -signal.SIGKILL
@@ -299,7 +314,7 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
             code = _run(workload, ws, target, fault=spec["recovery_fault"], once=base / "once2")
             deaths += code == -signal.SIGKILL
         if family == "nul":
-            did = damage(ws, spec["file"], spec["at"])
+            did, torn_like = damage(ws, spec["file"], spec["at"])
             code = _run(workload, ws, target, stderr=base / "after-damage.err")
             err = (base / "after-damage.err").read_text(errors="replace")
             if code in (65, 1) and "Traceback" not in err:
@@ -333,16 +348,17 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
         present = {(r.seq, r.hash) for r in final}
         missing = [seq for seq, h in snapshot if (seq, h) not in present]
         reported = sum(1 for seq in missing if kept_upto is not None and seq > kept_upto)
+        torn = len(missing) - reported if family == "nul" and torn_like and kept_upto is None else 0
         got = outputs(workload, ws, target)
         dup = sum(n - 1 for n in deliveries(target).values() if n > 1) if workload.has_target else 0
-        return {"id": spec["id"], "family": family, "first_exit": first_exit, "exit": code, "deaths": deaths, "lost": len(missing) - reported,
-                "reported_lost": reported, "duplicated_effects": dup, "divergent": int(got != expected),
+        return {"id": spec["id"], "family": family, "first_exit": first_exit, "exit": code, "deaths": deaths, "lost": len(missing) - reported - torn,
+                "reported_lost": reported, "torn_like_lost": torn, "duplicated_effects": dup, "divergent": int(got != expected),
                 "verify_failed": int(not verify_records(final).ok), "wrong_exit": wrong_exit,
                 "state_contradicts": contradicts, "records": len(final), **({"damage": spec["damage"]} if "damage" in spec else {})}
 
 
 COUNTS = ("deaths", "lost", "duplicated_effects", "divergent", "verify_failed", "wrong_exit", "state_contradicts",
-          "reported_lost")
+          "reported_lost", "torn_like_lost")
 
 
 def summarise(paths: list[Path]) -> dict[str, int]:
@@ -365,7 +381,9 @@ def _print(totals: dict[str, int]) -> None:
           f"divergent final outputs: {totals['divergent']}; ledgers failing verify: {totals['verify_failed']}; "
           f"runs not finished: {totals['unfinished']}; wrong exits: {totals['wrong_exit']}; "
           f"run-state files contradicting the ledger: {totals['state_contradicts']}; "
-          f"records lost to damage and reported by salvage: {totals['reported_lost']}")
+          f"records lost to damage and reported by salvage: {totals['reported_lost']}; "
+          f"records of a last WAL transaction with a damaged frame (taken for a torn write): "
+          f"{totals['torn_like_lost']}")
 
 
 def main() -> int:
