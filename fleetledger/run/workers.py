@@ -1,0 +1,210 @@
+"""The worker protocol and its trust boundary: starting the worker processes (and their
+egress), reading what they send, refusing what a worker may not claim (records of tasks it
+does not hold, kinds it may not write, spend it did not make), and a worker's death."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+from typing import Any
+
+from .. import errors, fsutil
+from ..gate import Action
+from ..ledger import NewRecord, Outcome, Refused
+from ..pool import WorkerPool, WorkerProc
+from ..sandbox.egress import Destination, EgressForwarder, EgressRoute
+
+
+WORKER_RECORD_KINDS = frozenset({"step.intent", "step.done", "step.failed", "model.call"})
+"""The record kinds a worker may send; every other kind is written by the coordinator or a person."""
+
+MODEL_FIGURES = ("input_tokens", "output_tokens", "cost_usd")
+"""The spend a worker's ``model.call`` record reports: each must be a finite number >= 0."""
+
+
+class WorkersMixin:
+    """The worker protocol and its trust boundary (mixed into ``Coordinator``, whose state it uses)."""
+
+    def _ensure_pool(self) -> WorkerPool:
+        if self.pool is None:
+            ttl = self.options.lease_ttl_s
+            self.pool = WorkerPool(
+                sandbox=self.sandbox, job_module=self.job.worker_module,
+                read_only=[Path(p) for p in self.job.read_only_paths()],
+                scratch=self.workspace.root / "scratch", logs=self.workspace.logs,
+                heartbeat_s=ttl / 3 if self.options.heartbeat_s is None else self.options.heartbeat_s,
+                egress=self._start_egress())
+            records = []
+            # On a shared ledger worker ids name their host and workspace too: ``3fa2c1-w01``.
+            prefix = f"{hashlib.sha256(self.member.encode()).hexdigest()[:6]}-" if self.shared else ""
+            for n in range(1, self.options.workers + 1):
+                worker = self.pool.start(f"{prefix}w{n:02d}")
+                records.append(self._worker_started(worker))
+            self.append(records)
+        return self.pool
+
+    def _start_egress(self) -> list[EgressRoute]:
+        """Starts one forwarder per egress destination the gate allows now (none by default);
+        a sandboxed worker reaches exactly those, through their unix sockets, and nothing else."""
+        routes = []
+        for n, destination in enumerate(self.policy.egress):
+            if not self.gate.check(Action(kind="egress", target=destination)).allowed:
+                continue
+            folder = self.workspace.root / "egress"
+            fsutil.private_dir(folder)
+            socket_path = folder / f"{n}.sock"
+            socket_path.unlink(missing_ok=True)
+            forwarder = EgressForwarder(Destination.parse(destination), socket_path)
+            forwarder.start()
+            self._forwarders.append(forwarder)
+            routes.append(forwarder.route)
+        return routes
+
+    def _stop_pool(self) -> None:
+        """Stops the worker processes, then what carried their egress: the sandbox's part on
+        the host, and the forwarders."""
+        if self.pool is not None:
+            self.pool.stop_all()
+            self.pool = None
+        self.sandbox.close()
+        for forwarder in self._forwarders:
+            forwarder.stop()
+        self._forwarders.clear()
+
+    def _worker_started(self, worker: WorkerProc) -> NewRecord:
+        return self.new_record("worker.started", why=f"{worker.id} is pid {worker.pid}",
+                               payload={"worker": worker.id, "pid": worker.pid, "sandbox": self.sandbox.name})
+
+    def _on_message(self, worker: WorkerProc, message: dict[str, Any], batch: list[tuple[WorkerProc | None, NewRecord]]) -> None:
+        op = message.get("op")
+        if op == "ready":
+            worker.ready = True
+            worker.lost = False
+            worker.task = None
+            return
+        if op == "hello":
+            worker.started = True
+            self._failed_starts = 0
+            return
+        task, epoch = message.get("task"), message.get("epoch")
+        if worker.rejected:
+            return
+        if op in ("record", "finished", "failed", "released", "model"):
+            problem = _worker_overreach(worker, message, self._reserved.get(task, 0) if isinstance(task, str) else 0)
+            if problem is not None:
+                # A worker reads hostile files and may have been taken over: it speaks only for
+                # its own leases, and only in the kinds a task's steps produce.
+                worker.rejected = True
+                worker.proc.kill()
+                self._overreach = self._overreach or f"{problem} (task {worker.task[0] if worker.task else '?'})"
+                batch.append((None, self.new_record(
+                    "policy.denied", why=problem,
+                    payload={"action": "worker message", "target": worker.id, "rule": problem, "op": op,
+                             "kind": message.get("kind"), "task": task, "epoch": epoch})))
+                return
+        if op == "record":
+            if message["kind"] == "model.call":
+                self._calls_made[task] = self._calls_made.get(task, 0) + 1
+            batch.append((worker, self.new_record(message["kind"], key=message.get("key"), task=task, epoch=epoch,
+                                                  why=message.get("why", ""), payload=message.get("payload"),
+                                                  actor=worker.id)))
+        elif op == "heartbeat":
+            lease = self.view.tasks[task].lease if task in self.view.tasks else None
+            if lease is not None and lease.epoch == epoch and lease.worker == worker.id:
+                expires = self.clock() + lease.ttl_ms
+                batch.append((worker, self.new_record("lease.renewed", task=task, epoch=epoch,
+                                                      payload={"worker": worker.id, "expires_ms": expires})))
+        elif op == "finished":
+            batch.append((worker, self.new_record("task.finished", key=task, task=task, epoch=epoch,
+                                                  why=f"{worker.id} finished {task}", payload=message.get("result", {}),
+                                                  actor=worker.id)))
+        elif op == "failed":
+            batch.append((worker, self.new_record("task.failed", task=task, epoch=epoch, why=message.get("error", "")[:500],
+                                                  payload={"retry": bool(message.get("retry", True))}, actor=worker.id)))
+        elif op == "released":
+            batch.append((worker, self.new_record("lease.released", task=task, epoch=epoch, why=message.get("why", ""),
+                                                  payload={"reason": message.get("reason")}, actor=worker.id)))
+        elif op == "model":
+            self._ask_model(worker, message)
+
+    def _reply(self, worker: WorkerProc, reply: dict[str, Any]) -> None:
+        if self.pool is not None:
+            self.pool.send(worker, reply)
+
+    def _on_death(self, worker: WorkerProc) -> list[NewRecord]:
+        how = self.sandbox.describe_exit(worker.proc.returncode)
+        out = [self.new_record("worker.exited", why=f"{worker.id} (pid {worker.pid}) {how}",
+                               payload={"worker": worker.id, "pid": worker.pid, "returncode": worker.proc.returncode})]
+        for lease in self.view.leases():
+            if lease.worker == worker.id and lease.session == self.session:
+                for key, name in self.view.open_steps.get(lease.task, {}).items():
+                    out.append(self.new_record("step.failed", key=key, task=lease.task, epoch=lease.epoch,
+                                               why=f"{worker.id} (pid {worker.pid}) {how} during this step",
+                                               payload={"name": name}))
+                out.append(self.new_record("lease.expired", task=lease.task, epoch=lease.epoch,
+                                           why=f"holder {worker.id} (pid {worker.pid}) {how}",
+                                           payload={"worker": worker.id, "cause": "worker died"}))
+        return out
+
+    def _after_append(self, batch: list[tuple[WorkerProc | None, NewRecord]], outcomes: list[Outcome], pool: WorkerPool) -> None:
+        for (worker, record), outcome in zip(batch, outcomes):
+            if record.task is not None and record.kind in ("task.finished", "task.failed", "lease.released", "lease.expired"):
+                self._reserved.pop(record.task, None)
+                self._calls_made.pop(record.task, None)
+            if worker is None or not isinstance(outcome, Refused):
+                continue
+            if isinstance(outcome.error, errors.StaleEpochError):
+                self.append([self.new_record("decision", why=f"fenced {worker.id}: {outcome.error}",
+                                             payload={"refused": record.kind, "worker": worker.id, "task": record.task,
+                                                      "epoch": record.epoch, "key": record.key})])
+                pool.send(worker, {"op": "fenced", "task": record.task})
+                if worker.task is not None and worker.task[0] == record.task:
+                    worker.task = None
+                    worker.lost = True
+            elif isinstance(outcome.error, errors.ConflictingResultError) and record.task is not None:
+                task = self.view.tasks.get(record.task)
+                if task is not None and task.lease is not None:
+                    self.append([self.new_record("task.failed", task=record.task, epoch=task.lease.epoch,
+                                                 why=str(outcome.error)[:500], payload={"retry": False})])
+
+
+def _worker_overreach(worker: WorkerProc, message: dict[str, Any], calls_allowed: int) -> str | None:
+    """Returns why a worker's task message must be refused, or None when it may be appended
+    (the ledger's fence then checks its epoch against the lease, as for any record).
+
+    A worker speaks only for a ``(task, epoch)`` leased to it; it records only the kinds of
+    ``WORKER_RECORD_KINDS``, under keys of its own task's planned steps (``step_key``:
+    ``<task>/<name>@<hash>``), with a spend that is not negative; it asks the coordinator for
+    at most ``calls_allowed`` model calls per lease, and only while it holds the lease.
+    """
+    op, task, epoch, key = message.get("op"), message.get("task"), message.get("epoch"), message.get("key")
+    who = f"worker {worker.id}"
+    if op == "record" and message.get("kind") not in WORKER_RECORD_KINDS:
+        return f"{who} sent a {message.get('kind')!r} record; workers may record only {', '.join(sorted(WORKER_RECORD_KINDS))}"
+    lease = (task, epoch)
+    if lease not in worker.assigned:
+        return f"{who} spoke for task {task!r} at epoch {epoch!r}, which was never leased to it"
+    if op == "model" and lease != worker.task:
+        return f"{who} asked for a model call for task {task!r} at epoch {epoch!r}, which it no longer holds"
+    if op in ("record", "model"):
+        names = worker.assigned[lease]
+        name = key.removeprefix(f"{task}/").rpartition("@")[0] if isinstance(key, str) else ""
+        if not isinstance(key, str) or not key.startswith(f"{task}/") or (names is not None and name not in names):
+            return f"{who} used the key {key!r}, which is not a step of its task {task!r}"
+    if op == "record" and message.get("kind") == "model.call":
+        payload = message.get("payload") or {}
+        bad = [f for f in MODEL_FIGURES if f in payload and not _spend_ok(payload[f])]
+        if bad:
+            return f"{who} reported a model call with {', '.join(f'{f}={payload[f]!r}' for f in bad)}"
+    if op == "model":
+        asked = worker.asked.setdefault(lease, set())
+        asked.add(str(key))
+        if len(asked) > calls_allowed:
+            return f"{who} asked for {len(asked)} model calls on task {task!r}; its lease allows {calls_allowed}"
+    return None
+
+
+def _spend_ok(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
