@@ -23,11 +23,13 @@ from dataclasses import dataclass
 
 from . import catalog as catalog_module
 from . import summaries
+from .budget import Budget, BudgetExceeded
 from .catalog import Catalog, Sink
+from .definitions import FunctionInfo, iter_functions
 from .entries import handler_of, handler_values
-from .facts import Evidence, Flow, Misuse
+from .facts import Evidence, Flow, Misuse, site_of
 from .interp import Frame, run_module
-from .program import Budget, BudgetExceeded, FunctionInfo, Loader, Program, iter_functions, site_of
+from .program import Loader, Program
 from .values import Label
 
 DATA_METHODS = frozenset(f"{name}()" for kind in (str, bytes, list, tuple, dict, set) for name in dir(kind)

@@ -25,18 +25,20 @@ import ast
 import builtins
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import conditions
+from .budget import BudgetExceeded
 from .catalog import Check, Condition, Render, Sink, UNTYPED
-from .facts import Evidence, Flow, Misuse, Site, SinkHit, Summary, step
-from .program import BudgetExceeded, FunctionInfo, ModuleInfo, Program, site_of
+from .definitions import FunctionInfo, ModuleInfo
+from .facts import Evidence, Flow, Misuse, Site, SinkHit, site_of, step
 from .values import (EMPTY, NOT_CONSTANT, Label, Value, add_step, clean, constant, join, of_labels, taint_only,
                      with_items)
 
+if TYPE_CHECKING:
+    from .program import Program
+
 LOOP_ROUNDS = 3
-MAX_CALL_DEPTH = 32
-"""Summaries computed inside summaries at most this deep (deeper calls use taint in, taint out)."""
 BUILTINS = frozenset(dir(builtins))
 # Shells and their "run this text" flags (POSIX and Windows conventions): in an argument
 # vector that starts a shell with such a flag, the text after the flag is a command line.
@@ -1231,17 +1233,15 @@ class Frame:
     def call_local(self, fid: str, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
                    star: list[Value], node: ast.Call) -> Value:
         """Applies the summary of a function (or constructor) of the analysed code."""
-        from . import summaries
-
         site = self.site(node)
         if fid in self.program.classes:
-            return summaries.construct(self, fid, args, kwargs, star, node, site)
+            return self.program.construct(self, fid, args, kwargs, star, node, site)
         function = self.program.functions.get(fid)
         if function is None:
             return EMPTY
         self.program.callers[fid] = self.program.callers.get(fid, 0) + 1
         bound = [receiver] if receiver is not None and function.bound else []
-        return summaries.apply(self, function, [*bound, *args], kwargs, star, node, site)
+        return self.program.apply_summary(self, function, [*bound, *args], kwargs, star, node, site)
 
     # -- helpers -------------------------------------------------------------------------
 
