@@ -17,9 +17,9 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from .catalog import Handler, UNTYPED
 from .definitions import FunctionInfo
 from .interp import Frame, run_module
+from .model_records import Handler, UNTYPED
 
 if TYPE_CHECKING:
     from .program import Program

@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
-from .catalog import Sink
+from .model_records import Sink
 from .values import Label, Step, Value
 
 

@@ -14,9 +14,9 @@ import ast
 from dataclasses import replace
 from typing import Any
 
-from .catalog import UNTYPED
 from .facts import Site, step
 from .interp_expressions import BUILTINS, getattr_call, opaque
+from .model_records import UNTYPED
 from .values import EMPTY, Value, add_step, clean, constant, join, taint_only
 
 # list methods after which an item is no longer at the index it was stored under

@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from .catalog import Check, Condition, Render, Sink, UNTYPED
 from .facts import Evidence, Flow, Misuse, Site, SinkHit
+from .model_records import Check, Condition, Render, Sink, UNTYPED
 from .values import EMPTY, NOT_CONSTANT, Label, Value, join, of_labels
 
 # Shells and their "run this text" flags (POSIX and Windows conventions): in an argument

@@ -22,10 +22,10 @@ from typing import Any
 
 from . import entries, summaries
 from .budget import Budget
-from .catalog import Catalog, Handler
 from .definitions import ClassInfo, FunctionInfo, ModuleInfo, index, module_index, module_name
 from .facts import Evidence, EVIDENCE_RANK, Flow, Misuse, Site, Summary
 from .interp import Frame, run_module
+from .model_records import Catalog, Handler
 from .values import Label, Value
 
 MAX_MODULES = 64
