@@ -5,13 +5,15 @@ computes on demand.
 A ``Program`` starts from one file (the file being scanned) and loads the modules of the same
 repository that it imports, lazily and within a budget, through a ``loader`` that only reads
 files the caller allows (the policy decides). Module names come from paths as Python's import
-system finds them (``definitions.module_index``: ``src/shop/views.py`` is ``shop.views`` when ``src`` is not
-a package), and an import resolves to the module of that name.
+system finds them (``definitions.module_index``: ``src/shop/views.py`` is ``shop.views`` when
+``src`` is not a package), and an import resolves to the module of that name.
 
-Summaries are computed the first time a call needs one (``summary``), by interpreting the
-function with its parameters bound to parameter labels (``interp``); a recursive call met
+Summaries are computed the first time a call needs one (``summaries.summary``), by interpreting
+the function with its parameters bound to parameter labels (``interp``); a recursive call met
 while its own summary is being computed sees an incomplete summary (the call's result then
-carries every argument), which is the usual bottom-up approximation for recursion.
+carries every argument), which is the usual bottom-up approximation for recursion. The
+interpreter reaches summaries through the program (``apply_summary``, ``construct``), so that
+``interp`` imports neither ``program`` nor ``summaries``.
 """
 
 from __future__ import annotations
