@@ -252,9 +252,9 @@ def test_the_taint_engine_past_its_budget_keeps_bandits_candidates(tmp_path: Pat
 
 
 def test_a_call_chain_deeper_than_the_engine_follows_is_reported_as_not_analysed(tmp_path: Path) -> None:
-    from fleetledger.analysis import interp
+    from fleetledger.analysis import summaries
 
-    depth = interp.MAX_CALL_DEPTH + 4
+    depth = summaries.MAX_CALL_DEPTH + 4
     lines = ["import os", "from flask import Flask, request", "app = Flask(__name__)", "",
              "@app.route('/run')", "def run():", "    return _w0(request.args['f'])"]
     lines += [f"def _w{n}(c):\n    return _w{n + 1}(c)" for n in range(depth)]

@@ -20,7 +20,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from . import patterns
-from .catalog import Guard, UNTYPED
+from .model_records import Guard, UNTYPED
 from .values import Value
 
 if TYPE_CHECKING:

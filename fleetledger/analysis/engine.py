@@ -23,11 +23,13 @@ from dataclasses import dataclass
 
 from . import catalog as catalog_module
 from . import summaries
-from .catalog import Catalog, Sink
+from .budget import Budget, BudgetExceeded
+from .definitions import FunctionInfo, iter_functions
 from .entries import handler_of, handler_values
-from .facts import Evidence, Flow, Misuse
+from .facts import Evidence, Flow, Misuse, site_of
 from .interp import Frame, run_module
-from .program import Budget, BudgetExceeded, FunctionInfo, Loader, Program, iter_functions, site_of
+from .model_records import Catalog, Sink
+from .program import Loader, Program
 from .values import Label
 
 DATA_METHODS = frozenset(f"{name}()" for kind in (str, bytes, list, tuple, dict, set) for name in dir(kind)
@@ -145,7 +147,7 @@ def _function(program: Program, function: FunctionInfo, test_file: bool) -> None
 
 def _handler(program: Program, function: FunctionInfo, handler: object) -> None:
     """Interprets a handler with its parameters bound to what its framework passes."""
-    from .catalog import Handler
+    from .model_records import Handler
 
     assert isinstance(handler, Handler)
     env = handler_values(program, function, handler, summaries.parameter_values(program, function))

@@ -17,10 +17,12 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from .catalog import Handler, UNTYPED
-from .program import FunctionInfo, Program
+from .definitions import FunctionInfo
+from .interp import Frame, run_module
+from .model_records import Handler, UNTYPED
 
 if TYPE_CHECKING:
+    from .program import Program
     from .values import Value
 
 
@@ -73,8 +75,6 @@ def _path_rule(frame: object, call: ast.Call | None) -> bool:
 
 
 def _module_frame(program: Program, function: FunctionInfo):  # type: ignore[no-untyped-def]
-    from .interp import Frame, run_module
-
     run_module(program, function.module)
     return Frame(program, function.module, None, dict(function.module.globals), summarising=False)
 

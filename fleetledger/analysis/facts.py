@@ -6,10 +6,11 @@ them into candidates (``jobs/scan/detect``). Nothing here knows a library.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Any
 
-from .catalog import Sink
+from .model_records import Sink
 from .values import Label, Step, Value
 
 
@@ -163,3 +164,11 @@ class Summary:
 def step(site: Site, what: str) -> Step:
     """Returns a step at a site's start."""
     return Step(path=site.path, line=site.line, col=site.col, what=what)
+
+
+def site_of(node: ast.AST, path: str, scope: str) -> Site:
+    """Returns the span of a node as a ``Site``."""
+    line = getattr(node, "lineno", 1)
+    col = getattr(node, "col_offset", 0)
+    return Site(path=path, line=line, col=col, end_line=getattr(node, "end_lineno", None) or line,
+                end_col=getattr(node, "end_col_offset", None) or col, scope=scope)

@@ -19,12 +19,17 @@ import ast
 from typing import TYPE_CHECKING
 
 from . import entries
+from .budget import BudgetExceeded
+from .definitions import FunctionInfo
 from .facts import Site, Summary, step
-from .program import BudgetExceeded, FunctionInfo, Program
+from .interp import Frame
 from .values import EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
 
 if TYPE_CHECKING:
-    from .interp import Frame
+    from .program import Program
+
+MAX_CALL_DEPTH = 32
+"""Summaries computed inside summaries at most this deep (deeper calls use taint in, taint out)."""
 
 
 def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary:
@@ -33,8 +38,6 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
     A function whose summary is being computed (a recursive call) gets an incomplete empty
     summary; a function cut short by the work budget gets an incomplete one and a note.
     """
-    from .interp import MAX_CALL_DEPTH, Frame
-
     known = program.summaries.get(function.id)
     if known is not None:
         return known

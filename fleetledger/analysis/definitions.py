@@ -1,0 +1,227 @@
+"""The analysed code's definitions: its modules, functions and classes as indexed from their
+syntax trees, and the import names modules get from their paths.
+
+Module names come from paths as Python's import system finds them (``module_index``:
+``src/shop/views.py`` is ``shop.views`` when ``src`` is not a package); ``index`` finds every
+def, lambda and class of a module, with qualified names.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .values import Value
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    """A function, method or lambda of the analysed code.
+
+    Attributes:
+        id: Unique id, ``"<module>:<qualname>@<line>"``.
+        name: Its name (``"<lambda>"`` for a lambda).
+        qualname: Dotted name inside its module (``"View.get"``).
+        node: Its syntax node.
+        module: The module that defines it.
+        cls: The class whose body defines it, or None.
+        nested: True when defined inside another function.
+        params: Parameter nodes in call order (positional-only, positional, ``*args``,
+            keyword-only, ``**kwargs``).
+        closure: The enclosing function's variables when it was defined (nested functions).
+    """
+
+    id: str
+    name: str
+    qualname: str
+    node: FunctionNode
+    module: ModuleInfo
+    cls: ClassInfo | None
+    nested: bool
+    params: list[ast.arg]
+    closure: dict[str, Value] | None = None
+    _names: tuple[frozenset[str], frozenset[str]] | None = None
+
+    def names(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The names the function assigns, and those it declares ``global`` (computed once)."""
+        if self._names is None:
+            assigned = {n.id for n in ast.walk(self.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            declared = {name for n in ast.walk(self.node) if isinstance(n, ast.Global) for name in n.names}
+            self._names = (frozenset(assigned), frozenset(declared))
+        return self._names
+
+    @property
+    def decorators(self) -> list[ast.expr]:
+        """The decorator expressions (none for a lambda)."""
+        return [] if isinstance(self.node, ast.Lambda) else list(self.node.decorator_list)
+
+    @property
+    def is_static(self) -> bool:
+        """True for a ``@staticmethod``."""
+        return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in self.decorators)
+
+    @property
+    def bound(self) -> bool:
+        """True when the first parameter is the instance or class (a method, not static)."""
+        return self.cls is not None and not self.is_static and bool(self.params)
+
+    @property
+    def public(self) -> bool:
+        """True for a function a library's users may call: not nested, not a lambda, its name
+        and its class's name not private (dunder methods count as public)."""
+        if self.nested or isinstance(self.node, ast.Lambda):
+            return False
+        private = self.name.startswith("_") and not (self.name.startswith("__") and self.name.endswith("__"))
+        return not private and not (self.cls is not None and self.cls.name.startswith("_"))
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    """A class of the analysed code.
+
+    Attributes:
+        id: Its type name, ``"<module>.<qualname>"``.
+        name: Its name.
+        node: Its syntax node.
+        module: The module that defines it.
+        bases: Its bases as resolved names (local class ids or library qualified names).
+        methods: Method name -> function id.
+        attributes: Class-body assignments: name -> value.
+    """
+
+    id: str
+    name: str
+    node: ast.ClassDef
+    module: ModuleInfo
+    bases: list[str] = field(default_factory=list)
+    methods: dict[str, str] = field(default_factory=dict)
+    attributes: dict[str, Value] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class ModuleInfo:
+    """A module of the analysed code.
+
+    Attributes:
+        name: Its dotted name.
+        path: Its repository-relative path.
+        tree: Its syntax tree.
+        is_package: True for an ``__init__.py``.
+        functions: Function id -> function, every def and lambda in the module.
+        classes: Class id -> class.
+        by_node: Syntax node -> function id or class id.
+        globals: The module's variables after its body ran (filled by the engine).
+        imported: Module prefixes the module imports (``"django"``, ``"flask"``).
+        star_imports: Modules it imports everything from (``from Crypto.Cipher import *``).
+        analysed: True once the module body has been interpreted.
+    """
+
+    name: str
+    path: str
+    tree: ast.Module
+    is_package: bool
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    by_node: dict[ast.AST, str] = field(default_factory=dict)
+    globals: dict[str, Value] = field(default_factory=dict)
+    imported: set[str] = field(default_factory=set)
+    star_imports: list[str] = field(default_factory=list)
+    analysed: bool = False
+
+    def package(self) -> str:
+        """Returns the package a relative import starts from."""
+        return self.name if self.is_package else self.name.rpartition(".")[0]
+
+
+def module_name(path: str) -> tuple[str, bool]:
+    """Returns the dotted module name of a repository-relative ``.py`` path, and whether it is
+    a package's ``__init__``."""
+    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
+    package = parts[-1] == "__init__"
+    if package:
+        parts = parts[:-1]
+    return ".".join(p for p in parts if p) or "__init__", package
+
+
+@functools.lru_cache(maxsize=4)
+def module_index(paths: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
+    """Maps import names to paths, the way Python finds modules when the folders that are not
+    packages are on ``sys.path`` (``src/shop/views.py`` with ``src`` not a package and ``shop``
+    one is ``shop.views``); each file's full dotted path is registered too (namespace
+    packages). Computed once per set of paths.
+
+    Returns:
+        ``(import name -> path, path -> its shortest import name)``.
+    """
+    packages = {path.rpartition("/")[0] for path in paths if path.rpartition("/")[2] == "__init__.py"}
+    index: dict[str, str] = {}
+    for path in paths:
+        full, _ = module_name(path)
+        index.setdefault(full, path)
+        folders = path.split("/")[:-1]
+        keep = len(folders)
+        while keep > 0 and "/".join(folders[:keep]) in packages:
+            keep -= 1
+        if keep:
+            short, _ = module_name("/".join(path.split("/")[keep:]))
+            index.setdefault(short, path)
+    names: dict[str, str] = {}
+    for name, path in index.items():
+        if path not in names or len(name) < len(names[path]):
+            names[path] = name
+    return index, names
+
+
+def index(module: ModuleInfo) -> None:
+    """Finds every def, lambda and class of a module, with qualified names, iteratively."""
+    stack: list[tuple[ast.AST, str, ClassInfo | None, bool]] = [(module.tree, "", None, False)]
+    while stack:
+        node, prefix, cls, nested = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qual = f"{prefix}{child.name}"
+                fid = f"{module.name}:{qual}@{child.lineno}"
+                owner = cls if isinstance(node, ast.ClassDef) else None
+                info = FunctionInfo(id=fid, name=child.name, qualname=qual, node=child, module=module, cls=owner,
+                                    nested=nested, params=_params(child))
+                module.functions[fid] = info
+                module.by_node[child] = fid
+                if owner is not None:
+                    owner.methods[child.name] = fid
+                stack.append((child, f"{qual}.", None, True))
+            elif isinstance(child, ast.Lambda):
+                fid = f"{module.name}:{prefix}<lambda>@{child.lineno}:{child.col_offset}"
+                info = FunctionInfo(id=fid, name="<lambda>", qualname=f"{prefix}<lambda>", node=child, module=module,
+                                    cls=None, nested=True, params=_params(child))
+                module.functions[fid] = info
+                module.by_node[child] = fid
+                stack.append((child, prefix, None, True))
+            elif isinstance(child, ast.ClassDef):
+                qual = f"{prefix}{child.name}"
+                cid = f"{module.name}.{qual}"
+                info_c = ClassInfo(id=cid, name=child.name, node=child, module=module)
+                module.classes[cid] = info_c
+                module.by_node[child] = cid
+                stack.append((child, f"{qual}.", info_c, nested))
+            else:
+                stack.append((child, prefix, cls, nested))
+
+
+def _params(node: FunctionNode) -> list[ast.arg]:
+    args = node.args
+    out = [*args.posonlyargs, *args.args]
+    if args.vararg:
+        out.append(args.vararg)
+    out.extend(args.kwonlyargs)
+    if args.kwarg:
+        out.append(args.kwarg)
+    return out
+
+
+def iter_functions(module: ModuleInfo) -> Iterator[FunctionInfo]:
+    """Yields the module's functions in source order."""
+    yield from sorted(module.functions.values(), key=lambda f: (f.node.lineno, f.node.col_offset))

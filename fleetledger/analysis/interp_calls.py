@@ -1,0 +1,340 @@
+"""Evaluating calls in the abstract interpreter (``interp.Frame``): which function a call
+reaches and what its result is.
+
+In order: the analysed code's functions and classes by their summaries (through the program,
+``Program.apply_summary``), the library models of the qualified name, the models of the
+method by the receiver's type (``"Type.method"``, ``"*.method"`` when the type is unknown), and
+for a call no model describes, taint in, taint out (a result of unknown origin when nothing
+flows in).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Any
+
+from .facts import Site, step
+from .interp_expressions import BUILTINS, getattr_call, opaque
+from .model_records import UNTYPED
+from .values import EMPTY, Value, add_step, clean, constant, join, taint_only
+
+# list methods after which an item is no longer at the index it was stored under
+_SHIFTING_METHODS = frozenset({"pop", "insert", "remove", "sort", "reverse"})
+_CONST_TYPE_NAMES = frozenset({"str", "int", "float", "bool", "bytes", "NoneType", "list", "dict", "tuple", "set"})
+# Builtins whose result is a function of their arguments only (Python semantics): with
+# constant arguments the result is built from constants, not of unknown origin.
+PURE_BUILTINS = frozenset({"str", "repr", "ascii", "format", "int", "float", "bool", "complex", "bytes", "bytearray",
+                           "list", "tuple", "dict", "set", "frozenset", "sorted", "reversed", "min", "max", "sum",
+                           "len", "abs", "round", "chr", "ord", "hex", "oct", "bin", "zip", "enumerate", "map",
+                           "filter", "range", "iter", "next", "any", "all", "hash", "divmod", "pow", "slice",
+                           "isinstance", "issubclass", "callable", "type", "id", "getattr", "hasattr", "vars"})
+
+
+class Calls:
+    """Call evaluation, mixed into ``interp.Frame``."""
+
+    def call(self, node: ast.Call) -> Value:  # noqa: C901 - the resolution order is one algorithm
+        """Evaluates a call: library models, the analysed code's functions, or taint in,
+        taint out."""
+        func = node.func
+        receiver: Value | None = None
+        dynamic = getattr_call(func)
+        if dynamic is not None:  # getattr(obj, "name")(...) is obj.name(...)
+            func = dynamic
+        if isinstance(func, ast.Attribute):
+            receiver = self.super_value(func.value) or self.expr(func.value)
+            callee = self.attribute(receiver, func.attr, func)
+            method = func.attr
+        else:
+            callee = self.expr(func)
+            method = None
+        if method in _SHIFTING_METHODS and isinstance(func, ast.Attribute):
+            self.forget_positions(func.value)
+        args: list[Value] = []
+        star: list[Value] = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                star.append(self.expr(arg.value).flatten())
+            else:
+                args.append(self.expr(arg))
+        kwargs: dict[str, Value] = {}
+        for keyword in node.keywords:
+            value = self.expr(keyword.value)
+            if keyword.arg is None:
+                star.append(value.flatten())
+            else:
+                kwargs[keyword.arg] = value
+        site = self.site(node)
+        results: list[Value] = []
+        handled = False
+        refs = sorted(t[1:] for t in callee.types if t.startswith("="))
+        for qualified in refs:
+            local = self.program.resolve(qualified) if "." in qualified or qualified not in BUILTINS else None
+            if local is not None and local[0] in ("function", "class"):
+                results.append(self.call_local(local[1], None, args, kwargs, star, node))
+                handled = True
+                # A file of the repository named like a modelled library (a shipped
+                # ``subprocess.py``) does not switch the library's sinks off.
+                shadowed = self.call_library(qualified, None, args, kwargs, star, node)
+                if shadowed is not None:
+                    results.append(shadowed)
+                continue
+            result = self.call_library(qualified, None, args, kwargs, star, node)
+            if result is not None:
+                results.append(result)
+                handled = True
+        for fid in sorted(callee.functions):
+            bound = receiver if any(t.startswith("bound:") for t in callee.types) or (
+                receiver is not None and fid in self.program.functions and self.program.functions[fid].bound
+                and not refs) else None
+            results.append(self.call_local(fid, bound, args, kwargs, star, node))
+            handled = True
+        if receiver is not None and method == "get" and receiver.items is not None and not receiver.types and args:
+            # ``d.get(k, default)`` on a dict built here: one of its values or the default,
+            # whatever the key (Python's semantics; the key's taint is not the result's).
+            key = args[0]
+            known = receiver.get(key.const) if key.is_const and isinstance(key.const, (str, int)) else None
+            default = args[1] if len(args) > 1 else constant(None)
+            return join(known, default) if known is not None else join(receiver.flatten(), default)
+        if receiver is not None and method is not None and (not refs or not handled):
+            # A name the models do not know (``models.Order.objects`` from a module that is not
+            # loaded) is a receiver of unknown type: the models of its method name apply.
+            for key in self.method_keys(receiver, method):
+                result = self.call_library(key, receiver, args, kwargs, star, node)
+                if result is not None:
+                    results.append(result)
+                    handled = True
+        if handled and results:
+            return join(*results)
+        everything = [*args, *kwargs.values(), *star]
+        self.escapes(everything, f"passed to {_callee_text(func)}(), which the models do not describe", site)
+        if receiver is not None:
+            if method == "format" and receiver.is_const and isinstance(receiver.const, str):
+                everything.extend(self.format_fields(receiver.const, args, kwargs, node))
+            self.stores_into(func.value if isinstance(func, ast.Attribute) else None, everything, site)
+            everything.append(receiver)
+            derived = self.derive(receiver, f"{method}()", site)
+            rest = join(*(taint_only(v.flatten()) for v in everything[:-1]))
+            value = join(derived, rest)
+        else:
+            value = join(*(taint_only(v.flatten()) for v in everything))
+        name = _callee_text(func)
+        if value.tainted():
+            return add_step(value, step(site, f"through {name}()"))
+        if _pure(refs, receiver):
+            return value
+        return opaque(f"the result of {name}()", site)
+
+    def forget_positions(self, target: ast.expr) -> None:
+        """A list built here whose items move (``pop``, ``insert``, ``remove``, ``sort``,
+        ``reverse``, ``del xs[i]``) no longer has known values per index: a variable naming it
+        keeps the taint of all its items. Keys of other kinds (a dict's) do not move."""
+        if not isinstance(target, ast.Name):
+            return
+        value = self.env.get(target.id)
+        if value is not None and value.items and any(isinstance(key, int) for key in value.items):
+            self.env[target.id] = value.flatten()
+
+    def stores_into(self, target: ast.expr | None, inputs: list[Value], site: Site) -> None:
+        """A method the models do not describe may keep its arguments in its receiver
+        (``items.append(x)``, ``d.setdefault(k, x)``, ``buffer.write(x)``): a variable named as
+        the receiver then carries their taint too (a global's value everywhere after)."""
+        if not isinstance(target, ast.Name) or not any(value.tainted() for value in inputs):
+            return
+        carried = add_step(join(*(taint_only(value.flatten()) for value in inputs)), step(site, f"stored in {target.id}"))
+        name = target.id
+        if name in self.env:
+            self.env[name] = join(self.env[name], carried)
+        elif name in self.module.globals:
+            self.module.globals[name] = join(self.module.globals[name], carried)
+
+    def format_fields(self, template: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> list[Value]:
+        """The values ``str.format`` reads through its fields' attribute and index paths
+        (``"{0.args[h]}".format(request)`` reads ``request.args``), Python's format syntax."""
+        import string
+
+        out: list[Value] = []
+        try:
+            fields = [field for _, field, _, _ in string.Formatter().parse(template) if field]
+        except ValueError:
+            return out
+        for position, field in enumerate(fields[:32]):
+            head, _, rest = field.partition(".") if "." in field.split("[")[0] else field.partition("[")
+            if not rest:
+                continue
+            base = (kwargs.get(head) if head and not head.isdigit() else
+                    args[int(head)] if head.isdigit() and int(head) < len(args) else
+                    args[position] if not head and position < len(args) else None)
+            attribute = rest.split(".")[0].split("[")[0].rstrip("]")
+            if base is not None and attribute.isidentifier():
+                out.append(self.attribute(base, attribute, node))
+        return out
+
+    def escapes(self, values: list[Value], how: str, site: Site) -> None:
+        """Notes weak random numbers that leave what the engine follows (passed to code the
+        models do not describe, stored on an object): their use there is unknown."""
+        for value in values:
+            for label in value.all_labels():
+                if label.channel == "random":
+                    self.program.escape(label, f"{how} (line {site.line})")
+
+    def super_value(self, expr: ast.expr) -> Value | None:
+        """``super()`` in a method: the instance seen as its class's bases (a method called on
+        it is the parent class's, never a library method matched by name alone)."""
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "super"):
+            return None
+        function = self.function
+        owner = function.cls if function is not None else None
+        if owner is None:
+            return Value(types=frozenset({"super"}))
+        bases = frozenset(owner.bases) or frozenset({"super"})
+        self_value = self.env.get(function.params[0].arg) if function is not None and function.params else None
+        labels = self_value.labels if self_value is not None else {}
+        return Value(labels=labels, types=bases | {"super"})
+
+    def method_keys(self, receiver: Value, method: str) -> list[str]:
+        """The model keys a method call on ``receiver`` may match: ``"Type.method"`` for every
+        library type the receiver may have (and its bases), ``"*.method"`` when its type is
+        unknown to the models."""
+        keys: list[str] = []
+        known = False
+        for type_name in sorted(receiver.types):
+            if type_name == "super":
+                known = True
+                continue
+            if type_name.startswith(("=", "bound:")):
+                continue
+            for base in self.program.class_mro(type_name):
+                if base in self.program.classes or base in _CONST_TYPE_NAMES:
+                    known = True
+                    continue
+                if _is_catalog_type(self.catalog, base):
+                    known = True
+                keys.append(f"{base}.{method}")
+        if not known:
+            keys.append(f"{UNTYPED}.{method}")
+        return keys
+
+    def method_result(self, owner: Value, method: str, node: ast.AST, args: list[Value] | None = None) -> Value:
+        """The result of an implicit method call (``__enter__``, ``__iter__``, ``__getitem__``)."""
+        site = self.site(node)
+        results = []
+        for key in self.method_keys(owner, method):
+            found = self.catalog.returns.get(key)
+            if found:
+                results.append(Value(types=frozenset(t for t, _ in found)))
+        value = self.derive(owner, f"{method}()", site) if method != "__enter__" else owner
+        if method == "__getitem__":
+            value = taint_only(owner.flatten())
+        if method in ("__getitem__", "__iter__") and not results and owner.items is None:
+            # An element of a value the models type (``conn, addr = sock.accept()``): typed like
+            # it, so that its methods keep their models.
+            value = replace(value, types=frozenset(t for t in owner.types if not t.startswith(("=", "bound:"))))
+        return join(value, *results) if results else value
+
+    def call_library(self, target: str, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
+                     star: list[Value], node: ast.Call) -> Value | None:
+        """Applies the models of ``target`` (a qualified name or ``"Type.method"``); None when
+        no model names it."""
+        catalog = self.catalog
+        site = self.site(node)
+        if receiver is None and target not in catalog.sinks:
+            target = _wildcard(catalog, target)
+        sinks = catalog.sinks.get(target, ())
+        sanitisers = catalog.sanitisers.get(target, ())
+        source = catalog.sources_call.get(target)
+        returned = catalog.returns.get(target, ())
+        checks = catalog.checks.get(target, ())
+        renders = catalog.renders.get(target, ())
+        type_source = None
+        if receiver is not None and "." in target:
+            type_name, _, method = target.rpartition(".")
+            source_model = catalog.sources_type.get(type_name)
+            if source_model is not None and method in source_model.methods:
+                type_source = source_model
+        constructor = receiver is None and target in catalog.bases
+        if not (sinks or sanitisers or source or returned or checks or type_source or constructor or renders):
+            return None
+        for sink in sinks:
+            self.check_sink(sink, receiver, args, kwargs, star, node, site)
+        for render in renders:
+            self.check_template(render, args, kwargs, site)
+        for check in checks:
+            self.check_misuse(check, args, kwargs, node, site)
+        types = frozenset(t for t, when in returned if when is None or self.holds(when, args, kwargs) is True)
+        if constructor:
+            types |= {target}
+        if source is not None:
+            return join(self.source_value(source.channel, source.what, site), Value(types=types))
+        if type_source is not None:
+            return join(self.source_value(type_source.channel, f"{target.rpartition('.')[2]}() of {type_source.what}", site),
+                        Value(types=types))
+        inputs = [*args, *kwargs.values(), *star]
+        flowing = join(*(taint_only(v.flatten()) for v in inputs))
+        if receiver is not None:
+            flowing = join(self.derive(receiver, f"{target.rpartition('.')[2]}()", site), flowing)
+        for sanitiser in sanitisers:
+            if sanitiser.when is not None and self.holds(sanitiser.when, args, kwargs) is not True:
+                continue
+            if sanitiser.args_contain:
+                first = args[0] if args else None
+                if first is None or not first.is_const or not isinstance(first.const, str) or not any(
+                        c in first.const for c in sanitiser.args_contain):
+                    continue
+            flowing = clean(flowing, sanitiser.kinds, sanitiser.what)
+        if flowing.tainted():
+            flowing = add_step(flowing, step(site, f"through {_callee_text(node.func)}()"))
+        elif not types and not sanitisers and not flowing.tainted() and not all(v.is_const for v in inputs):
+            flowing = join(flowing, opaque(f"the result of {_callee_text(node.func)}()", site))
+        return replace(flowing, types=flowing.types | types)
+
+    def call_local(self, fid: str, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
+                   star: list[Value], node: ast.Call) -> Value:
+        """Applies the summary of a function (or constructor) of the analysed code."""
+        site = self.site(node)
+        if fid in self.program.classes:
+            return self.program.construct(self, fid, args, kwargs, star, node, site)
+        function = self.program.functions.get(fid)
+        if function is None:
+            return EMPTY
+        self.program.callers[fid] = self.program.callers.get(fid, 0) + 1
+        bound = [receiver] if receiver is not None and function.bound else []
+        return self.program.apply_summary(self, function, [*bound, *args], kwargs, star, node, site)
+
+
+def _pure(refs: list[str], receiver: Value | None) -> bool:
+    """True for a call whose result depends only on its inputs: a pure builtin, or a method
+    of a builtin constant type (``"x".join(...)``, ``"...".format(...)``)."""
+    if refs:
+        return all(r in PURE_BUILTINS for r in refs)
+    return receiver is not None and bool(receiver.types) and receiver.types <= _CONST_TYPE_NAMES
+
+
+def _is_catalog_type(catalog: Any, name: str) -> bool:
+    return (name in catalog.bases or name in catalog.sources_type
+            or any(key.startswith(name + ".") for key in catalog.sinks)
+            or any(t == name for entries in catalog.returns.values() for t, _ in entries))
+
+
+def _wildcard(catalog: Any, target: str) -> str:
+    """``sh.ls`` as ``sh.*`` when a model names every function of a module that way (``sh``
+    runs a program named by the attribute); else ``target`` itself."""
+    module = target.rpartition(".")[0]
+    while module:
+        if f"{module}.*" in catalog.sinks:
+            return f"{module}.*"
+        module = module.rpartition(".")[0]
+    return target
+
+
+def _callee_text(func: ast.expr) -> str:
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        parts.append(func.id)
+    elif parts:
+        parts.append("(...)")
+    return ".".join(reversed(parts)) or "a call"

@@ -1,0 +1,230 @@
+"""What reaches the library models' sinks at a call: flows of outside data, parameter hits
+that become a summary's sinks, and each sink's evidence (tainted, sanitised, constant, of unknown
+origin); template files a render writes unescaped; API misuse checks; and the models'
+conditions (``when``, ``unless``) these depend on. Part of the abstract interpreter
+(``interp.Frame``).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from .facts import Evidence, Flow, Misuse, Site, SinkHit
+from .model_records import Check, Condition, Render, Sink, UNTYPED
+from .values import EMPTY, NOT_CONSTANT, Label, Value, join, of_labels
+
+# Shells and their "run this text" flags (POSIX and Windows conventions): in an argument
+# vector that starts a shell with such a flag, the text after the flag is a command line.
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "csh", "tcsh", "fish", "ash", "cmd", "cmd.exe",
+                    "powershell", "pwsh", "powershell.exe"})
+SHELL_FLAGS = frozenset({"-c", "/c", "/C", "/k", "/K", "-Command", "-command", "-lc", "-ec"})
+
+
+class Sinks:
+    """Sink, template and misuse checks, mixed into ``interp.Frame``."""
+
+    def check_template(self, render: Render, args: list[Value], kwargs: dict[str, Value], site: Site) -> None:
+        """A template file of the repository that writes a context variable unescaped (``|safe``,
+        ``{% autoescape off %}``) is an HTML sink for the value the call passes under that name."""
+        named = args[render.template_arg] if render.template_arg < len(args) else kwargs.get(render.template_keyword)
+        if named is None or not named.is_const or not isinstance(named.const, str):
+            return
+        found = self.program.find_template(named.const)
+        if found is None:
+            return
+        path, places = found
+        if render.context_kwargs:
+            context = Value(items={k: v for k, v in kwargs.items() if k != render.template_keyword})
+        elif 0 <= render.context_arg < len(args):
+            context = args[render.context_arg]
+        else:
+            context = kwargs.get(render.context_keyword, EMPTY)
+        for place in places:
+            value = context.get(place.variable) if context.items is not None else context.flatten()
+            if value is None:
+                continue
+            sink = Sink(target=render.target, is_method=False, kind="xss", args=(0,), model="templates",
+                        what=f"the template variable {place.variable}, written unescaped ({place.how}) at {path}:{place.line}")
+            self.sink_value(sink, site, value, f"template variable {place.variable}")
+
+    def holds(self, condition: Condition, args: list[Value], kwargs: dict[str, Value], *,
+              any_of: bool = False) -> bool | None:
+        """Tells whether a model's condition holds for a call: True, False, or None (unknown).
+        All its keywords must match, or with ``any_of`` one of them (an ``unless`` listing
+        alternatives: ``mimetype`` or ``content_type``)."""
+        if any_of and len(condition.keywords) > 1:
+            parts = [self.holds(Condition(keywords={k: v}, defaults=condition.defaults, positions=condition.positions),
+                                args, kwargs) for k, v in condition.keywords.items()]
+            return True if True in parts else None if None in parts else False
+        unknown = False
+        for keyword, wanted in condition.keywords.items():
+            value = kwargs.get(keyword)
+            if value is None and keyword in condition.positions and condition.positions[keyword] < len(args):
+                value = args[condition.positions[keyword]]
+            if value is None:
+                if condition.defaults.get(keyword, None) != wanted:
+                    return False
+                continue
+            known = _comparable(value)
+            if known is NOT_CONSTANT:
+                unknown = True
+                continue
+            if isinstance(wanted, list):
+                if known not in wanted:
+                    return False
+            elif isinstance(wanted, bool):
+                if bool(known) != wanted:
+                    return False
+            elif known != wanted:
+                return False
+        return None if unknown else True
+
+    def check_sink(self, sink: Sink, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
+                   star: list[Value], node: ast.Call, site: Site) -> None:
+        if sink.when is not None and self.holds(sink.when, args, kwargs) is False:
+            return
+        if any(k in kwargs or (k in sink.positions and sink.positions[k] < len(args)) for k in sink.absent):
+            return
+        if sink.unless is not None and self.holds(sink.unless, args, kwargs, any_of=True) is True:
+            return
+        dangerous: list[tuple[Value, str]] = []
+        if sink.receiver and receiver is not None:
+            dangerous.append((receiver, "the receiver"))
+        for position in sink.args:
+            if position == -1:
+                dangerous.extend((v, f"argument {i + 1}") for i, v in enumerate(args))
+            elif position < len(args):
+                dangerous.append((args[position], f"argument {position + 1}"))
+        for keyword in sink.keywords:
+            if keyword in kwargs:
+                dangerous.append((kwargs[keyword], f"keyword {keyword}"))
+        if star and (sink.args or sink.keywords) and not sink.target.startswith(UNTYPED + "."):
+            # A method matched by its name alone on a receiver of unknown type is a sink only
+            # where the call shows the argument: unpacked arguments forward whatever came in.
+            dangerous.extend((v, "unpacked arguments") for v in star)
+        for value, role in dangerous:
+            if sink.program:
+                value = _program_part(value)
+            self.sink_value(sink, site, value, role)
+
+    def sinks_for_method(self, owner: Value, method: str, args: list[Value], kwargs: dict[str, Value],
+                         node: ast.AST) -> None:
+        """Checks the sinks of an implicit method call (an item or attribute store)."""
+        site = self.site(node)
+        for key in self.method_keys(owner, method):
+            for sink in self.catalog.sinks.get(key, ()):
+                for position in sink.args:
+                    if position < len(args):
+                        self.sink_value(sink, site, args[position], f"argument {position + 1}")
+
+    def sink_value(self, sink: Sink, site: Site, value: Value, role: str) -> None:
+        """Reports what reaches a sink: flows of outside data, parameter hits for the summary,
+        and the sink's evidence."""
+        kind = self.catalog.kinds[sink.kind]
+        labels = value.all_labels()
+        partial = False
+        if sink.host_fixed and value.prefix is not None and _host_fixed(value.prefix):
+            if sink.host_fixed == "safe":
+                self.program.record_evidence(Evidence(kind=sink.kind, site=site, state="sanitised",
+                                                      detail=f"the value starts with the constant {value.prefix[:60]!r}, which fixes where it points",
+                                                      sanitisers=("a constant prefix that fixes the host",)))
+                return
+            partial = True
+        state, detail, sanitisers = "constant", "built only from constants", []
+        params: list[Label] = []
+        for label in labels:
+            if label.safe_for(sink.kind):
+                sanitisers.extend(s for s in label.sanitisers if s not in sanitisers)
+                if state == "constant":
+                    state, detail = "sanitised", f"sanitised or checked by {', '.join(label.sanitisers) or 'a check'}"
+                continue
+            if label.channel == "param":
+                params.append(label)
+                continue
+            if label.channel == "opaque":
+                if state in ("constant", "sanitised"):
+                    state, detail = "unknown", f"it contains {label.what}, line {label.line}"
+                continue
+            if label.channel in kind.channels:
+                self.program.report(Flow(kind=sink.kind, sink=sink, site=site, label=label, role=role, partial=partial))
+                state, detail = "tainted", f"it contains {label.what}, line {label.line}"
+            elif state in ("constant", "sanitised"):
+                state, detail = "unknown", f"it contains {label.what}, line {label.line}"
+        refs = sorted(t[1:] for t in value.types if t.startswith("=")) if not value.is_const else []
+        if refs and state in ("constant", "sanitised"):
+            state, detail = "unknown", f"it is {refs[0]}, a name whose value the analysis does not see"
+        if params:
+            key = (site.line, site.col, sink.kind, role)
+            old = self.hits.get(key)
+            hit_value = of_labels(params)
+            self.hits[key] = SinkHit(sink=sink, site=site, value=join(old.value, hit_value) if old else hit_value, role=role)
+            if state != "tainted":
+                first = params[0]
+                state, detail = ("unknown", f"it contains {first.what}.{'.'.join(first.access)} (the object's state)") if (
+                    self.function is not None and self.function.bound and first.param == 0) else (
+                    "parameter", f"it contains {first.what}")
+        self.program.record_evidence(Evidence(kind=sink.kind, site=site, state=state, detail=detail,
+                                              sanitisers=tuple(sanitisers)))
+
+    def check_misuse(self, check: Check, args: list[Value], kwargs: dict[str, Value], node: ast.Call, site: Site) -> None:
+        if check.unless is not None and self.holds(check.unless, args, kwargs, any_of=True) is True:
+            return
+        if check.when is not None and self.holds(check.when, args, kwargs) is not True:
+            return
+        if check.arg_in:
+            value = args[check.arg] if check.arg < len(args) else None
+            known = _comparable(value) if value is not None else NOT_CONSTANT
+            if known is NOT_CONSTANT or str(known).lower() not in check.arg_in:
+                return
+        for keyword, wanted in check.required.items():
+            value = kwargs.get(keyword)
+            if value is None and keyword in check.positions and check.positions[keyword] < len(args):
+                value = args[check.positions[keyword]]
+            known = _comparable(value) if value is not None else None
+            if value is not None and known is NOT_CONSTANT:
+                return
+            if value is not None and (known in wanted if isinstance(wanted, list) else
+                                      bool(known) == wanted if isinstance(wanted, bool) else known == wanted):
+                continue
+            shown = "not passed" if value is None else f"{known!r}"
+            self.program.report_misuse(Misuse(kind=check.kind, cwe=check.cwe, title=check.title, site=site,
+                                              message=f"{check.message} ({keyword} is {shown})"))
+            return
+        if not check.required:
+            self.program.report_misuse(Misuse(kind=check.kind, cwe=check.cwe, title=check.title, site=site,
+                                              message=check.message))
+
+
+def _comparable(value: Value) -> Any:
+    """A value as a condition compares it: its constant, or the qualified name of the one
+    library object it stands for (``yaml.SafeLoader``); else ``NOT_CONSTANT``."""
+    if value.is_const:
+        return value.const
+    refs = [t[1:] for t in value.types if t.startswith("=")]
+    return refs[0] if len(refs) == 1 and not value.labels else NOT_CONSTANT
+
+
+def _program_part(value: Value) -> Value:
+    """The part of an argument vector that names the program: element 0, or the command line
+    after a shell's ``-c``; a string is itself the program (or a shell command)."""
+    if value.items is None:
+        return value
+    first = value.items.get(0)
+    if first is None:
+        return value.flatten()
+    if first.is_const and isinstance(first.const, str) and first.const.rsplit("/", 1)[-1] in SHELLS:
+        flag = value.items.get(1)
+        if flag is not None and flag.is_const and flag.const in SHELL_FLAGS:
+            command = value.items.get(2)
+            return command if command is not None else EMPTY
+    return first
+
+
+def _host_fixed(prefix: str) -> bool:
+    """True when a URL prefix fixes the scheme and host (``https://h/``) or is a path on this
+    site (``/x``, not ``//`` or ``/\\``)."""
+    if "://" in prefix:
+        rest = prefix.split("://", 1)[1]
+        return "/" in rest or "?" in rest or "#" in rest
+    return len(prefix) >= 2 and prefix[0] == "/" and prefix[1] not in "/\\"

@@ -1,0 +1,429 @@
+"""Interpreting statements, the statement half of the abstract interpreter (``interp.Frame``).
+
+Each statement maps the environment (variable -> ``Value``) to the next: assignments bind
+names and store into attributes and items, an ``if`` runs both branches on copies refined by
+what its condition proves and joins them, a loop runs its body until the environment is stable
+(at most ``LOOP_ROUNDS`` rounds), ``try``/``with``/``match`` join their paths, a path that
+returns, raises, breaks or continues stops contributing, and imports and definitions bind names.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from typing import Any
+
+from . import conditions
+from .interp_expressions import CONST_TYPES, ref
+from .values import EMPTY, Value, add_step, clean, constant, join, taint_only, with_items
+
+LOOP_ROUNDS = 3
+
+
+class Statements:
+    """Statements and assignments, mixed into ``interp.Frame``."""
+
+    def block(self, statements: Iterable[ast.stmt]) -> None:
+        """Interprets statements in order until the path ends."""
+        for statement in statements:
+            if not self.alive:
+                return
+            self.program.budget.spend()
+            self.statement(statement)
+
+    def statement(self, node: ast.stmt) -> None:  # noqa: C901 - one dispatch over statement kinds
+        """Interprets one statement."""
+        if isinstance(node, ast.Expr):
+            self.expr(node.value)
+            if isinstance(node.value, ast.Call) and self.exits(node.value):
+                self.alive = False
+        elif isinstance(node, ast.Assign):
+            value = self.expr(node.value)
+            for target in node.targets:
+                self.assign(target, value, node.value)
+                if isinstance(target, ast.Name):
+                    self.remember_condition(target.id, node.value)
+        elif isinstance(node, ast.AnnAssign):
+            if node.value is not None:
+                self.assign(node.target, self.expr(node.value), node.value)
+        elif isinstance(node, ast.AugAssign):
+            current = self.expr(_load(node.target))
+            value = self.binop(node.op, current, self.expr(node.value), node)
+            self.assign(node.target, value, node)
+        elif isinstance(node, ast.Return):
+            value = self.expr(node.value) if node.value is not None else constant(None)
+            self.returned.append(value)
+            self.returns_at.append((value, node))
+            self.alive = False
+        elif isinstance(node, ast.If):
+            self.branch(node.test, node.body, node.orelse)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self.loop_for(node)
+        elif isinstance(node, ast.While):
+            self.loop_while(node)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                value = self.expr(item.context_expr)
+                entered = self.method_result(value, "__enter__", item.context_expr)
+                if item.optional_vars is not None:
+                    self.assign(item.optional_vars, entered, item.context_expr)
+            self.block(node.body)
+        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            self.try_(node)
+        elif isinstance(node, ast.Match):
+            self.match(node)
+        elif isinstance(node, (ast.Raise,)):
+            if node.exc is not None:
+                self.raised.append(taint_only(self.expr(node.exc).flatten()))
+            self.alive = False
+        elif isinstance(node, ast.Break):
+            if self.loops:
+                self.loops[-1][0].append(dict(self.env))
+            self.alive = False
+        elif isinstance(node, ast.Continue):
+            if self.loops:
+                self.loops[-1][1].append(dict(self.env))
+            self.alive = False
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.define_function(node)
+        elif isinstance(node, ast.ClassDef):
+            self.define_class(node)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.bind(alias.asname, self.library_name(alias.name, node))
+                else:
+                    head = alias.name.split(".")[0]
+                    self.bind(head, ref(head))
+                self.module.imported.add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            base = self.import_base(node)
+            for alias in node.names:
+                if alias.name == "*":
+                    if base and base not in self.module.star_imports:
+                        self.module.star_imports.append(base)
+                    continue
+                self.bind(alias.asname or alias.name, self.library_name(f"{base}.{alias.name}" if base else alias.name, node))
+            if base:
+                self.module.imported.add(base)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.env.pop(target.id, None)
+                elif isinstance(target, ast.Subscript):
+                    self.expr(target.slice)
+                    self.forget_positions(target.value)
+        elif isinstance(node, ast.Assert):
+            self.expr(node.test)
+            self.refine(node.test, True)
+        elif type(node).__name__ == "TypeAlias":
+            return
+
+        # Pass, Global, Nonlocal: nothing to do.
+
+    def exits(self, call: ast.Call) -> bool:
+        """True when the call never returns (``sys.exit``, ``flask.abort``: the models' exits)."""
+        callee = self.expr(call.func)
+        return any(t[1:] in self.catalog.exits for t in callee.types if t.startswith("="))
+
+    def import_base(self, node: ast.ImportFrom) -> str:
+        """Returns the absolute module a ``from ... import`` reads from."""
+        if not node.level:
+            return node.module or ""
+        package = self.module.package().split(".") if self.module.package() else []
+        if node.level > 1:
+            package = package[: len(package) - (node.level - 1)] if node.level - 1 <= len(package) else []
+        parts = [*package, *(node.module.split(".") if node.module else [])]
+        return ".".join(p for p in parts if p)
+
+    def remember_condition(self, name: str, value: ast.expr) -> None:
+        """Remembers that ``name`` holds the result of a check (a call or comparison whose
+        operands are plain names), so that ``if name:`` proves what the check proves; any
+        other assignment, or one to an operand, forgets it."""
+        self.conditions.pop(name, None)
+        for held in self.operands.pop(name, ()):  # the checks that read ``name`` no longer hold
+            self.conditions.pop(held, None)
+        if isinstance(value, (ast.Call, ast.Compare)) or (isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)):
+            self.conditions[name] = value
+            self.program.budget.spend()
+            for node in ast.walk(value):
+                if isinstance(node, ast.Name):
+                    self.operands.setdefault(node.id, set()).add(name)
+
+    def bind(self, name: str, value: Value) -> None:
+        """Binds a variable (a ``global`` name in a function binds the module's)."""
+        if name in self.global_names:
+            self.module.globals[name] = join(self.module.globals.get(name, EMPTY), value)
+        self.env[name] = value
+
+    def branch(self, test: ast.expr, body: list[ast.stmt], orelse: list[ast.stmt]) -> None:
+        """Interprets ``if test: body else: orelse``."""
+        truth = self.truth(test)
+        if truth is True:
+            self.block(body)
+            return
+        if truth is False:
+            self.block(orelse)
+            return
+        before = dict(self.env)
+        self.refine(test, True)
+        self.block(body)
+        after_body, body_alive = self.env, self.alive
+        self.env, self.alive = before, True
+        self.refine(test, False)
+        self.block(orelse)
+        self.merge(after_body, body_alive)
+
+    def merge(self, other: dict[str, Value], other_alive: bool) -> None:
+        """Joins another path's environment into the current one."""
+        if not other_alive:
+            return
+        if not self.alive:
+            self.env, self.alive = other, True
+            return
+        self.env = _join_envs(self.env, other)
+
+    def refine(self, test: ast.expr, truth: bool) -> None:
+        """Narrows variables by what ``test`` proves when it evaluates to ``truth``."""
+        for name, kinds, what, exact in conditions.proven(self, test, truth):
+            current = self.env.get(name)
+            if current is None:
+                continue
+            self.env[name] = exact if exact is not None else clean(current, kinds, what)
+
+    def loop_for(self, node: ast.For | ast.AsyncFor) -> None:
+        iterable = self.expr(node.iter)
+        element = self.element(iterable, node.iter)
+        self.loop(lambda: self.assign(node.target, element, node.iter), node.body, node.orelse)
+
+    def loop_while(self, node: ast.While) -> None:
+        truth = self.truth(node.test)
+        if truth is False:
+            self.block(node.orelse)
+            return
+
+        def enter() -> None:
+            self.refine(node.test, True)
+        self.loop(enter, node.body, node.orelse, endless=truth is True)
+
+    def loop(self, enter: Any, body: list[ast.stmt], orelse: list[ast.stmt], *, endless: bool = False) -> None:
+        """Runs a loop body until the environment is stable; the loop may run zero times."""
+        entry = dict(self.env)
+        exits: list[dict[str, Value]] = []
+        state = entry
+        for _ in range(LOOP_ROUNDS):
+            self.env, self.alive = dict(state), True
+            self.loops.append(([], []))
+            enter()
+            self.block(body)
+            breaks, continues = self.loops.pop()
+            exits.extend(breaks)
+            ends = [self.env] if self.alive else []
+            ends.extend(continues)
+            new_state = _join_envs(state, *ends) if ends else state
+            if _same_env(new_state, state):
+                break
+            state = new_state
+        self.env, self.alive = state, True
+        if endless:
+            self.alive = bool(exits)
+            self.env = _join_envs(*exits) if exits else state
+            return
+        self.block(orelse)
+        for env in exits:
+            self.merge(env, True)
+
+    def try_(self, node: ast.Try) -> None:
+        before = dict(self.env)
+        outer_raised, self.raised = self.raised, []
+        self.block(node.body)
+        raised = join(*self.raised) if self.raised else EMPTY
+        self.raised = outer_raised + self.raised
+        after_body, body_alive = self.env, self.alive
+        ends: list[dict[str, Value]] = []
+        if body_alive:
+            self.env, self.alive = after_body, True
+            self.block(node.orelse)
+            if self.alive:
+                ends.append(self.env)
+        for handler in node.handlers:
+            self.env, self.alive = _join_envs(before, after_body), True
+            if handler.type is not None:
+                self.expr(handler.type)
+            if handler.name:
+                self.env[handler.name] = raised  # what the try block raised (``e.args[0]``)
+            self.block(handler.body)
+            if self.alive:
+                ends.append(self.env)
+        self.alive = bool(ends)
+        self.env = _join_envs(*ends) if ends else _join_envs(before, after_body)
+        if node.finalbody:
+            alive = self.alive
+            self.alive = True
+            self.block(node.finalbody)
+            self.alive = self.alive and alive
+
+    def match(self, node: ast.Match) -> None:
+        subject = self.expr(node.subject)
+        before = dict(self.env)
+        ends: list[dict[str, Value]] = []
+        exhaustive = False
+        for case in node.cases:
+            self.env, self.alive = dict(before), True
+            for name, value in _captures(case.pattern, subject).items():
+                self.env[name] = value
+            if case.guard is not None:
+                self.expr(case.guard)
+                self.refine(case.guard, True)
+            self.block(case.body)
+            if self.alive:
+                ends.append(self.env)
+            if isinstance(case.pattern, ast.MatchAs) and case.pattern.pattern is None and case.guard is None:
+                exhaustive = True
+        if not exhaustive:
+            ends.append(before)
+        self.alive = bool(ends)
+        self.env = _join_envs(*ends) if ends else before
+
+    def define_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for decorator in node.decorator_list:
+            self.expr(decorator)
+        fid = self.module.by_node.get(node)
+        if fid is None:
+            return
+        info = self.program.functions[fid]
+        if self.function is not None:
+            info.closure = dict(self.env)
+            self.program.summaries.pop(fid, None)
+        if self.function is None or info.cls is None:
+            self.bind(node.name, Value(functions=frozenset({fid})))
+
+    def define_class(self, node: ast.ClassDef) -> None:
+        cid = self.module.by_node.get(node)
+        if cid is None:
+            return
+        info = self.program.classes[cid]
+        bases: list[str] = []
+        for base in node.bases:
+            value = self.expr(base)
+            bases.extend(sorted(value.functions & self.program.classes.keys()))
+            bases.extend(sorted(t[1:] for t in value.types if t.startswith("=")))
+        info.bases = bases
+        body_frame = type(self)(self.program, self.module, None, dict(self.env), summarising=False, depth=self.depth)
+        body_frame.scope = info.name
+        for statement in node.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for decorator in statement.decorator_list:
+                    body_frame.expr(decorator)
+                continue
+            body_frame.alive = True
+            body_frame.statement(statement)
+        for name, value in body_frame.env.items():
+            if self.env.get(name) is not value:
+                info.attributes[name] = value
+        self.bind(node.name, Value(functions=frozenset({cid})))
+
+    def assign(self, target: ast.expr, value: Value, source: ast.AST) -> None:
+        """Binds ``target`` (a name, tuple, attribute or subscript) to ``value``."""
+        if isinstance(target, ast.Name):
+            self.bind(target.id, add_step(value, self.step(target, f"assigned to {target.id}")))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            starred = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)), None)
+            for i, element in enumerate(target.elts):
+                if isinstance(element, ast.Starred):
+                    self.assign(element.value, value.flatten(), source)
+                    continue
+                index = i if starred is None or i < starred else i - len(target.elts)
+                part = value.get(index) if starred is None or index >= 0 else None
+                self.assign(element, part if part is not None else self.element(value, source), source)
+        elif isinstance(target, ast.Starred):
+            self.assign(target.value, value, source)
+        elif isinstance(target, ast.Attribute):
+            owner = self.expr(target.value)
+            self.store_attribute(target, owner, value)
+        elif isinstance(target, ast.Subscript):
+            owner = self.expr(target.value)
+            key = self.expr(target.slice)
+            self.store_item(target, owner, key, value)
+
+    def store_attribute(self, target: ast.Attribute, owner: Value, value: Value) -> None:
+        self.escapes([value], f"stored in the attribute {target.attr}", self.site(target))
+        for label in owner.labels.values():
+            if label.channel == "param" and not label.access and self.summarising:
+                old = self.writes.get((label.param, target.attr), EMPTY)
+                self.writes[(label.param, target.attr)] = join(old, value)
+        self.sinks_for_method(owner, f"__setattr__:{target.attr}", [value], {}, target)
+        root = _root_name(target.value)
+        if root is not None and isinstance(target.value, ast.Name) and root in self.env:
+            self.env[root] = with_items(owner, {"." + target.attr: value})
+
+    def store_item(self, target: ast.Subscript, owner: Value, key: Value, value: Value) -> None:
+        self.sinks_for_method(owner, "__setitem__", [key, value], {}, target)
+        if isinstance(target.value, ast.Name) and target.value.id in self.env:
+            if key.is_const and isinstance(key.const, (str, int)):
+                updated = with_items(owner, {key.const: value})
+            else:
+                updated = join(owner, taint_only(value))
+            self.env[target.value.id] = updated
+
+
+def _load(target: ast.expr) -> ast.expr:
+    return target
+
+
+def _root_name(expr: ast.expr) -> str | None:
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def _join_envs(*envs: dict[str, Value]) -> dict[str, Value]:
+    if len(envs) == 1:
+        return dict(envs[0])
+    names: dict[str, None] = {}
+    for env in envs:
+        names.update(dict.fromkeys(env))
+    return {name: join(*(env[name] for env in envs if name in env)) for name in names}
+
+
+def _same_env(a: dict[str, Value], b: dict[str, Value]) -> bool:
+    if a.keys() != b.keys():
+        return False
+    for name, value in a.items():
+        other = b[name]
+        if value is other:
+            continue
+        if value.labels.keys() != other.labels.keys() or value.types != other.types or value.functions != other.functions:
+            return False
+        if (value.items is None) != (other.items is None):
+            return False
+        if value.items is not None and other.items is not None and value.items.keys() != other.items.keys():
+            return False
+    return True
+
+
+def _captures(pattern: ast.pattern, subject: Value) -> dict[str, Value]:
+    """The names a ``case`` pattern binds: a name bound to a literal alternative holds that
+    literal (``case "a" as x``), any other capture holds (part of) the subject."""
+    names: dict[str, Value] = {}
+    for node in ast.walk(pattern):
+        if isinstance(node, ast.MatchAs) and node.name:
+            literal = _literal_pattern(node.pattern)
+            names[node.name] = literal if literal is not None else (subject if node.pattern is None else subject.flatten())
+        elif isinstance(node, ast.MatchStar) and node.name:
+            names[node.name] = subject.flatten()
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names[node.rest] = subject.flatten()
+    return names
+
+
+def _literal_pattern(pattern: ast.pattern | None) -> Value | None:
+    """The value a pattern of literals admits (``"a"``, ``"a" | "b"``), else None."""
+    if isinstance(pattern, ast.MatchValue) and isinstance(pattern.value, ast.Constant):
+        return constant(pattern.value.value) if isinstance(pattern.value.value, CONST_TYPES) else None
+    if isinstance(pattern, ast.MatchSingleton):
+        return constant(pattern.value)
+    if isinstance(pattern, ast.MatchOr):
+        parts = [_literal_pattern(p) for p in pattern.patterns]
+        return join(*parts) if all(p is not None for p in parts) else None  # type: ignore[arg-type]
+    return None

@@ -1,0 +1,342 @@
+"""The library models as the engine reads them: one record type per kind of model entry
+(vulnerability kinds, sinks, sanitisers, guards, handlers, sources, renders, checks, the
+conditions they depend on) and the ``Catalog`` that indexes them for the engine's look-ups.
+
+``catalog`` reads the model files (``models/*.toml``) into these records.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+UNTYPED = "*"
+"""The receiver type of a method model that applies to any receiver whose type is unknown
+(``"*.execute"``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Kind:
+    """A vulnerability class a sink belongs to.
+
+    Attributes:
+        name: Short name, e.g. ``"sql"``.
+        cwe: The CWE number.
+        title: A title for reports, e.g. ``"SQL injection"``.
+        channels: Label channels that make a flow a finding of this kind (``"random"`` for
+            weak randomness; the outside-data channels for injections).
+    """
+
+    name: str
+    cwe: int
+    title: str
+    channels: frozenset[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Condition:
+    """A condition on a call's arguments, read from the constants the engine knows.
+
+    Attributes:
+        keywords: Keyword name -> constant it must equal (``{"shell": True}``); a keyword
+            that is not passed takes the value in ``defaults``.
+        defaults: Keyword name -> the value the library uses when it is not passed.
+        positions: Keyword name -> the position the same parameter has when passed
+            positionally.
+    """
+
+    keywords: Mapping[str, Any] = field(default_factory=dict)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    positions: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sink:
+    """A place where tainted data does harm.
+
+    Attributes:
+        target: ``call`` qualified name, or ``"Type.method"`` for a method.
+        is_method: True for a method sink.
+        kind: The vulnerability kind.
+        args: Positions of the dangerous arguments (``-1``: every positional argument).
+        keywords: Keyword names of the dangerous arguments.
+        receiver: True when the receiver itself is the dangerous value (``path.open()``).
+        when: The sink applies only when this holds (``shell=True``).
+        unless: The sink does not apply when this holds (``usedforsecurity=False``).
+        absent: The sink applies only when none of these keywords is passed (by name, or by
+            position per ``positions``): ``lxml.etree.fromstring`` without a ``parser``.
+        positions: Keyword -> position, for ``absent``.
+        host_fixed: For URL sinks, what a constant prefix that fixes the scheme and host (or
+            a path on this site) means: ``"safe"`` (a redirect that stays on a known site) or
+            ``"partial"`` (a request to a fixed host whose path or query the data picks: a
+            partial SSRF, reported as such); ``""``: prefixes do not matter.
+        program: For command sinks taking an argument vector: only the program (element 0, or
+            the command string of a shell started with ``-c``) is dangerous.
+        what: Words for reports, e.g. ``"the SQL text run by execute()"``.
+        model: The model file it comes from.
+    """
+
+    target: str
+    is_method: bool
+    kind: str
+    args: tuple[int, ...] = ()
+    keywords: tuple[str, ...] = ()
+    receiver: bool = False
+    when: Condition | None = None
+    unless: Condition | None = None
+    absent: tuple[str, ...] = ()
+    positions: Mapping[str, int] = field(default_factory=dict)
+    host_fixed: str = ""
+    program: bool = False
+    what: str = ""
+    model: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sanitiser:
+    """A call whose result is safe for some kinds.
+
+    Attributes:
+        target: Qualified call name or ``"Type.method"``.
+        is_method: True for a method.
+        kinds: Kinds the result is safe for (``"*"``: every kind).
+        args_contain: For a method such as ``str.replace``: it sanitises only when one of its
+            first argument's constant characters is among these (``"\\n"`` for log injection).
+        when: It sanitises only when this holds (``MultiDict.get(k, type=int)``).
+        what: Words for traces.
+    """
+
+    target: str
+    is_method: bool
+    kinds: frozenset[str]
+    args_contain: str = ""
+    when: Condition | None = None
+    what: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Guard:
+    """A check that makes a value safe for some kinds where it holds.
+
+    Attributes:
+        target: Qualified call name or ``"Type.method"``.
+        is_method: True for a method (the checked value is the receiver).
+        arg: For a call: the position of the checked value.
+        keyword: For a call: the keyword the checked value may be passed by instead.
+        kinds: Kinds the checked value is safe for where the check is true.
+        pattern: For a regular expression check (``re.fullmatch(PATTERN, value)``): the
+            position of the pattern. The check then protects only when the pattern is a
+            constant, anchored at both ends, and admits only letters, digits, ``_`` and ``-``.
+        through: For a method check: the receiver must be one of these calls applied to the
+            checked value (``os.path.realpath(p).startswith(base)`` checks ``p``); empty: the
+            receiver is the checked value itself.
+        compare: The call is a projection of the checked value (``urlparse(url)``) whose
+            attributes, compared with constants or tested for emptiness, check the value.
+        what: Words for traces.
+    """
+
+    target: str
+    is_method: bool
+    arg: int = 0
+    keyword: str = ""
+    kinds: frozenset[str] = frozenset({"*"})
+    pattern: int = -1
+    through: tuple[str, ...] = ()
+    compare: bool = False
+    what: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Handler:
+    """An entry point: a function the framework calls with outside data.
+
+    Attributes:
+        framework: The framework's name, for traces.
+        decorators: Decorator method names (``"route"``) or qualified decorator names
+            (``"click.command"``) that mark a handler.
+        decorator_receivers: Types the decorator's object must have (``"flask.Flask"``);
+            ``"*"`` also accepts an object of unknown type.
+        path_argument: The decorator's first argument must be a constant URL rule starting
+            with ``"/"`` (how routing decorators are told from others of the same name).
+        bases: Library classes whose subclasses' methods named in ``methods`` are handlers.
+        methods: Method names of those subclasses that the framework calls.
+        request_parameter: A framework convention: the first parameter (after ``self``) with
+            this name holds the request (``"request"`` in Django, aiohttp, Pyramid,
+            Starlette); needs one of ``imports`` to be imported by the module.
+        imports: Module prefixes whose import makes the convention apply.
+        request_type: The type given to the request parameter.
+        annotations: Parameter annotations (qualified) that mark a request parameter.
+        parameters: ``"all"``: every other parameter is outside data (route arguments,
+            query parameters); ``"none"``: only the request parameter is.
+        safe_annotations: Annotations that make the framework accept only safe values
+            (``"int"``, ``"uuid.UUID"``); a parameter so annotated is not outside data.
+        safe_converters: URL rule converters that admit only safe values (Flask's
+            ``<int:id>``): a parameter the decorator's rule declares so is not outside data.
+        excluded_defaults: Calls whose result as a default marks a parameter the framework
+            fills itself (``"fastapi.Depends"``).
+        returns_sink: A kind whose sink the handler's return value is (``"xss"`` for
+            frameworks that send a returned string as an HTML page), or ``""``.
+        channel: The channel of the outside data.
+    """
+
+    framework: str
+    decorators: tuple[str, ...] = ()
+    decorator_receivers: tuple[str, ...] = ()
+    path_argument: bool = False
+    bases: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+    request_parameter: str = ""
+    imports: tuple[str, ...] = ()
+    request_type: str = ""
+    annotations: tuple[str, ...] = ()
+    parameters: str = "all"
+    safe_annotations: tuple[str, ...] = ()
+    safe_converters: tuple[str, ...] = ()
+    excluded_defaults: tuple[str, ...] = ()
+    returns_sink: str = ""
+    channel: str = "http"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Source:
+    """Outside data.
+
+    Attributes:
+        target: A qualified call or read name, or a type whose members are listed.
+        form: ``"call"``, ``"read"`` or ``"type"``.
+        attributes: For ``"type"``: attribute names whose reads are outside data.
+        methods: For ``"type"``: method names whose results are outside data.
+        channel: Where the data comes from.
+        what: Words for traces.
+    """
+
+    target: str
+    form: str
+    attributes: frozenset[str] = frozenset()
+    methods: frozenset[str] = frozenset()
+    channel: str = "http"
+    what: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Render:
+    """A call that renders a template file of the repository with a context.
+
+    Attributes:
+        target: Qualified call name or ``"Type.method"``.
+        template_arg: Position of the template's name.
+        template_keyword: Keyword of the template's name.
+        context_arg: Position of the context dictionary (-1: none).
+        context_keyword: Keyword of the context dictionary.
+        context_kwargs: The call's other keyword arguments are the context (Flask).
+    """
+
+    target: str
+    template_arg: int = 0
+    template_keyword: str = ""
+    context_arg: int = -1
+    context_keyword: str = ""
+    context_kwargs: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Check:
+    """An API misuse found without taint.
+
+    Attributes:
+        target: Qualified call name or ``"Type.method"``.
+        is_method: True for a method.
+        cwe: The CWE it reports.
+        kind: The check's short name (``"weak-hash"``).
+        title: For reports.
+        required: Keyword -> constant that must be passed for the call to be safe
+            (``{"secure": True}``, or a list of acceptable constants); a missing keyword or
+            another constant is a finding, a non-constant value is left alone.
+        positions: Keyword -> position, for the ``required`` keywords passed positionally.
+        arg_in: The call is a finding only when its argument at ``arg`` is a constant in this
+            set (compared case-insensitively): ``hashlib.new("md5")``.
+        arg: The argument position ``arg_in`` looks at.
+        when: The call is a finding only when this holds (``resolve_entities=True``).
+        unless: The call is safe when this holds.
+        message: What is wrong and what to do.
+    """
+
+    target: str
+    is_method: bool
+    cwe: int
+    kind: str
+    title: str
+    required: Mapping[str, Any] = field(default_factory=dict)
+    positions: Mapping[str, int] = field(default_factory=dict)
+    arg_in: frozenset[str] = frozenset()
+    arg: int = 0
+    when: Condition | None = None
+    unless: Condition | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Catalog:
+    """Every model, indexed for the engine's look-ups (read-only after loading).
+
+    Attributes:
+        kinds: Kind name -> kind.
+        objects: Qualified name of a module-level object -> its type.
+        bases: Library type -> its library base types.
+        returns: ``call``/``"Type.member"`` -> list of ``(type, when)``.
+        sources_call / sources_read: Qualified name -> source.
+        sources_type: Type -> source listing its tainted members.
+        handlers: Every handler model.
+        sinks: Qualified call name or ``"Type.method"`` -> sinks.
+        sanitisers / guards / checks: Likewise.
+        exits: Calls that never return (``flask.abort``, ``sys.exit``): a path ends there.
+        constants: Library constants: qualified name -> value.
+        renders: Calls that render a template file with a context.
+        files: The model files loaded, by name.
+    """
+
+    kinds: Mapping[str, Kind]
+    objects: Mapping[str, str]
+    bases: Mapping[str, tuple[str, ...]]
+    returns: Mapping[str, tuple[tuple[str, Condition | None], ...]]
+    sources_call: Mapping[str, Source]
+    sources_read: Mapping[str, Source]
+    sources_type: Mapping[str, Source]
+    handlers: tuple[Handler, ...]
+    sinks: Mapping[str, tuple[Sink, ...]]
+    sanitisers: Mapping[str, tuple[Sanitiser, ...]]
+    guards: Mapping[str, tuple[Guard, ...]]
+    checks: Mapping[str, tuple[Check, ...]]
+    exits: frozenset[str]
+    constants: Mapping[str, Any]
+    renders: Mapping[str, tuple[Render, ...]]
+    files: tuple[str, ...]
+
+    def knows(self, qualified: str) -> bool:
+        """True when some model names ``qualified`` or a member of it (a call, a read, an
+        object, a type, a module whose functions are modelled...)."""
+        return qualified in self._names
+
+    @functools.cached_property
+    def _names(self) -> frozenset[str]:
+        names: set[str] = set(self.exits)
+        for table in (self.sinks, self.sources_call, self.sources_read, self.objects, self.sanitisers, self.checks,
+                      self.returns, self.bases, self.constants, self.guards, self.renders):
+            for key in table:
+                parts = key.split(".")
+                names.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
+        return frozenset(names)
+
+    def mro(self, type_name: str) -> tuple[str, ...]:
+        """Returns ``type_name`` and its library bases, nearest first (cycles ignored)."""
+        out: list[str] = []
+        todo = [type_name]
+        while todo:
+            current = todo.pop(0)
+            if current in out:
+                continue
+            out.append(current)
+            todo.extend(self.bases.get(current, ()))
+        return tuple(out)
