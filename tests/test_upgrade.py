@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from fleetledger.identity import closure
 from fleetledger.jobs.scan.job import SPRINT_CODE, SPRINTS, ScanJob, code_parts
-from fleetledger.replay import RunView, SprintView
+from fleetledger.replay import RunView
+from fleetledger.replay_rules import SprintView
 from fleetledger.upgrade import plan
 
 CODE = {"fleetledger": "1", "job": "j", "detect": "d", "analyst": "a", "triage": "t", "export": "e", "bandit": "b",
