@@ -632,7 +632,7 @@ def salvage(workspace: str) -> None:
 @_workspace_option
 def upgrade(workspace: str) -> None:
     """Migrate the ledger to this fleetledger's schema version, in one transaction (a failure changes nothing)."""
-    from .ledger.migrations import upgrade as upgrade_ledger
+    from .ledger.backends import upgrade as upgrade_ledger
 
     try:
         ws = Workspace.at(workspace)

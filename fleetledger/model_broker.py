@@ -31,7 +31,7 @@ from typing import Any
 from . import errors
 from .jobs.scan.shapes import ModelRequest
 from .ledger.records import iso_utc
-from .models import CallResult, ModelProvider
+from .models.provider import CallResult, ModelProvider
 from .models.config import RetryPolicy
 from .models.failures import (MalformedAnswer, ProviderQuotaExhausted, ProviderRefused, RateLimited,
                               TransientModelError, Withheld)

@@ -23,7 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import __version__, errors, fsutil
+from . import errors, fsutil
+from .version import __version__
 from .display import printable
 from .coordinator import current_run_id, wall_clock_ms
 from .jobs.scan.report import build_report

@@ -26,7 +26,8 @@ from .leases import LeaseEvent, check_fence
 from .ledger.records import (GENESIS_HASH, LEASE_END_KINDS, UNIQUE_KINDS, NewRecord, Record, canonical_json,
                              expected_hash)
 from .reader import checkpoint_payload
-from .replay import APPROVER, CHECKPOINT_FORMAT, RunView
+from .replay import CHECKPOINT_FORMAT, RunView
+from .replay_rules import APPROVER
 
 
 @dataclass

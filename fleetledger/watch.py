@@ -22,7 +22,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__, errors, runstate
+from . import errors, runstate
+from .version import __version__
 from .coordinator import current_run_id, wall_clock_ms
 from .display import printable
 from .jobs.scan import report

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from fleetledger import errors
 from fleetledger.cli import main
-from fleetledger.ledger import NewRecord, migrations, open_storage, postgres, sqlite
+from fleetledger.ledger import NewRecord, backends, migrations, open_storage, postgres, sqlite
 from fleetledger.verify import verify_records
 
 EXTRA = "CREATE TABLE extra (x integer);\nINSERT INTO extra (x) VALUES (7);"
@@ -84,7 +84,7 @@ def _postgres_dump(url: str) -> dict[str, Any]:
 def test_every_migration_in_order_gives_the_schema_of_a_fresh_install(new_ledger_url: Callable[[], str]) -> None:
     migrated, fresh = new_ledger_url(), new_ledger_url()
     newest = len(backend(migrated).MIGRATIONS)
-    assert migrations.upgrade(migrated) == (0, newest)
+    assert backends.upgrade(migrated) == (0, newest)
     open_storage(fresh).close()
     assert dump(migrated) == dump(fresh)
     assert dump(migrated)["meta"] == [("schema_version", str(newest))]
@@ -98,7 +98,7 @@ def test_upgrading_a_current_ledger_changes_nothing(ledger_url: str) -> None:
         store.append([NewRecord(run_id="r", actor="coordinator", kind="decision", why="kept")], now_ms=1)
     before = dump(ledger_url)
     newest = len(backend(ledger_url).MIGRATIONS)
-    assert migrations.upgrade(ledger_url) == (newest, newest)
+    assert backends.upgrade(ledger_url) == (newest, newest)
     assert dump(ledger_url) == before
     with open_storage(ledger_url) as store:
         assert [r.why for r in store.read()] == ["kept"]
@@ -112,7 +112,7 @@ def test_an_older_ledger_is_refused_until_upgraded(ledger_url: str, monkeypatch:
     monkeypatch.setattr(module, "MIGRATIONS", (*module.MIGRATIONS, EXTRA))
     with pytest.raises(errors.LedgerError, match=f"schema {newest}, older .* run `fleetledger upgrade`"):
         open_storage(ledger_url)
-    assert migrations.upgrade(ledger_url) == (newest, newest + 1)
+    assert backends.upgrade(ledger_url) == (newest, newest + 1)
     with open_storage(ledger_url) as store:
         assert [r.why for r in store.read()] == ["kept"]
         assert store.execute_raw("SELECT x FROM extra") == [(7,)]  # type: ignore[attr-defined]
@@ -125,7 +125,7 @@ def test_a_failing_migration_leaves_the_ledger_as_it_was(ledger_url: str, monkey
     module = backend(ledger_url)
     monkeypatch.setattr(module, "MIGRATIONS", (*module.MIGRATIONS, EXTRA + "\nSELECT * FROM no_such_table;"))
     with pytest.raises(errors.LedgerError, match="no_such_table|no such table"):
-        migrations.upgrade(ledger_url)
+        backends.upgrade(ledger_url)
     assert dump(ledger_url) == before
 
 
@@ -135,7 +135,7 @@ def test_a_newer_ledger_is_refused(ledger_url: str) -> None:
     with pytest.raises(errors.LedgerError, match="schema 99, newer than this fleetledger's"):
         open_storage(ledger_url)
     with pytest.raises(errors.LedgerError, match="schema 99, newer"):
-        migrations.upgrade(ledger_url)
+        backends.upgrade(ledger_url)
 
 
 def test_the_upgrade_command(ledger_url: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from fleetledger.identity import closure
 from fleetledger.jobs.scan.job import SPRINT_CODE, SPRINTS, ScanJob, code_parts
-from fleetledger.replay import RunView, SprintView
+from fleetledger.replay import RunView
+from fleetledger.replay_rules import SprintView
 from fleetledger.upgrade import plan
 
 CODE = {"fleetledger": "1", "job": "j", "detect": "d", "analyst": "a", "triage": "t", "export": "e", "bandit": "b",
@@ -50,7 +51,9 @@ def test_a_part_missing_from_the_recorded_identity_counts_as_changed() -> None:
 def test_the_closure_follows_relative_absolute_and_function_level_imports_and_nothing_else() -> None:
     triage = closure("jobs/scan/triage.py")
     assert "jobs/scan/shapes.py" in triage and "coordinator.py" not in triage
-    assert "models/anthropic_provider.py" in closure("models/__init__.py"), "imported inside a function"
+    assert "models/failures.py" in closure("steps.py"), "imported inside a function"
+    assert "models/anthropic_provider.py" not in closure("models/__init__.py"), "imported with importlib by name"
+    assert "models/anthropic_provider.py" in closure("models"), "a folder entry covers it"
     assert "jobs/scan/triage.py" not in closure("jobs/scan/detect.py")
 
 

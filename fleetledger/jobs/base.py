@@ -74,7 +74,7 @@ class Job(abc.ABC):
         """Returns the identity of the code that decides this job's results (``identity``):
         fleetledger's version and a digest of the job's own package and of the step runtime.
         Jobs whose results depend on more (an analyst, detectors, a model) add those parts."""
-        from .. import __version__
+        from ..version import __version__
         from ..identity import source_digest
 
         module = self.worker_module.split(".")

@@ -13,8 +13,9 @@ Each backend's SQL file (``sqlite.sql``, ``postgres.sql``) holds named queries (
 A ledger's version is the ``schema_version`` row of its ``meta`` table (0: no ledger yet); the
 newest version is the number of migrations. Opening a ledger installs ``schema`` into an empty
 database, accepts a ledger at the newest version and refuses any other, saying what to do;
-``upgrade`` (the ``fleetledger upgrade`` command) applies the missing migrations, all in one
-transaction, so a failing migration leaves the ledger as it was.
+``backends.upgrade`` (the ``fleetledger upgrade`` command) applies the missing migrations, all in
+one transaction, so a failing migration leaves the ledger as it was. This module imports no
+backend: each backend passes in its schema access and its migrations (``migrate``).
 """
 
 from __future__ import annotations
@@ -125,29 +126,3 @@ def _newer(where: str, version: int, newest: int) -> errors.LedgerError:
         f"{where} has ledger schema {version}, newer than this fleetledger's {newest}; upgrade fleetledger",
         where=where)
 
-
-def upgrade(url: str) -> tuple[int, int]:
-    """Migrates the ledger at ``url`` to the newest schema version, in one transaction.
-
-    An empty database (or a missing SQLite file) is version 0 and gets every migration.
-
-    Args:
-        url: ``sqlite:///PATH`` or ``postgresql://...``, as for ``open_storage``.
-
-    Returns:
-        The versions before and after (equal when the ledger was already current).
-
-    Raises:
-        UsageError: the URL's scheme is not one fleetledger supports.
-        LedgerError: the ledger cannot be reached, a migration failed (nothing of the upgrade
-            is kept), or the ledger is newer than this fleetledger.
-    """
-    if url.startswith("sqlite:///"):
-        from .sqlite import upgrade as upgrade_sqlite
-
-        return upgrade_sqlite(url[len("sqlite:///"):])
-    if url.startswith(("postgresql://", "postgres://")):
-        from .postgres import upgrade as upgrade_postgres
-
-        return upgrade_postgres(url)
-    raise errors.UsageError(f"unsupported ledger URL {url!r}: use sqlite:///PATH or postgresql://...")

@@ -1,10 +1,11 @@
 """The ledger storage interface, and the append rules every backend shares.
 
-A backend (``sqlite.py``; PostgreSQL later) implements a handful of primitives that run inside
-one of its transactions (``Txn``). The rules that make the ledger a ledger live here, once:
-fencing by lease epoch, idempotency keys (an equal duplicate is a no-op, a different one a
-conflict), contiguous global sequence numbers and the per-run hash chain. A whole batch is one
-transaction and one durable commit (group commit: many workers' records share one fsync).
+A backend (``sqlite.py``, ``postgres.py``; ``backends.py`` picks one from the URL) implements a
+handful of primitives that run inside one of its transactions (``Txn``). The rules that make the
+ledger a ledger live here, once: fencing by lease epoch, idempotency keys (an equal duplicate is
+a no-op, a different one a conflict), contiguous global sequence numbers and the per-run hash
+chain. A whole batch is one transaction and one durable commit (group commit: many workers'
+records share one fsync).
 
 The shape follows DBOS's ``SystemDatabase`` (one interface, a backend picked from the URL) and
 its transaction-inside / retry-outside split.
@@ -226,29 +227,3 @@ def _apply(txn: Txn, batch: Sequence[rec.NewRecord], now_ms: int) -> list[Outcom
     faults.hit("ledger.before_commit")
     return outcomes
 
-
-def open_storage(url: str) -> Storage:
-    """Opens the ledger at ``url``, creating it if needed.
-
-    Args:
-        url: ``sqlite:///relative/or/absolute/path.sqlite3`` (three slashes, then the path;
-            four for an absolute path, as in SQLAlchemy), or ``postgresql://...`` (a libpq URL;
-            the ledger lives in the first schema of the connection's search path).
-
-    Returns:
-        The backend for that URL.
-
-    Raises:
-        UsageError: the URL's scheme is not one fleetledger supports.
-        LedgerError: the ledger cannot be opened (not a ledger, unreadable, unreachable, or of
-            another schema version).
-    """
-    if url.startswith("sqlite:///"):
-        from .sqlite import SQLiteStorage
-
-        return SQLiteStorage(url[len("sqlite:///"):])
-    if url.startswith(("postgresql://", "postgres://")):
-        from .postgres import PostgresStorage
-
-        return PostgresStorage(url)
-    raise errors.UsageError(f"unsupported ledger URL {url!r}: use sqlite:///PATH or postgresql://...")

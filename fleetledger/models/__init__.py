@@ -11,64 +11,28 @@ being asked again.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from .. import errors
-from ..jobs.scan.shapes import Candidate, ModelAnswer, ModelRequest
+from ..jobs.scan.shapes import Candidate, ModelRequest
 from .config import ModelConfig
+from .provider import CallResult, ModelProvider
 
-PROVIDERS = ("offline", "openai", "anthropic")
+#: Each provider's class, as ``module:Class``; imported when the provider is asked for (a paid
+#: provider's SDK is imported only where it is used, the coordinator's host).
+PROVIDER_CLASSES = {
+    "offline": "fleetledger.models.offline_provider:OfflineProvider",
+    "openai": "fleetledger.models.openai_provider:OpenAIProvider",
+    "anthropic": "fleetledger.models.anthropic_provider:AnthropicProvider",
+}
+PROVIDERS = tuple(PROVIDER_CLASSES)
 
-
-@dataclass(frozen=True, kw_only=True)
-class CallResult:
-    """One model call's answer and what it cost.
-
-    Attributes:
-        answer: The parsed answer.
-        input_tokens, output_tokens: Tokens billed (0 for the offline analyst), over every
-            attempt the call took (a malformed answer that was asked again is billed too).
-        cost_usd: Price of the call in US dollars (0.0 offline, or when no price is configured).
-        request: Summary of what was asked (prompt version, candidate, lines shown, prompt
-            hash), recorded with ``model.call``; empty offline.
-        attempts: Requests the call took (1 unless answers were malformed).
-    """
-
-    answer: ModelAnswer
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    request: dict[str, Any] = field(default_factory=dict)
-    attempts: int = 1
-
-
-class ModelProvider(Protocol):
-    """A model that judges candidates.
-
-    Attributes:
-        name: Provider name, e.g. ``"offline"``.
-        model: Model name, e.g. ``"analyst-1"``.
-        runs_locally: True when the provider needs no network and no credentials, so it may
-            run inside a worker (and its sandbox); False for paid APIs, which the coordinator
-            calls on the host.
-    """
-
-    name: str
-    model: str
-    runs_locally: bool
-
-    def call(self, request: ModelRequest) -> CallResult:
-        """Answers one request (one HTTP request for a paid provider; the broker retries).
-
-        Raises:
-            ModelError: one of the kinds in ``fleetledger.models.failures``.
-        """
-
-    def close(self) -> None:
-        """Releases the provider's connections (it makes no calls after this)."""
+__all__ = ["PROVIDERS", "PROVIDER_CLASSES", "CallResult", "ModelProvider", "ModelSpec", "get_provider", "parse_spec",
+           "request_from_json", "request_to_json"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,9 +82,7 @@ def get_provider(spec: str, config: ModelConfig | None = None, *, environ: Mappi
     """
     parsed = parse_spec(spec)
     if parsed.provider == "offline":
-        from .offline_provider import OfflineProvider
-
-        return OfflineProvider()
+        return _provider_class(parsed.provider)()
     config = config or ModelConfig()
     env = os.environ if environ is None else environ
     settings = config.settings(parsed.provider)
@@ -130,13 +92,13 @@ def get_provider(spec: str, config: ModelConfig | None = None, *, environ: Mappi
                                 "in the coordinator's environment (any value for a local server that checks none)")
     base_url = settings.base_url or env.get(f"{parsed.provider.upper()}_BASE_URL") or None
     price = config.prices.get(str(parsed))
-    if parsed.provider == "openai":
-        from .openai_provider import OpenAIProvider
+    return _provider_class(parsed.provider)(parsed.model, settings=settings, api_key=key, base_url=base_url, price=price)
 
-        return OpenAIProvider(parsed.model, settings=settings, api_key=key, base_url=base_url, price=price)
-    from .anthropic_provider import AnthropicProvider
 
-    return AnthropicProvider(parsed.model, settings=settings, api_key=key, base_url=base_url, price=price)
+def _provider_class(provider: str) -> Any:
+    """Imports and returns the class of ``provider`` (a key of ``PROVIDER_CLASSES``)."""
+    module, _, name = PROVIDER_CLASSES[provider].partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def request_to_json(request: ModelRequest) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..jobs.scan.shapes import ModelRequest
-from . import CallResult
+from .provider import CallResult
 
 
 class OfflineProvider:

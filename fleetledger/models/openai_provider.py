@@ -21,7 +21,7 @@ import openai
 
 from .. import errors
 from ..jobs.scan.shapes import ModelRequest
-from . import CallResult
+from .provider import CallResult
 from .config import Price, ProviderSettings
 from .failures import MalformedAnswer, TransientModelError, classify as classify_error, classify_object, error_object
 from .prompts import ANSWER_SCHEMA, build_prompt, parse_answer

@@ -13,7 +13,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ... import __version__, effects
+from ... import effects
+from ...version import __version__
 from ...gate import Action
 from ...ledger.records import canonical_json
 from ..base import Job, JobOutcome, TaskSpec, task_name
