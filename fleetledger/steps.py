@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from . import errors
@@ -239,3 +239,13 @@ class TaskContext:
         if self.calls_left <= 0:
             raise OutOfCalls(self.task)
         self.calls_left -= 1
+
+
+def each(items: Iterable[Any], body: Callable[[Any], None]) -> None:
+    """Calls ``body`` on every item in turn; a ``StepFailed`` (the step's failure is already
+    recorded) moves on to the next item, so one failed step does not end its task."""
+    for item in items:
+        try:
+            body(item)
+        except StepFailed:
+            continue

@@ -3,7 +3,8 @@
 Sprints: ``detect`` (bandit and file hygiene over every file, plus the repository brief) ->
 ``investigate`` (the model judges each candidate) -> ``triage`` (severity) -> ``revalidate``
 (a sceptical second look at the survivors) -> ``export`` (SARIF 2.1.0, Markdown, JSON; an
-idempotent effect, run on the coordinator). The workers' side is ``tasks.py``.
+idempotent effect, run on the coordinator). The workers' side is ``tasks.py`` (the model passes:
+``investigate.py``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def code_parts() -> dict[str, frozenset[str]]:
     """Returns the package files (relative paths) of each code part of the scan's identity:
     ``job`` (the step runtime, the planner and the worker's dispatch, which every sprint runs),
     ``detect`` (bandit's driver, the taint engine, the file walk and the brief), ``analyst`` (the
-    model providers, the offline analyst and the prompts), ``triage`` and ``export`` (the
+    investigate and revalidate passes, the model providers, the offline analyst and the prompts), ``triage`` and ``export`` (the
     reports), each with what it imports (``identity.closure``). Every module a worker can
     import is in some part (a test checks it).
 
@@ -60,7 +61,7 @@ def code_parts() -> dict[str, frozenset[str]]:
         "job": closure("steps.py") | {"jobs/base.py", "jobs/scan/job.py", "jobs/scan/tasks.py", "jobs/scan/report.py",
                                       "jobs/scan/retry.py"},
         "detect": closure("jobs/scan/detect.py", "jobs/scan/brief.py", "jobs/scan/plan.py"),
-        "analyst": closure("models"),
+        "analyst": closure("models", "jobs/scan/investigate.py"),
         "triage": closure("jobs/scan/triage.py"),
         "export": closure("jobs/scan/export.py", "jobs/scan/report.py"),
     }

@@ -1,9 +1,10 @@
 """The scan's worker side: what a worker process does with each kind of task.
 
-``run_task(ctx)`` dispatches on the task's ``kind`` input. Every unit of work is a step
-(``ctx.step``), so a task that is run again after a crash skips what is already recorded.
-This module runs inside the worker process (and its sandbox): it is the only part of the scan
-that reads the repository.
+``run_task(ctx)`` dispatches on the task's ``kind`` input: the brief, detect and triage steps
+are here, the model passes (investigate, revalidate) in ``investigate``. Every unit of work is a
+step (``ctx.step``), so a task that is run again after a crash skips what is already recorded.
+These modules run inside the worker process (and its sandbox): they are the only part of the
+scan that reads the repository.
 """
 
 from __future__ import annotations
@@ -11,30 +12,16 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ... import faults
-from ...steps import StepFailed, TaskContext, input_hash
+from ...steps import TaskContext, each, input_hash
 from .brief import BRIEF_FILES, derive_brief
 from .detect import DETECT_VERSION, detect_file
+from .investigate import judge
 from .modules import UNREAD_REASONS
-from .shapes import Candidate, FileReport, ModelAnswer, ModelRequest
-from .source import decode_source
+from .shapes import Candidate, FileReport, ModelAnswer
 from .triage import triage
-
-if TYPE_CHECKING:
-    from ...models import ModelProvider
-
-_local_providers: dict[str, "ModelProvider"] = {}
-
-
-def _local_model(spec: str) -> "ModelProvider":
-    """The provider that runs in this worker (the offline analyst), made once per spec."""
-    if spec not in _local_providers:
-        from ...models import get_provider
-
-        _local_providers[spec] = get_provider(spec)
-    return _local_providers[spec]
 
 
 def run_task(ctx: TaskContext) -> dict[str, Any]:
@@ -44,19 +31,12 @@ def run_task(ctx: TaskContext) -> dict[str, Any]:
         ValueError: the task's ``kind`` is unknown (a planning bug).
     """
     kind = ctx.inputs["kind"]
-    handler = {"brief": _brief, "detect": _detect, "investigate": _judge, "revalidate": _judge,
+    handler = {"brief": _brief, "detect": _detect, "investigate": judge, "revalidate": judge,
                "triage": _triage}.get(kind)
     if handler is None:
         raise ValueError(f"unknown scan task kind {kind!r}")
     return handler(ctx)
 
-
-def _each(ctx: TaskContext, items: list[Any], body) -> None:  # type: ignore[no-untyped-def]
-    for item in items:
-        try:
-            body(item)
-        except StepFailed:
-            continue
 
 
 def _brief(ctx: TaskContext) -> dict[str, Any]:
@@ -94,7 +74,7 @@ def _detect(ctx: TaskContext) -> dict[str, Any]:
         ctx.step(f"detect:{f['path']}", input_hash(f["path"], f["sha256"], DETECT_VERSION, modules_sha), run,
                  why=f"detect {f['path']}", outcome=_detect_outcome)
 
-    _each(ctx, ctx.inputs["files"], one)
+    each(ctx.inputs["files"], one)
     return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}
 
 
@@ -123,78 +103,6 @@ def _detect_outcome(report: dict[str, Any]) -> str:
     return f"scanned: {len(report['candidates'])} candidate(s)"
 
 
-def _answer_outcome(result: dict[str, Any]) -> str:
-    answer = result["answer"]
-    cwe = f" CWE-{answer['cwe']}" if answer.get("cwe") else ""
-    return f"{answer['verdict']} {answer['confidence']}/10{cwe}"
-
-
-class _Sources:
-    """Reads and decodes each file once per task, checking it is the content that was planned."""
-
-    def __init__(self, root: Path, shas: dict[str, str]) -> None:
-        self.root = root
-        self.shas = shas
-        self._cache: dict[str, str] = {}
-
-    def text(self, path: str) -> str:
-        if path not in self._cache:
-            data = (self.root / path).read_bytes()
-            digest = hashlib.sha256(data).hexdigest()
-            if digest != self.shas[path]:
-                raise ValueError(f"{path} changed since it was detected (sha256 {self.shas[path][:12]} -> {digest[:12]})")
-            self._cache[path] = decode_source(data).text
-        return self._cache[path]
-
-
-def _judge(ctx: TaskContext) -> dict[str, Any]:
-    """Investigate or revalidate: one model call per candidate.
-
-    The offline analyst answers here, in the worker; a paid model is asked through the
-    coordinator (``ctx.ask_model``), which holds the credentials and records the call.
-    """
-    from ...models import parse_spec, request_to_json
-    from ...models.prompts import PROMPT_VERSION
-
-    pass_name = ctx.inputs["kind"]
-    spec = parse_spec(ctx.context.get("model", "offline"))
-    provider = _local_model(str(spec)) if spec.runs_locally else None
-    identity = (provider.name, provider.model) if provider is not None else (spec.provider, spec.model, PROMPT_VERSION)
-    sources = _Sources(Path(ctx.context["root"]), ctx.inputs["files"])
-    brief = ctx.context.get("brief", "")
-    brief_sha = hashlib.sha256(brief.encode("utf-8", "surrogateescape")).hexdigest()
-
-    def one(item: dict[str, Any]) -> None:
-        candidate = Candidate.from_json(item["candidate"])
-        prior = item.get("answer")
-
-        def run(key: str) -> dict[str, Any]:
-            request = ModelRequest(candidate=candidate, source=sources.text(candidate.path), brief=brief,
-                                   pass_name=pass_name, prior=prior)
-            if provider is None:
-                answer = ctx.ask_model(key, request_to_json(request))
-                faults.hit("scan.model.answered")
-                return {"candidate": candidate.id, "answer": answer}
-            # The offline analyst's work is bounded by the file it reads (detect's size limit) and
-            # the candidates it judges (detect's cap); it is not interrupted by a clock or a signal.
-            result = provider.call(request)
-            answer = result.answer.to_json()
-            ctx.record("model.call", key=key, why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}",
-                       payload={"provider": provider.name, "model": provider.model, "pass": pass_name,
-                                "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
-                                "cost_usd": result.cost_usd, "answer": answer})
-            return {"candidate": candidate.id, "answer": answer}
-
-        ctx.step(f"{pass_name}:{candidate.id}",
-                 input_hash(item, ctx.inputs["files"][candidate.path], *identity, brief_sha),
-                 run, spends_call=True, outcome=_answer_outcome,
-                 why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}")
-        faults.hit(f"scan.{pass_name}.after_step")
-
-    _each(ctx, ctx.inputs["items"], one)
-    return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}
-
-
 def _triage(ctx: TaskContext) -> dict[str, Any]:
     def one(item: dict[str, Any]) -> None:
         candidate = Candidate.from_json(item["candidate"])
@@ -207,5 +115,5 @@ def _triage(ctx: TaskContext) -> dict[str, Any]:
         ctx.step(f"triage:{candidate.id}", input_hash(item), run, outcome=lambda r: f"{r['severity']}: {r['reason']}",
                  why=f"triage {candidate.rule_id} at {candidate.path}:{candidate.line}")
 
-    _each(ctx, ctx.inputs["items"], one)
+    each(ctx.inputs["items"], one)
     return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}

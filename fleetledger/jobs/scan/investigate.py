@@ -1,0 +1,113 @@
+"""The model passes on the worker: ``investigate`` (is this candidate a real vulnerability?) and
+``revalidate``, its sceptical second look at the survivors, which asks the same question with the
+first answer as ``prior``. One recorded step per candidate, one model call each.
+
+The offline analyst (``models.offline``) answers here, in the worker; a paid model is asked
+through the coordinator (``TaskContext.ask_model``), which holds the credentials and records the
+call. Either way the answer is the step's result, so a rerun pays for no call twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ... import faults
+from ...steps import TaskContext, each, input_hash
+from .shapes import Candidate, ModelRequest
+from .source import decode_source
+
+if TYPE_CHECKING:
+    from ...models import ModelProvider
+
+_local_providers: dict[str, "ModelProvider"] = {}
+
+
+def _local_model(spec: str) -> "ModelProvider":
+    """The provider that runs in this worker (the offline analyst), made once per spec."""
+    if spec not in _local_providers:
+        from ...models import get_provider
+
+        _local_providers[spec] = get_provider(spec)
+    return _local_providers[spec]
+
+
+def _answer_outcome(result: dict[str, Any]) -> str:
+    answer = result["answer"]
+    cwe = f" CWE-{answer['cwe']}" if answer.get("cwe") else ""
+    return f"{answer['verdict']} {answer['confidence']}/10{cwe}"
+
+
+class _Sources:
+    """Reads and decodes each file once per task, checking it is the content that was planned."""
+
+    def __init__(self, root: Path, shas: dict[str, str]) -> None:
+        self.root = root
+        self.shas = shas
+        self._cache: dict[str, str] = {}
+
+    def text(self, path: str) -> str:
+        if path not in self._cache:
+            data = (self.root / path).read_bytes()
+            digest = hashlib.sha256(data).hexdigest()
+            if digest != self.shas[path]:
+                raise ValueError(f"{path} changed since it was detected (sha256 {self.shas[path][:12]} -> {digest[:12]})")
+            self._cache[path] = decode_source(data).text
+        return self._cache[path]
+
+
+def judge(ctx: TaskContext) -> dict[str, Any]:
+    """Runs an ``investigate`` or ``revalidate`` task: one model call per candidate item.
+
+    Args:
+        ctx: The task: ``inputs`` ``kind`` (the pass), ``items`` (``candidate``, and on
+            revalidate the first pass's ``answer``) and ``files`` (path -> planned sha256);
+            ``context`` ``root``, ``model`` and ``brief``.
+
+    Returns:
+        The task's summary: steps run and steps failed.
+
+    Raises:
+        StepFailed is caught per candidate (the step is recorded as failed and the next one runs).
+    """
+    from ...models import parse_spec, request_to_json
+    from ...models.prompts import PROMPT_VERSION
+
+    pass_name = ctx.inputs["kind"]
+    spec = parse_spec(ctx.context.get("model", "offline"))
+    provider = _local_model(str(spec)) if spec.runs_locally else None
+    identity = (provider.name, provider.model) if provider is not None else (spec.provider, spec.model, PROMPT_VERSION)
+    sources = _Sources(Path(ctx.context["root"]), ctx.inputs["files"])
+    brief = ctx.context.get("brief", "")
+    brief_sha = hashlib.sha256(brief.encode("utf-8", "surrogateescape")).hexdigest()
+
+    def one(item: dict[str, Any]) -> None:
+        candidate = Candidate.from_json(item["candidate"])
+        prior = item.get("answer")
+
+        def run(key: str) -> dict[str, Any]:
+            request = ModelRequest(candidate=candidate, source=sources.text(candidate.path), brief=brief,
+                                   pass_name=pass_name, prior=prior)
+            if provider is None:
+                answer = ctx.ask_model(key, request_to_json(request))
+                faults.hit("scan.model.answered")
+                return {"candidate": candidate.id, "answer": answer}
+            # The offline analyst's work is bounded by the file it reads (detect's size limit) and
+            # the candidates it judges (detect's cap); it is not interrupted by a clock or a signal.
+            result = provider.call(request)
+            answer = result.answer.to_json()
+            ctx.record("model.call", key=key, why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}",
+                       payload={"provider": provider.name, "model": provider.model, "pass": pass_name,
+                                "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
+                                "cost_usd": result.cost_usd, "answer": answer})
+            return {"candidate": candidate.id, "answer": answer}
+
+        ctx.step(f"{pass_name}:{candidate.id}",
+                 input_hash(item, ctx.inputs["files"][candidate.path], *identity, brief_sha),
+                 run, spends_call=True, outcome=_answer_outcome,
+                 why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}")
+        faults.hit(f"scan.{pass_name}.after_step")
+
+    each(ctx.inputs["items"], one)
+    return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}
