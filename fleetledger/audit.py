@@ -9,11 +9,17 @@ an audit costs what it finds, not the length of the ledger.
 
 from __future__ import annotations
 
-from typing import Any
+import datetime as dt
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from . import errors
 from .jobs.base import TaskSpec
 from .ledger.records import iso_utc
 from .reader import RunReader
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 _TASK_KINDS = frozenset({"task.assigned", "lease.expired", "lease.released", "task.finished", "task.failed"})
 _STEP_KINDS = frozenset({"step.intent", "step.done", "step.failed", "model.call"})
@@ -88,3 +94,56 @@ def audit(run: RunReader, path: str, *, worker: str | None = None,
                      "task": r.task, "epoch": r.epoch, "pid": holder.get("pid"), "kind": r.kind, "step": step,
                      "why": r.why, "policy_hash": r.policy_hash})
     return rows
+
+
+def audit_workspace(workspace: "Workspace", path: str, *, worker: str | None = None, task: str | None = None,
+                    since: str | None = None, warn: Callable[[str], None]) -> list[dict[str, Any]]:
+    """``fleetledger audit``: lists every recorded action of the workspace's current run that
+    touched ``path`` (``audit`` over ``status.current_run``, read-only).
+
+    Args:
+        workspace: The workspace.
+        path, worker, task: As ``audit``'s.
+        since: Only actions at or after this UTC time (ISO-8601; without a zone, UTC), or None.
+        warn: Called with a warning when the workspace lies in the current folder and was not
+            made here (what follows may be a forged history).
+
+    Returns:
+        As ``audit``.
+
+    Raises:
+        NoRunError: the workspace has no ledger, or the ledger no run.
+        UsageError: ``since`` is not an ISO-8601 time.
+        LedgerDamagedError, LedgerError: as ``status.current_run``.
+    """
+    from .status import current_run, require_ledger
+
+    require_ledger(workspace)
+    since_ms = parse_since(since)
+    with current_run(workspace, warn=warn) as (storage, view):
+        return audit(RunReader(storage, view), path, worker=worker, task=task, since_ms=since_ms)
+
+
+def parse_since(since: str | None) -> int | None:
+    """Returns ``--since`` (an ISO-8601 time such as ``2026-11-29T10:00:00Z``; without a zone,
+    UTC) as epoch ms, or None for None.
+
+    Raises:
+        UsageError: ``since`` is not an ISO-8601 time.
+    """
+    if not since:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(since.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise errors.UsageError(f"--since {since!r} is not an ISO-8601 time such as 2026-11-29T10:00:00Z") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+def audit_line(row: dict[str, Any]) -> str:
+    """Returns one of ``audit``'s rows as the line ``fleetledger audit`` prints (time, worker,
+    task@epoch, kind, step, why; not yet made printable)."""
+    where = f"{row['task']}@{row['epoch']}" if row["task"] else "-"
+    return f"{row['ts']}  {row['worker']:<11} {where:<20} {row['kind']:<13} {row['step'] or '':<40} {row['why']}"

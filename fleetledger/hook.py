@@ -1,10 +1,10 @@
 """``fleetledger hook session-start``: what an agent session that just started, or was just
 compacted, must do with the workspace's run.
 
-The answer follows the three-state rule of the run-state file, the ledger winning where the two
-disagree: RUNNING continues without asking anyone (the coordinator is live: nothing to start;
-it is not: run the recorded job command, or ``fleetledger recover`` when the run has been silent
-longer than the stale limit); HALTED waits for an explicit resume and says why; JACKED_OUT has
+The answer follows the three-state rule of the run-state file (``resumption.decide``), the
+ledger winning where the two disagree: RUNNING continues without asking anyone (the coordinator
+is live: nothing to start; it is not: run the recorded job command, or ``fleetledger recover``
+when the run has been silent longer than the stale limit); HALTED waits for an explicit resume and says why; JACKED_OUT has
 nothing to do and says where the outputs are; no run-state file, nothing to do. Where the run
 stands (current sprint, what is recorded, the steps in flight) is rebuilt from the ledger, so a
 session whose memory was compacted away picks up at the next unrecorded step.
@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from . import errors, runstate
@@ -27,6 +26,8 @@ from .ledger import open_storage
 from .ledger.records import iso_utc
 from .reader import load_view
 from .replay import RunView
+from .resumption import LIVE, NOTHING, WAIT, decide
+from .trust import workspace_doubt
 from .workspace import LEDGER_ENV, Workspace
 
 HOOK_EVENT = "SessionStart"
@@ -78,12 +79,11 @@ def session_start(workspace: Workspace, *, now_ms: int, stale_after_s: float = D
         LedgerError: the ledger cannot be read.
     """
     ws = shlex.quote(str(workspace.root))
-    try:  # before anything in the workspace is read
-        workspace.check_made_here([], near=[Path.cwd()])
-    except errors.UsageError as exc:
+    doubt = workspace_doubt(workspace)  # before anything in the workspace is read
+    if doubt is not None:
         return Advice(state=None, action="nothing", command=None,
                       context=f"fleetledger (workspace {workspace.root}): do not continue it and do not "
-                              f"trust what it says: {exc}. Tell the user.")
+                              f"trust what it says: {doubt}. Tell the user.")
     try:
         state = runstate.read(workspace.state_path)
     except errors.StateFileError as exc:
@@ -109,11 +109,17 @@ def session_start(workspace: Workspace, *, now_ms: int, stale_after_s: float = D
     if name != state.state:
         head += (f" (the run-state file says {state.state}; the ledger, which wins, says {name}: "
                  f"`fleetledger recover --workspace {ws}` rebuilds the file)")
-    if name == "JACKED_OUT":
+    decision = decide(name, explicit=False, holder=workspace.lock_holder)
+    if decision.action == NOTHING:
         return Advice(state=name, action="nothing", command=None, context=_finished(head, view, workspace))
-    if name == "HALTED":
+    if decision.action == WAIT:
         return _halted(head, view, state, ws)
-    return _running(head, view, state, workspace, now_ms=now_ms, stale_after_s=stale_after_s)
+    if decision.action == LIVE:
+        context = (f"{head} is RUNNING, live in fleetledger pid {decision.pid}. Do not start it again and "
+                   f"ask nobody: it goes on by itself; `fleetledger status --workspace {ws} --watch` shows it. "
+                   f"{_where_it_stands(view)}")
+        return Advice(state="RUNNING", action="live", command=None, context=context)
+    return _running(head, view, ws, now_ms=now_ms, stale_after_s=stale_after_s)
 
 
 def _halted(head: str, view: RunView, state: runstate.RunState, ws: str) -> Advice:
@@ -126,15 +132,10 @@ def _halted(head: str, view: RunView, state: runstate.RunState, ws: str) -> Advi
     return Advice(state="HALTED", action="wait", command=None, context=context)
 
 
-def _running(head: str, view: RunView, state: runstate.RunState, workspace: Workspace, *, now_ms: int,
-             stale_after_s: float) -> Advice:
-    ws = shlex.quote(str(workspace.root))
+def _running(head: str, view: RunView, ws: str, *, now_ms: int, stale_after_s: float) -> Advice:
+    """RUNNING and no coordinator holds the workspace: continue now, with ``recover`` (``ws``, the
+    workspace quoted for a shell), said to be interrupted when silent longer than ``stale_after_s``."""
     stands = _where_it_stands(view)
-    holder = workspace.lock_holder()
-    if holder is not None:
-        context = (f"{head} is RUNNING, live in fleetledger pid {holder.get('pid', '?')}. Do not start it again and "
-                   f"ask nobody: it goes on by itself; `fleetledger status --workspace {ws} --watch` shows it. {stands}")
-        return Advice(state="RUNNING", action="live", command=None, context=context)
     silent_s = (now_ms - view.last_activity_ms) / 1000
     recover = f"fleetledger recover --workspace {ws}"
     if silent_s > stale_after_s:

@@ -80,6 +80,33 @@ class SalvageReport:
         """True when a record of the damaged ledger is not in the new one."""
         return bool(self.unreadable or self.corrupt or self.after_loss or self.heads)
 
+    def lines(self) -> list[str]:
+        """Returns what ``fleetledger salvage`` prints: the damage found, what was kept and where
+        the damaged ledger went, each range not kept and why, per run, and the verdict (the new
+        ledger verifies, or not). Not yet made printable: the caller escapes them."""
+        lines = [f"damaged: {found}" for found in [self.wal, *self.pages] if found]
+        first, last = self.kept
+        lines.append(f"kept {last} records ({damage.text([[first, last]]) if last else 'none'}) in a new ledger; "
+                     f"the damaged one is in {self.damaged_kept_in}")
+        if self.unreadable:
+            lines.append(f"lost: {damage.text(self.unreadable)}: unreadable")
+        if self.corrupt:
+            lines.append(f"lost: {damage.text(damage.ranges(self.corrupt))}: "
+                         "read back with a hash that does not match their content")
+        if self.after_loss:
+            lines.append(f"not kept: {damage.text(damage.ranges(self.after_loss))}: readable, but after the loss "
+                         f"(their chain cannot continue there); kept as they were in {self.after_loss_file}")
+        lines += [f"run {run}: not kept: seq {', '.join(spans)}" for run, spans in self.lost_by_run.items()]
+        lines += [f"run {run}: its signed head was at seq {seq}: records up to it are gone without a trace"
+                  for run, seq in self.heads.items()]
+        if self.unknown_run:
+            lines.append(f"{damage.text(self.unknown_run)}: their run cannot be told")
+        lines += [f"problem in the new ledger: {problem}" for problem in self.problems]
+        lines.append("nothing was lost" if not self.lost_anything else
+                     "the new ledger verifies; `fleetledger resume` continues the run from what is left and redoes "
+                     "what was lost" if not self.problems else "the new ledger does NOT verify; see the problems above")
+        return lines
+
     def to_json(self) -> dict[str, Any]:
         return {"kept": list(self.kept), "unreadable": self.unreadable, "corrupt": self.corrupt,
                 "after_loss": damage.ranges(self.after_loss), "lost_by_run": self.lost_by_run,

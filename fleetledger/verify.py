@@ -18,8 +18,9 @@ Checks, per run unless noted:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .heads import HeadCheck
 from .leases import LeaseEvent, check_fence
@@ -28,6 +29,9 @@ from .ledger.records import (GENESIS_HASH, LEASE_END_KINDS, UNIQUE_KINDS, NewRec
 from .reader import checkpoint_payload
 from .replay import CHECKPOINT_FORMAT, RunView
 from .replay_rules import APPROVER
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 
 @dataclass
@@ -146,3 +150,35 @@ class _Folds:
             self.broken[r.run_id] = f"seq {r.seq}: {type(exc).__name__}: {exc}"
             del self.views[r.run_id]
         return problem
+
+
+def verify_workspace(workspace: "Workspace", *, warn: Callable[[str], None]) -> VerifyReport:
+    """``fleetledger verify``: checks every run of the workspace's ledger (``verify_records``)
+    against the heads this user signed last, plus the storage's own integrity check.
+
+    Args:
+        workspace: The workspace.
+        warn: Called with a warning when the workspace lies in the current folder and was not
+            made here (what follows may be a forged history); checking goes on.
+
+    Returns:
+        The report (its ``problems`` include the storage's integrity problems).
+
+    Raises:
+        NoRunError: the workspace has no ledger.
+        LedgerError: the ledger cannot be read.
+    """
+    from . import errors, runstate
+    from .heads import gather
+    from .ledger import open_storage
+    from .trust import warn_if_not_made_here
+    from .workspace import owner_key
+
+    if not workspace.exists():
+        raise errors.NoRunError(f"no ledger in {workspace.root}")
+    warn_if_not_made_here(workspace, warn)
+    with open_storage(workspace.ledger_url) as storage:
+        check = HeadCheck(gather(storage.url, runstate.signed_head(workspace.state_path, storage.url)), owner_key())
+        report = verify_records(storage.read(), check)
+        report.problems.extend(storage.integrity_problems())
+    return report
