@@ -109,3 +109,46 @@ def test_a_real_full_file_system_halts_the_run_and_it_finishes_once_space_is_fre
         assert verify_records(records(ws)).ok
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_after_the_scan_exported_does_not_leave_partial_reports(tmp_path: Path) -> None:
+    """Found by the chaos harness: the disk fills when the head is written after the export
+    sprint. The run halts (75) and would write "partial" reports over the final ones; the
+    resume finds the export recorded done and never writes them again, so a finished run kept
+    reports saying it halted on a full disk. The final reports are kept, and equal those of an
+    uninterrupted run."""
+    import json
+    import sys
+
+    from e2e import REPO_ROOT, _env
+
+    demo = REPO_ROOT / "fleetledger" / "demo_repo"
+    log = tmp_path / "points.log"
+
+    def scan(ws: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "fleetledger.cli", "scan", str(demo), "--workspace", str(ws),
+                               "--workers", "2", "--no-progress", "--sandbox", "none"], env=_env(env),
+                              capture_output=True, text=True, timeout=300, cwd=str(REPO_ROOT))
+
+    def sarif(ws: Path) -> dict:
+        data = json.loads((ws / "findings.sarif").read_text())
+        for run in data["runs"]:
+            run["properties"].pop("runId", None)
+            for invocation in run.get("invocations", []):
+                invocation.pop("startTimeUtc", None)
+        return data
+
+    reference = scan(tmp_path / "reference", {"FLEETLEDGER_FAULT_LOG": str(log)})
+    assert reference.returncode == 0, reference.stderr
+    heads = [line for line in log.read_text().splitlines() if line.endswith(" head.after_write")]
+    coordinator_pid = heads[-1].split()[0]
+    writes = sum(1 for line in heads if line.split()[0] == coordinator_pid)
+    ws = tmp_path / "ws"
+    halted = scan(ws, {"FLEETLEDGER_FAULT": f"head.after_write:{writes - 1}:enospc+"})
+    assert halted.returncode == HALTED, halted.stdout + halted.stderr
+    assert any(r.kind == "sprint.finished" and r.payload.get("sprint", r.key) == "export" for r in records(ws)), \
+        "the disk filled after the export"
+    resumed = scan(ws, {})
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert sarif(ws)["runs"][0]["properties"].get("haltReason") is None, "a finished run's reports say it halted"
+    assert sarif(ws) == sarif(tmp_path / "reference")

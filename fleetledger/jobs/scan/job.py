@@ -294,6 +294,13 @@ class ScanJob(Job):
         self._export(host, final=True)
 
     def on_halt(self, host: "HostContext") -> None:
+        """Writes partial outputs, unless the final ones are written already: a halt after the
+        export (a full disk at the last head, steps to try again) must not replace complete
+        reports with "partial" ones that no later export would replace, since the final
+        export is recorded done."""
+        if any(key.startswith("export:final:") and effect.get("done") is not None
+               for key, effect in host.view.effects.items()):
+            return
         self._export(host, final=False)
 
     def _export(self, host: "HostContext", *, final: bool) -> None:
