@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fleetledger.analysis import engine, parser
-from fleetledger.jobs.scan import detect, tasks
+from fleetledger.jobs.scan import detect, investigate, tasks
 from fleetledger.jobs.scan.detect import DetectLimits, detect_file
 
 SINKS = 2000
@@ -119,7 +119,7 @@ def test_detect_and_judge_never_arm_a_signal(tmp_path: Path, monkeypatch: pytest
     assert report.status == "scanned" and len(report.candidates) == 3
     from fleetledger.jobs.scan.shapes import ModelRequest
 
-    provider = tasks._local_model("offline")
+    provider = investigate._local_model("offline")
     answer = provider.call(ModelRequest(candidate=report.candidates[0], source=flask_view_with_sinks(3), brief="")).answer
     assert answer.verdict == "vulnerable"
-    assert not hasattr(tasks, "within_time_budget") and not hasattr(detect, "within_time_budget")
+    assert not any(hasattr(m, "within_time_budget") for m in (tasks, investigate, detect))
