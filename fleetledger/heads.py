@@ -199,7 +199,8 @@ def contradiction(storage: Any, ledger_url: str, run_id: str, last_seq: int, key
         storage: The ledger.
         ledger_url: Its URL as ``Storage.url`` shows it.
         run_id: The run.
-        last_seq: The seq of the run's last record in the ledger (``RunView.last_seq``).
+        last_seq: The seq of the run's last record as the caller read it (``RunView.last_seq``),
+            for the message; the ledger itself is read at the head's seq.
         key: The user's key.
         state_file_head: The run-state file's ``ledger.head``, if any.
     """
@@ -209,12 +210,14 @@ def contradiction(storage: Any, ledger_url: str, run_id: str, last_seq: int, key
         return None
     head = max(candidates, key=lambda h: h["seq"])
     seq = head["seq"]
-    if seq > last_seq:
-        return (f"run {run_id}: this user signed its head at seq {seq}, but the ledger ends at seq {last_seq} for it: "
-                "its records after that are gone (a cut tail, or WAL frames that SQLite dropped after damage)")
+    # Read at the head's seq even when ``last_seq`` ends before it: on a shared ledger another
+    # live host may have appended (and signed) more since ``last_seq`` was read.
     at = next(iter(storage.read(run_id, after_seq=seq - 1)), None)
     if at is not None and at.seq == seq and at.hash == head["hash"]:
         return None
+    if at is None:
+        return (f"run {run_id}: this user signed its head at seq {seq}, but the ledger ends at seq {last_seq} for it: "
+                "its records after that are gone (a cut tail, or WAL frames that SQLite dropped after damage)")
     return (f"run {run_id}: this user signed its head at seq {seq}, but the ledger's record there differs "
             "(the history was rewritten)")
 
