@@ -130,6 +130,15 @@ def test_salvage_after_a_damaged_page_keeps_every_readable_record_and_the_run_fi
     assert verify_records(_all_records(ws / "ledger.sqlite3")).ok
 
 
+def _records_as_committed(ws: Path, copy: Path) -> list[Record]:
+    """Every committed record, read from a copy of the ledger and its WAL (reading the ledger
+    itself would checkpoint the WAL into the main file when the connection closes)."""
+    copy.mkdir()
+    for path in ws.glob("ledger.sqlite3*"):
+        (copy / path.name).write_bytes(path.read_bytes())
+    return _all_records(copy / "ledger.sqlite3")
+
+
 def _killed_run_with_wal(ws: Path) -> None:
     """A run killed after many commits: its WAL holds committed frames not yet checkpointed."""
     crashed = run_synthetic(ws, "--tasks", str(TASKS), "--steps", str(STEPS), "--workers", "2", "--sandbox", "none",
@@ -158,11 +167,7 @@ def test_nul_block_in_wal_every_command_refuses_and_nothing_is_checkpointed_away
 def test_salvage_after_a_damaged_wal_frame_reports_exactly_what_was_lost(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     _killed_run_with_wal(ws)
-    copy = tmp_path / "copy"
-    copy.mkdir()
-    for path in ws.glob("ledger.sqlite3*"):
-        (copy / path.name).write_bytes(path.read_bytes())
-    truth = _all_records(copy / "ledger.sqlite3")
+    truth = _records_as_committed(ws, tmp_path / "copy")
     _damage_wal(ws)
     as_sqlite = tmp_path / "as-sqlite"
     as_sqlite.mkdir()
@@ -295,11 +300,7 @@ def test_a_wal_with_a_damaged_header_is_refused_and_salvaged(tmp_path: Path) -> 
     committed record; the run finishes with the results of an uninterrupted one."""
     ws = tmp_path / "ws"
     _killed_run_with_wal(ws)
-    copy = tmp_path / "copy"
-    copy.mkdir()
-    for path in ws.glob("ledger.sqlite3*"):
-        (copy / path.name).write_bytes(path.read_bytes())
-    truth = _all_records(copy / "ledger.sqlite3")
+    truth = _records_as_committed(ws, tmp_path / "copy")
     with open(ws / "ledger.sqlite3-wal", "r+b") as handle:
         handle.write(NUL_BLOCK)
     _every_command_refuses(ws, "damaged header", "silently drop")
