@@ -21,6 +21,11 @@ claims pending tasks with ``task.assigned`` records that the ledger's fence acce
 claimant only, and takes back leases whose expiry passed, whoever granted them. The one holding
 the run's leader lease (``leases.LEADER_TASK``) also plans, closes sprints, runs host sprints
 and finishes; the others wait for it meanwhile.
+
+This module is the loop; each part it calls lives in ``fleetledger/run/``, one concept a module:
+``recovery`` (the start), ``leadership`` (hosts of a shared ledger), ``dispatch`` (plans,
+assignments, leases), ``workers`` (the worker protocol and its trust boundary), ``settlement``
+(model calls), ``halts``; ``options``, ``host`` and ``operations`` hold what callers use.
 """
 
 from __future__ import annotations
