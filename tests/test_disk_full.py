@@ -5,6 +5,7 @@ and a resume once there is space finishes with the outputs of an uninterrupted r
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 from pathlib import Path
@@ -82,7 +83,8 @@ def test_a_real_full_file_system_halts_the_run_and_it_finishes_once_space_is_fre
         pytest.skip("mounting a tmpfs needs root")
     mount, target = tmp_path / "small", tmp_path / "tickets"
     mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)], check=True)
+    proc = None
     try:
         ws = mount / "ws"
         args = ("--tasks", "6", "--steps", "4", "--work-us", "100000", "--workers", "2", "--sandbox", "none",
@@ -90,24 +92,27 @@ def test_a_real_full_file_system_halts_the_run_and_it_finishes_once_space_is_fre
         proc = start_synthetic(ws, *args)
         wait_for(lambda: sum(1 for r in records(ws) if r.kind == "step.done") >= 3, what="some steps done", proc=proc)
         filler = mount / "filler"
-        with open(filler, "wb") as handle:  # take every free block
-            try:
+        try:
+            with open(filler, "wb") as handle:  # take every free block
                 while True:
                     handle.write(b"\xff" * 65536)
                     handle.flush()
-            except OSError:
-                pass
+        except OSError as exc:  # full now (or already: the run's WAL grows while the test reads it)
+            assert exc.errno == errno.ENOSPC, exc
         _, err = proc.communicate(timeout=240)
         assert proc.returncode == HALTED, err
         assert "Traceback" not in err
         _state_agrees(ws)
-        filler.unlink()
+        filler.unlink(missing_ok=True)
         done = run_synthetic(ws, *args)
         assert done.returncode == 0, done.stdout + done.stderr
         assert _steps(ws) == {f"t{t:04d}/s{n}": step_value(f"t{t:04d}", n) for t in range(6) for n in range(4)}
         assert deliveries(target) == {f"publish:t{t:04d}": 1 for t in range(6)}
         assert verify_records(records(ws)).ok
     finally:
+        if proc is not None and proc.poll() is None:  # a failed check leaves no process behind
+            proc.kill()
+            proc.communicate()
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
