@@ -157,3 +157,54 @@ def test_a_full_disk_after_the_scan_exported_does_not_leave_partial_reports(tmp_
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert sarif(ws)["runs"][0]["properties"].get("haltReason") is None, "a finished run's reports say it halted"
     assert sarif(ws) == sarif(tmp_path / "reference")
+
+
+def test_a_full_disk_reported_after_each_commit_never_halts_a_finished_run(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the chaos harness (``synthetic:enospc:ledger.after_commit:25``, exit 75, then a
+    resume that exited 0 with the run still RUNNING in its ledger): the disk filled just after
+    the commit of ``run.finished``. The append raised although the record was stored, the view
+    was not told, so the halt appended ``run.halted`` after ``run.finished``; the resume then
+    found ``run.finished`` already there (a duplicate), said "finished" and left the ledger
+    saying RUNNING. Each commit of a session that ends the run fails this way in turn (the
+    SQLite method: operation N, then N+1, until the session completes); every one must leave a
+    ledger that agrees with itself and a resume that finishes the run."""
+    import shutil
+
+    ws, target, states = tmp_path / "ws", tmp_path / "tickets", tmp_path / "state"
+    saved = tmp_path / "saved"
+    monkeypatch.setenv("XDG_STATE_HOME", str(states))  # the user's heads, put back with the workspace
+
+    def restore() -> None:
+        """Puts the workspace, the target and the user's heads back as the kill left them."""
+        for path in (ws, target, states):
+            shutil.rmtree(path, ignore_errors=True)
+            if (saved / path.name).exists():
+                shutil.copytree(saved / path.name, path)
+
+    crash = run_synthetic(ws, *_args(target), env={"FLEETLEDGER_FAULT": "effect.after_intent:1:kill"})
+    assert crash.returncode == -9, crash.stdout + crash.stderr  # killed in the publish sprint: no worker left
+    for path in (ws, target, states):
+        if path.exists():
+            shutil.copytree(path, saved / path.name)
+    log = tmp_path / "points.log"
+    restore()
+    probe = run_synthetic(ws, *_args(target), env={"FLEETLEDGER_FAULT_LOG": str(log)})
+    assert probe.returncode == 0, probe.stdout + probe.stderr
+    commits = sum(1 for line in log.read_text().splitlines() if line.endswith(" ledger.after_commit"))
+    assert records(ws)[-1].kind == "run.finished", "the session's last commit stores run.finished"
+    finished_then_full = 0
+    for n in range(1, commits + 1):
+        restore()
+        full = run_synthetic(ws, *_args(target), env={"FLEETLEDGER_FAULT": f"ledger.after_commit:{n}:enospc"})
+        said = full.stdout + full.stderr
+        assert full.returncode == HALTED, f"commit {n}: {said}"
+        assert "Traceback" not in said, said
+        kinds = [r.kind for r in records(ws)]
+        if "run.finished" in kinds:
+            finished_then_full += 1
+            assert kinds[-1] == "run.finished", f"commit {n}: {kinds[kinds.index('run.finished'):]} after run.finished"
+        _state_agrees(ws)
+        _resume_finishes_like_an_uninterrupted_run(ws, target)
+        assert fold(records(ws)).state == "JACKED_OUT", f"commit {n}: the resume said finished, the ledger does not"
+    assert finished_then_full == 1, "one of the commits was that of run.finished"

@@ -125,11 +125,15 @@ class HaltsMixin:
 
         Raises:
             LedgerError: the halt itself cannot be recorded (the ledger is still unwritable);
-                the run stays RUNNING in the ledger, so `recover` resumes it once it is back.
+                the run stays RUNNING in the ledger, so `recover` resumes it once it is back. Or
+                the failed append had stored ``run.finished``: the run is finished, not halted.
         """
         self._stop_pool()
         if not self.view.run_id or self.view.state is None:
             raise exc
+        if self.view.state == "JACKED_OUT":  # run.finished was stored although its append failed: never halted after it
+            raise errors.LedgerError(f"run {self.view.run_id} finished, but the ledger failed after recording it "
+                                     f"({exc}); its run-state file is rebuilt from the ledger at the next start") from exc
         try:
             if self.shared:  # the run goes on on the hosts that reach the ledger (or `recover` here)
                 return self._leave(f"the ledger could not be reached for {self.ledger_retry_s:g} s: {exc}")
