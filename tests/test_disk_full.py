@@ -208,3 +208,16 @@ def test_a_full_disk_reported_after_each_commit_never_halts_a_finished_run(tmp_p
         _resume_finishes_like_an_uninterrupted_run(ws, target)
         assert fold(records(ws)).state == "JACKED_OUT", f"commit {n}: the resume said finished, the ledger does not"
     assert finished_then_full == 1, "one of the commits was that of run.finished"
+
+
+def test_a_disk_full_before_anything_is_recorded_exits_75_not_1(tmp_path: Path) -> None:
+    """The ledger's disk full from the first commit (``run.started``) on: nothing can be
+    recorded, not even a halt; that is still a full disk (exit 75, saying so), not a generic
+    ledger error (exit 1), and the same command finishes once there is space."""
+    ws, target = tmp_path / "ws", tmp_path / "tickets"
+    full = run_synthetic(ws, *_args(target), env={"FLEETLEDGER_FAULT": "ledger.before_commit:1:enospc+"})
+    said = full.stdout + full.stderr
+    assert full.returncode == HALTED, said
+    assert "Traceback" not in said and "nothing was started" in said, said
+    assert records(ws) == []
+    _resume_finishes_like_an_uninterrupted_run(ws, target)

@@ -127,9 +127,14 @@ class HaltsMixin:
             LedgerError: the halt itself cannot be recorded (the ledger is still unwritable);
                 the run stays RUNNING in the ledger, so `recover` resumes it once it is back. Or
                 the failed append had stored ``run.finished``: the run is finished, not halted.
+            OutOfSpaceError: as LedgerError, when the ledger's disk is full (exit 75), also when
+                the run could not even be started.
         """
         self._stop_pool()
         if not self.view.run_id or self.view.state is None:
+            if getattr(exc, "no_space", False):
+                raise errors.OutOfSpaceError(f"{exc}; nothing was started: free some space and run the same "
+                                             "command again") from exc
             raise exc
         if self.view.state == "JACKED_OUT":  # run.finished was stored although its append failed: never halted after it
             raise errors.LedgerError(f"run {self.view.run_id} finished, but the ledger failed after recording it "
