@@ -112,6 +112,8 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         self.view: RunView = RunView(run_id="")
         self.pool: WorkerPool | None = None
         self._stop_reason: str | None = None
+        self._disk_full: str | None = None
+        """Set when a worker met a full disk (``steps.OutOfSpace``): the run halts for space."""
         self._state_written_ms = 0
         self._reserved: dict[str, int] = {}
         self._calls_made: dict[str, int] = {}

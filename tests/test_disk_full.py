@@ -221,3 +221,21 @@ def test_a_disk_full_before_anything_is_recorded_exits_75_not_1(tmp_path: Path) 
     assert "Traceback" not in said and "nothing was started" in said, said
     assert records(ws) == []
     _resume_finishes_like_an_uninterrupted_run(ws, target)
+
+
+def test_a_full_disk_in_a_workers_step_halts_the_run_and_gives_up_no_step(tmp_path: Path) -> None:
+    """A worker's step meets a full disk, at every step from then on (``synthetic.in_step:2:enospc+``
+    in each worker): before, each such step was recorded failed, given up at the second failure,
+    and the run finished (exit 0) without those steps' results, which no resume brought back. A
+    full disk is not the step's fault: the task is handed back, the run halts (75), and the
+    resume once there is space does every step."""
+    ws, target = tmp_path / "ws", tmp_path / "tickets"
+    full = run_synthetic(ws, *_args(target), env={"FLEETLEDGER_FAULT": "synthetic.in_step:2:enospc+"})
+    said = full.stdout + full.stderr
+    assert full.returncode == HALTED, said
+    assert "Traceback" not in said and "disk is full" in said, said
+    history = records(ws)
+    assert not [r for r in history if r.kind == "step.failed"], "a full disk fails no step"
+    assert fold(history).halt["kind"] == "disk"
+    assert _state_agrees(ws) == "HALTED"
+    _resume_finishes_like_an_uninterrupted_run(ws, target)

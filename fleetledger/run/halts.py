@@ -33,8 +33,8 @@ class HaltsMixin:
         self._stop_reason = reason
 
     def _halting(self) -> bool:
-        """True once a halt was asked for (a signal, an exhausted quota, a budget)."""
-        return self._stop_reason is not None or self._model_halt is not None
+        """True once a halt was asked for (a signal, an exhausted quota, a budget, a worker's full disk)."""
+        return self._stop_reason is not None or self._model_halt is not None or self._disk_full is not None
 
     def _pending_halt(self) -> RunResult | None:
         """Halts when a halt was asked for, once no host-side model call is in flight (a call
@@ -48,6 +48,9 @@ class HaltsMixin:
             return self._leave(self._stop_reason)
         if self._stop_reason is not None:
             return self._halt("interrupted", self._stop_reason)
+        if self._disk_full is not None:  # on a shared ledger, only this host's disk: the run goes on elsewhere
+            reason = f"{self._disk_full}; free some space, then `fleetledger resume`"
+            return self._halt("disk", reason) if self._leading() else self._leave(reason)
         halt = self._model_halt
         assert halt is not None
         if halt.kind == "budget":  # the figures once the calls that were in flight are recorded too
