@@ -66,6 +66,8 @@ def _resume_finishes_like_an_uninterrupted_run(ws: Path, target: Path) -> None:
     ("runstate.after_fsync:2:enospc", "HALTED"),
     ("head.after_write:3:enospc", "HALTED"),
     ("ledger.before_commit:8:enospc+", "RUNNING"),  # the ledger's disk stays full: HALTED cannot be recorded
+    # Every commit from the 3rd on is stored, then reports the full disk: halted once, never with a traceback.
+    ("ledger.after_commit:3:enospc+", "HALTED"),
 ])
 def test_enospc_at_each_write_site_halts_with_75_and_a_resume_finishes(tmp_path: Path, fault: str,
                                                                        ledger_state: str) -> None:

@@ -104,9 +104,13 @@ class HaltsMixin:
     def _halt_for_space(self, exc: OSError) -> RunResult:
         """Records HALTED after a workspace file could not be written for want of space.
 
+        A run whose ledger already says HALTED (the append that stored ``run.halted`` then met the
+        full disk) is not halted twice.
+
         Raises:
             OutOfSpaceError: the halt itself cannot be recorded (the ledger's disk is full too);
                 the run stays RUNNING in the ledger and in the run-state file.
+            OSError: the halt's append failed after its commit for another reason than space.
         """
         self._stop_pool()
         reason = f"the disk is full ({exc}); free some space, then `fleetledger resume`"
@@ -115,12 +119,22 @@ class HaltsMixin:
         if self.view.state == "JACKED_OUT":  # run.finished is recorded: the file is rebuilt at the next start
             raise errors.OutOfSpaceError(f"run {self.view.run_id} finished, but {reason.split(';')[0]}: its run-state "
                                          "file was left as it was and is rebuilt from the ledger at the next start") from exc
-        try:
-            return self._halt("disk", reason)
-        except errors.LedgerError as again:
-            raise errors.OutOfSpaceError(
-                f"{reason}; the ledger could not record HALTED either ({again}), so the run stays RUNNING and "
-                "`fleetledger recover` resumes it once there is space") from exc
+        if self.view.state != "HALTED":
+            try:
+                return self._halt("disk", reason)
+            except errors.LedgerError as again:
+                raise errors.OutOfSpaceError(
+                    f"{reason}; the ledger could not record HALTED either ({again}), so the run stays RUNNING and "
+                    "`fleetledger recover` resumes it once there is space") from exc
+            except OSError as again:  # raised after its commit: the view (``Coordinator.append``) says if it is stored
+                if again.errno not in NO_SPACE or self.view.state != "HALTED":
+                    raise
+        # HALTED is recorded (by an append whose commit was durable, though it reported the full disk):
+        # never a second run.halted; the run-state file is left whole, as it was, and rebuilt at the next start.
+        halt = self.view.halt or {}
+        return RunResult(run_id=self.view.run_id, state="HALTED", exit_code=EXIT_HALTED,
+                         message=f"run {self.view.run_id} HALTED: {halt.get('reason') or reason}; the run-state file "
+                                 f"could not be written ({exc})")
 
     def _halt_after_error(self, exc: errors.LedgerError) -> RunResult:
         """Records HALTED after the ledger failed for longer than the retry window (on a shared
