@@ -4,7 +4,8 @@ ledger-derived outputs with an uninterrupted run.
 
     python bench/chaos.py [--workload synthetic|fleet10|scan|all] [--jobs 2] [--limit N]
                           [--shard K/N] [--out results.jsonl] [--random N] [--seed S]
-                          [--family kill,enospc,nul,code] [--variants N] [--sample N]
+                          [--family kill,enospc,nul,code] [--variants N]
+                          [--sample N [--sample-seed S]] [--only ID,...]
     python bench/chaos.py --sum results*.jsonl
 
 Each scenario is one line of JSON in ``--out`` (appended and flushed as it ends), so a run can
@@ -12,7 +13,9 @@ be stopped at any moment and continued with the same command: finished scenarios
 Shards (``--shard K/N``) split the scenario list for several machines or sessions; ``--sum``
 adds up any number of result files. It prints:
 
-    scenarios run, process deaths injected, lost records (not reported by salvage), duplicated
+    scenarios run, faults that fired (each scenario proves its crash: the process that acted
+    leaves a once file; a scenario whose fault never fired is counted apart, and so is a crash
+    during recovery that never happened), process deaths injected, lost records (not reported by salvage), duplicated
     effects (counted at the effect's target, not from our ledger), divergent final outputs,
     ledgers failing verify, runs not finished, wrong exits (a traceback, a changed-code run not
     refused, damage neither refused nor harmless), run-state files contradicting the ledger, and
@@ -21,7 +24,10 @@ adds up any number of result files. It prints:
 Families of scenarios (``--family``, default all):
 
 * ``kill``: SIGKILL at every (fault point, occurrence), each also with a second kill during
-  recovery, plus ``--random`` kills at random times;
+  recovery, plus ``--random`` kills at random *events*: K drawn uniformly over the reference
+  run's events (every fault point reached, by any process), armed as ``*:K:kill`` with a
+  counter shared by every process (``faults``), so kills land in the middle of work, not
+  during start-up, and each replays from its K;
 * ``enospc``: the disk fills at every (fault point, occurrence) and stays full in that process
   (``enospc+``: every write point, ledger, run-state file, heads, reports, effects): the run must
   end HALTED with exit 75 (or finish, where the write was retried), never with a traceback, and
@@ -36,6 +42,11 @@ Families of scenarios (``--family``, default all):
 * ``code``: a kill, then the code changes (a copy of the package with one file edited): the
   same command must refuse (exit 2) and append nothing; ``--upgrade`` then finishes the run,
   with outputs equal to an uninterrupted run's and no effect repeated.
+
+Every scenario is reproducible from its id: ``--only ID`` runs it again (with the same
+``--workload`` and ``--seed``), and each problem is printed with that command. ``--sample N``
+runs a random sample of the scenarios (seeded by ``--sample-seed``, drawn when not given and
+printed): the CI subset, over every family, point and random kill.
 
 Workloads: ``synthetic`` (4 tasks x 5 steps, 2 workers, one effect per task into a target
 that does not deduplicate), ``fleet10`` (10 tasks x 3 steps, 10 workers, effects), ``scan``
@@ -55,7 +66,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,7 +112,7 @@ def _argv(workload: Workload, ws: Path, target: Path) -> list[str]:
 
 
 def _run(workload: Workload, ws: Path, target: Path, *, fault: str | None = None, once: Path | None = None,
-         kill_after_s: float | None = None, log: Path | None = None, timeout_s: float = 300,
+         counter: Path | None = None, log: Path | None = None, timeout_s: float = 300,
          code_root: Path = ROOT, extra: tuple[str, ...] = (), argv: list[str] | None = None,
          stderr: Path | None = None) -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETLEDGER_FAULT")}
@@ -113,17 +123,14 @@ def _run(workload: Workload, ws: Path, target: Path, *, fault: str | None = None
         env["FLEETLEDGER_FAULT_ONCE"] = str(once)
     if log:
         env["FLEETLEDGER_FAULT_LOG"] = str(log)
+    if counter:
+        env["FLEETLEDGER_FAULT_COUNTER"] = str(counter)
     sink = open(stderr, "w") if stderr else subprocess.DEVNULL
     proc = subprocess.Popen((argv or _argv(workload, ws, target)) + list(extra), env=env, stdout=subprocess.DEVNULL,
                             stderr=sink, cwd=str(code_root))
     if stderr:
         sink.close()
     try:
-        if kill_after_s is not None:
-            try:
-                proc.wait(timeout=kill_after_s)
-            except subprocess.TimeoutExpired:
-                proc.send_signal(signal.SIGKILL)
         return proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         proc.kill()
@@ -172,16 +179,15 @@ def outputs(workload: Workload, ws: Path, target: Path) -> dict[str, Any]:
     return {"state": view.state if view else None, "steps": steps, "tickets": tickets, "effects_done": done}
 
 
-def reference(workload: Workload, base: Path) -> tuple[dict[str, Any], dict[str, int], float]:
+def reference(workload: Workload, base: Path) -> tuple[dict[str, Any], dict[str, int], int]:
     """Runs the workload uninterrupted, logging every fault point it passes.
 
     Returns:
-        (outputs, {point: highest occurrence count in one process}, seconds it took).
+        (outputs, {point: highest occurrence count in one process}, events: every point
+        reached by every process, which ``*:K`` kills are drawn from).
     """
     ws, target, log = base / "ref-ws", base / "ref-target", base / "points.log"
-    start = time.monotonic()
     code = _run(workload, ws, target, log=log)
-    seconds = time.monotonic() - start
     if code != 0:
         raise SystemExit(f"the uninterrupted {workload.name} run failed (exit {code})")
     counts: dict[tuple[str, str], int] = {}
@@ -191,14 +197,15 @@ def reference(workload: Workload, base: Path) -> tuple[dict[str, Any], dict[str,
     points: dict[str, int] = {}
     for (_, name), n in counts.items():
         points[name] = max(points.get(name, 0), n)
-    return outputs(workload, ws, target), points, seconds
+    return outputs(workload, ws, target), points, sum(counts.values())
 
 
 def scenarios(workload: Workload, points: dict[str, int], *, random_count: int, seed: int,
-              max_occurrences: int, families: tuple[str, ...] = FAMILIES, variants: int = 20) -> list[dict[str, Any]]:
+              max_occurrences: int, families: tuple[str, ...] = FAMILIES, variants: int = 20,
+              events: int = 0) -> list[dict[str, Any]]:
     """The scenarios of ``families`` (see the module's docstring), deterministic for a seed:
     every (point, occurrence) kill with and without a second crash during recovery plus
-    ``random_count`` kills at random times; every (point, occurrence) full disk; ``variants``
+    ``random_count`` kills at random events (K of ``events``); every (point, occurrence) full disk; ``variants``
     damaged ledgers and ``variants`` code changes, each after a kill drawn from the kills."""
     rng = random.Random(seed)
     out: list[dict[str, Any]] = []
@@ -209,8 +216,10 @@ def scenarios(workload: Workload, points: dict[str, int], *, random_count: int, 
             out.append(base)
             again = rng.choice(RECOVERY_POINTS)
             out.append({**base, "id": base["id"] + f"+{again}", "recovery_fault": f"{again}:1:kill"})
-        for i in range(random_count):
-            out.append({"id": f"{workload.name}:random:{seed}:{i}", "family": "kill", "kill_at": rng.random()})
+        for i in range(random_count if events else 0):
+            k = rng.randint(1, events)
+            out.append({"id": f"{workload.name}:event:{seed}:{i}:{k}", "family": "kill", "fault": f"*:{k}:kill",
+                        "counter": True})
     if "enospc" in families:
         out += [{"id": f"{workload.name}:enospc:{point}:{n}", "family": "enospc", "fault": f"{point}:{n}:enospc+"}
                 for point, n in kills]
@@ -225,6 +234,28 @@ def scenarios(workload: Workload, points: dict[str, int], *, random_count: int, 
                 spec.update(file=picks.choice(["ledger.sqlite3", "ledger.sqlite3-wal"]), at=picks.random())
             out.append(spec)
     return out
+
+
+def spec_from_id(scenario: str) -> dict[str, Any] | None:
+    """The scenario an id names, for the kill and enospc families, whose ids say all of it
+    (``W:event:SEED:I:K``, ``W:POINT:N[+RECOVERY_POINT]``, ``W:enospc:POINT:N``); None for
+    another id (a damaged-ledger or changed-code scenario is found in the seed's list). So a
+    scenario replays even when the reference run now counts other events."""
+    workload, _, rest = scenario.partition(":")
+    if rest.startswith("event:"):
+        k = rest.rsplit(":", 1)[1]
+        return {"id": scenario, "family": "kill", "fault": f"*:{k}:kill", "counter": True} if k.isdigit() else None
+    if rest.startswith("enospc:"):
+        point, _, n = rest.removeprefix("enospc:").rpartition(":")
+        return {"id": scenario, "family": "enospc", "fault": f"{point}:{n}:enospc+"} if n.isdigit() else None
+    if rest.startswith(("nul:", "code:")) or not workload:
+        return None
+    kill, _, again = rest.partition("+")
+    point, _, n = kill.rpartition(":")
+    if not n.isdigit():
+        return None
+    spec = {"id": scenario, "family": "kill", "fault": f"{point}:{n}:kill"}
+    return {**spec, "recovery_fault": f"{again}:1:kill"} if again else spec
 
 
 def _fold_at(records: list[Any], seq: int) -> Any:
@@ -292,7 +323,7 @@ def _finish(workload: Workload, ws: Path, target: Path, **kwargs: Any) -> int:
     return code
 
 
-def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, Any], ref_seconds: float) -> dict[str, Any]:
+def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
     """Runs one scenario in a fresh temporary folder and checks its final outputs."""
     family = spec.get("family", "kill")
     with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:
@@ -300,8 +331,9 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
         ws, target = base / "ws", base / "target"
         deaths = wrong_exit = contradicts = reported = 0
         torn_like = False
-        kill_after = spec["kill_at"] * ref_seconds if "kill_at" in spec else None
-        code = _run(workload, ws, target, fault=spec.get("fault"), once=base / "once1", kill_after_s=kill_after)
+        code = _run(workload, ws, target, fault=spec.get("fault"), once=base / "once1",
+                    counter=base / "counter1" if spec.get("counter") else None)
+        fired = {"fired": int((base / "once1").exists())} if spec.get("fault") else {}
         deaths += code == -signal.SIGKILL
         first_exit = code
         if family == "enospc":
@@ -313,6 +345,7 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
         if spec.get("recovery_fault"):
             code = _run(workload, ws, target, fault=spec["recovery_fault"], once=base / "once2")
             deaths += code == -signal.SIGKILL
+            fired["recovery_fired"] = int((base / "once2").exists())
         if family == "nul":
             did, torn_like = damage(ws, spec["file"], spec["at"])
             code = _run(workload, ws, target, stderr=base / "after-damage.err")
@@ -355,7 +388,8 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
                 "reported_lost": reported, "torn_like_lost": torn, "duplicated_effects": dup, "divergent": int(got != expected),
                 **({"diverged": sorted(k for k in expected if got.get(k) != expected[k])} if got != expected else {}),
                 "verify_failed": int(not verify_records(final).ok), "wrong_exit": wrong_exit,
-                "state_contradicts": contradicts, "records": len(final), **({"damage": spec["damage"]} if "damage" in spec else {})}
+                "state_contradicts": contradicts, "records": len(final), **fired,
+                **({"damage": spec["damage"]} if "damage" in spec else {})}
 
 
 COUNTS = ("deaths", "lost", "duplicated_effects", "divergent", "verify_failed", "wrong_exit", "state_contradicts",
@@ -363,7 +397,8 @@ COUNTS = ("deaths", "lost", "duplicated_effects", "divergent", "verify_failed", 
 
 
 def summarise(paths: list[Path]) -> dict[str, int]:
-    totals = {"scenarios": 0, "unfinished": 0, **{key: 0 for key in COUNTS}}
+    totals = {"scenarios": 0, "unfinished": 0, "faults": 0, "fired": 0, "recovery_faults": 0, "recovery_fired": 0,
+              **{key: 0 for key in COUNTS}}
     for path in paths:
         for line in path.read_text().splitlines():
             if not line.strip():
@@ -373,6 +408,10 @@ def summarise(paths: list[Path]) -> dict[str, int]:
             for key in COUNTS:
                 totals[key] += row.get(key, 0)
             totals["unfinished"] += row["exit"] != 0
+            for key, armed in (("fired", "faults"), ("recovery_fired", "recovery_faults")):
+                if key in row:
+                    totals[armed] += 1
+                    totals[key] += row[key]
     return totals
 
 
@@ -384,7 +423,8 @@ def _print(totals: dict[str, int]) -> None:
           f"run-state files contradicting the ledger: {totals['state_contradicts']}; "
           f"records lost to damage and reported by salvage: {totals['reported_lost']}; "
           f"records of a last WAL transaction with a damaged frame (taken for a torn write): "
-          f"{totals['torn_like_lost']}")
+          f"{totals['torn_like_lost']}; faults that fired: {totals['fired']} of {totals['faults']}; "
+          f"crashes during recovery that fired: {totals['recovery_fired']} of {totals['recovery_faults']}")
 
 
 def main() -> int:
@@ -394,11 +434,13 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=None, help="Run at most this many scenarios (a CI subset).")
     parser.add_argument("--shard", default="0/1", help="K/N: run the scenarios whose index mod N is K.")
     parser.add_argument("--out", default=None, help="Result file (JSON lines); default bench/results/chaos-<workload>.jsonl.")
-    parser.add_argument("--random", type=int, default=20, help="Kills at random times per workload.")
+    parser.add_argument("--random", type=int, default=20, help="Kills at random events per workload.")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-occurrences", type=int, default=40, help="Highest occurrence of a point to kill at.")
     parser.add_argument("--sample", type=int, default=None,
-                        help="Run this many scenarios spread evenly over the list (a CI subset that reaches every kind).")
+                        help="Run a random sample of this many scenarios (a CI subset over every kind).")
+    parser.add_argument("--sample-seed", type=int, default=None, help="The sample's seed (default: drawn and printed).")
+    parser.add_argument("--only", default=None, help="Comma-separated scenario ids: run these (again) only.")
     parser.add_argument("--family", default=",".join(FAMILIES), help="Comma-separated families of scenarios.")
     parser.add_argument("--variants", type=int, default=20, help="Damaged-ledger and changed-code scenarios each.")
     parser.add_argument("--sum", nargs="*", default=None, help="Only add up these result files.")
@@ -418,26 +460,37 @@ def main() -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         done = {json.loads(line)["id"] for line in out.read_text().splitlines() if line.strip()} if out.exists() else set()
         with tempfile.TemporaryDirectory(prefix="chaos-ref-") as tmp:
-            expected, points, seconds = reference(workload, Path(tmp))
+            expected, points, events = reference(workload, Path(tmp))
         specs = [s for i, s in enumerate(scenarios(workload, points, random_count=args.random, seed=args.seed,
                                                    max_occurrences=args.max_occurrences, families=families,
-                                                   variants=args.variants)) if i % shards == shard]
-        todo = [s for s in specs if s["id"] not in done]
-        if args.sample and len(todo) > args.sample:  # evenly spread over the list, so every point is reached
-            todo = [todo[i * len(todo) // args.sample] for i in range(args.sample)]
+                                                   variants=args.variants, events=events)) if i % shards == shard]
+        if args.only:
+            by_id = {s["id"]: s for s in specs}
+            todo = [by_id.get(i) or spec_from_id(i) for i in args.only.split(",") if i.startswith(f"{name}:")]
+            missing = [i for i, s in zip(args.only.split(","), todo) if s is None]
+            if missing:
+                parser.error(f"--only: no scenario {', '.join(missing)} with --seed {args.seed} (run it with the "
+                             "--seed, --random and --variants it was listed under)")
+        else:
+            todo = [s for s in specs if s["id"] not in done]
+        if args.sample and len(todo) > args.sample:
+            sample_seed = args.sample_seed if args.sample_seed is not None else random.SystemRandom().randrange(10**9)
+            print(f"{name}: sample of {args.sample} drawn with --sample-seed {sample_seed}", flush=True)
+            todo = sorted(random.Random(sample_seed).sample(todo, args.sample), key=specs.index)
         todo = todo[: args.limit]
         print(f"{name}: {len(points)} fault points, {len(specs)} scenarios in shard {shard}/{shards}, "
               f"{len(specs) - len([s for s in specs if s['id'] not in done])} done before, running {len(todo)}",
               flush=True)
         with open(out, "a", encoding="utf-8") as sink, concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            futures = [pool.submit(run_scenario, workload, copy.deepcopy(s), expected, seconds) for s in todo]
+            futures = [pool.submit(run_scenario, workload, copy.deepcopy(s), expected) for s in todo]
             for future in concurrent.futures.as_completed(futures):
                 row = future.result()
                 sink.write(json.dumps(row) + "\n")
                 sink.flush()
                 if (row["lost"] or row["duplicated_effects"] or row["divergent"] or row["verify_failed"] or row["exit"]
                         or row["wrong_exit"] or row["state_contradicts"]):
-                    print(f"  PROBLEM {row}", flush=True)
+                    print(f"  PROBLEM {row}\n    replay: python bench/chaos.py --workload {name} --seed {args.seed} "
+                          f"--family {row['family']} --only {row['id']} --out /tmp/replay.jsonl", flush=True)
         totals_paths.append(out)
     totals = summarise(totals_paths)
     _print(totals)

@@ -22,6 +22,16 @@ forever", the SQLite testing method's second mode); without it, it acts once.
 processes that inherit the variable: the first to reach its occurrence creates ``path``
 (``O_EXCL``) and acts (with ``+``, at every later occurrence too); the others carry on.
 
+The name ``*`` arms every point: ``*:K:kill`` acts at the K-th point reached, whichever it
+is. With ``FLEETLEDGER_FAULT_COUNTER=path`` the occurrences are counted across every process
+that inherits the variables (coordinator, workers, the recovery's fresh processes): each hit
+appends one byte to ``path`` (``O_APPEND``, so concurrent appends never share a position) and
+its index is the file's size just after its own byte, which ``lseek`` reports for that
+process's open file description alone. So ``*:K:kill`` with a counter kills at the K-th event
+of the whole run, in whichever process reaches it: the chaos harness draws K uniformly over a
+reference run's events (kills land in the middle of work, not during start-up) and any
+scenario replays from its K.
+
 ``FLEETLEDGER_FAULT_LOG=path`` appends the name of every point reached (one per line, with the
 process id) so a harness can enumerate the points a workload passes through.
 """
@@ -35,6 +45,7 @@ import signal
 _ENV = "FLEETLEDGER_FAULT"
 _LOG_ENV = "FLEETLEDGER_FAULT_LOG"
 _ONCE_ENV = "FLEETLEDGER_FAULT_ONCE"
+_COUNTER_ENV = "FLEETLEDGER_FAULT_COUNTER"
 
 
 class _Armed:
@@ -59,6 +70,7 @@ class _Armed:
 _armed: _Armed | None = _Armed(os.environ[_ENV]) if os.environ.get(_ENV) else None
 _log_path: str | None = os.environ.get(_LOG_ENV) or None
 _once_path: str | None = os.environ.get(_ONCE_ENV) or None
+_counter_path: str | None = os.environ.get(_COUNTER_ENV) or None
 
 
 def arm(spec: str | None) -> None:
@@ -82,11 +94,15 @@ def hit(name: str) -> None:
         with open(_log_path, "a", encoding="utf-8") as log:
             log.write(f"{os.getpid()} {name}\n")
     armed = _armed
-    if armed is None or armed.name != name:
+    if armed is None or (armed.name != name and armed.name != "*"):
         return
-    armed.remaining -= 1
-    if armed.remaining > 0:
-        return
+    if _counter_path is not None:
+        if _event_index(_counter_path) < armed.remaining:
+            return
+    else:
+        armed.remaining -= 1
+        if armed.remaining > 0:
+            return
     if _once_path is not None and not armed.won:
         try:
             os.close(os.open(_once_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
@@ -106,3 +122,14 @@ def hit(name: str) -> None:
     elif action in ("eio", "enospc"):
         code = errno.EIO if action == "eio" else errno.ENOSPC
         raise OSError(code, f"injected {os.strerror(code)} at {name}")
+
+
+def _event_index(path: str) -> int:
+    """Appends this hit to the shared counter file and returns its 1-based index among every
+    hit of every process counting into the file (see the module docstring)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, b".")
+        return os.lseek(fd, 0, os.SEEK_CUR)
+    finally:
+        os.close(fd)

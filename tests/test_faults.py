@@ -74,3 +74,19 @@ def test_forever_under_once_keeps_acting_in_the_process_that_acted_first(tmp_pat
     second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert first.stdout.strip() == "3", first.stdout + first.stderr
     assert second.stdout.strip() == "0", "another process carries on"
+
+
+def test_star_with_a_counter_acts_at_the_kth_event_of_all_processes(tmp_path: Path) -> None:
+    """Issue 17: ``*:K:kill`` with a counter file kills at the K-th point reached by any of the
+    processes sharing the counter: three processes of 4 hits each, K = 7, so the second process
+    dies at its 3rd hit, the first ran all its 4 and the third, past K once the fault fired,
+    carries on (its first hit finds the once file and disarms it)."""
+    code = ("import sys\nfrom fleetledger import faults\nfor i in range(4):\n    faults.hit(f'p{i}')\n"
+            "    print(i, flush=True)\n")
+    env = {**os.environ, "FLEETLEDGER_FAULT": "*:7:kill", "FLEETLEDGER_FAULT_COUNTER": str(tmp_path / "counter"),
+           "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once")}
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+            for _ in range(3)]
+    assert [r.returncode for r in runs] == [0, -9, 0]
+    assert runs[0].stdout.split() == ["0", "1", "2", "3"] and runs[1].stdout.split() == ["0", "1"]
+    assert (tmp_path / "once").exists() and (tmp_path / "counter").stat().st_size == 4 + 3 + 1
