@@ -148,6 +148,12 @@ def main() -> None:
 @_workspace_option
 @_run_options
 @click.option("--new", "new_run", is_flag=True, help="Start a new run even if this job already has one.")
+@click.option("--cache", "cache", type=click.Path(file_okay=False), default=None, envvar="FLEETLEDGER_CACHE",
+              show_envvar=True, help="A result cache folder shared by runs (several hosts may share it): unchanged "
+                                     "files' results are taken from it, and a finished run adds its own.")
+@click.option("--reuse/--no-reuse", default=True, show_default=True,
+              help="Take the results earlier runs recorded for unchanged inputs (same file contents, code and "
+                   "policy) instead of computing them again.")
 @click.option("--demo", is_flag=True, help="Scan the small vulnerable web shop embedded in fleetledger instead of PATH.")
 @click.option("--join", "join", metavar="RUN_ID", default=None,
               help="Join the live run RUN_ID of the --ledger postgresql://... ledger as one more host: this "
@@ -156,12 +162,14 @@ def main() -> None:
               help="PROVIDER:MODEL that judges candidates: offline, openai:MODEL (any OpenAI-compatible endpoint) "
                    "or anthropic:MODEL; the policy's models must allow it (see docs/models.md).")
 def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
-         policy_path: str | None, progress: bool | None, allow_empty: bool, new_run: bool, demo: bool, join: str | None,
-         model: str) -> None:
+         policy_path: str | None, progress: bool | None, allow_empty: bool, new_run: bool, cache: str | None,
+         reuse: bool, demo: bool, join: str | None, model: str) -> None:
     """Scan the source repository at PATH (default: the current folder).
 
-    Running the same command again resumes the same run and pays only for missing work; after
-    the run finished it does nothing but say so.
+    Running the same command again resumes the same run and pays only for missing work. After
+    the run finished, it says so when the tree is unchanged; when files were added, changed or
+    deleted, it says which and starts a new run that takes the results of unchanged files from
+    the earlier runs (and from --cache), so it pays only for what changed.
     """
     from .jobs.registry import scan_job
 
@@ -170,7 +178,7 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
         target = Path(__file__).resolve().parent / "demo_repo" if demo else Path(path)
         job = scan_job(target, ws, model=model)
         _run(ws, job, RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
-                                 new_run=new_run, explicit_resume=join is None, join=join),
+                                 new_run=new_run, explicit_resume=join is None, join=join, reuse=reuse, cache=cache),
              policy_path, progress, allow_empty)
     except errors.FleetledgerError as exc:
         _fail(exc)

@@ -67,7 +67,7 @@ def to_json(report: ScanReport) -> dict[str, Any]:
         "exclusions": [e.to_json() for e in report.exclusions],
         "findings": [{**f.to_json(), "cwe": finding_cwe(f), "verdict": finding_verdict(f)} for f in findings],
         "not_judged": [g.to_json() for g in report.gaps],
-        "files": [f.to_json() for f in files],
+        "files": [{k: v for k, v in f.to_json().items() if k != "depends"} for f in files],
     }
 
 
