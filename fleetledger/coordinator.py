@@ -281,12 +281,13 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         since: dict[str, str] = {}
         if existing is not None and existing.state == "JACKED_OUT":
             self.view = existing
-            changed = self.job.changed_since(self.reader())
-            if changed is not None:  # a new run of the changed tree, paying only for what changed
+            tree, code = self.job.changed_since(self.reader()), self._code_changed(existing)
+            if tree is not None or code is not None:  # a new run, paying only for what changed
+                changed = "; ".join(([f"the tree: {tree}"] if tree else []) + ([f"the code: {code}"] if code else []))
                 since = {"run": existing.run_id, "changed": changed}
                 found = existing = None
-                print(f"the tree changed since run {since['run']} finished: {changed}; a new run scans it, reusing "
-                      "the results of what did not change", file=sys.stderr)
+                print(f"changed since run {since['run']} finished: {changed}; a new run takes the results of what "
+                      "did not change from the earlier runs and computes the rest", file=sys.stderr)
         if existing is not None and existing.state == "JACKED_OUT":
             self._write_state(force=True)
             outcome = self.job.outcome(self.reader(), str(self.workspace.root))

@@ -157,7 +157,7 @@ def test_each_change_reruns_exactly_what_it_touches_and_the_report_is_the_whole_
     (repo / "shop" / "extra.py").write_text("import os\nfrom flask import request\n\n\ndef run():\n"
                                             "    os.system(request.args['c'])\n")
     out = _scan(repo, ws)
-    assert "1 file(s) added (first: shop/extra.py)" in out and "carried over from earlier runs" in out
+    assert "the tree: 1 file(s) added (first: shop/extra.py)" in out and "carried over from earlier runs" in out
     second, steps = _last_run(ws)
     assert second != first
     assert _new(steps, "detect:") == {"detect:shop/extra.py"}
