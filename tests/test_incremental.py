@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 from fleetledger.jobs.scan.detect import detect_file
 from fleetledger.jobs.scan.modules import python_paths, still_holds
 
-from e2e import REPO_ROOT, records, run_cli
+from e2e import REPO_ROOT, _env, cli_from, installed_copy, records, run_cli
 
 DEMO = REPO_ROOT / "fleetledger" / "demo_repo"
 
@@ -105,6 +106,22 @@ def test_a_recorded_result_holds_only_while_what_it_read_and_looked_up_is_unchan
     assert not still_holds(result, {**planned, "sha256": "3" * 64}, shas, python_paths(shas)), "its own file changed"
     changed_during = {**result, "sha256": "4" * 64}
     assert not still_holds(changed_during, planned, shas, python_paths(shas)), "read at another hash than planned"
+
+
+def test_a_worker_cannot_claim_a_reuse_it_was_not_offered() -> None:
+    """A taken-over worker could record a made-up result as "reused" to hide a finding; the
+    coordinator refuses a claim whose result, key or origin differs from what it offered."""
+    from fleetledger.reuse import claim_problem
+
+    offer = {"key": "k1", "result": {"status": "scanned", "candidates": [1]}, "from": {"run": "scan-a", "seq": 7}}
+    offered = {"detect:a.py": [offer]}
+    claim = {"name": "detect:a.py", "result": offer["result"], "reuse": {"salt": "s", "key": "k1"}, "reused": offer["from"]}
+    assert claim_problem(claim, offered) is None
+    assert claim_problem({**claim, "result": {"status": "scanned", "candidates": []}}, offered)
+    assert claim_problem({**claim, "reuse": {"salt": "s", "key": "k2"}}, offered)
+    assert claim_problem({**claim, "reused": {"run": "scan-b", "seq": 7}}, offered)
+    assert claim_problem({**claim, "name": "detect:b.py"}, offered)
+    assert claim_problem({"name": "detect:a.py", "result": {}}, {}) is None, "a step that claims no reuse"
 
 
 # -- whole runs ----------------------------------------------------------------------------------
@@ -212,3 +229,25 @@ def test_a_shared_cache_serves_another_workspace_and_a_damaged_entry_is_never_us
     assert reused and all(r.payload["reused"]["run"] == origin and r.payload["reused"]["cache"] == str(cache)
                           for r in reused)
     assert _findings(tmp_path / "ws1") == _findings(tmp_path / "ws2")
+
+
+@pytest.mark.slow
+def test_a_new_analyst_version_reruns_the_model_passes_and_reuses_detection(tmp_path: Path) -> None:
+    """The analyst changes (an upgrade in place) after a finished run: the same command says the
+    code changed and starts a new run; detection and triage (whose code did not change, on the
+    same answers) are reused, every investigate and revalidate step runs again."""
+    install, repo, ws = installed_copy(tmp_path), _repo(tmp_path / "repo"), tmp_path / "ws"
+    scan = cli_from(install, "scan", str(repo), "--workspace", str(ws), "--no-progress")
+    first = subprocess.run(scan, env=_env({}), capture_output=True, text=True, timeout=240)
+    assert first.returncode == 0, first.stdout + first.stderr
+    before = _findings(ws)
+    offline = install / "fleetledger" / "models" / "offline.py"
+    offline.write_text(offline.read_text() + "\n# the analyst changed\n")
+    again = subprocess.run(scan, env=_env({}), capture_output=True, text=True, timeout=240)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "the code: analyst: " in again.stderr, again.stderr
+    _, steps = _last_run(ws)
+    assert not _new(steps, "detect:") and not _new(steps, "triage:")
+    model = {n for n in steps if n.startswith(("investigate:", "revalidate:"))}
+    assert model and _new(steps) == model
+    assert _findings(ws) == before
