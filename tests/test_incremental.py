@@ -103,6 +103,9 @@ def test_a_recorded_result_holds_only_while_what_it_read_and_looked_up_is_unchan
     assert not holds({p: h for p, h in shas.items() if p != "pkg/low.py"}), "a file it read is gone"
     assert not holds({**shas, "flask.py": "1" * 64}), "a name that resolved to no file of the repository now does"
     assert holds({**shas, "pkg/unrelated.py": "2" * 64}), "a file it never looked up was added"
+    assert result["depends"]["modules"]["pkg/second.py"] == "pkg.second"
+    renamed = {**result, "depends": {**result["depends"], "modules": {"pkg/second.py": "src.pkg.second"}}}
+    assert not still_holds(renamed, planned, shas, python_paths(shas)), "a module it loaded has another import name now"
     assert not still_holds(result, {**planned, "sha256": "3" * 64}, shas, python_paths(shas)), "its own file changed"
     changed_during = {**result, "sha256": "4" * 64}
     assert not still_holds(changed_during, planned, shas, python_paths(shas)), "read at another hash than planned"

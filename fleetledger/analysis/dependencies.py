@@ -27,22 +27,27 @@ class Dependencies:
         names: Import name -> the repository path it resolved to, or None when it resolved to
             no file of the repository (a library, or nothing): a file added later may take it.
         templates: Template name -> the path it resolved to, or None.
+        modules: Path of each module loaded -> its import name (``module_index``), which names
+            its functions in what the analysis reports (a new ``__init__.py`` may change it).
     """
 
     files: set[str] = field(default_factory=set)
     names: dict[str, str | None] = field(default_factory=dict)
     templates: dict[str, str | None] = field(default_factory=dict)
+    modules: dict[str, str | None] = field(default_factory=dict)
 
     def add(self, other: "Dependencies") -> None:
         """Adds ``other``'s files and lookups to these (in place)."""
         self.files |= other.files
         self.names.update(other.names)
         self.templates.update(other.templates)
+        self.modules.update(other.modules)
 
     def to_json(self, shas: dict[str, str] | None = None, *, leave_out: str = "") -> dict[str, object]:
-        """Returns ``{"files": {path: sha256 or ""}, "names": {...}, "templates": {...}}``,
+        """Returns ``{"files": {path: sha256 or ""}, "names", "templates", "modules"}``,
         sorted; ``shas`` gives each file's hash (``""`` when unknown); ``leave_out`` is a path
         not listed (the analysed file itself, whose hash is recorded beside)."""
         known = shas or {}
         return {"files": {p: known.get(p, "") for p in sorted(self.files) if p != leave_out},
-                "names": dict(sorted(self.names.items())), "templates": dict(sorted(self.templates.items()))}
+                "names": dict(sorted(self.names.items())), "templates": dict(sorted(self.templates.items())),
+                "modules": dict(sorted(self.modules.items()))}

@@ -85,12 +85,14 @@ class Program:
     def add_module(self, path: str, tree: ast.Module) -> ModuleInfo:
         """Indexes a parsed module (its defs, classes and imports) and returns it."""
         name, package = module_name(path)
-        name = self._names.get(path, name)  # the import name, not the folder path
+        indexed = self._names.get(path)
+        name = indexed or name  # the import name, not the folder path
         module = ModuleInfo(name=name, path=path, tree=tree, is_package=package)
         self.root = self.root or path
         self.modules[name] = module
         module.deps.files.add(path)
-        self.touch(path)
+        module.deps.modules[path] = indexed
+        self.depend(module.deps)
         index(module)
         self.functions.update(module.functions)
         self.classes.update(module.classes)

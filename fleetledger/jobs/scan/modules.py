@@ -111,8 +111,9 @@ def still_holds(result: Mapping[str, Any], planned: Mapping[str, Any], readable:
     """Says whether a detect result recorded by an earlier scan is this scan's result for the
     same file: the file was read at the hash this scan planned, and everything the analysis
     depended on (``FileReport.depends``) holds here: each other file it read has the same
-    hash among the files this scan may read, and each import and template name it looked up
-    resolves to the same file (or to none) among them.
+    hash among the files this scan may read, each import and template name it looked up
+    resolves to the same file (or to none) among them, and each module it loaded (itself
+    included) has the same import name.
 
     Args:
         result: The recorded ``FileReport.to_json()``.
@@ -134,12 +135,13 @@ def still_holds(result: Mapping[str, Any], planned: Mapping[str, Any], readable:
         return result.get("status") == "skipped" and not str(result.get("reason", "")).startswith(UNREAD_REASONS)
     if any(readable.get(path) != sha for path, sha in depends.get("files", {}).items()):
         return False
-    names = depends.get("names", {})
-    if names:
+    names, own = depends.get("names", {}), depends.get("modules", {})
+    if names or own:
         paths = module_paths if planned["path"] in readable or not planned["path"].endswith(MODULE_SUFFIXES) \
             else tuple(sorted({*module_paths, planned["path"]}))
-        by_name = module_index(paths)[0]
-        if any(by_name.get(name) != path for name, path in names.items()):
+        by_name, by_path = module_index(paths)
+        if any(by_name.get(name) != path for name, path in names.items()) \
+                or any(by_path.get(path) != name for path, name in own.items()):
             return False
     return all(template_path(readable, name) == path for name, path in depends.get("templates", {}).items())
 
