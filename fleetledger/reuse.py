@@ -13,7 +13,7 @@ reused only when the code, the policy and the inputs that decide it are those of
 run, and the ledger says where each reused result came from.
 
 Offers are data, not trust: a worker's ``reused`` claim is checked against what was offered
-to it (``claim_problem``), and the policy, the repository's rules and the sandbox apply to the
+to it (``record_problem``), and the policy, the repository's rules and the sandbox apply to the
 reused run as to any other (a step the policy denies is denied before reuse is considered).
 """
 
@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .ledger.records import canonical_json
-from .steps import input_hash
+from .steps import input_hash, reuse_key
 
 if TYPE_CHECKING:
     from .ledger.storage import Storage
@@ -84,31 +84,60 @@ class Offers:
             return self._index
         index: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for run_id, *_ in reversed(self.storage.runs()):
+            found: dict[tuple[str, str], list[dict[str, Any]]] = {}
+            caught = False
             for record in self.storage.read(run_id):
+                if record.kind == "policy.denied" and record.payload.get("action") == "worker message":
+                    caught = True  # a worker of this run was caught overreaching: none of its results is offered
+                    break
                 if record.kind != "step.done":
                     continue
                 payload = record.payload
                 reuse = payload.get("reuse")
                 if not isinstance(reuse, dict) or not isinstance(payload.get("result"), dict):
                     continue
-                kept = index.setdefault((reuse.get("salt"), payload.get("name")), [])
-                if len(kept) < MAX_OFFERS and all(o["key"] != reuse.get("key") for o in kept):
-                    origin = payload.get("reused") or {"run": record.run_id, "seq": record.seq}
-                    kept.append({"key": reuse.get("key"), "result": payload["result"], "from": origin})
+                origin = payload.get("reused") or {"run": record.run_id, "seq": record.seq}
+                found.setdefault((reuse.get("salt"), payload.get("name")), []).append(
+                    {"key": reuse.get("key"), "result": payload["result"], "from": origin})
+            if caught:
+                continue
+            for step, offers in found.items():
+                kept = index.setdefault(step, [])
+                for offer in reversed(offers):  # the run's last result of a step first
+                    if len(kept) < MAX_OFFERS and all(o["key"] != offer["key"] for o in kept):
+                        kept.append(offer)
         self._index = index
         return index
 
 
-def claim_problem(payload: dict[str, Any], offered: dict[str, list[dict[str, Any]]]) -> str | None:
-    """Checks a worker's ``step.done`` that says it reused a result: the result, its key and
-    its origin must be one the coordinator offered for that step. Returns what is wrong, or
-    None (also for a record that claims no reuse)."""
+def record_problem(payload: dict[str, Any], sent: dict[str, Any] | None) -> str | None:
+    """Checks what a worker's ``step.done`` says about reuse against what the coordinator sent
+    with the assignment (``sent``: the ``reuse`` message, or None when it sent none).
+
+    A result's reuse key must be the key of the salt the coordinator sent and of the step's own
+    input hash (so a result cannot be filed under another sprint's code, another policy or
+    other inputs), and a result claimed as reused must be one that was offered, with its key
+    and origin. A worker that reads hostile files may have been taken over; what it could
+    still do is record a wrong result for its true inputs, which the sandbox, not the ledger,
+    prevents (runs where a worker was caught are never offered, ``Offers``).
+
+    Returns:
+        What is wrong, or None.
+    """
+    reuse, name = payload.get("reuse"), str(payload.get("name"))
+    if reuse is None:
+        return None if payload.get("reused") is None else f"claimed to reuse a result for step {name!r} without a key"
+    if sent is None or not isinstance(reuse, dict) or reuse.get("salt") != sent.get("salt"):
+        return f"keyed the result of step {name!r} under a salt the coordinator did not send"
+    inputs = reuse.get("inputs")
+    if not isinstance(inputs, str) or inputs[:16] != payload.get("input_hash") \
+            or reuse.get("key") != reuse_key(sent["salt"], name, inputs):
+        return f"keyed the result of step {name!r} under a key that is not its inputs'"
     claim = payload.get("reused")
     if claim is None:
         return None
-    reuse = payload.get("reuse") or {}
-    for offer in offered.get(str(payload.get("name")), ()):
-        if offer["key"] == reuse.get("key") and offer["from"] == claim \
+    for offer in sent.get("offers", {}).get(name, ()):
+        if offer["key"] == reuse["key"] and offer["from"] == claim \
                 and canonical_json(offer["result"]) == canonical_json(payload.get("result")):
             return None
-    return f"claimed to reuse a result for step {payload.get('name')!r} that was not offered to it"
+    return f"claimed to reuse a result for step {name!r} that was not offered to it"

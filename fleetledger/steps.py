@@ -194,7 +194,8 @@ class TaskContext:
             self.given_up.append(name)
             return None
         key = step_key(self.task, name, inputs_hash)
-        reuse = {"salt": self.reuse_salt, "key": reuse_key(self.reuse_salt, name, inputs_hash)} if self.reuse_salt else None
+        reuse = ({"salt": self.reuse_salt, "inputs": inputs_hash, "key": reuse_key(self.reuse_salt, name, inputs_hash)}
+                 if self.reuse_salt else None)
         offer = self._offer(name, reuse, still_valid)
         if offer is not None:
             origin = offer["from"]

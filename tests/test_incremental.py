@@ -111,20 +111,53 @@ def test_a_recorded_result_holds_only_while_what_it_read_and_looked_up_is_unchan
     assert not still_holds(changed_during, planned, shas, python_paths(shas)), "read at another hash than planned"
 
 
-def test_a_worker_cannot_claim_a_reuse_it_was_not_offered() -> None:
-    """A taken-over worker could record a made-up result as "reused" to hide a finding; the
-    coordinator refuses a claim whose result, key or origin differs from what it offered."""
-    from fleetledger.reuse import claim_problem
+def test_a_worker_cannot_file_a_result_under_another_key_or_claim_a_reuse_it_was_not_offered() -> None:
+    """A taken-over worker could record a made-up result as "reused" to hide a finding, or file
+    its result under another salt or inputs to poison a later run; the coordinator refuses any
+    key that is not the sent salt's and the step's own inputs', and any claim whose result, key
+    or origin differs from what it offered."""
+    from fleetledger.reuse import record_problem
+    from fleetledger.steps import reuse_key
 
-    offer = {"key": "k1", "result": {"status": "scanned", "candidates": [1]}, "from": {"run": "scan-a", "seq": 7}}
-    offered = {"detect:a.py": [offer]}
-    claim = {"name": "detect:a.py", "result": offer["result"], "reuse": {"salt": "s", "key": "k1"}, "reused": offer["from"]}
-    assert claim_problem(claim, offered) is None
-    assert claim_problem({**claim, "result": {"status": "scanned", "candidates": []}}, offered)
-    assert claim_problem({**claim, "reuse": {"salt": "s", "key": "k2"}}, offered)
-    assert claim_problem({**claim, "reused": {"run": "scan-b", "seq": 7}}, offered)
-    assert claim_problem({**claim, "name": "detect:b.py"}, offered)
-    assert claim_problem({"name": "detect:a.py", "result": {}}, {}) is None, "a step that claims no reuse"
+    inputs = "ab" * 32
+    key = reuse_key("s", "detect:a.py", inputs)
+    offer = {"key": key, "result": {"status": "scanned", "candidates": [1]}, "from": {"run": "scan-a", "seq": 7}}
+    sent = {"salt": "s", "offers": {"detect:a.py": [offer]}}
+    fresh = {"name": "detect:a.py", "input_hash": inputs[:16], "result": {"status": "scanned", "candidates": []},
+             "reuse": {"salt": "s", "inputs": inputs, "key": key}}
+    claim = {**fresh, "result": offer["result"], "reused": offer["from"]}
+    assert record_problem(fresh, sent) is None and record_problem(claim, sent) is None
+    assert record_problem({**fresh, "reuse": {**fresh["reuse"], "salt": "t"}}, sent), "another salt"
+    assert record_problem({**fresh, "reuse": {**fresh["reuse"], "key": reuse_key("s", "detect:a.py", "cd" * 32)}}, sent)
+    assert record_problem({**fresh, "input_hash": "cd" * 8}, sent), "inputs that are not the step's"
+    assert record_problem(fresh, None), "a key where no salt was sent"
+    assert record_problem({**claim, "result": {"status": "scanned", "candidates": []}}, sent), "another result"
+    assert record_problem({**claim, "reused": {"run": "scan-b", "seq": 7}}, sent), "another origin"
+    assert record_problem({"name": "detect:a.py", "result": {}, "reused": offer["from"]}, sent), "a claim without a key"
+    assert record_problem({"name": "detect:a.py", "result": {}}, None) is None, "a step of a sprint that is not keyed"
+
+
+def test_a_run_where_a_worker_was_caught_offers_nothing_and_each_step_offers_its_latest_results(tmp_path: Path) -> None:
+    from fleetledger.ledger import NewRecord, open_storage
+    from fleetledger.reuse import Offers
+
+    def done(run: str, task: str, key: str, result: dict[str, Any]) -> NewRecord:
+        return NewRecord(run_id=run, actor="w01", kind="step.done", key=f"{task}/detect:a.py@{key[:16]}", task=task,
+                         payload={"name": "detect:a.py", "input_hash": key[:16], "result": result,
+                                  "reuse": {"salt": "s", "inputs": key, "key": key}})
+
+    with open_storage(f"sqlite:///{tmp_path / 'ledger.sqlite3'}") as storage:
+        for run, results in (("scan-a", [("1" * 64, {"v": "old"}), ("2" * 64, {"v": "a2"})]),
+                             ("scan-b", [("1" * 64, {"v": "new"})]), ("scan-c", [("3" * 64, {"v": "forged"})])):
+            storage.append([NewRecord(run_id=run, actor="coordinator", kind="run.started", key=run,
+                                      payload={"job": {"kind": "scan"}, "sprints": ["detect"]})], now_ms=1)
+            storage.append([done(run, "detect-0001", key, result) for key, result in results], now_ms=2)
+        storage.append([NewRecord(run_id="scan-c", actor="coordinator", kind="policy.denied", why="caught",
+                                  payload={"action": "worker message", "target": "w01"})], now_ms=3)
+        offers = Offers(storage).offers("s", ["detect:a.py", "detect:b.py"])
+    assert list(offers) == ["detect:a.py"]
+    assert [(o["key"][0], o["result"]["v"], o["from"]["run"]) for o in offers["detect:a.py"]] == \
+        [("1", "new", "scan-b"), ("2", "a2", "scan-a")], "the latest result per key, none of the caught run's"
 
 
 # -- whole runs ----------------------------------------------------------------------------------

@@ -175,7 +175,7 @@ class DispatchMixin:
             reuse = self._reuse_message(spec, task.sprint)
             if reuse is not None:
                 message["reuse"] = reuse
-                worker.offered = {worker.task: reuse["offers"]}
+                worker.offered = {worker.task: reuse}
             pool.send(worker, message)
         if quota_blocked and not any(self.view.tasks[t].status == "leased" for t in self.view.sprints[sprint].tasks):
             used = int(self.view.model["calls"])
