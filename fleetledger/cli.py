@@ -2,7 +2,8 @@
 
 Each command builds the objects a Python user would (``Workspace``, ``ScanJob``,
 ``Coordinator``) and calls one method; library errors become CLI errors only here, with their
-exit codes: 0 done, 1 error, 2 bad input, 3 the workspace is in use, 75 HALTED.
+exit codes: 0 done, 1 error, 2 bad input, 3 the workspace is in use, 4 nothing to scan, 5 a finding
+new against the baseline (``scan --only-new``), 75 HALTED.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import click
 
 from . import errors
+from .cli_codescanning import EXIT_NEW_FINDINGS, code_scanning_options, export_options
 from .coordinator import EXIT_HALTED, Coordinator, RunOptions, wall_clock_ms
 from .display import json_text, printable
 from .ledger import open_storage
@@ -127,9 +129,15 @@ def _run(ws: Workspace, job: Any, options: RunOptions, policy_path: str | None, 
                  *(result.account.lines() if result.account is not None else ())]:
         _echo(line)
     nothing = result.outcome.nothing_to_do if result.outcome is not None else None
+    for warning in result.outcome.warnings if result.outcome is not None else ():
+        _echo(f"warning: {warning}", err=True)
     if nothing and not allow_empty:
         _echo(f"fleetledger: {nothing}; pass --allow-empty to accept a scan with nothing to scan", err=True)
         sys.exit(EXIT_NOTHING_TO_SCAN)
+    new = result.outcome.new_findings if result.outcome is not None else None
+    if result.exit_code == 0 and new:
+        _echo(f"fleetledger: {new} finding(s) new against the baseline (--only-new)", err=True)
+        sys.exit(EXIT_NEW_FINDINGS)
     sys.exit(result.exit_code)
 
 
@@ -155,20 +163,23 @@ def main() -> None:
 @click.option("--model", default="offline", show_default=True, envvar="FLEETLEDGER_MODEL", show_envvar=True,
               help="PROVIDER:MODEL that judges candidates: offline, openai:MODEL (any OpenAI-compatible endpoint) "
                    "or anthropic:MODEL; the policy's models must allow it (see docs/models.md).")
+@code_scanning_options
 def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
          policy_path: str | None, progress: bool | None, allow_empty: bool, new_run: bool, demo: bool, join: str | None,
-         model: str) -> None:
+         model: str, repo_root: str | None, category: str | None, honour_nosec: bool, baseline: str | None,
+         only_new: bool, absent_results: bool) -> None:
     """Scan the source repository at PATH (default: the current folder).
 
     Running the same command again resumes the same run and pays only for missing work; after
-    the run finished it does nothing but say so.
+    the run finished it does nothing but say so. See docs/ci.md for CI and code scanning.
     """
     from .jobs.registry import scan_job
 
     try:
         ws = Workspace.at(workspace)
         target = Path(__file__).resolve().parent / "demo_repo" if demo else Path(path)
-        job = scan_job(target, ws, model=model)
+        export = export_options(target, repo_root, category, honour_nosec, baseline, only_new, absent_results)
+        job = scan_job(target, ws, model=model, export=export)
         _run(ws, job, RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
                                  new_run=new_run, explicit_resume=join is None, join=join),
              policy_path, progress, allow_empty)

@@ -171,7 +171,8 @@ def test_rules_unique_rule_index_right_and_one_call_merged():
     assert [m["ruleId"] for m in merged["properties"]["mergedFrom"]] == ["FL-EVAL", "B307"]
     assert "Also reported as B307 (bandit)." in merged["message"]["text"]
     assert len(merged["locations"]) == 1 and "relatedLocations" not in merged
-    assert merged["partialFingerprints"] == {sarif.FINGERPRINT_KEY: ours.candidate.id}
+    assert merged["properties"]["candidateId"] == ours.candidate.id  # the primary's fingerprints
+    assert set(merged["partialFingerprints"]) == {"primaryLocationLineHash", "fleetledgerFingerprint/v1"}
     assert rules[merged["ruleIndex"]]["properties"]["tags"] == ["security", "external/cwe/cwe-95"]
     assert merged["properties"]["cwe"] == "CWE-95"
 
