@@ -8,7 +8,7 @@ is the same finding:
 2. else GitHub's ``primaryLocationLineHash``, the rule and the file's URI;
 3. else the candidate id of earlier exports (``candidateId/v1``, line-dependent) and the rule.
 
-A matched result is ``unchanged`` when its level and message are the same, else ``updated``; an
+A matched result is ``unchanged`` when its level, message and severity are the same, else ``updated``; an
 unmatched one is ``new``; every baseline result left unmatched is added as ``absent`` (its
 ``ruleIndex`` dropped: it indexes the baseline's rules) unless the options say not to. Matching
 is one to one: two equal fingerprints pair with two equal ones, in order.
@@ -103,9 +103,12 @@ def _uri(result: dict[str, Any]) -> str:
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """True when nothing a reviewer reads changed: the level and the message text."""
-    return a.get("level", "warning") == b.get("level", "warning") and (a.get("message") or {}).get("text") == \
-        (b.get("message") or {}).get("text")
+    """True when nothing a reviewer reads changed: the level, the message text and the triage
+    severity (``properties.severity``: high and critical are both level ``error``)."""
+    def seen(result: dict[str, Any]) -> tuple[Any, ...]:
+        return (result.get("level", "warning"), (result.get("message") or {}).get("text"),
+                (result.get("properties") or {}).get("severity"))
+    return seen(a) == seen(b)
 
 
 def compare(results: list[dict[str, Any]], baseline: Baseline, *, absent: bool = True) -> dict[str, int]:

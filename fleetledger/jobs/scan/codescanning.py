@@ -58,14 +58,14 @@ def root_uri(path: str) -> str:
     return uri if uri.endswith("/") else uri + "/"
 
 
-def finish(log: dict[str, Any], report: "ScanReport", note: Note, *, limits_in: limits.Limits = limits.GITHUB) -> None:
+def finish(log: dict[str, Any], report: "ScanReport", note: Note, *, limits_in: limits.Limits | None = None) -> None:
     """Applies steps 1-6 of the module docstring to the log's run, in place.
 
     Args:
         log: The log ``sarif.to_sarif`` built, with its one run.
         report: The scan report (its ``export`` options; None means the defaults).
         note: Builds a notification for ``invocations[0].toolExecutionNotifications``.
-        limits_in: The ingestion limits (``limits.GITHUB``; tests shrink them).
+        limits_in: The ingestion limits; None: ``limits.GITHUB`` as it is at the call.
 
     Raises:
         UsageError: the baseline cannot be read or is not SARIF (``baseline.load``), or the
@@ -95,7 +95,7 @@ def finish(log: dict[str, Any], report: "ScanReport", note: Note, *, limits_in: 
         }
         if c.suppression:
             result["properties"]["sourceSuppression"] = c.suppression
-        if options.honour_nosec and nosec.covers(c.suppression, c.rule_id):
+        if options.honour_nosec and nosec.applies(c):
             suppressed += 1
             result["suppressions"] = [{"kind": "inSource", "status": "accepted",
                                        "justification": _justification(c)}]
@@ -106,7 +106,7 @@ def finish(log: dict[str, Any], report: "ScanReport", note: Note, *, limits_in: 
         notes.append(note("baseline-compared", "note", f"Compared with the baseline {options.baseline}: "
                           + ", ".join(f"{n} {state}" for state, n in counts.items())
                           + ("" if options.absent_results else " (absent results not included in this file)") + "."))
-    trimmed = limits.fit(log, json_bytes, limits_in)
+    trimmed = limits.fit(log, json_bytes, limits_in or limits.GITHUB)
     run = log["runs"][0]
     run["properties"]["trimmed"] = trimmed
     if trimmed:

@@ -131,7 +131,7 @@ def _status(c: Any, options: ExportOptions, states: dict[str, dict[str, Any]] | 
         if state.get("baselineState"):
             out["baseline_state"] = state["baselineState"]
         return out
-    return {"status": "suppressed" if options.honour_nosec and nosec.covers(c.suppression, c.rule_id) else "open"}
+    return {"status": "suppressed" if options.honour_nosec and nosec.applies(c) else "open"}
 
 
 def _utf8(text: str) -> bytes:

@@ -82,7 +82,7 @@ def _status(f: Finding, options: ExportOptions, states: dict[str, dict[str, Any]
     """"open" or "suppressed", then the baseline state when there is one ("open, new")."""
     c = f.candidate
     state = (states or {}).get(c.id)
-    suppressed = state["suppressed"] if state else options.honour_nosec and nosec.covers(c.suppression, c.rule_id)
+    suppressed = state["suppressed"] if state else options.honour_nosec and nosec.applies(c)
     text = "suppressed" if suppressed else "open"
     return f"{text}, {state['baselineState']}" if state and state.get("baselineState") else text
 

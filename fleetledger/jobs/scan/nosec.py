@@ -7,7 +7,7 @@ rendered both ways from one ledger and the repository's claim is never lost.
 
 Syntax (what the tools that write these comments accept):
 
-* bandit: ``# nosec`` alone suppresses every rule on the line; ``# nosec B602, B607`` (commas or
+* bandit: ``# nosec`` (right after a ``#``, as bandit's pattern wants) alone suppresses every rule on the line; ``# nosec B602, B607`` (commas or
   spaces, an optional ``:`` after ``nosec``) only the rules named. Bandit's own docs:
   https://bandit.readthedocs.io/en/latest/config.html#exclusions.
 * flake8 / ruff: ``# noqa: B602`` or ``# noqa: S602`` (flake8-bandit and ruff number bandit's
@@ -24,7 +24,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 MAX_COMMENT_CHARS = 200
@@ -33,8 +33,8 @@ MAX_LINES_CHECKED = 20
 """Lines of a multi-line candidate (a call split over lines) searched for a comment, from its
 first line; bandit searches the flagged node's line range the same way."""
 
-_NOSEC = re.compile(r"(?<![\w-])nosec\b:?(?P<rest>[^#]*)")
-_NOQA = re.compile(r"(?<![\w-])noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
+_NOSEC = re.compile(r"#\s*nosec\b:?(?P<rest>[^#]*)")  # bandit's own pattern, whole word
+_NOQA = re.compile(r"#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
 _RULE = re.compile(r"\b[BS][0-9]{3}\b")
 _MENTION = re.compile(r"nosec|noqa", re.IGNORECASE)
 
@@ -109,14 +109,29 @@ def suppression_for(lines: Sequence[str], first: int, last: int, by_line: dict[i
     return None
 
 
-def covers(suppression: dict[str, Any] | None, rule_id: str) -> bool:
-    """True when a recorded suppression names ``rule_id`` (or, ``# nosec`` alone, every rule).
+def covers(suppression: dict[str, Any] | None, rule_ids: Iterable[str]) -> bool:
+    """True when a recorded suppression names one of ``rule_ids`` (``# nosec`` alone: any rule).
 
     Args:
         suppression: ``Candidate.suppression`` (None: no comment).
-        rule_id: The rule of the result.
+        rule_ids: The rules the result stands for.
     """
     if not suppression:
         return False
     rules = suppression.get("rules") or []
-    return suppression.get("kind") == "nosec" and not rules or rule_id in rules
+    return suppression.get("kind") == "nosec" and not rules or any(rule in rules for rule in rule_ids)
+
+
+def applies(candidate: Any) -> bool:
+    """True when the candidate's recorded suppression comment covers it (read-only).
+
+    A candidate stands for its own rule and for the other detectors' rules folded into it
+    (``trace["also"]``: the taint engine's finding at a ``subprocess`` call carries bandit's
+    B602 at the same call), so ``# nosec B602`` written for bandit covers the merged finding,
+    which is the same weakness at the same place.
+
+    Args:
+        candidate: A ``shapes.Candidate``.
+    """
+    also = (candidate.trace or {}).get("also") or []
+    return covers(candidate.suppression, [candidate.rule_id, *(str(a.get("rule_id")) for a in also)])
