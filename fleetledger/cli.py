@@ -178,7 +178,7 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
     try:
         ws = Workspace.at(workspace)
         target = Path(__file__).resolve().parent / "demo_repo" if demo else Path(path)
-        export = export_options(target, repo_root, category, honour_nosec, baseline, only_new, absent_results)
+        export = export_options(ws.root, target, repo_root, category, honour_nosec, baseline, only_new, absent_results)
         job = scan_job(target, ws, model=model, export=export)
         _run(ws, job, RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
                                  new_run=new_run, explicit_resume=join is None, join=join),

@@ -48,13 +48,15 @@ def code_scanning_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def export_options(target: Path, repo_root: str | None, category: str | None, honour_nosec: bool,
+def export_options(workspace: Path, target: Path, repo_root: str | None, category: str | None, honour_nosec: bool,
                     baseline: str | None, only_new: bool, absent_results: bool) -> Any:
     """Builds the scan's ``ExportOptions``; checks the baseline now (a bad one is exit 2 before any work).
 
     Raises:
         UsageError: --only-new or --no-absent-results without --baseline, a baseline that is not
-            SARIF, a --repo-root that does not hold the target, a bad --category.
+            SARIF or is a file the scan's export replaces (the workspace's findings.sarif: the
+            comparison would be with the scan's own output), a --repo-root that does not hold the
+            target, a bad --category.
     """
     from .jobs.scan.baseline import load
     from .jobs.scan.export_options import ExportOptions, resolve_repo_root
@@ -64,6 +66,9 @@ def export_options(target: Path, repo_root: str | None, category: str | None, ho
                                 "PATH.sarif (e.g. the main branch's findings.sarif)")
     if baseline is not None:
         baseline = str(Path(baseline).resolve())
+        if Path(baseline) == Path(workspace).resolve() / "findings.sarif":
+            raise errors.UsageError(f"--baseline {baseline} is the file this scan writes its own SARIF to: "
+                                    "copy it out first (e.g. cp .fleetledger/findings.sarif main.sarif)")
         load(baseline)
     return ExportOptions(repo_root=resolve_repo_root(target, repo_root), category=category, honour_nosec=honour_nosec,
                          baseline=baseline, absent_results=absent_results, only_new=only_new)
