@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from . import errors
-from .cli_codescanning import EXIT_NEW_FINDINGS, code_scanning_options, export_options
+from .cli_codescanning import EXIT_NEW_FINDINGS, baseline_from_ref, code_scanning_options, export_options
 from .coordinator import EXIT_HALTED, Coordinator, RunOptions, wall_clock_ms
 from .display import json_text, printable
 from .ledger import open_storage
@@ -115,16 +115,8 @@ def _run(ws: Workspace, job: Any, options: RunOptions, policy_path: str | None, 
     how the session ended, then, last, what it resumed, reused, redid and skipped (``RunResult.account``),
     and exits with the session's code (or ``EXIT_NOTHING_TO_SCAN``: nothing to work on, not allowed)."""
     from .model_broker import describe_spend
-    from .progress import ProgressBars
-    from .trust import resolve_policy
 
-    policy = resolve_policy(ws, policy_path, job)
-    with ProgressBars(sys.stderr.isatty() if progress is None else progress) as bars:
-        coordinator = Coordinator(job, ws, options, policy=policy, on_progress=bars.update)
-        for warning in coordinator.warnings:
-            _echo(f"warning: {warning}", err=True)
-        result = coordinator.run()
-        bars.update(coordinator.view)
+    coordinator, result = _session(ws, job, options, policy_path, progress)
     for line in [result.message, f"model spend: {describe_spend(coordinator.view.model)}",
                  *(result.account.lines() if result.account is not None else ())]:
         _echo(line)
@@ -139,6 +131,22 @@ def _run(ws: Workspace, job: Any, options: RunOptions, policy_path: str | None, 
         _echo(f"fleetledger: {new} finding(s) new against the baseline (--only-new)", err=True)
         sys.exit(EXIT_NEW_FINDINGS)
     sys.exit(result.exit_code)
+
+
+def _session(ws: Workspace, job: Any, options: RunOptions, policy_path: str | None, progress: bool | None) -> Any:
+    """One coordinator session of ``job`` under the policy ``trust.resolve_policy`` resolves;
+    returns ``(coordinator, RunResult)``."""
+    from .progress import ProgressBars
+    from .trust import resolve_policy
+
+    policy = resolve_policy(ws, policy_path, job)
+    with ProgressBars(sys.stderr.isatty() if progress is None else progress) as bars:
+        coordinator = Coordinator(job, ws, options, policy=policy, on_progress=bars.update)
+        for warning in coordinator.warnings:
+            _echo(f"warning: {warning}", err=True)
+        result = coordinator.run()
+        bars.update(coordinator.view)
+    return coordinator, result
 
 
 def _warn(text: str) -> None:
@@ -178,11 +186,23 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
     try:
         ws = Workspace.at(workspace)
         target = Path(__file__).resolve().parent / "demo_repo" if demo else Path(path)
-        export = export_options(ws.root, target, repo_root, category, honour_nosec, baseline, only_new, absent_results)
+        export, ref = export_options(ws.root, target, repo_root, category, honour_nosec, baseline, only_new,
+                                     absent_results)
         job = scan_job(target, ws, model=model, export=export)
-        _run(ws, job, RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
-                                 new_run=new_run, explicit_resume=join is None, join=join),
-             policy_path, progress, allow_empty)
+        options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
+                             new_run=new_run, explicit_resume=join is None, join=join)
+        if ref is not None:  # scan the ref's tree first, in its own workspace inside this one
+            from dataclasses import replace
+
+            from .trust import check_workspace
+
+            check_workspace(ws, job)
+            ws.ensure()
+            path = baseline_from_ref(ws, target, ref, export, model=model, say=_echo, run=lambda nested_job, nested:
+                                     _session(nested, nested_job, replace(options, new_run=False, join=None,
+                                                                          explicit_resume=True), policy_path, progress)[1])
+            job = scan_job(target, ws, model=model, export=replace(export, baseline=path))
+        _run(ws, job, options, policy_path, progress, allow_empty)
     except errors.FleetledgerError as exc:
         _fail(exc)
     except OSError as exc:

@@ -185,3 +185,47 @@ def test_the_recipe_commands_exist_in_the_cli() -> None:
     for flag in {arg for arg in main + pull if arg.startswith("--")}:
         assert flag in text, flag
     assert os.path.exists(DOC)
+
+
+def test_a_baseline_that_is_neither_a_file_nor_a_ref_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
+    for ref in ("mian.sarif", "--upload-pack=touch /tmp/pwned"):
+        done = run_cli("scan", ".", "--workspace", str(tmp_path / "ws"), "--no-progress", f"--baseline={ref}", cwd=repo)
+        assert done.returncode == 2 and "no such file, and no commit of that name" in done.stderr, done.stderr
+    assert not (tmp_path / "ws" / "ledger.sqlite3").exists()
+
+
+def test_a_git_ref_baseline_is_scanned_once_and_runs_nothing_of_the_repository(repo: Path, tmp_path: Path) -> None:
+    """``--baseline REF``: the ref's tree is written out by git plumbing and scanned in its own
+    workspace; a hostile ``.git/config`` (an fsmonitor, hooks, a pager, a tar filter) runs
+    nothing; the next run reuses the baseline."""
+    git = shutil.which("git")
+    if git is None:
+        pytest.fail("git is needed for --baseline REF")
+    shutil.rmtree(repo / ".git")
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    run = lambda *args: __import__("subprocess").run([git, "-C", str(repo), *args], env=env, check=True,  # noqa: E731
+                                                     capture_output=True)
+    run("init", "-q", "-b", "main")
+    run("add", "-A")
+    run("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "base")
+    pwned = tmp_path / "pwned"
+    (repo / ".git" / "hooks" / "post-checkout").write_text(f"#!/bin/sh\ntouch {pwned}-hook\n")
+    (repo / ".git" / "hooks" / "post-checkout").chmod(0o755)
+    with open(repo / ".git" / "config", "a") as config:
+        config.write(f"[core]\n\tfsmonitor = touch {pwned}-fsmonitor\n\tpager = touch {pwned}-pager\n"
+                     f"[tar \"tar\"]\n\tcommand = touch {pwned}-tar\n[filter \"x\"]\n\tsmudge = touch {pwned}-smudge\n")
+    (repo / ".gitattributes").write_text("* filter=x\n")
+    (repo / "shop" / "export.py").write_text(NEW_FILE)  # the change under review, not committed
+    ws = tmp_path / "ws"
+    done = run_cli("scan", ".", "--workspace", str(ws), "--no-progress", "--baseline", "main", "--only-new",
+                   "--no-absent-results", cwd=repo)
+    assert done.returncode == 5, (done.stdout, done.stderr)
+    assert "baseline: wrote" in done.stdout and "new against the baseline" in done.stderr
+    log = json.loads((ws / "findings.sarif").read_text())
+    validate(log)
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]
+            if r["baselineState"] == "new"} == {"shop/export.py"}
+    assert not list(tmp_path.glob("pwned*"))
+    again = run_cli("scan", ".", "--workspace", str(ws), "--no-progress", "--new", "--baseline", "main", "--only-new",
+                    cwd=repo)
+    assert again.returncode == 5 and "was scanned before" in again.stdout, (again.stdout, again.stderr)

@@ -139,7 +139,7 @@ def test_honour_nosec_gives_in_source_suppressions_for_the_named_rules_only(tmp_
     assert [f["status"] for f in body["findings"] if f["candidate"]["line"] == 3] == ["suppressed"]
     assert body["summary"]["suppressed"] == 1
     md = (tmp_path / "findings.md").read_text()
-    assert "Suppressed in source (honoured # nosec / # noqa comments): 1" in md and "(suppressed)" in md
+    assert "Suppressed in source (honoured # nosec / # noqa comments): 1" in md and "| suppressed |" in md
 
 
 # Baseline (pull-request mode).
@@ -251,3 +251,36 @@ def test_a_log_within_the_limits_is_unchanged() -> None:
     log = sarif.to_sarif(report([finding(candidate())]))
     before = json.dumps(log, sort_keys=True)
     assert limits.fit(log, json_bytes) == [] and json.dumps(log, sort_keys=True) == before
+
+
+# The job: options recorded in its description (not its identity), restored from the ledger.
+
+def test_export_options_are_described_not_identity_and_survive_a_rebuild(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from fleetledger.jobs.registry import job_from_view, scan_job
+    from fleetledger.workspace import Workspace
+
+    (tmp_path / "repo" / "shop").mkdir(parents=True)
+    ws = Workspace.at(tmp_path / "ws")
+    plain = scan_job(tmp_path / "repo" / "shop", ws)
+    options = ExportOptions(repo_root=str(tmp_path / "repo"), category="ci/", honour_nosec=True,
+                            baseline=str(tmp_path / "main.sarif"), absent_results=False, only_new=True)
+    job = scan_job(tmp_path / "repo" / "shop", ws, export=options)
+    assert job.describe()["identity"] == plain.describe()["identity"]  # the same run
+    assert "export" not in plain.describe()["options"]  # defaults leave the description as it was
+    assert job.describe()["options"]["export"] == options.to_json()
+    argv = job.describe()["argv"]
+    assert argv[argv.index("--category") + 1] == "ci/" and "--only-new" in argv and "--no-absent-results" in argv
+    rebuilt = job_from_view(SimpleNamespace(job=job.describe(), run_id="scan-1"), ws)
+    assert rebuilt.export == options
+
+
+def test_the_job_warns_when_the_sarif_was_trimmed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from fleetledger.jobs.scan.job import ScanJob
+
+    scan = report([flowing(n, n + 1, "low") for n in range(30)])
+    monkeypatch.setattr(limits, "GITHUB", limits.Limits(max_results=10))
+    job = ScanJob(tmp_path, workspace=tmp_path / "ws", argv=[])
+    warnings, new = job._code_scanning_notes(scan)
+    assert new is None and len(warnings) == 1 and "20 result(s) left out" in warnings[0]

@@ -153,12 +153,12 @@ def _exclusions(report: ScanReport) -> str:
 def _table(findings: list[Finding], status: dict[str, str]) -> str:
     if not findings:
         return "## Findings\n\nNo findings."
-    lines = ["## Findings", "", "| # | Severity | CWE | Verdict | Location | Rule | Rationale |",
-             "| ---: | --- | --- | --- | --- | --- | --- |"]
+    lines = ["## Findings", "", "| # | Severity | CWE | Verdict | Status | Location | Rule | Rationale |",
+             "| ---: | --- | --- | --- | --- | --- | --- | --- |"]
     for number, f in enumerate(findings, 1):
         c = f.candidate
         lines.append(
-            f"| {number} | {f.severity} | {_cwe(f)} | {_inline(finding_verdict(f))} ({status[c.id]}) | {_inline(_where(f))} | "
+            f"| {number} | {f.severity} | {_cwe(f)} | {_inline(finding_verdict(f))} | {status[c.id]} | {_inline(_where(f))} | "
             f"{_inline(c.rule_id)} {_inline(c.rule_name)} | {_inline(_one_line(own_rationale(f)))} |"
         )
     return "\n".join(lines)
