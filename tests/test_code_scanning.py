@@ -5,9 +5,11 @@ Every SARIF log here is checked against the official schema (``run_of``)."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -284,3 +286,25 @@ def test_the_job_warns_when_the_sarif_was_trimmed(monkeypatch: pytest.MonkeyPatc
     job = ScanJob(tmp_path, workspace=tmp_path / "ws", argv=[])
     warnings, new = job._code_scanning_notes(scan)
     assert new is None and len(warnings) == 1 and "20 result(s) left out" in warnings[0]
+
+
+def test_a_log_over_the_real_10_mb_limit_is_trimmed_under_it() -> None:
+    """GitHub's real limit, on a synthetic log shaped like the issue's report (27 MB, about 12 MB
+    gzip-compressed): random snippets and trace texts that do not compress away."""
+    def result(n: int) -> dict:
+        hop = {"location": {"physicalLocation": {"artifactLocation": {"uri": f"m{n % 50}.py", "uriBaseId": "SRCROOT"},
+                                                 "region": {"startLine": n + 1}},
+                            "message": {"text": base64.b64encode(os.urandom(24)).decode()}}}
+        return {"ruleId": "B602", "level": "error" if n % 2 else "note",
+                "message": {"text": "Subprocess call with shell=True."},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": f"m{n % 50}.py", "uriBaseId": "SRCROOT"},
+                                                    "region": {"startLine": n + 1, "snippet": {"text": base64.b64encode(os.urandom(1600)).decode()}}}}],
+                "codeFlows": [{"threadFlows": [{"locations": [hop] * 1 + [dict(hop) for _ in range(7)]}]}],
+                "properties": {"severity": "high" if n % 2 else "low"}}
+    log = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t", "rules": []}}, "results": [result(n) for n in range(7000)]}]}
+    said = limits.fit(log, json_bytes)
+    assert re.search(r"the file was 1[0-9],[0-9,]+ bytes gzip-compressed, over GitHub's 10,000,000", said[-1])
+    assert limits.gzip_size(json_bytes(log)) <= limits.GITHUB.max_gzip_bytes
+    assert len(log["runs"][0]["results"]) == 7000  # details went, every result stayed
+    stripped = [r for r in log["runs"][0]["results"] if "trimmedForUpload" in r["properties"]]
+    assert stripped and {r["properties"]["severity"] for r in stripped} == {"low"}

@@ -135,31 +135,33 @@ def _fit_size(log: dict[str, Any], serialise: Callable[[dict[str, Any]], bytes],
     data = serialise(log)
     if len(data) + len(data) // 1000 + 64 <= limits.max_gzip_bytes:
         return []  # deflate adds at most 5 bytes per 16 KiB stored block, gzip 18 of header: no need to compress
-    size = gzip_size(data)
+    raw, size = len(data), gzip_size(data)
     if size <= limits.max_gzip_bytes:
         return []
     before = size
     results = log["runs"][0]["results"]
     order = sorted(range(len(results)), key=lambda i: (_rank(results[i]), i), reverse=True)  # least severe first
+    # Each round removes enough raw bytes to cover the excess, estimated from the compression
+    # ratio with 5% to spare, then measures again: a few rounds, never one gzip per result.
     stripped = 0
     while size > limits.max_gzip_bytes and stripped < len(order):
-        # Strip the bulk of enough results to cover the excess, estimated from the compression
-        # ratio, then measure again: a few rounds, never one gzip per result.
-        excess = _excess_raw(log, serialise, size, limits)
+        excess = _excess_raw(raw, size, limits)
         while excess > 0 and stripped < len(order):
             excess -= _strip(results[order[stripped]])
             stripped += 1
-        size = gzip_size(serialise(log))
+        data = serialise(log)
+        raw, size = len(data), gzip_size(data)
     said = [f"code flows, related locations and snippets of the {stripped} least severe result(s) left out"] if stripped else []
     dropped: list[int] = []
     while size > limits.max_gzip_bytes and len(dropped) < len(order):
-        excess = _excess_raw(log, serialise, size, limits)
+        excess = _excess_raw(raw, size, limits)
         while excess > 0 and len(dropped) < len(order):
             excess -= len(serialise(results[order[len(dropped)]]))
             dropped.append(order[len(dropped)])
         gone = set(dropped)
         log["runs"][0]["results"] = [r for i, r in enumerate(results) if i not in gone]
-        size = gzip_size(serialise(log))
+        data = serialise(log)
+        raw, size = len(data), gzip_size(data)
     if dropped:
         said.append(_dropped(results, dropped, "to fit the size limit"))
     said.append(f"the file was {before:,} bytes gzip-compressed, over GitHub's {limits.max_gzip_bytes:,}; "
@@ -167,9 +169,9 @@ def _fit_size(log: dict[str, Any], serialise: Callable[[dict[str, Any]], bytes],
     return said
 
 
-def _excess_raw(log: dict[str, Any], serialise: Callable[[dict[str, Any]], bytes], size: int, limits: Limits) -> int:
-    """Raw bytes to remove for ``size`` to drop under the limit with 5% to spare."""
-    raw = len(serialise(log))
+def _excess_raw(raw: int, size: int, limits: Limits) -> int:
+    """Raw bytes to remove for a file of ``raw`` bytes, ``size`` compressed, to drop under the
+    limit with 5% to spare."""
     ratio = size / max(raw, 1)
     return int((size - limits.max_gzip_bytes * 0.95) / max(ratio, 1e-6)) + 1
 
