@@ -6,6 +6,7 @@ workers find; ``export_options`` turns them into that object and checks them bef
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -103,10 +104,11 @@ def baseline_from_ref(ws: Any, target: Path, ref: str, export: Any, *, model: st
     """Scans the tree of git ref ``ref`` (``--baseline REF``) and returns its SARIF's path.
 
     The commit's tree is written under ``<workspace>/baselines/<commit>/tree`` (``git_tree``:
-    plumbing only, nothing of the repository run) and scanned in its own workspace beside it,
-    with the same model and export options, so its fingerprints compare with this scan's; its
-    SARIF is kept as ``baselines/<commit>/baseline.sarif``, and a later run (the next push to
-    the same pull request) finds it and scans nothing. An interrupted baseline scan is resumed
+    plumbing only, nothing of the repository run) and the same folder of it is scanned in its
+    own workspace beside it (``baselines/<commit>/<key>/ws``, the key a hash of the folder and
+    the model), with the same model and export options, so its fingerprints compare with this
+    scan's; its SARIF is kept as ``baselines/<commit>/<key>/baseline.sarif``, and a later run
+    (the next push to the same pull request) finds it and scans nothing. An interrupted baseline scan is resumed
     by the next run, as any scan.
 
     Args:
@@ -133,17 +135,20 @@ def baseline_from_ref(ws: Any, target: Path, ref: str, export: Any, *, model: st
                                 "(give a SARIF file, or --repo-root)")
     root, target = Path(export.repo_root), Path(target).resolve()
     commit = commit_of(root, ref)
-    home = ws.root / "baselines" / commit
+    prefix = export.prefix(str(target))
+    # One scan per commit, scanned folder and model: another folder or model is another baseline.
+    key = hashlib.sha256(f"{prefix}\0{model}".encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    home = ws.root / "baselines" / commit / key
     sarif = home / "baseline.sarif"
     if sarif.is_file():
         say(f"baseline: {ref} ({commit[:12]}) was scanned before; using {sarif}")
         return str(sarif)
-    tree = home / "tree"
+    tree = home.parent / "tree"
+    home.mkdir(parents=True, exist_ok=True)
     if not tree.is_dir():
         written, left_out = materialise(root, commit, tree)
         say(f"baseline: wrote {written} file(s) of {ref} ({commit[:12]}) to {tree} ({left_out} link(s), submodule(s) "
             "or oversized file(s) left out)")
-    prefix = export.prefix(str(target))
     scanned = tree / prefix if prefix else tree
     if not scanned.is_dir():  # the folder is new in this change: everything in it is new
         say(f"baseline: {prefix} does not exist at {ref}; every finding is new")

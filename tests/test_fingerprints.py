@@ -158,3 +158,4 @@ def test_only_real_comments_count_and_every_comment_is_recorded(tmp_path: Path) 
 def test_a_huge_comment_is_cut() -> None:
     parsed = nosec.parse("# nosec " + "x" * 10_000)
     assert parsed is not None and len(parsed["comment"]) == nosec.MAX_COMMENT_CHARS
+

@@ -16,6 +16,7 @@ refused, and the error says so. The files are written here, by Python: regular f
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -81,8 +82,11 @@ def commit_of(root: Path, ref: str) -> str:
 def materialise(root: Path, commit: str, dest: Path) -> tuple[int, int]:
     """Writes the regular files of ``commit``'s tree into ``dest`` (which must not exist).
 
-    Written into ``dest`` + ``.partial`` first and renamed at the end, so an interrupted call
-    leaves no half tree where a later run would take it for whole.
+    Written into a fresh temporary folder beside ``dest`` and renamed at the end, so an
+    interrupted call leaves no half tree where a later run would take it for whole, and two
+    processes writing the same commit at once do not mix (the second rename finds ``dest``
+    there: its own copy is removed and the first one's kept). A file the file system refuses
+    (a name too long for it) is left out and counted.
 
     Args:
         root: The repository's top folder.
@@ -108,24 +112,38 @@ def materialise(root: Path, commit: str, dest: Path) -> tuple[int, int]:
             left_out += 1
             continue
         wanted.append((sha.decode(), os.fsdecode(raw_path)))
-    partial = dest.with_name(dest.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    with tempfile.TemporaryFile() as ids:
-        ids.write(b"".join(sha.encode() + b"\n" for sha, _ in wanted))
-        ids.seek(0)
-        with subprocess.Popen(["git", *_OVERRIDES, "-C", str(root), "cat-file", "--batch"], stdin=ids,
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(root)) as proc:
-            assert proc.stdout is not None
-            for sha, path in wanted:  # streamed: one blob (at most MAX_SOURCE_BYTES) in memory at a time
-                header = proc.stdout.readline().split()
-                if len(header) != 3 or header[0].decode() != sha:
-                    proc.kill()
-                    raise UsageError(f"git cat-file in {root} gave {header!r} for {sha}")
-                body = proc.stdout.read(int(header[2]))
-                proc.stdout.read(1)
-                target = partial / path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(body)
-    partial.rename(dest)
-    return len(wanted), left_out
+    refused = 0
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        with tempfile.TemporaryFile() as ids:
+            ids.write(b"".join(sha.encode() + b"\n" for sha, _ in wanted))
+            ids.seek(0)
+            with subprocess.Popen(["git", *_OVERRIDES, "-C", str(root), "cat-file", "--batch"], stdin=ids,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(root)) as proc:
+                assert proc.stdout is not None
+                for sha, path in wanted:  # streamed: one blob (at most MAX_SOURCE_BYTES) in memory at a time
+                    header = proc.stdout.readline().split()
+                    if len(header) != 3 or header[0].decode() != sha:
+                        proc.kill()
+                        raise UsageError(f"git cat-file in {root} gave {header!r} for {sha}")
+                    body = proc.stdout.read(int(header[2]))
+                    proc.stdout.read(1)
+                    target = partial / path
+                    try:
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        target.write_bytes(body)
+                    except OSError as error:
+                        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+                            raise
+                        refused += 1
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    try:
+        partial.rename(dest)
+    except OSError:
+        shutil.rmtree(partial, ignore_errors=True)
+        if not dest.is_dir():
+            raise
+    return len(wanted) - refused, left_out + refused
