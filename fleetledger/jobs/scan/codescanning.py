@@ -107,10 +107,9 @@ def finish(log: dict[str, Any], report: "ScanReport", note: Note, *, limits_in: 
                           + ", ".join(f"{n} {state}" for state, n in counts.items())
                           + ("" if options.absent_results else " (absent results not included in this file)") + "."))
     trimmed = limits.fit(log, json_bytes, limits_in or limits.GITHUB)
-    run = log["runs"][0]
     run["properties"]["trimmed"] = trimmed
     if trimmed:
-        run["invocations"][0]["toolExecutionNotifications"].append(note("results-trimmed", "warning", "To stay within GitHub code scanning's ingestion limits: "
+        notes.append(note("results-trimmed", "warning", "To stay within GitHub code scanning's ingestion limits: "
                           + "; ".join(trimmed) + ". findings.md and findings.json list everything."))
 
 
