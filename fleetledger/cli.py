@@ -164,6 +164,12 @@ def main() -> None:
 @_workspace_option
 @_run_options
 @click.option("--new", "new_run", is_flag=True, help="Start a new run even if this job already has one.")
+@click.option("--cache", "cache", type=click.Path(file_okay=False), default=None, envvar="FLEETLEDGER_CACHE",
+              show_envvar=True, help="A result cache folder shared by runs (several hosts may share it): unchanged "
+                                     "files' results are taken from it, and a finished run adds its own.")
+@click.option("--reuse/--no-reuse", default=True, show_default=True,
+              help="Take the results earlier runs recorded for unchanged inputs (same file contents, code and "
+                   "policy) instead of computing them again.")
 @click.option("--demo", is_flag=True, help="Scan the small vulnerable web shop embedded in fleetledger instead of PATH.")
 @click.option("--join", "join", metavar="RUN_ID", default=None,
               help="Join the live run RUN_ID of the --ledger postgresql://... ledger as one more host: this "
@@ -173,13 +179,16 @@ def main() -> None:
                    "or anthropic:MODEL; the policy's models must allow it (see docs/models.md).")
 @code_scanning_options
 def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
-         policy_path: str | None, progress: bool | None, allow_empty: bool, new_run: bool, demo: bool, join: str | None,
-         model: str, repo_root: str | None, category: str | None, honour_nosec: bool, baseline: str | None,
-         only_new: bool, absent_results: bool) -> None:
+         policy_path: str | None, progress: bool | None, allow_empty: bool, new_run: bool, cache: str | None,
+         reuse: bool, demo: bool, join: str | None, model: str, repo_root: str | None, category: str | None,
+         honour_nosec: bool, baseline: str | None, only_new: bool, absent_results: bool) -> None:
     """Scan the source repository at PATH (default: the current folder).
 
-    Running the same command again resumes the same run and pays only for missing work; after
-    the run finished it does nothing but say so. See docs/ci.md for CI and code scanning.
+    Running the same command again resumes the same run and pays only for missing work. After
+    the run finished, it says so when the tree is unchanged; when files were added, changed or
+    deleted, it says which and starts a new run that takes the results of unchanged files from
+    the earlier runs (and from --cache), so it pays only for what changed. See docs/ci.md for CI
+    and code scanning.
     """
     from .jobs.registry import scan_job
 
@@ -190,7 +199,7 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
                                      absent_results)
         job = scan_job(target, ws, model=model, export=export)
         options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
-                             new_run=new_run, explicit_resume=join is None, join=join)
+                             new_run=new_run, explicit_resume=join is None, join=join, reuse=reuse, cache=cache)
         if ref is not None:  # scan the ref's tree first, in its own workspace inside this one
             from dataclasses import replace
 

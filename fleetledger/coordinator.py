@@ -58,6 +58,7 @@ from .run.dispatch import DispatchMixin
 from .run.halts import HaltsMixin
 from .run.leadership import LeadershipMixin
 from .run.recovery import RecoveryMixin
+from .run.reusing import ReuseMixin
 from .run.settlement import SettlementMixin
 from .run.workers import WorkersMixin
 from .run.host import HostContext, atomic
@@ -68,7 +69,7 @@ __all__ = ["EXIT_HALTED", "EXIT_OK", "Coordinator", "HostContext", "RunOptions",
            "grant_approval", "halt_idle_run", "lease_ttl_ms", "policy_in_force", "settle_state_file", "wall_clock_ms"]
 
 
-class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, SettlementMixin, HaltsMixin):
+class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, SettlementMixin, HaltsMixin, ReuseMixin):
     """Runs one run of a job in a workspace, from whatever the ledger holds.
 
     Args:
@@ -277,8 +278,17 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         latest = self._latest_other_run(existing)
         if existing is not None:
             self._check_head(existing)
+        since: dict[str, str] = {}
         if existing is not None and existing.state == "JACKED_OUT":
             self.view = existing
+            tree, code = self.job.changed_since(self.reader()), self._code_changed(existing)
+            if tree is not None or code is not None:  # a new run, paying only for what changed
+                changed = "; ".join(([f"the tree: {tree}"] if tree else []) + ([f"the code: {code}"] if code else []))
+                since = {"run": existing.run_id, "changed": changed}
+                found = existing = None
+                print(f"changed since run {since['run']} finished: {changed}; a new run takes the results of what "
+                      "did not change from the earlier runs and computes the rest", file=sys.stderr)
+        if existing is not None and existing.state == "JACKED_OUT":
             self._write_state(force=True)
             outcome = self.job.outcome(self.reader(), str(self.workspace.root))
             replaced = ""
@@ -311,8 +321,11 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         if found is None:
             self.view = RunView(run_id=f"{self.job.kind}-{secrets.token_hex(3)}")
             payload = {"job": self.job.describe(), "sprints": list(self.job.sprints), **self._session_payload()}
-            self._begin_session(self.new_record("run.started", key=self.view.run_id, payload=payload,
-                                                why=f"start {self.job.kind} of {self.job.describe().get('target')}"))
+            why = f"start {self.job.kind} of {self.job.describe().get('target')}"
+            if since:
+                payload["changed_since"] = since
+                why += f": it changed since run {since['run']} finished ({since['changed']})"
+            self._begin_session(self.new_record("run.started", key=self.view.run_id, payload=payload, why=why))
         else:
             self.view = found.view
             why = "resume after a crash" if self.view.state == "RUNNING" else f"explicit resume of a HALTED run ({self.view.halt and self.view.halt.get('reason')})"
@@ -386,6 +399,7 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         self.append([self.new_record("run.finished", key=self.view.run_id, why=outcome.summary,
                                      payload={"outputs": outcome.outputs})])
         self._write_state(force=True)
+        self._fill_cache()
         return RunResult(run_id=self.view.run_id, state="JACKED_OUT", exit_code=EXIT_OK, outcome=outcome,
                          message=f"run {self.view.run_id} finished; {outcome.summary}")
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from . import entries
 from .budget import BudgetExceeded
 from .definitions import FunctionInfo
+from .dependencies import Dependencies
 from .facts import Site, Summary, step
 from .interp import Frame
 from .values import EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
@@ -40,13 +41,17 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
     """
     known = program.summaries.get(function.id)
     if known is not None:
+        program.depend(program.summary_deps.get(function.id) or Dependencies())
         return known
     shared_key = program.shared_key(function)
     # The file being analysed computes its own functions' summaries afresh: what a summary
     # finds inside its function is reported only while it is computed.
     if shared_key is not None and shared_key in _SHARED and function.module.path != program.root:
-        program.summaries[function.id] = _SHARED[shared_key]
-        return _SHARED[shared_key]
+        shared, deps = _SHARED[shared_key]
+        program.summaries[function.id] = shared
+        program.summary_deps[function.id] = deps
+        program.depend(deps)
+        return shared
     if depth > MAX_CALL_DEPTH:
         program.note(f"{function.module.path}: {function.qualname}() not followed: the call chain to it is deeper "
                      f"than {MAX_CALL_DEPTH} calls (its arguments' data is assumed to reach its result; its sinks are not checked)")
@@ -59,38 +64,41 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
         return Summary(returns=EMPTY, complete=False)
     program.in_progress.add(function.id)
     program.stack.append(function.id)
-    try:
-        env = parameter_values(program, function)
-        frame = Frame(program, function.module, function, env, summarising=True, depth=depth)
-        complete = True
+    with program.tracking() as deps:
         try:
-            if isinstance(function.node, ast.Lambda):
-                frame.returned.append(frame.expr(function.node.body))
-            else:
-                frame.block(function.node.body)
-                if frame.alive:
-                    frame.returned.append(Value(const=None))
-        except BudgetExceeded:
-            complete = False
-            program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (work budget used up)")
-            raise
-        except RecursionError:
-            complete = False
-            program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (it nests too deep for the engine)")
-        result = Summary(returns=join(*frame.returned) if frame.returned else EMPTY, sinks=list(frame.hits.values()),
-                         writes=frame.writes, complete=complete)
-    finally:
-        program.in_progress.discard(function.id)
-        program.stack.pop()
+            program.depend(function.module.deps)
+            env = parameter_values(program, function)
+            frame = Frame(program, function.module, function, env, summarising=True, depth=depth)
+            complete = True
+            try:
+                if isinstance(function.node, ast.Lambda):
+                    frame.returned.append(frame.expr(function.node.body))
+                else:
+                    frame.block(function.node.body)
+                    if frame.alive:
+                        frame.returned.append(Value(const=None))
+            except BudgetExceeded:
+                complete = False
+                program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (work budget used up)")
+                raise
+            except RecursionError:
+                complete = False
+                program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (it nests too deep for the engine)")
+            result = Summary(returns=join(*frame.returned) if frame.returned else EMPTY, sinks=list(frame.hits.values()),
+                             writes=frame.writes, complete=complete)
+        finally:
+            program.in_progress.discard(function.id)
+            program.stack.pop()
     program.summaries[function.id] = result
+    program.summary_deps[function.id] = deps
     if shared_key is not None and function.id not in program.unstable and result.complete:
         if len(_SHARED) >= MAX_SHARED:
             _SHARED.clear()
-        _SHARED[shared_key] = result
+        _SHARED[shared_key] = (result, deps)
     return result
 
 
-_SHARED: dict[tuple[str, ...], Summary] = {}
+_SHARED: dict[tuple[str, ...], tuple[Summary, Dependencies]] = {}
 MAX_SHARED = 50_000
 """Summaries shared by the analyses of one worker process, keyed by the analysis scope (the
 files it may read, at their hashes, and the models), the function and its module's hash. A

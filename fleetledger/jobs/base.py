@@ -138,6 +138,13 @@ class Job(abc.ABC):
         """
         return []
 
+    def changed_since(self, run: "RunReader") -> str | None:
+        """Says what changed in the job's input since ``run`` (a finished run of the same
+        job) planned its work, in one sentence, or None when nothing did: the same command then
+        starts a new run (which reuses the unchanged results, ``fleetledger.reuse``) instead of
+        reporting the finished one. By default nothing changes."""
+        return None
+
     def task_context(self, task: TaskSpec, run: "RunReader") -> dict[str, Any]:
         """Returns job data a worker needs besides the task inputs (e.g. the target root)."""
         return {}

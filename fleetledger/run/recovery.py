@@ -91,10 +91,10 @@ class RecoveryMixin:
                 upgrade was asked for, or one was asked for on a shared ledger while the run is
                 not HALTED (another host may be working on it under the old code).
         """
-        recorded = next((s["code"] for s in reversed(view.sessions) if isinstance(s.get("code"), dict)), None)
-        if recorded is None or recorded == self.code:
+        recorded = _recorded_code(view)
+        changed = self._code_changed(view)
+        if recorded is None or changed is None:
             return None
-        changed = "; ".join(identity.differences(recorded, self.code))
         if self.options.upgrade:
             if self.shared and view.state != "HALTED":
                 raise errors.UsageError(f"run {view.run_id} may be live on another host of the shared ledger: halt it "
@@ -109,6 +109,14 @@ class RecoveryMixin:
             f"this code with `fleetledger scan {shlex.quote(str(target))} --workspace {self.workspace.root} --new` "
             "(the recorded run stays in the ledger), or finish it with the fleetledger that recorded it "
             f"(version {recorded.get('fleetledger', '?')})")
+
+    def _code_changed(self, view: RunView) -> str | None:
+        """What differs between the code identity of the run's last session and this code's
+        (``identity.differences``, joined), or None when nothing does or the run recorded none."""
+        recorded = _recorded_code(view)
+        if recorded is None or recorded == self.code:
+            return None
+        return "; ".join(identity.differences(recorded, self.code))
 
     def _upgrade_records(self, decided: Upgrade | None) -> list[NewRecord]:
         """The records of an upgrade (``upgrade``): the decision, then one ``sprint.reopened``
@@ -163,3 +171,6 @@ class RecoveryMixin:
             faults.hit("recovery.after_adopt")
 
 
+def _recorded_code(view: RunView) -> dict[str, str] | None:
+    """The code identity of the run's last session that recorded one, or None."""
+    return next((s["code"] for s in reversed(view.sessions) if isinstance(s.get("code"), dict)), None)

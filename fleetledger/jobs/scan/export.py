@@ -88,7 +88,7 @@ def to_json(report: ScanReport, states: dict[str, dict[str, Any]] | None = None)
         "exclusions": [e.to_json() for e in report.exclusions],
         "findings": shown,
         "not_judged": [g.to_json() for g in report.gaps],
-        "files": [f.to_json() for f in files],
+        "files": [{k: v for k, v in f.to_json().items() if k != "depends"} for f in files],
     }
 
 

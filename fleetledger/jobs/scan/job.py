@@ -192,15 +192,39 @@ class ScanJob(Job):
     def join_problems(self, run: "RunReader") -> list[str] | None:
         """Compares this host's checkout with the files the run planned (path and SHA-256 of
         each file a detect task covers); None until the detect sprint is planned."""
-        planned = report.planned_files(run)
-        if not planned:
+        diff = self._tree_diff(run)
+        if diff is None:
             return None
-        exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
-        here = {f.path: f.sha256 for f in discover(self.target, exclude=exclude)}
+        planned, here = diff
         problems = [f"{path}: missing here" if path not in here else f"{path}: sha256 {here[path][:12]} here, "
                     f"{f['sha256'][:12]} in the run" for path, f in planned.items() if here.get(path) != f["sha256"]]
         problems += [f"{path}: not in the run" for path in here if path not in planned]
         return problems
+
+    def changed_since(self, run: "RunReader") -> str | None:
+        """``"N file(s) added, N changed, N deleted (first: path, ...)"`` between the files the
+        run planned and the tree now (paths and SHA-256), or None when they are equal."""
+        diff = self._tree_diff(run)
+        if diff is None:
+            return None
+        planned, here = diff
+        kinds = {"added": sorted(p for p in here if p not in planned),
+                 "changed": sorted(p for p in planned if p in here and here[p] != planned[p]["sha256"]),
+                 "deleted": sorted(p for p in planned if p not in here)}
+        if not any(kinds.values()):
+            return None
+        first = [p for paths in kinds.values() for p in paths][:3]
+        return (", ".join(f"{len(paths)} file(s) {kind}" for kind, paths in kinds.items() if paths)
+                + f" (first: {', '.join(first)})")
+
+    def _tree_diff(self, run: "RunReader") -> tuple[dict[str, dict[str, Any]], dict[str, str]] | None:
+        """The run's planned files (path -> planned file) and the tree's files now (path ->
+        SHA-256); None until the detect sprint is planned."""
+        planned = report.planned_files(run)
+        if not planned:
+            return None
+        exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
+        return planned, {f.path: f.sha256 for f in discover(self.target, exclude=exclude)}
 
     def _plan_items(self, kind: str, items: list[dict[str, Any]], run: "RunReader", *,
                     first_number: int = 1) -> list[TaskSpec]:

@@ -18,8 +18,9 @@ import os
 import stat
 import warnings
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 from . import source
@@ -96,6 +97,66 @@ def read_file(root: Path, relpath: str, max_bytes: int) -> Content:
     return Content(path=path, sha256=digest.hexdigest(), size_bytes=size, data=b"".join(kept))
 
 
+MODULE_SUFFIXES = (".py", ".pyw", ".pyi")
+"""Files the taint engine may load as modules."""
+
+
+def python_paths(readable: Iterable[str]) -> tuple[str, ...]:
+    """The module files among ``readable`` paths, sorted."""
+    return tuple(sorted(p for p in readable if p.endswith(MODULE_SUFFIXES)))
+
+
+def still_holds(result: Mapping[str, Any], planned: Mapping[str, Any], readable: Mapping[str, str],
+                module_paths: tuple[str, ...]) -> bool:
+    """Says whether a detect result recorded by an earlier scan is this scan's result for the
+    same file: the file was read at the hash this scan planned, and everything the analysis
+    depended on (``FileReport.depends``) holds here: each other file it read has the same
+    hash among the files this scan may read, and each import and template name it looked up
+    resolves to the same file (or to none) among them.
+
+    Args:
+        result: The recorded ``FileReport.to_json()``.
+        planned: This scan's planned file (``path``, ``sha256``).
+        readable: Path -> planned SHA-256 of every file this scan's engine may read.
+        module_paths: ``python_paths(readable)``.
+
+    Returns:
+        True when the result may be reused; False when it was not read at the planned hash
+        (changed during its scan, unread), or any dependency differs. A result without
+        ``depends`` holds only when it is a skip decided by the file's own content.
+    """
+    from ...analysis.definitions import module_index
+
+    if not planned.get("sha256") or result.get("sha256") != planned["sha256"]:
+        return False
+    depends = result.get("depends")
+    if not isinstance(depends, dict):
+        return result.get("status") == "skipped" and not str(result.get("reason", "")).startswith(UNREAD_REASONS)
+    if any(readable.get(path) != sha for path, sha in depends.get("files", {}).items()):
+        return False
+    names = depends.get("names", {})
+    if names:
+        paths = module_paths if planned["path"] in readable or not planned["path"].endswith(MODULE_SUFFIXES) \
+            else tuple(sorted({*module_paths, planned["path"]}))
+        by_name = module_index(paths)[0]
+        if any(by_name.get(name) != path for name, path in names.items()):
+            return False
+    return all(template_path(readable, name) == path for name, path in depends.get("templates", {}).items())
+
+
+def template_path(paths: Iterable[str], name: str) -> str | None:
+    """The file of ``paths`` that a view rendering the template ``name`` gets: one whose path
+    ends with ``name``, one under a ``templates`` folder first, the shortest first; None when
+    there is none or the name is absolute or climbs (``..``). A pure function of the paths, so
+    that a later scan can check that a name still resolves to the same file (``reuse``)."""
+    from .plan import TEMPLATE_SUFFIXES
+
+    if not name or name.startswith("/") or ".." in name.split("/"):
+        return None
+    matches = [p for p in paths if p.endswith(TEMPLATE_SUFFIXES) and (p == name or p.endswith("/" + name))]
+    return min(matches, key=lambda p: ("/templates/" not in "/" + p, len(p), p), default=None)
+
+
 class RepositoryModules:
     """The taint engine's loader: reads, checks and parses another module of the repository.
 
@@ -118,25 +179,22 @@ class RepositoryModules:
 
     def paths(self) -> list[str]:
         """The Python files the engine may load."""
-        return sorted(p for p in self.readable if p.endswith((".py", ".pyw", ".pyi")))
+        return list(python_paths(self.readable))
 
     def find_template(self, name: str) -> tuple[str, str] | None:
         """The template a view renders as ``name``: the readable file whose path ends with it,
         one under a ``templates`` folder first, the shortest first; ``(path, text)`` or None.
         Read like a module (planned hash checked, never through a link)."""
-        from .plan import MAX_TEMPLATE_BYTES, TEMPLATE_SUFFIXES
+        from .plan import MAX_TEMPLATE_BYTES
 
-        if not name or name.startswith("/") or ".." in name.split("/"):
+        path = template_path(self.readable, name)
+        if path is None:
             return None
-        matches = sorted((p for p in self.readable if p.endswith(TEMPLATE_SUFFIXES) and (p == name or p.endswith("/" + name))),
-                         key=lambda p: ("/templates/" not in "/" + p, len(p), p))
-        for path in matches[:1]:
-            content = read_file(self.root, path, MAX_TEMPLATE_BYTES)
-            if content.data is None or content.sha256 != self.readable[path]:
-                self.problems.append(f"{path}: template not read ({content.problem or 'changed since planned'})")
-                return None
-            return path, content.data.decode("utf-8", "replace")
-        return None
+        content = read_file(self.root, path, MAX_TEMPLATE_BYTES)
+        if content.data is None or content.sha256 != self.readable[path]:
+            self.problems.append(f"{path}: template not read ({content.problem or 'changed since planned'})")
+            return None
+        return path, content.data.decode("utf-8", "replace")
 
     def lines_of(self, relpath: str) -> list[str]:
         """The lines of a readable module, read now when the engine did not load it here (it

@@ -132,6 +132,11 @@ class FileReport:
             (``"bandit: ..."``): the file was still analysed by the others.
         not_analysed: What the taint engine cut short, with the reason (a work budget).
         read: Other files the analysis of this one read (imported modules), for the audit.
+        depends: What the result depends on besides the file's own content
+            (``Dependencies.to_json``: the other files read with their SHA-256, and how each
+            import and template name looked up resolved), or None when nothing else was
+            consulted (a skipped file); a later scan reuses the result only while all of it
+            still holds (``reuse``). Not exported.
     """
 
     path: str
@@ -146,6 +151,7 @@ class FileReport:
     detectors_not_run: tuple[str, ...] = ()
     not_analysed: tuple[str, ...] = ()
     read: tuple[str, ...] = ()
+    depends: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Returns the report as a JSON-ready dict (read-only)."""
@@ -162,6 +168,8 @@ class FileReport:
         if self.parser is not None:
             data.update(parser=self.parser, detectors_not_run=list(self.detectors_not_run),
                         not_analysed=list(self.not_analysed), read=list(self.read))
+        if self.depends is not None:
+            data["depends"] = self.depends
         return data
 
     @classmethod
@@ -180,6 +188,7 @@ class FileReport:
             detectors_not_run=tuple(data.get("detectors_not_run", ())),
             not_analysed=tuple(data.get("not_analysed", ())),
             read=tuple(data.get("read", ())),
+            depends=data.get("depends"),
         )
 
 

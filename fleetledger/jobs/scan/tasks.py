@@ -9,8 +9,6 @@ scan that reads the repository.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +17,7 @@ from ...steps import TaskContext, each, input_hash
 from .brief import BRIEF_FILES, derive_brief
 from .detect import DETECT_VERSION, detect_file
 from .investigate import judge
-from .modules import UNREAD_REASONS
+from .modules import UNREAD_REASONS, python_paths, still_holds
 from .shapes import Candidate, FileReport, ModelAnswer
 from .triage import triage
 
@@ -50,7 +48,7 @@ def _brief(ctx: TaskContext) -> dict[str, Any]:
 
 def _detect(ctx: TaskContext) -> dict[str, Any]:
     root = Path(ctx.context["root"])
-    readable, modules_sha = _readable(ctx.context.get("shas", {}), ctx.context.get("readable", []))
+    readable, module_paths = _readable(ctx.context.get("shas", {}), ctx.context.get("readable", []))
 
     def one(f: dict[str, Any]) -> None:
         def run(key: str) -> dict[str, Any]:
@@ -71,28 +69,30 @@ def _detect(ctx: TaskContext) -> dict[str, Any]:
                                          f"now {report.sha256[:12]}); start a new run with --new").to_json()
             return report.to_json()
 
-        ctx.step(f"detect:{f['path']}", input_hash(f["path"], f["sha256"], DETECT_VERSION, modules_sha), run,
-                 why=f"detect {f['path']}", outcome=_detect_outcome)
+        # The input hash holds the file and the detectors; what the analysis read besides the
+        # file is in the result (``depends``), checked before a recorded result is reused.
+        ctx.step(f"detect:{f['path']}", input_hash(f["path"], f["sha256"], DETECT_VERSION), run,
+                 why=f"detect {f['path']}", outcome=_detect_outcome,
+                 still_valid=lambda result: still_holds(result, f, readable, module_paths))
 
     each(ctx.inputs["files"], one)
-    return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}
+    return {"steps": ctx.ran_steps, "reused": ctx.reused_steps, "failed": len(ctx.failed_steps)}
 
 
-_derived: dict[tuple[int, int], tuple[Any, Any, dict[str, str], str]] = {}
+_derived: dict[tuple[int, int], tuple[Any, Any, dict[str, str], tuple[str, ...]]] = {}
 
 
-def _readable(shas: dict[str, str], readable: list[str]) -> tuple[dict[str, str], str]:
-    """The files a detect step's engine may read (path -> planned hash), and their digest: every
-    detect result depends on the modules the taint engine may follow imports into. Derived once
-    per worker for the same context objects (the worker hands every task the same ones), so
-    that the engine's caches keyed on the mapping hold across tasks."""
+def _readable(shas: dict[str, str], readable: list[str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The files a detect step's engine may read (path -> planned hash), and the Python files
+    among them, sorted (the module names an import may resolve to). Derived once per worker for
+    the same context objects (the worker hands every task the same ones), so that the engine's
+    caches keyed on the mapping hold across tasks."""
     key = (id(shas), id(readable))
     known = _derived.get(key)
     if known is None or known[0] is not shas or known[1] is not readable:
         allowed = {path: shas[path] for path in readable if path in shas}
-        digest = hashlib.sha256(json.dumps(sorted(allowed.items())).encode()).hexdigest()
         _derived.clear()
-        known = (shas, readable, allowed, digest)
+        known = (shas, readable, allowed, python_paths(allowed))
         _derived[key] = known
     return known[2], known[3]
 

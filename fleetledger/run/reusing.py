@@ -1,0 +1,66 @@
+"""Result reuse on the coordinator: the offers made with each assignment and the shared cache
+filled when a run finishes (``fleetledger.reuse`` says how a result is keyed and when it is
+reused; ``run.workers`` checks a worker's reuse claims)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..jobs.base import TaskSpec
+from ..reuse import Offers, sprint_salt
+from ..result_cache import ResultCache
+
+
+class ReuseMixin:
+    """Result reuse (mixed into ``Coordinator``, whose state it uses)."""
+
+    def _offers(self) -> Offers | None:
+        """The session's ``Offers`` (None when reuse is off, ``RunOptions.reuse``)."""
+        if not self.options.reuse:
+            return None
+        if getattr(self, "_offers_index", None) is None:
+            cache = ResultCache(Path(self.options.cache)) if self.options.cache else None
+            self._offers_index = Offers(self.storage, cache)
+        return self._offers_index
+
+    def _salt(self, sprint: str) -> str | None:
+        """The sprint's salt (``reuse.sprint_salt``), or None when the job does not say which
+        code decides the sprint (its results are then never reused)."""
+        parts = self.job.sprint_code().get(sprint)
+        return None if parts is None else sprint_salt(self.code, parts, self.policy.hash)
+
+    def _reuse_message(self, spec: TaskSpec, sprint: str) -> dict[str, Any] | None:
+        """The assignment's ``reuse``: ``{"salt", "offers"}`` for the task's steps that have
+        recorded results under this session's salt; ``{"salt"}`` alone when none has (the
+        worker still keys what it records); None when results of this sprint are not keyed.
+
+        Raises:
+            LedgerError: the ledger cannot be read.
+        """
+        salt = self._salt(sprint)
+        if salt is None:
+            return None
+        offers = self._offers()
+        names = self.job.step_names(spec)
+        found = offers.offers(salt, sorted(names)) if offers is not None and names else {}
+        return {"salt": salt, "offers": found}
+
+    def _fill_cache(self) -> None:
+        """Writes this run's keyed step results into the shared cache (``--cache``), once the
+        run finished. A cache that cannot be written is a warning: the run's results are in
+        its ledger, and only a later run's reuse is lost."""
+        if not self.options.cache or not self.options.reuse:
+            return
+        cache = ResultCache(Path(self.options.cache))
+        try:
+            for record in self.storage.read(self.view.run_id):
+                payload = record.payload
+                reuse = payload.get("reuse") if record.kind == "step.done" else None
+                if isinstance(reuse, dict) and isinstance(payload.get("result"), dict):
+                    origin = payload.get("reused") or {"run": record.run_id, "seq": record.seq}
+                    cache.put(reuse["salt"], payload["name"], reuse["key"], payload["result"], origin)
+        except OSError as exc:
+            print(f"warning: the result cache {self.options.cache} could not be filled ({exc}); later runs will "
+                  "redo this run's work", file=sys.stderr)

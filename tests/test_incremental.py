@@ -1,0 +1,253 @@
+"""Issue 16, item 1: a new run of a changed tree reuses exactly the results whose inputs, code
+and policy are unchanged (counted in the ledger), reports the whole tree, and its report
+equals a fresh full scan's; a shared result cache serves another workspace."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fleetledger.jobs.scan.detect import detect_file
+from fleetledger.jobs.scan.modules import python_paths, still_holds
+
+from e2e import REPO_ROOT, _env, cli_from, installed_copy, records, run_cli
+
+DEMO = REPO_ROOT / "fleetledger" / "demo_repo"
+
+QUERIES = textwrap.dedent('''
+    import sqlite3
+
+
+    def lookup(name):
+        conn = sqlite3.connect("shop.db")
+        return conn.execute("SELECT * FROM items WHERE name = '%s'" % name).fetchall()
+''').lstrip()
+
+SEARCH = textwrap.dedent('''
+    from flask import request
+
+    from shop.queries import lookup
+
+
+    def search():
+        return str(lookup(request.args["q"]))
+''').lstrip()
+
+
+# -- the engine's dependencies -----------------------------------------------------------------
+
+def _shas(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*.py"))}
+
+
+def _fresh() -> None:
+    from fleetledger.analysis import program, summaries
+    from fleetledger.jobs.scan import modules
+
+    summaries._SHARED.clear()
+    program._SHARED_MODULES.clear()
+    modules._parsed.clear()
+
+
+def _cross_file_repo(root: Path) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "low.py").write_text("import os\n\n\ndef run(text):\n    os.system(text)\n")
+    (root / "pkg" / "mid.py").write_text("from pkg.low import run\n\n\ndef relay(text):\n    run(text)\n")
+    (root / "pkg" / "first.py").write_text("from flask import request\nfrom pkg.mid import relay\n\n\n"
+                                           "def a():\n    relay(request.args['x'])\n")
+    (root / "pkg" / "second.py").write_text("from flask import request\nfrom pkg.mid import relay\n\n\n"
+                                            "def b():\n    relay(request.form['y'])\n")
+    return root
+
+
+def test_a_files_dependencies_do_not_depend_on_what_the_process_analysed_before(tmp_path: Path) -> None:
+    """``second.py``'s flow goes through ``mid.relay`` into ``low.run``. Analysed after
+    ``first.py``, it takes ``relay``'s summary from the process's shared cache without reading
+    ``low.py``; its recorded dependencies must still name ``low.py`` (the summary carries what
+    it depended on), or a later change to ``low.py`` would reuse a stale result."""
+    root = _cross_file_repo(tmp_path / "repo")
+    shas = _shas(root)
+    _fresh()
+    alone = detect_file(root, "pkg/second.py", readable=shas)
+    _fresh()
+    detect_file(root, "pkg/first.py", readable=shas)
+    after = detect_file(root, "pkg/second.py", readable=shas)
+    assert alone.depends == after.depends
+    assert set(after.depends["files"]) == {"pkg/low.py", "pkg/mid.py"}, after.depends
+    assert after.depends["files"]["pkg/low.py"] == shas["pkg/low.py"]
+    assert after.depends["names"]["pkg.mid"] == "pkg/mid.py" and after.depends["names"]["flask"] is None
+    assert [c.rule_id for c in after.candidates] == [c.rule_id for c in alone.candidates] != []
+
+
+def test_a_recorded_result_holds_only_while_what_it_read_and_looked_up_is_unchanged(tmp_path: Path) -> None:
+    root = _cross_file_repo(tmp_path / "repo")
+    shas = _shas(root)
+    _fresh()
+    result = detect_file(root, "pkg/second.py", readable=shas).to_json()
+    planned = {"path": "pkg/second.py", "sha256": shas["pkg/second.py"]}
+
+    def holds(readable: dict[str, str]) -> bool:
+        return still_holds(result, planned, readable, python_paths(readable))
+
+    assert holds(shas)
+    assert not holds({**shas, "pkg/low.py": "0" * 64}), "a file it read changed (two imports away)"
+    assert not holds({p: h for p, h in shas.items() if p != "pkg/low.py"}), "a file it read is gone"
+    assert not holds({**shas, "flask.py": "1" * 64}), "a name that resolved to no file of the repository now does"
+    assert holds({**shas, "pkg/unrelated.py": "2" * 64}), "a file it never looked up was added"
+    assert not still_holds(result, {**planned, "sha256": "3" * 64}, shas, python_paths(shas)), "its own file changed"
+    changed_during = {**result, "sha256": "4" * 64}
+    assert not still_holds(changed_during, planned, shas, python_paths(shas)), "read at another hash than planned"
+
+
+def test_a_worker_cannot_claim_a_reuse_it_was_not_offered() -> None:
+    """A taken-over worker could record a made-up result as "reused" to hide a finding; the
+    coordinator refuses a claim whose result, key or origin differs from what it offered."""
+    from fleetledger.reuse import claim_problem
+
+    offer = {"key": "k1", "result": {"status": "scanned", "candidates": [1]}, "from": {"run": "scan-a", "seq": 7}}
+    offered = {"detect:a.py": [offer]}
+    claim = {"name": "detect:a.py", "result": offer["result"], "reuse": {"salt": "s", "key": "k1"}, "reused": offer["from"]}
+    assert claim_problem(claim, offered) is None
+    assert claim_problem({**claim, "result": {"status": "scanned", "candidates": []}}, offered)
+    assert claim_problem({**claim, "reuse": {"salt": "s", "key": "k2"}}, offered)
+    assert claim_problem({**claim, "reused": {"run": "scan-b", "seq": 7}}, offered)
+    assert claim_problem({**claim, "name": "detect:b.py"}, offered)
+    assert claim_problem({"name": "detect:a.py", "result": {}}, {}) is None, "a step that claims no reuse"
+
+
+# -- whole runs ----------------------------------------------------------------------------------
+
+def _repo(root: Path) -> Path:
+    shutil.copytree(DEMO, root)
+    (root / "shop" / "queries.py").write_text(QUERIES)
+    (root / "shop" / "search.py").write_text(SEARCH)
+    return root
+
+
+def _scan(repo: Path, ws: Path, *args: str) -> str:
+    done = run_cli("scan", str(repo), "--workspace", str(ws), "--no-progress", *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
+def _last_run(ws: Path) -> tuple[str, dict[str, str]]:
+    """The workspace's last run id, and how each of its steps was done: ``{step name:
+    "reused" | "new"}``."""
+    recs = records(ws)
+    run = [r for r in recs if r.kind == "run.started"][-1].run_id
+    return run, {r.payload["name"]: "reused" if "reused" in r.payload else "new"
+                 for r in recs if r.run_id == run and r.kind == "step.done"}
+
+
+def _findings(ws: Path) -> list[Any]:
+    body = json.loads((ws / "findings.json").read_text())
+    return sorted((f["candidate"]["path"], f["candidate"]["line"], f["candidate"]["rule_id"], f["severity"],
+                   f["verdict"]) for f in body["findings"])
+
+
+def _files(ws: Path) -> list[tuple[str, str]]:
+    return sorted((f["path"], f["status"]) for f in json.loads((ws / "findings.json").read_text())["files"])
+
+
+def _new(steps: dict[str, str], prefix: str = "") -> set[str]:
+    return {name for name, how in steps.items() if how == "new" and name.startswith(prefix)}
+
+
+@pytest.mark.slow
+def test_each_change_reruns_exactly_what_it_touches_and_the_report_is_the_whole_trees(tmp_path: Path) -> None:
+    repo, ws = _repo(tmp_path / "repo"), tmp_path / "ws"
+    _scan(repo, ws)
+    first, steps = _last_run(ws)
+    assert _new(steps) == set(steps) and any(n.startswith("investigate:") for n in steps)
+    assert "already finished" in _scan(repo, ws), "an unchanged tree is not scanned again"
+
+    # Add a file in a subfolder (the brief, which every model step reads, lists only the top level).
+    (repo / "shop" / "extra.py").write_text("import os\nfrom flask import request\n\n\ndef run():\n"
+                                            "    os.system(request.args['c'])\n")
+    out = _scan(repo, ws)
+    assert "the tree: 1 file(s) added (first: shop/extra.py)" in out and "carried over from earlier runs" in out
+    second, steps = _last_run(ws)
+    assert second != first
+    assert _new(steps, "detect:") == {"detect:shop/extra.py"}
+    extra = {name.split(":", 1)[1] for name in _new(steps, "investigate:")}
+    assert extra and all(name.split(":", 1)[1] in extra for name in _new(steps) if not name.startswith(("detect:", "brief")))
+    assert ("shop/extra.py", "scanned") in _files(ws) and len(_files(ws)) == 7
+
+    # Change a file another file's analysis read: both are analysed again, nothing else.
+    (repo / "shop" / "queries.py").write_text(QUERIES.replace("return conn", "rows = 0\n    return conn"))
+    _scan(repo, ws)
+    _, steps = _last_run(ws)
+    assert _new(steps, "detect:") == {"detect:shop/queries.py", "detect:shop/search.py"}
+
+    # Move lines above findings: only that file's steps run again.
+    app = repo / "shop" / "app.py"
+    app.write_text("# a comment moves every line below it\n\n" + app.read_text())
+    _scan(repo, ws)
+    _, steps = _last_run(ws)
+    assert _new(steps, "detect:") == {"detect:shop/app.py"}
+    moved = _findings(ws)
+
+    # Delete a file: every other result is reused, and the report no longer has it.
+    (repo / "shop" / "extra.py").unlink()
+    _scan(repo, ws)
+    _, steps = _last_run(ws)
+    assert _new(steps, "detect:") == set() and not [n for n in _new(steps) if n != "brief"]
+    assert all(path != "shop/extra.py" for path, *_ in _findings(ws))
+    assert [f for f in moved if f[0] != "shop/extra.py"] == _findings(ws)
+
+    # The incremental report is a fresh full scan's.
+    fresh = tmp_path / "fresh"
+    _scan(repo, fresh, "--no-reuse")
+    assert _findings(fresh) == _findings(ws) and _files(fresh) == _files(ws)
+    _, steps = _last_run(fresh)
+    assert _new(steps) == set(steps)
+
+
+@pytest.mark.slow
+def test_a_shared_cache_serves_another_workspace_and_a_damaged_entry_is_never_used(tmp_path: Path) -> None:
+    repo, cache = _repo(tmp_path / "repo"), tmp_path / "cache"
+    _scan(repo, tmp_path / "ws1", "--cache", str(cache))
+    origin, _ = _last_run(tmp_path / "ws1")
+    entries = sorted(cache.rglob("*.json"))
+    assert entries
+    damaged = next(e for e in entries if '"name":"detect:shop/app.py"' in e.read_text())
+    damaged.write_text(damaged.read_text().replace('"status":"scanned"', '"status":"skipped"'))
+
+    _scan(repo, tmp_path / "ws2", "--cache", str(cache))
+    _, steps = _last_run(tmp_path / "ws2")
+    assert _new(steps, "detect:") == {"detect:shop/app.py"}, "the damaged entry is a miss, not a result"
+    reused = [r for r in records(tmp_path / "ws2") if r.kind == "step.done" and "reused" in r.payload]
+    assert reused and all(r.payload["reused"]["run"] == origin and r.payload["reused"]["cache"] == str(cache)
+                          for r in reused)
+    assert _findings(tmp_path / "ws1") == _findings(tmp_path / "ws2")
+
+
+@pytest.mark.slow
+def test_a_new_analyst_version_reruns_the_model_passes_and_reuses_detection(tmp_path: Path) -> None:
+    """The analyst changes (an upgrade in place) after a finished run: the same command says the
+    code changed and starts a new run; detection and triage (whose code did not change, on the
+    same answers) are reused, every investigate and revalidate step runs again."""
+    install, repo, ws = installed_copy(tmp_path), _repo(tmp_path / "repo"), tmp_path / "ws"
+    scan = cli_from(install, "scan", str(repo), "--workspace", str(ws), "--no-progress")
+    first = subprocess.run(scan, env=_env({}), capture_output=True, text=True, timeout=240)
+    assert first.returncode == 0, first.stdout + first.stderr
+    before = _findings(ws)
+    offline = install / "fleetledger" / "models" / "offline.py"
+    offline.write_text(offline.read_text() + "\n# the analyst changed\n")
+    again = subprocess.run(scan, env=_env({}), capture_output=True, text=True, timeout=240)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "the code: analyst: " in again.stderr, again.stderr
+    _, steps = _last_run(ws)
+    assert not _new(steps, "detect:") and not _new(steps, "triage:")
+    model = {n for n in steps if n.startswith(("investigate:", "revalidate:"))}
+    assert model and _new(steps) == model
+    assert _findings(ws) == before
