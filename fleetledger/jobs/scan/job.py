@@ -9,6 +9,7 @@ idempotent effect, run on the coordinator). The workers' side is ``tasks.py`` (t
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from pathlib import Path
@@ -22,6 +23,7 @@ from ..base import Job, JobOutcome, TaskSpec, task_name
 from . import export, report
 from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
+from .export_options import ExportOptions
 from .detect import DETECT_VERSION
 from .plan import (EXCLUDED_DIRS, MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, blocks, candidate_blocks,
                    discover)
@@ -77,6 +79,9 @@ class ScanJob(Job):
         model: Model spec: ``"offline"`` (the default, runs in the workers), ``"openai:MODEL"``
             or ``"anthropic:MODEL"`` (called on the coordinator's host). Part of the job's
             identity: a scan with another model is another run.
+        export: How the reports are written for code scanning (``ExportOptions``); recorded
+            in ``describe()["options"]["export"]`` (non-default values only), never in the
+            identity: it changes no step's result.
 
     Raises:
         UsageError: ``target`` is not a folder, or ``model`` names no known provider.
@@ -87,7 +92,8 @@ class ScanJob(Job):
     host_sprints = frozenset({"export"})
     worker_module = "fleetledger.jobs.scan.tasks"
 
-    def __init__(self, target: Path, *, workspace: Path, argv: list[str], model: str = "offline") -> None:
+    def __init__(self, target: Path, *, workspace: Path, argv: list[str], model: str = "offline",
+                 export: ExportOptions | None = None) -> None:
         from ...errors import UsageError
         from ...models import parse_spec
 
@@ -98,12 +104,16 @@ class ScanJob(Job):
         self.workspace = Path(workspace).resolve()
         self.argv = list(argv)
         self.model = model
+        self.export = export or ExportOptions()
+        self.export.prefix(str(self.target))  # UsageError now, not at the end of the run
         self._modules_cache: tuple[str, dict[str, str]] | None = None
 
     def describe(self) -> dict[str, Any]:
         identity = {"kind": "scan", "target": str(self.target), "detect": DETECT_VERSION, "model": self.model}
-        return {"kind": "scan", "target": str(self.target), "argv": self.argv, "identity": identity,
-                "options": {"model": self.model}}
+        options: dict[str, Any] = {"model": self.model}
+        if self.export.to_json():
+            options["export"] = self.export.to_json()
+        return {"kind": "scan", "target": str(self.target), "argv": self.argv, "identity": identity, "options": options}
 
     def code_identity(self) -> dict[str, str]:
         """fleetledger's version; a digest of the code of each part (``code_parts``); bandit's
@@ -328,7 +338,7 @@ class ScanJob(Job):
         self._export(host, final=False)
 
     def _export(self, host: "HostContext", *, final: bool) -> None:
-        scan = report.build_report(host.run, tool_version=__version__)
+        scan = dataclasses.replace(report.build_report(host.run, tool_version=__version__), export=self.export)
         body = export.to_json(scan)
         digest = hashlib.sha256(canonical_json(body).encode()).hexdigest()[:16]
         key = f"export:{'final' if final else 'partial'}:{digest}"
@@ -345,7 +355,7 @@ class ScanJob(Job):
                         idempotent=True)
 
     def outcome(self, run: "RunReader", workspace: str) -> JobOutcome:
-        scan = report.build_report(run, tool_version=__version__)
+        scan = dataclasses.replace(report.build_report(run, tool_version=__version__), export=self.export)
         counts: dict[str, int] = {}
         for f in scan.findings:
             counts[f.severity] = counts.get(f.severity, 0) + 1
@@ -374,7 +384,25 @@ class ScanJob(Job):
         summary = (f"{len(scan.findings)} finding(s){f' ({by_sev})' if by_sev else ''}; {coverage}; "
                    f"{scan.dismissed} candidate verdict(s) dismissed; reports: {outputs['findings.sarif']}, "
                    f"{outputs['findings.md']}, {outputs['findings.json']}")
-        return JobOutcome(summary=summary, outputs=outputs, nothing_to_do=nothing)
+        warnings, new = self._code_scanning_notes(scan)
+        if new is not None:
+            summary += f"; {new} new against the baseline"
+        return JobOutcome(summary=summary, outputs=outputs, nothing_to_do=nothing, warnings=warnings,
+                          new_findings=new if self.export.only_new else None)
+
+    def _code_scanning_notes(self, scan: Any) -> tuple[tuple[str, ...], int | None]:
+        """What the SARIF export left out to fit GitHub's limits (warnings) and how many results
+        are new against the baseline (None without one). Builds the log again: the coordinator
+        has the report, not the file, which a person may have changed."""
+        from .sarif import to_sarif
+
+        if not scan.findings and not scan.gaps and self.export.baseline is None:
+            return (), None
+        run = to_sarif(scan)["runs"][0]
+        warnings = tuple(f"findings.sarif trimmed to fit GitHub code scanning's limits: {line}"
+                         for line in run["properties"]["trimmed"])
+        baseline = run["properties"].get("baseline")
+        return warnings, (baseline["new"] if baseline else None)
 
     def _nothing_to_scan(self, planned: int, skipped: int) -> str | None:
         """Says why a finished scan scanned no file (None when it scanned one): the target

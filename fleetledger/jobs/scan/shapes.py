@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from .exclusions import Exclusion
+    from .export_options import ExportOptions
 
 Verdict = Literal["vulnerable", "not_vulnerable", "uncertain"]
 Severity = Literal["critical", "high", "medium", "low", "info"]
@@ -62,6 +63,13 @@ class Candidate:
         evidence: For another detector's candidate at a sink the engine evaluated: what
             reached it (``facts.Evidence.to_json``: ``state`` is ``"tainted"``,
             ``"parameter"``, ``"unknown"``, ``"sanitised"`` or ``"constant"``), or None.
+        context_hash: The normalised-context hash of ``line`` (``fingerprints.context_hashes``:
+            16 hex digits and ``:N``), taken in the worker; None when recorded by older code
+            (the export then derives one from ``snippet``) or when the file's lines were
+            unreadable.
+        suppression: The ``# nosec`` / ``# noqa: B...`` comment on the candidate's lines
+            (``nosec.suppression_for``: ``kind``, ``rules``, ``comment``, ``line``), recorded
+            whether or not it is honoured (``--honour-nosec`` decides at export), or None.
     """
 
     id: str
@@ -80,12 +88,14 @@ class Candidate:
     scope: str = "<module>"
     trace: dict[str, Any] | None = None
     evidence: dict[str, Any] | None = None
+    context_hash: str | None = None
+    suppression: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Returns the candidate as a JSON-ready dict (read-only); the optional analysis fields
         are left out when empty, so a candidate without them keeps its earlier form."""
         data = dataclasses.asdict(self)
-        for name in ("trace", "evidence"):
+        for name in ("trace", "evidence", "context_hash", "suppression"):
             if data[name] is None:
                 del data[name]
         return data
@@ -353,6 +363,8 @@ class ScanReport:
             code on purpose.
         gaps: Candidates not judged to the end (``Gap``), in candidate order; a report with
             any is not complete.
+        export: How the reports are written for code scanning (``ExportOptions``: repository
+            root, category, nosec, baseline); None: the defaults.
     """
 
     run_id: str
@@ -367,3 +379,4 @@ class ScanReport:
     exclusions: tuple["Exclusion", ...] = ()
     code: tuple[dict[str, str], ...] = ()
     gaps: tuple[Gap, ...] = ()
+    export: "ExportOptions | None" = None
