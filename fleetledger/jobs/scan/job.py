@@ -107,6 +107,8 @@ class ScanJob(Job):
         self.export = export or ExportOptions()
         self.export.prefix(str(self.target))  # UsageError now, not at the end of the run
         self._modules_cache: tuple[str, dict[str, str]] | None = None
+        self._reads_cache: tuple[dict[str, str], dict[str, str]] | None = None
+        self._listings: dict[tuple[str, ...], list[Any]] = {}
 
     def describe(self) -> dict[str, Any]:
         identity = {"kind": "scan", "target": str(self.target), "detect": DETECT_VERSION, "model": self.model}
@@ -177,9 +179,22 @@ class ScanJob(Job):
                                 f"clear (last: {last[:300]}); run the same command to try them again")
         return None
 
+    def _discover(self, suffixes: tuple[str, ...] | None = None) -> list[Any]:
+        """The target's files (``plan.discover``; the source files, or those with ``suffixes``),
+        the workspace left out; listed and hashed once per process, so that comparing the tree
+        with a finished run and planning the next one see the same listing.
+
+        Raises:
+            OSError: the target cannot be listed.
+        """
+        key = suffixes or ()
+        if key not in self._listings:
+            exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
+            self._listings[key] = discover(self.target, exclude=exclude, **({"suffixes": suffixes} if suffixes else {}))
+        return self._listings[key]
+
     def _plan_detect(self) -> list[TaskSpec]:
-        exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
-        files = discover(self.target, exclude=exclude)
+        files = self._discover()
         listing = hashlib.sha256(canonical_json([f.to_json() for f in files]).encode()).hexdigest()
         specs = [TaskSpec(id="brief", inputs={"kind": "brief", "listing_sha": listing},
                           why="derive the repository brief from README, packaging and layout")]
@@ -223,8 +238,7 @@ class ScanJob(Job):
         planned = report.planned_files(run)
         if not planned:
             return None
-        exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
-        return planned, {f.path: f.sha256 for f in discover(self.target, exclude=exclude)}
+        return planned, {f.path: f.sha256 for f in self._discover()}
 
     def _plan_items(self, kind: str, items: list[dict[str, Any]], run: "RunReader", *,
                     first_number: int = 1) -> list[TaskSpec]:
@@ -302,7 +316,12 @@ class ScanJob(Job):
         unescaped (the gate decides which it may)."""
         if task.inputs.get("kind") != "detect":
             return {}
-        return {path: str(self.target / path) for path in self._modules(run)}
+        modules = self._modules(run)
+        cached = self._reads_cache
+        if cached is None or cached[0] is not modules:  # one mapping per session: the gate checks it once
+            cached = (modules, {path: str(self.target / path) for path in modules})
+            self._reads_cache = cached
+        return cached[1]
 
     def _modules(self, run: "RunReader") -> dict[str, str]:
         """``{path: sha256}`` of the planned Python files and of the repository's template files
@@ -312,9 +331,8 @@ class ScanJob(Job):
             planned = report.planned_files(run)
             modules = {path: f["sha256"] for path, f in planned.items()
                        if not f.get("link") and not f.get("skip_reason") and path.endswith(".py")}
-            exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
             try:  # the templates a view may render: read, not scanned
-                modules.update({f.path: f.sha256 for f in discover(self.target, exclude=exclude, suffixes=TEMPLATE_SUFFIXES)
+                modules.update({f.path: f.sha256 for f in self._discover(TEMPLATE_SUFFIXES)
                                 if not f.link and not f.skip_reason and f.size_bytes <= MAX_TEMPLATE_BYTES})
             except OSError:
                 pass

@@ -94,7 +94,10 @@ class Candidate:
     def to_json(self) -> dict[str, Any]:
         """Returns the candidate as a JSON-ready dict (read-only); the optional analysis fields
         are left out when empty, so a candidate without them keeps its earlier form."""
-        data = dataclasses.asdict(self)
+        # The fields are JSON values already (``trace``, ``evidence`` and ``suppression`` are
+        # plain dicts): a shallow copy, not ``dataclasses.asdict``'s deep one, which costs a
+        # scan of a large tree seconds when it plans the model sprints.
+        data = {f.name: getattr(self, f.name) for f in _CANDIDATE_FIELDS}
         for name in ("trace", "evidence", "context_hash", "suppression"):
             if data[name] is None:
                 del data[name]
@@ -110,6 +113,9 @@ def candidate_id(path: str, line: int, col: int, rule_id: str) -> str:
     """Returns the stable id of a candidate: 16 hex digits of SHA-256 over its location and rule."""
     text = f"{path}\0{line}\0{col}\0{rule_id}"
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+_CANDIDATE_FIELDS = dataclasses.fields(Candidate)
 
 
 @dataclass(frozen=True, kw_only=True)
