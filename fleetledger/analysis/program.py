@@ -57,6 +57,8 @@ class Program:
         self.scope = _scope(catalog, shas) if shas is not None else None
         self.stack: list[str] = []
         self.unstable: set[str] = set()
+        self.running: list[str] = []  # paths of the modules whose bodies are being interpreted
+        self.root_dependent: set[str] = set()  # of those, the ones not to share (``summaries._root_dependent``)
         self.loader = loader
         self.budget = budget
         self.modules: dict[str, ModuleInfo] = {}
@@ -134,6 +136,8 @@ class Program:
         module = self.add_module(*loaded)
         if key is not None:
             self.run(module)
+            if module.path in self.root_dependent:
+                return module
             if len(_SHARED_MODULES) >= MAX_SHARED_MODULES:
                 _SHARED_MODULES.clear()
             _SHARED_MODULES[key] = module
@@ -145,8 +149,12 @@ class Program:
         if module.analysed:
             self.depend(module.deps)
             return
-        with self.tracking() as deps:
-            run_module(self, module)
+        self.running.append(module.path)
+        try:
+            with self.tracking() as deps:
+                run_module(self, module)
+        finally:
+            self.running.pop()
         module.deps.add(deps)
 
     # -- dependencies --------------------------------------------------------------------

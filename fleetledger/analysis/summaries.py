@@ -51,6 +51,11 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
         program.summaries[function.id] = shared
         program.summary_deps[function.id] = deps
         program.depend(deps)
+        # The modules its computation loaded are loaded here too, as computing it would have:
+        # the classes its result names are then known to this analysis (their methods resolve).
+        for name, path in sorted(deps.names.items()):
+            if path is not None:
+                program.find_module(name)
         return shared
     if depth > MAX_CALL_DEPTH:
         program.note(f"{function.module.path}: {function.qualname}() not followed: the call chain to it is deeper "
@@ -91,7 +96,8 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
             program.stack.pop()
     program.summaries[function.id] = result
     program.summary_deps[function.id] = deps
-    if shared_key is not None and function.id not in program.unstable and result.complete:
+    if shared_key is not None and function.id not in program.unstable and result.complete \
+            and function.module.path != program.root:
         if len(_SHARED) >= MAX_SHARED:
             _SHARED.clear()
         _SHARED[shared_key] = (result, deps)
@@ -152,6 +158,17 @@ def carries_data(values: list[Value]) -> bool:
     return any(label.channel != "opaque" for value in values for label in value.all_labels())
 
 
+def _root_dependent(program: Program) -> None:
+    """Marks every summary being computed, and every module whose body is being interpreted,
+    as depending on which file is analysed: it applied
+    a function (or built an object) of that file where another file's would have been left
+    opaque. Such summaries are kept for this analysis only, never shared (found on Django: a
+    summary of ``BaseDatabaseWrapper.__init__`` made while its own file was analysed hid a
+    flow in the SQLite backend analysed next by the same worker)."""
+    program.unstable.update(program.stack)
+    program.root_dependent.update(program.running)
+
+
 def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[str, Value], star: list[Value],
           node: ast.Call, site: Site) -> Value:
     """Applies a function's summary at a call in ``frame``; returns the call's value.
@@ -160,10 +177,16 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
     follows (outside data, a weak random number, a parameter): with nothing to carry, its
     summary could only add the sources it reads itself, which its own module's analysis
     reports. This keeps a file's analysis from interpreting its whole import graph.
+
+    That choice depends on which file is being analysed (``Program.root``), so a summary being
+    computed when it is made for a function of the analysed file is not shared with other
+    analyses (``_root_dependent``).
     """
     inputs = [*args, *kwargs.values(), *star]
-    if function.module.path != frame.program.root and not carries_data(inputs):
-        return opaque_result(function, site)
+    if not carries_data(inputs):
+        if function.module.path != frame.program.root:
+            return opaque_result(function, site)
+        _root_dependent(frame.program)
     found = summary(frame.program, function, frame.depth + 1)
     mapping = bind_arguments(function, args, kwargs, star)
     _defaults(frame, function, mapping)
@@ -184,8 +207,10 @@ def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, 
     whose attributes are what ``__init__`` stores from the arguments."""
     program = frame.program
     obj = Value(types=frozenset({class_id}), items={})
-    if program.classes[class_id].module.path != program.root and not carries_data([*args, *kwargs.values(), *star]):
-        return obj
+    if not carries_data([*args, *kwargs.values(), *star]):
+        if program.classes[class_id].module.path != program.root:
+            return obj
+        _root_dependent(program)
     init = program.method(class_id, "__init__")
     fields = _dataclass_fields(frame, class_id) if init is None else None
     if fields is not None:
