@@ -10,9 +10,9 @@ their records without waiting: losing the intent in a crash only means the step 
 A step may instead be *reused*: when the coordinator offers results recorded by earlier runs
 (``reuse``) and one of them has the step's reuse key (``reuse_key``: what decides the result,
 its code and the policy included) and still holds (the step's ``still_valid`` check, e.g. that
-the files an analysis read are unchanged), the worker records ``step.intent`` and ``step.done``
-with that result and a ``reused`` pointer to where it was first recorded, and does not run the
-step.
+the files an analysis read are unchanged), the worker records ``step.done`` with that result
+and a ``reused`` pointer to where it was first recorded, and does not run the step (a reused
+result is no effect and needs no intent).
 
 A model call is a step too; it spends one call of the task's allowance, which the coordinator
 reserves from the run's quota when it assigns the task, and is recorded as ``model.call``. A
@@ -199,8 +199,6 @@ class TaskContext:
         offer = self._offer(name, reuse, still_valid)
         if offer is not None:
             origin = offer["from"]
-            self.record("step.intent", key=key, why=f"take the result run {origin.get('run')} recorded for the same "
-                        "inputs, code and policy", payload={"name": name, "reused": origin})
             self.record("step.done", key=key, why=f"reused from run {origin.get('run')} (record {origin.get('seq')})",
                         payload={"name": name, "input_hash": inputs_hash[:16], "result": offer["result"], "reuse": reuse,
                                  "reused": origin})

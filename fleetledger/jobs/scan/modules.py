@@ -107,7 +107,7 @@ def python_paths(readable: Iterable[str]) -> tuple[str, ...]:
 
 
 def still_holds(result: Mapping[str, Any], planned: Mapping[str, Any], readable: Mapping[str, str],
-                module_paths: tuple[str, ...]) -> bool:
+                module_paths: tuple[str, ...], index: tuple[dict[str, str], dict[str, str]] | None = None) -> bool:
     """Says whether a detect result recorded by an earlier scan is this scan's result for the
     same file: the file was read at the hash this scan planned, and everything the analysis
     depended on (``FileReport.depends``) holds here: each other file it read has the same
@@ -120,6 +120,7 @@ def still_holds(result: Mapping[str, Any], planned: Mapping[str, Any], readable:
         planned: This scan's planned file (``path``, ``sha256``).
         readable: Path -> planned SHA-256 of every file this scan's engine may read.
         module_paths: ``python_paths(readable)``.
+        index: ``module_index(module_paths)``, when the caller has it (computed otherwise).
 
     Returns:
         True when the result may be reused; False when it was not read at the planned hash
@@ -137,9 +138,10 @@ def still_holds(result: Mapping[str, Any], planned: Mapping[str, Any], readable:
         return False
     names, own = depends.get("names", {}), depends.get("modules", {})
     if names or own:
-        paths = module_paths if planned["path"] in readable or not planned["path"].endswith(MODULE_SUFFIXES) \
-            else tuple(sorted({*module_paths, planned["path"]}))
-        by_name, by_path = module_index(paths)
+        if planned["path"] in readable or not planned["path"].endswith(MODULE_SUFFIXES):
+            by_name, by_path = index if index is not None else module_index(module_paths)
+        else:
+            by_name, by_path = module_index(tuple(sorted({*module_paths, planned["path"]})))
         if any(by_name.get(name) != path for name, path in names.items()) \
                 or any(by_path.get(path) != name for path, name in own.items()):
             return False

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import faults
+from ...analysis.definitions import module_index
 from ...steps import TaskContext, each, input_hash
 from .brief import BRIEF_FILES, derive_brief
 from .detect import DETECT_VERSION, detect_file
@@ -48,7 +49,7 @@ def _brief(ctx: TaskContext) -> dict[str, Any]:
 
 def _detect(ctx: TaskContext) -> dict[str, Any]:
     root = Path(ctx.context["root"])
-    readable, module_paths = _readable(ctx.context.get("shas", {}), ctx.context.get("readable", []))
+    readable, module_paths, index = _readable(ctx.context.get("shas", {}), ctx.context.get("readable", []))
 
     def one(f: dict[str, Any]) -> None:
         def run(key: str) -> dict[str, Any]:
@@ -73,18 +74,19 @@ def _detect(ctx: TaskContext) -> dict[str, Any]:
         # file is in the result (``depends``), checked before a recorded result is reused.
         ctx.step(f"detect:{f['path']}", input_hash(f["path"], f["sha256"], DETECT_VERSION), run,
                  why=f"detect {f['path']}", outcome=_detect_outcome,
-                 still_valid=lambda result: still_holds(result, f, readable, module_paths))
+                 still_valid=lambda result: still_holds(result, f, readable, module_paths, index))
 
     each(ctx.inputs["files"], one)
     return {"steps": ctx.ran_steps, "reused": ctx.reused_steps, "failed": len(ctx.failed_steps)}
 
 
-_derived: dict[tuple[int, int], tuple[Any, Any, dict[str, str], tuple[str, ...]]] = {}
+_derived: dict[tuple[int, int], tuple[Any, ...]] = {}
 
 
-def _readable(shas: dict[str, str], readable: list[str]) -> tuple[dict[str, str], tuple[str, ...]]:
-    """The files a detect step's engine may read (path -> planned hash), and the Python files
-    among them, sorted (the module names an import may resolve to). Derived once per worker for
+def _readable(shas: dict[str, str], readable: list[str]) -> tuple[dict[str, str], tuple[str, ...], Any]:
+    """The files a detect step's engine may read (path -> planned hash), the Python files
+    among them, sorted, and their ``module_index`` (the module names an import may resolve to),
+    for ``still_holds``. Derived once per worker for
     the same context objects (the worker hands every task the same ones), so that the engine's
     caches keyed on the mapping hold across tasks."""
     key = (id(shas), id(readable))
@@ -92,9 +94,10 @@ def _readable(shas: dict[str, str], readable: list[str]) -> tuple[dict[str, str]
     if known is None or known[0] is not shas or known[1] is not readable:
         allowed = {path: shas[path] for path in readable if path in shas}
         _derived.clear()
-        known = (shas, readable, allowed, python_paths(allowed))
+        paths = python_paths(allowed)
+        known = (shas, readable, allowed, paths, module_index(paths))
         _derived[key] = known
-    return known[2], known[3]
+    return known[2], known[3], known[4]
 
 
 def _detect_outcome(report: dict[str, Any]) -> str:
