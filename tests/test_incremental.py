@@ -194,6 +194,14 @@ def _files(ws: Path) -> list[tuple[str, str]]:
     return sorted((f["path"], f["status"]) for f in json.loads((ws / "findings.json").read_text())["files"])
 
 
+def _fingerprints(ws: Path) -> set[tuple[str, str, str]]:
+    """(path, primaryLocationLineHash, our fingerprint) of each SARIF result."""
+    results = json.loads((ws / "findings.sarif").read_text())["runs"][0]["results"]
+    return {(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+             r["partialFingerprints"]["primaryLocationLineHash"], r["partialFingerprints"]["fleetledgerFingerprint/v1"])
+            for r in results}
+
+
 def _new(steps: dict[str, str], prefix: str = "") -> set[str]:
     return {name for name, how in steps.items() if how == "new" and name.startswith(prefix)}
 
@@ -224,13 +232,18 @@ def test_each_change_reruns_exactly_what_it_touches_and_the_report_is_the_whole_
     _, steps = _last_run(ws)
     assert _new(steps, "detect:") == {"detect:shop/queries.py", "detect:shop/search.py"}
 
-    # Move lines above findings: only that file's steps run again.
+    before_move = _findings(ws)
+    # Move lines above findings: only that file's steps run again, and every finding keeps its
+    # SARIF fingerprints (GitHub keeps the alerts and their dismissals).
+    prints = _fingerprints(ws)
     app = repo / "shop" / "app.py"
     app.write_text("# a comment moves every line below it\n\n" + app.read_text())
     _scan(repo, ws)
     _, steps = _last_run(ws)
     assert _new(steps, "detect:") == {"detect:shop/app.py"}
     moved = _findings(ws)
+    assert _fingerprints(ws) == prints and any(path == "shop/app.py" for path, *_ in prints)
+    assert [line + 2 if path == "shop/app.py" else line for path, line, *_ in before_move] == [line for _, line, *_ in moved]
 
     # Delete a file: every other result is reused, and the report no longer has it.
     (repo / "shop" / "extra.py").unlink()
