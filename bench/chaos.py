@@ -353,6 +353,7 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
         dup = sum(n - 1 for n in deliveries(target).values() if n > 1) if workload.has_target else 0
         return {"id": spec["id"], "family": family, "first_exit": first_exit, "exit": code, "deaths": deaths, "lost": len(missing) - reported - torn,
                 "reported_lost": reported, "torn_like_lost": torn, "duplicated_effects": dup, "divergent": int(got != expected),
+                **({"diverged": sorted(k for k in expected if got.get(k) != expected[k])} if got != expected else {}),
                 "verify_failed": int(not verify_records(final).ok), "wrong_exit": wrong_exit,
                 "state_contradicts": contradicts, "records": len(final), **({"damage": spec["damage"]} if "damage" in spec else {})}
 

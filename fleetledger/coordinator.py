@@ -113,6 +113,8 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         self.view: RunView = RunView(run_id="")
         self.pool: WorkerPool | None = None
         self._stop_reason: str | None = None
+        self._disk_full: str | None = None
+        """Set when a worker met a full disk (``steps.OutOfSpace``): the run halts for space."""
         self._state_written_ms = 0
         self._reserved: dict[str, int] = {}
         self._calls_made: dict[str, int] = {}
@@ -157,11 +159,22 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         since its last one, by any coordinator. When a checkpoint is due after them
         (``RunView.checkpoint_due``), one follows in its own transaction.
 
+        A call that raises may still have stored the batch: the commit can be durable and its
+        acknowledgement lost (a dropped connection), or the disk can fill just after it. Before
+        the error goes on, the view folds whatever the ledger now holds after its last record
+        (``_resync``), so that what the caller does next (a halt, above all) reads a view that
+        agrees with the ledger: never a ``run.halted`` after a stored ``run.finished``.
+
         Raises:
-            LedgerError: the storage kept failing; nothing of the batch is stored.
+            LedgerError: the storage kept failing; the view holds what of the batch was stored.
+            OSError: a write failed after the commit (a full disk); the view holds the batch.
         """
         assert self.storage is not None
-        outcomes = self.storage.append(records, now_ms=self.clock())
+        try:
+            outcomes = self.storage.append(records, now_ms=self.clock())
+        except (errors.LedgerError, OSError):
+            self._resync()
+            raise
         for outcome in outcomes:
             if isinstance(outcome, Appended):
                 record = outcome.record
@@ -195,6 +208,17 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
             self._fold(record)
             n += 1
         return n
+
+    def _resync(self) -> None:
+        """After an append that raised: folds what the ledger holds after the view's last record
+        (the failed batch, when its commit was durable). Best effort: when the ledger cannot be
+        read either, the view stays as it was and the append's own error is what the caller sees."""
+        if self.storage is None or not self.view.run_id:
+            return
+        try:
+            self.catch_up()
+        except (errors.LedgerError, OSError, ValueError):
+            pass
 
     @property
     def ledger_retry_s(self) -> float:

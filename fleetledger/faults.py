@@ -20,7 +20,7 @@ forever", the SQLite testing method's second mode); without it, it acts once.
 
 ``FLEETLEDGER_FAULT_ONCE=path`` makes the action fire in one process only, across all the
 processes that inherit the variable: the first to reach its occurrence creates ``path``
-(``O_EXCL``) and acts; the others carry on.
+(``O_EXCL``) and acts (with ``+``, at every later occurrence too); the others carry on.
 
 ``FLEETLEDGER_FAULT_LOG=path`` appends the name of every point reached (one per line, with the
 process id) so a harness can enumerate the points a workload passes through.
@@ -38,7 +38,7 @@ _ONCE_ENV = "FLEETLEDGER_FAULT_ONCE"
 
 
 class _Armed:
-    __slots__ = ("name", "remaining", "action", "forever")
+    __slots__ = ("name", "remaining", "action", "forever", "won")
 
     def __init__(self, spec: str) -> None:
         parts = spec.rsplit(":", 2)
@@ -50,6 +50,7 @@ class _Armed:
         self.remaining = int(parts[1])
         action = parts[2] if len(parts) == 3 else "kill"
         self.forever = action.endswith("+")
+        self.won = False  # this process acted first under FLEETLEDGER_FAULT_ONCE: it goes on acting (with +)
         self.action = action.rstrip("+")
         if self.action not in ("kill", "stop", "eio", "enospc", "exit"):
             raise ValueError(f"{_ENV}={spec!r}: action must be kill, stop, eio, enospc or exit (optionally with +)")
@@ -86,12 +87,13 @@ def hit(name: str) -> None:
     armed.remaining -= 1
     if armed.remaining > 0:
         return
-    if _once_path is not None:
+    if _once_path is not None and not armed.won:
         try:
             os.close(os.open(_once_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         except FileExistsError:
             arm(None)
             return
+        armed.won = True
     action = armed.action
     if not armed.forever:
         arm(None)

@@ -22,6 +22,7 @@ paid model is called on the coordinator's host, never in the worker: the step as
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import queue
 import threading
@@ -72,6 +73,24 @@ class OutOfCalls(Exception):
     def __init__(self, task: str, why: str = "the model calls reserved for this task are spent") -> None:
         super().__init__(task, why)
         self.why = why
+
+
+class OutOfSpace(Exception):
+    """A step met a full disk (ENOSPC, EDQUOT): it is not failed, since the cause clears once
+    space is freed; the task is handed back and the run halts (exit 75) until it is resumed.
+
+    Args:
+        task: The task.
+        why: What the worker tells the coordinator (recorded with ``lease.released``).
+    """
+
+    def __init__(self, task: str, why: str) -> None:
+        super().__init__(task, why)
+        self.why = why
+
+
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+"""The errors of a full disk (or an exhausted quota on it)."""
 
 
 class StepFailed(Exception):
@@ -175,6 +194,7 @@ class TaskContext:
             NondeterminismError: a step of this name was recorded with other inputs.
             StepFailed: ``fn`` raised; the failure was recorded.
             OutOfCalls: the step needs a model call and the allowance is spent.
+            OutOfSpace: ``fn`` met a full disk; the step stays undone, not failed.
             Fenced: the lease is gone.
         """
         self.check_fenced()
@@ -213,6 +233,8 @@ class TaskContext:
         except (Fenced, errors.Cancelled, KeyboardInterrupt, OutOfCalls):
             raise
         except Exception as exc:  # noqa: BLE001 - every step error is recorded, never lost
+            if isinstance(exc, OSError) and exc.errno in NO_SPACE:  # not the step's fault: done once there is space
+                raise OutOfSpace(self.task, f"the disk is full in step {name!r} ({exc})"[:500]) from exc
             message = f"{type(exc).__name__}: {exc}"
             facts = exc.facts if isinstance(exc, errors.FleetledgerError) else {}
             self.record("step.failed", key=key, why=message[:500],

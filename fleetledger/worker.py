@@ -27,7 +27,7 @@ import traceback
 from typing import Any
 
 from . import errors
-from .steps import Fenced, OutOfCalls, TaskContext
+from .steps import Fenced, OutOfCalls, OutOfSpace, TaskContext
 
 PR_SET_PDEATHSIG = 1
 
@@ -158,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
                 pass
             except OutOfCalls as exc:
                 channel.send({"op": "released", "task": task, "epoch": epoch, "reason": "quota", "why": exc.why})
+            except OutOfSpace as exc:
+                channel.send({"op": "released", "task": task, "epoch": epoch, "reason": "disk", "why": exc.why})
             except errors.FleetledgerError as exc:
                 channel.send({"op": "failed", "task": task, "epoch": epoch, "retry": False,
                               "error": f"{type(exc).__name__}: {exc}"})

@@ -37,11 +37,7 @@ def test_chaos_subset_loses_nothing_and_repeats_nothing(tmp_path: Path, workload
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("family, sample", [
-    pytest.param("enospc", 16, marks=pytest.mark.xfail(
-        strict=False, reason="open: 1 of 3 full runs saw one divergent output after ENOSPC at ledger.after_commit:25 "
-                             "(synthetic), not reproduced since; see the closing note of 2026-12-01")),
-    ("nul", 12), ("code", 6)])
+@pytest.mark.parametrize("family, sample", [("enospc", 16), ("nul", 12), ("code", 6)])
 def test_full_disks_damaged_ledgers_and_changed_code_lose_nothing_silently(tmp_path: Path, family: str,
                                                                            sample: int) -> None:
     """Issue 14's faults: the disk full at write points spread over the run, NUL pages in the

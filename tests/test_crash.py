@@ -367,3 +367,46 @@ def test_c4_a_worker_that_forgets_everything_continues_at_the_next_step(tmp_path
     assert intents_after == [f"s{n}" for n in range(3, 6)] and intents_after[0] == redone
     assert not any(r.kind == "run.halted" for r in history)
     assert _steps(ws) == _expected(1, 6)
+
+
+class _AckLostOnFinish:
+    """A ledger whose commit of ``run.finished`` is stored but never acknowledged: every append
+    carrying it commits (a retry finds it there), then raises, as a connection that drops
+    after the commit does for longer than the retry window."""
+
+    def __init__(self, inner: object) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._inner, name)
+
+    def append(self, batch, *, now_ms):  # type: ignore[no-untyped-def]
+        outcomes = self._inner.append(batch, now_ms=now_ms)
+        if any(r.kind == "run.finished" for r in batch):
+            from fleetledger.errors import LedgerError
+            raise LedgerError("the connection dropped before the commit was acknowledged")
+        return outcomes
+
+
+def test_a_finished_run_whose_commit_was_not_acknowledged_is_never_halted(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ledger failing for good right after storing ``run.finished`` (its acknowledgement
+    lost): the session ends with an error, but it appends nothing after ``run.finished`` (a
+    ``run.halted`` there left the run HALTED, then RUNNING after the resume, though it finished),
+    and the next start finds it finished."""
+    import fleetledger.coordinator as coordinator_module
+
+    job = _OneEffectJob("note", lambda host: host.effect("note:1", lambda key: {"noted": key}, idempotent=True,
+                                                         kind="note"))
+    ws = Workspace.at(tmp_path / "ws")
+    real = coordinator_module.open_storage
+    monkeypatch.setattr(coordinator_module, "open_storage", lambda url: _AckLostOnFinish(real(url)))
+    from fleetledger.errors import LedgerError
+    with pytest.raises(LedgerError, match="finished, but the ledger failed"):
+        Coordinator(job, ws, RunOptions(workers=1, ledger_retry_s=0.2)).run()
+    monkeypatch.setattr(coordinator_module, "open_storage", real)
+    kinds = [r.kind for r in records(ws.root)]
+    assert kinds[-1] == "run.finished", kinds[kinds.index("run.finished"):]
+    again = Coordinator(job, ws, RunOptions(workers=1)).run()
+    assert again.exit_code == 0 and again.already_done, again.message
+    assert fold(records(ws.root)).state == "JACKED_OUT"

@@ -66,6 +66,8 @@ def _resume_finishes_like_an_uninterrupted_run(ws: Path, target: Path) -> None:
     ("runstate.after_fsync:2:enospc", "HALTED"),
     ("head.after_write:3:enospc", "HALTED"),
     ("ledger.before_commit:8:enospc+", "RUNNING"),  # the ledger's disk stays full: HALTED cannot be recorded
+    # Every commit from the 3rd on is stored, then reports the full disk: halted once, never with a traceback.
+    ("ledger.after_commit:3:enospc+", "HALTED"),
 ])
 def test_enospc_at_each_write_site_halts_with_75_and_a_resume_finishes(tmp_path: Path, fault: str,
                                                                        ledger_state: str) -> None:
@@ -157,3 +159,85 @@ def test_a_full_disk_after_the_scan_exported_does_not_leave_partial_reports(tmp_
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert sarif(ws)["runs"][0]["properties"].get("haltReason") is None, "a finished run's reports say it halted"
     assert sarif(ws) == sarif(tmp_path / "reference")
+
+
+def test_a_full_disk_reported_after_each_commit_never_halts_a_finished_run(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the chaos harness (``synthetic:enospc:ledger.after_commit:25``, exit 75, then a
+    resume that exited 0 with the run still RUNNING in its ledger): the disk filled just after
+    the commit of ``run.finished``. The append raised although the record was stored, the view
+    was not told, so the halt appended ``run.halted`` after ``run.finished``; the resume then
+    found ``run.finished`` already there (a duplicate), said "finished" and left the ledger
+    saying RUNNING. Each commit of a session that ends the run fails this way in turn (the
+    SQLite method: operation N, then N+1, until the session completes); every one must leave a
+    ledger that agrees with itself and a resume that finishes the run."""
+    import shutil
+
+    ws, target, states = tmp_path / "ws", tmp_path / "tickets", tmp_path / "state"
+    saved = tmp_path / "saved"
+    monkeypatch.setenv("XDG_STATE_HOME", str(states))  # the user's heads, put back with the workspace
+
+    def restore() -> None:
+        """Puts the workspace, the target and the user's heads back as the kill left them."""
+        for path in (ws, target, states):
+            shutil.rmtree(path, ignore_errors=True)
+            if (saved / path.name).exists():
+                shutil.copytree(saved / path.name, path)
+
+    crash = run_synthetic(ws, *_args(target), env={"FLEETLEDGER_FAULT": "effect.after_intent:1:kill"})
+    assert crash.returncode == -9, crash.stdout + crash.stderr  # killed in the publish sprint: no worker left
+    for path in (ws, target, states):
+        if path.exists():
+            shutil.copytree(path, saved / path.name)
+    log = tmp_path / "points.log"
+    restore()
+    probe = run_synthetic(ws, *_args(target), env={"FLEETLEDGER_FAULT_LOG": str(log)})
+    assert probe.returncode == 0, probe.stdout + probe.stderr
+    commits = sum(1 for line in log.read_text().splitlines() if line.endswith(" ledger.after_commit"))
+    assert records(ws)[-1].kind == "run.finished", "the session's last commit stores run.finished"
+    finished_then_full = 0
+    for n in range(1, commits + 1):
+        restore()
+        full = run_synthetic(ws, *_args(target), env={"FLEETLEDGER_FAULT": f"ledger.after_commit:{n}:enospc"})
+        said = full.stdout + full.stderr
+        assert full.returncode == HALTED, f"commit {n}: {said}"
+        assert "Traceback" not in said, said
+        kinds = [r.kind for r in records(ws)]
+        if "run.finished" in kinds:
+            finished_then_full += 1
+            assert kinds[-1] == "run.finished", f"commit {n}: {kinds[kinds.index('run.finished'):]} after run.finished"
+        _state_agrees(ws)
+        _resume_finishes_like_an_uninterrupted_run(ws, target)
+        assert fold(records(ws)).state == "JACKED_OUT", f"commit {n}: the resume said finished, the ledger does not"
+    assert finished_then_full == 1, "one of the commits was that of run.finished"
+
+
+def test_a_disk_full_before_anything_is_recorded_exits_75_not_1(tmp_path: Path) -> None:
+    """The ledger's disk full from the first commit (``run.started``) on: nothing can be
+    recorded, not even a halt; that is still a full disk (exit 75, saying so), not a generic
+    ledger error (exit 1), and the same command finishes once there is space."""
+    ws, target = tmp_path / "ws", tmp_path / "tickets"
+    full = run_synthetic(ws, *_args(target), env={"FLEETLEDGER_FAULT": "ledger.before_commit:1:enospc+"})
+    said = full.stdout + full.stderr
+    assert full.returncode == HALTED, said
+    assert "Traceback" not in said and "nothing was started" in said, said
+    assert records(ws) == []
+    _resume_finishes_like_an_uninterrupted_run(ws, target)
+
+
+def test_a_full_disk_in_a_workers_step_halts_the_run_and_gives_up_no_step(tmp_path: Path) -> None:
+    """A worker's step meets a full disk, at every step from then on (``synthetic.in_step:2:enospc+``
+    in each worker): before, each such step was recorded failed, given up at the second failure,
+    and the run finished (exit 0) without those steps' results, which no resume brought back. A
+    full disk is not the step's fault: the task is handed back, the run halts (75), and the
+    resume once there is space does every step."""
+    ws, target = tmp_path / "ws", tmp_path / "tickets"
+    full = run_synthetic(ws, *_args(target), env={"FLEETLEDGER_FAULT": "synthetic.in_step:2:enospc+"})
+    said = full.stdout + full.stderr
+    assert full.returncode == HALTED, said
+    assert "Traceback" not in said and "disk is full" in said, said
+    history = records(ws)
+    assert not [r for r in history if r.kind == "step.failed"], "a full disk fails no step"
+    assert fold(history).halt["kind"] == "disk"
+    assert _state_agrees(ws) == "HALTED"
+    _resume_finishes_like_an_uninterrupted_run(ws, target)

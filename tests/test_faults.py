@@ -61,3 +61,16 @@ def test_kill_is_a_real_sigkill_and_once_file_limits_it_to_one_process(tmp_path:
     second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert first.returncode == -9 and first.stdout == ""
     assert second.returncode == 0 and second.stdout.strip() == "survived"
+
+
+def test_forever_under_once_keeps_acting_in_the_process_that_acted_first(tmp_path: Path) -> None:
+    """``enospc+`` with a once file (as the chaos harness arms it): the process that acted first
+    goes on failing at every later occurrence (the disk stays full there); before, its own once
+    file disarmed it after the first, so "stays full" meant "fails once"."""
+    code = ("from fleetledger import faults\nfails = 0\nfor _ in range(4):\n    try:\n        faults.hit('p')\n"
+            "    except OSError:\n        fails += 1\nprint(fails)\n")
+    env = {**os.environ, "FLEETLEDGER_FAULT": "p:2:enospc+", "FLEETLEDGER_FAULT_ONCE": str(tmp_path / "once")}
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert first.stdout.strip() == "3", first.stdout + first.stderr
+    assert second.stdout.strip() == "0", "another process carries on"

@@ -33,8 +33,8 @@ class HaltsMixin:
         self._stop_reason = reason
 
     def _halting(self) -> bool:
-        """True once a halt was asked for (a signal, an exhausted quota, a budget)."""
-        return self._stop_reason is not None or self._model_halt is not None
+        """True once a halt was asked for (a signal, an exhausted quota, a budget, a worker's full disk)."""
+        return self._stop_reason is not None or self._model_halt is not None or self._disk_full is not None
 
     def _pending_halt(self) -> RunResult | None:
         """Halts when a halt was asked for, once no host-side model call is in flight (a call
@@ -48,6 +48,9 @@ class HaltsMixin:
             return self._leave(self._stop_reason)
         if self._stop_reason is not None:
             return self._halt("interrupted", self._stop_reason)
+        if self._disk_full is not None:  # on a shared ledger, only this host's disk: the run goes on elsewhere
+            reason = f"{self._disk_full}; free some space, then `fleetledger resume`"
+            return self._halt("disk", reason) if self._leading() else self._leave(reason)
         halt = self._model_halt
         assert halt is not None
         if halt.kind == "budget":  # the figures once the calls that were in flight are recorded too
@@ -101,9 +104,13 @@ class HaltsMixin:
     def _halt_for_space(self, exc: OSError) -> RunResult:
         """Records HALTED after a workspace file could not be written for want of space.
 
+        A run whose ledger already says HALTED (the append that stored ``run.halted`` then met the
+        full disk) is not halted twice.
+
         Raises:
             OutOfSpaceError: the halt itself cannot be recorded (the ledger's disk is full too);
                 the run stays RUNNING in the ledger and in the run-state file.
+            OSError: the halt's append failed after its commit for another reason than space.
         """
         self._stop_pool()
         reason = f"the disk is full ({exc}); free some space, then `fleetledger resume`"
@@ -112,12 +119,22 @@ class HaltsMixin:
         if self.view.state == "JACKED_OUT":  # run.finished is recorded: the file is rebuilt at the next start
             raise errors.OutOfSpaceError(f"run {self.view.run_id} finished, but {reason.split(';')[0]}: its run-state "
                                          "file was left as it was and is rebuilt from the ledger at the next start") from exc
-        try:
-            return self._halt("disk", reason)
-        except errors.LedgerError as again:
-            raise errors.OutOfSpaceError(
-                f"{reason}; the ledger could not record HALTED either ({again}), so the run stays RUNNING and "
-                "`fleetledger recover` resumes it once there is space") from exc
+        if self.view.state != "HALTED":
+            try:
+                return self._halt("disk", reason)
+            except errors.LedgerError as again:
+                raise errors.OutOfSpaceError(
+                    f"{reason}; the ledger could not record HALTED either ({again}), so the run stays RUNNING and "
+                    "`fleetledger recover` resumes it once there is space") from exc
+            except OSError as again:  # raised after its commit: the view (``Coordinator.append``) says if it is stored
+                if again.errno not in NO_SPACE or self.view.state != "HALTED":
+                    raise
+        # HALTED is recorded (by an append whose commit was durable, though it reported the full disk):
+        # never a second run.halted; the run-state file is left whole, as it was, and rebuilt at the next start.
+        halt = self.view.halt or {}
+        return RunResult(run_id=self.view.run_id, state="HALTED", exit_code=EXIT_HALTED,
+                         message=f"run {self.view.run_id} HALTED: {halt.get('reason') or reason}; the run-state file "
+                                 f"could not be written ({exc})")
 
     def _halt_after_error(self, exc: errors.LedgerError) -> RunResult:
         """Records HALTED after the ledger failed for longer than the retry window (on a shared
@@ -125,11 +142,20 @@ class HaltsMixin:
 
         Raises:
             LedgerError: the halt itself cannot be recorded (the ledger is still unwritable);
-                the run stays RUNNING in the ledger, so `recover` resumes it once it is back.
+                the run stays RUNNING in the ledger, so `recover` resumes it once it is back. Or
+                the failed append had stored ``run.finished``: the run is finished, not halted.
+            OutOfSpaceError: as LedgerError, when the ledger's disk is full (exit 75), also when
+                the run could not even be started.
         """
         self._stop_pool()
         if not self.view.run_id or self.view.state is None:
+            if getattr(exc, "no_space", False):
+                raise errors.OutOfSpaceError(f"{exc}; nothing was started: free some space and run the same "
+                                             "command again") from exc
             raise exc
+        if self.view.state == "JACKED_OUT":  # run.finished was stored although its append failed: never halted after it
+            raise errors.LedgerError(f"run {self.view.run_id} finished, but the ledger failed after recording it "
+                                     f"({exc}); its run-state file is rebuilt from the ledger at the next start") from exc
         try:
             if self.shared:  # the run goes on on the hosts that reach the ledger (or `recover` here)
                 return self._leave(f"the ledger could not be reached for {self.ledger_retry_s:g} s: {exc}")

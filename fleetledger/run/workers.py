@@ -124,6 +124,8 @@ class WorkersMixin:
             batch.append((worker, self.new_record("task.failed", task=task, epoch=epoch, why=message.get("error", "")[:500],
                                                   payload={"retry": bool(message.get("retry", True))}, actor=worker.id)))
         elif op == "released":
+            if message.get("reason") == "disk":  # a worker's disk is full: the run halts once this turn is recorded
+                self._disk_full = self._disk_full or str(message.get("why", ""))[:500]
             batch.append((worker, self.new_record("lease.released", task=task, epoch=epoch, why=message.get("why", ""),
                                                   payload={"reason": message.get("reason")}, actor=worker.id)))
         elif op == "model":
