@@ -287,3 +287,84 @@ def test_a_new_analyst_version_reruns_the_model_passes_and_reuses_detection(tmp_
     model = {n for n in steps if n.startswith(("investigate:", "revalidate:"))}
     assert model and _new(steps) == model
     assert _findings(ws) == before
+
+
+VIEW_RENDERS = textwrap.dedent('''
+    from flask import Flask, render_template, request
+
+    app = Flask(__name__)
+
+
+    @app.route("/")
+    def index():
+        return render_template("page.html", name=request.args["n"])
+''').lstrip()
+
+HELPER_SINK = "import os\n\n\ndef run(text):\n    os.system(text)\n"
+HELPER_CALLER = "from flask import request\n\nfrom pkg.helpers import run\n\n\ndef view():\n    run(request.args['c'])\n"
+
+
+def _same_as_fresh(repo: Path, ws: Path, fresh: Path, *args: str) -> None:
+    """The workspace's report is a fresh full scan's (``--no-reuse``, a new workspace)."""
+    _scan(repo, fresh, "--no-reuse", *args)
+    assert (_findings(ws), _files(ws)) == (_findings(fresh), _files(fresh))
+
+
+@pytest.mark.slow
+def test_a_template_changed_alone_starts_a_new_run_and_its_views_are_analysed_again(tmp_path: Path) -> None:
+    """Only a template changes (``|safe`` added), then a template of the same name appears where
+    a view finds it first: no source file changed, but the taint engine reads the templates, so
+    the finished run's report is stale; the same command must start a new run that analyses
+    the views that render them again (and reuses the rest)."""
+    repo, ws = tmp_path / "repo", tmp_path / "ws"
+    (repo / "templates").mkdir(parents=True)
+    (repo / "app.py").write_text(VIEW_RENDERS)
+    (repo / "other.py").write_text("x = 1\n")
+    (repo / "templates" / "page.html").write_text("<p>{{ name }}</p>\n")
+    _scan(repo, ws)
+    assert _findings(ws) == []
+
+    (repo / "templates" / "page.html").write_text("<p>{{ name|safe }}</p>\n")
+    out = _scan(repo, ws)
+    assert "already finished" not in out and "templates/page.html" in out, out
+    _, steps = _last_run(ws)
+    assert _new(steps, "detect:") == {"detect:app.py"}
+    assert [f[:3] for f in _findings(ws)] == [("app.py", 8, "FLT-xss")]
+    _same_as_fresh(repo, ws, tmp_path / "fresh1")
+
+    (repo / "templates" / "page.html").write_text("<p>{{ name }}</p>\n")
+    assert _findings(ws) != [] and "already finished" not in _scan(repo, ws)
+    assert _findings(ws) == []
+    (repo / "web" / "templates").mkdir(parents=True)  # the same name, found first (under "templates", shorter)
+    (repo / "templates" / "page.html").rename(repo / "web" / "templates" / "page.html")
+    (repo / "templates" / "page.html").write_text("<p>{{ name|safe }}</p>\n")
+    assert "already finished" not in _scan(repo, ws)
+    _same_as_fresh(repo, ws, tmp_path / "fresh2")
+
+
+@pytest.mark.slow
+def test_a_changed_policy_or_repository_rule_alone_starts_a_new_run(tmp_path: Path) -> None:
+    """The policy decides results (it is part of every reuse key): a finished run whose policy
+    changed since, the user's or the repository's own rules (``.fleetledger.toml``, a file of
+    the scanned tree that is not a source file), is not "already finished"; the same command
+    starts a new run under the policy in force, whose report is a fresh scan's."""
+    repo, ws, policy = tmp_path / "repo", tmp_path / "ws", tmp_path / "policy.toml"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "helpers.py").write_text(HELPER_SINK)
+    (repo / "pkg" / "view.py").write_text(HELPER_CALLER)
+    policy.write_text("[policy]\nrepository_may_exclude = true\n")
+    _scan(repo, ws, "--policy", str(policy))
+    assert [f[0] for f in _findings(ws)] == ["pkg/helpers.py"]
+
+    (repo / ".fleetledger.toml").write_text('[rules]\nexclude = ["pkg/helpers.py"]\n')
+    out = _scan(repo, ws, "--policy", str(policy))
+    assert "already finished" not in out and "the policy" in out, out
+    _same_as_fresh(repo, ws, tmp_path / "fresh1", "--policy", str(policy))
+    assert _findings(ws) == []
+
+    policy.write_text("[policy]\nrepository_may_exclude = false\n")
+    assert "already finished" not in _scan(repo, ws, "--policy", str(policy))
+    _same_as_fresh(repo, ws, tmp_path / "fresh2", "--policy", str(policy))
+    assert [f[0] for f in _findings(ws)] == ["pkg/helpers.py"]
+    assert "already finished" in _scan(repo, ws, "--policy", str(policy)), "nothing changed since"
