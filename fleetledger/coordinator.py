@@ -282,8 +282,10 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         if existing is not None and existing.state == "JACKED_OUT":
             self.view = existing
             tree, code = self.job.changed_since(self.reader()), self._code_changed(existing)
-            if tree is not None or code is not None:  # a new run, paying only for what changed
-                changed = "; ".join(([f"the tree: {tree}"] if tree else []) + ([f"the code: {code}"] if code else []))
+            policy = self._policy_changed(existing)  # it decides results too (every reuse key holds its hash)
+            if tree is not None or code is not None or policy is not None:  # a new run, paying only for what changed
+                changed = "; ".join(([f"the tree: {tree}"] if tree else []) + ([f"the code: {code}"] if code else [])
+                                    + ([f"the policy: {policy}"] if policy else []))
                 since = {"run": existing.run_id, "changed": changed}
                 found = existing = None
                 print(f"changed since run {since['run']} finished: {changed}; a new run takes the results of what "
