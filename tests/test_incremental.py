@@ -368,3 +368,46 @@ def test_a_changed_policy_or_repository_rule_alone_starts_a_new_run(tmp_path: Pa
     _same_as_fresh(repo, ws, tmp_path / "fresh2", "--policy", str(policy))
     assert [f[0] for f in _findings(ws)] == ["pkg/helpers.py"]
     assert "already finished" in _scan(repo, ws, "--policy", str(policy)), "nothing changed since"
+
+
+def test_a_recorded_brief_holds_only_while_what_it_read_is_unchanged(tmp_path: Path) -> None:
+    """The brief's key holds the listing of the Python files only; the README, the packaging
+    files and the top level it reads must be checked before a recorded brief is reused."""
+    from fleetledger.jobs.scan.brief import BRIEF_FILES, brief_holds, derive_brief
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "README.md").write_text("An internal batch tool.\n")
+    (root / "a.py").write_text("x = 1\n")
+    brief = derive_brief(root, BRIEF_FILES)
+    assert brief_holds(brief, root, BRIEF_FILES)
+    assert not brief_holds({k: v for k, v in brief.items() if k != "depends"}, root, BRIEF_FILES), "recorded without"
+    assert not brief_holds(brief, root, [n for n in BRIEF_FILES if n != "README.md"]), "the README is no longer readable"
+    (root / "README.md").write_text("A public web service.\n")
+    assert not brief_holds(brief, root, BRIEF_FILES), "the README changed"
+    brief = derive_brief(root, BRIEF_FILES)
+    (root / "pyproject.toml").write_text('[project]\nname = "shop"\ndependencies = ["flask"]\n')
+    assert not brief_holds(brief, root, BRIEF_FILES), "a packaging file it looked for appeared"
+    brief = derive_brief(root, BRIEF_FILES)
+    (root / "docs").mkdir()
+    assert not brief_holds(brief, root, BRIEF_FILES), "the top level it lists changed"
+
+
+@pytest.mark.slow
+def test_a_brief_is_not_reused_after_its_readme_changed(tmp_path: Path) -> None:
+    """README A with files T, then README B with T and one more file, then README B with T: the
+    last run's brief key (T's listing) is the first run's, but its README is not."""
+    repo, ws = tmp_path / "repo", tmp_path / "ws"
+    repo.mkdir()
+    (repo / "README.md").write_text("An internal batch tool.\n")
+    (repo / "a.py").write_text("x = 1\n")
+    _scan(repo, ws)
+    (repo / "README.md").write_text("A public web service facing the internet.\n")
+    (repo / "b.py").write_text("y = 2\n")
+    _scan(repo, ws)
+    (repo / "b.py").unlink()
+    _scan(repo, ws)
+    run, _ = _last_run(ws)
+    brief = [r.payload["result"]["text"] for r in records(ws)
+             if r.run_id == run and r.kind == "step.done" and r.payload["name"] == "brief"]
+    assert len(brief) == 1 and "public web service" in brief[0], brief

@@ -14,7 +14,7 @@ from typing import Any
 
 from ... import faults
 from ...steps import TaskContext, each, input_hash
-from .brief import BRIEF_FILES, derive_brief
+from .brief import BRIEF_FILES, brief_holds, derive_brief
 from .detect import DETECT_VERSION, detect_file
 from .investigate import judge
 from .modules import UNREAD_REASONS, python_paths, still_holds
@@ -41,8 +41,11 @@ def _brief(ctx: TaskContext) -> dict[str, Any]:
     root = Path(ctx.context["root"])
     readable = [name for name in BRIEF_FILES if f"brief:{name}" not in ctx.denied]
     ctx.denied_steps.extend(f"brief:{name}" for name in BRIEF_FILES if f"brief:{name}" in ctx.denied)
+    # The key holds the Python files' listing; what the brief read besides (README, packaging,
+    # the top level) is in the result (``depends``), checked before a recorded brief is reused.
     ctx.step("brief", input_hash("brief", ctx.inputs.get("listing_sha", ""), *readable),
-             lambda key: derive_brief(root, readable), why="derive the repository brief")
+             lambda key: derive_brief(root, readable), why="derive the repository brief",
+             still_valid=lambda result: brief_holds(result, root, readable))
     return {"steps": ctx.ran_steps}
 
 
