@@ -411,3 +411,52 @@ def test_a_brief_is_not_reused_after_its_readme_changed(tmp_path: Path) -> None:
     brief = [r.payload["result"]["text"] for r in records(ws)
              if r.run_id == run and r.kind == "step.done" and r.payload["name"] == "brief"]
     assert len(brief) == 1 and "public web service" in brief[0], brief
+
+
+class _Sent:
+    """A worker's channel that keeps what it sends."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+
+
+def test_a_result_is_not_reused_for_a_file_changed_since_the_run_was_planned(tmp_path: Path) -> None:
+    """A run is planned, killed, a file changes, the same command resumes it: the detect step
+    of the changed file (and of a file whose analysis read it) is keyed by the planned hash,
+    and an earlier run recorded a result under that key. Analysed now, the file would be
+    reported as changed during the scan (and the other one analysed without it); a reused
+    result must not report the planned content as scanned instead."""
+    import threading
+
+    from fleetledger.jobs.scan import tasks
+    from fleetledger.jobs.scan.detect import DETECT_VERSION
+    from fleetledger.steps import TaskContext, input_hash, reuse_key
+
+    root = _cross_file_repo(tmp_path / "repo")
+    shas = _shas(root)
+    _fresh()
+    recorded = {p: detect_file(root, p, readable=shas).to_json() for p in ("pkg/low.py", "pkg/mid.py")}
+    files = [{"path": p, "sha256": shas[p], "size_bytes": len((root / p).read_bytes())} for p in recorded]
+    offers = {f"detect:{p}": [{"key": reuse_key("s", f"detect:{p}", input_hash(p, shas[p], DETECT_VERSION)),
+                               "result": recorded[p], "from": {"run": "scan-a", "seq": 1}}] for p in recorded}
+
+    def run_task() -> dict[str, str]:
+        sent = _Sent()
+        ctx = TaskContext(sent, "w01", {"task": "detect-0001", "epoch": 1, "sprint": "detect",
+                                        "inputs": {"kind": "detect", "files": files},
+                                        "context": {"root": str(root), "shas": dict(shas), "readable": sorted(shas)},
+                                        "reuse": {"salt": "s", "offers": offers}}, threading.Event())
+        tasks.run_task(ctx)
+        return {m["payload"]["name"]: ("reused " if "reused" in m["payload"] else "") + m["payload"]["result"]["status"]
+                for m in sent.messages if m["kind"] == "step.done"}
+
+    assert run_task() == {"detect:pkg/low.py": "reused scanned", "detect:pkg/mid.py": "reused scanned"}
+    (root / "pkg" / "low.py").write_text("import subprocess\n\n\ndef run(text):\n    subprocess.call(text, shell=True)\n")
+    assert run_task() == {"detect:pkg/low.py": "skipped", "detect:pkg/mid.py": "scanned"}, "analysed again"
+    from fleetledger.jobs.scan.modules import disk_hashes
+
+    assert disk_hashes(root, 1 << 20)("pkg/low.py") != shas["pkg/low.py"]
+    assert disk_hashes(root, 1 << 20)("pkg/gone.py") == ""

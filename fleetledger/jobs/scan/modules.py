@@ -18,7 +18,7 @@ import os
 import stat
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from pathlib import Path
@@ -107,33 +107,43 @@ def python_paths(readable: Iterable[str]) -> tuple[str, ...]:
 
 
 def still_holds(result: Mapping[str, Any], planned: Mapping[str, Any], readable: Mapping[str, str],
-                module_paths: tuple[str, ...]) -> bool:
+                module_paths: tuple[str, ...], on_disk: Callable[[str], str] | None = None) -> bool:
     """Says whether a detect result recorded by an earlier scan is this scan's result for the
     same file: the file was read at the hash this scan planned, and everything the analysis
     depended on (``FileReport.depends``) holds here: each other file it read has the same
     hash among the files this scan may read, each import and template name it looked up
     resolves to the same file (or to none) among them, and each module it loaded (itself
-    included) has the same import name.
+    included) has the same import name. With ``on_disk``, the file and each file it read must
+    also still be at their planned hashes now, as an analysis run now would find them (a file
+    changed since the run was planned, say between a crash and the resume, is reported by the
+    analysis as changed during the scan, or not used; a reused result must not hide that).
 
     Args:
         result: The recorded ``FileReport.to_json()``.
         planned: This scan's planned file (``path``, ``sha256``).
         readable: Path -> planned SHA-256 of every file this scan's engine may read.
         module_paths: ``python_paths(readable)``.
+        on_disk: Path -> the SHA-256 of the file as it is now ("" when it cannot be read),
+            or None to check the plan only (a pure function of its arguments then).
 
     Returns:
         True when the result may be reused; False when it was not read at the planned hash
-        (changed during its scan, unread), or any dependency differs. A result without
-        ``depends`` holds only when it is a skip decided by the file's own content.
+        (changed during its scan, unread), any dependency differs, or a file it read is no
+        longer at its planned hash. A result without ``depends`` holds only when it is a skip
+        decided by the file's own content.
     """
     from ...analysis.definitions import module_index
 
     if not planned.get("sha256") or result.get("sha256") != planned["sha256"]:
         return False
+    if on_disk is not None and on_disk(str(planned["path"])) != planned["sha256"]:
+        return False
     depends = result.get("depends")
     if not isinstance(depends, dict):
         return result.get("status") == "skipped" and not str(result.get("reason", "")).startswith(UNREAD_REASONS)
     if any(readable.get(path) != sha for path, sha in depends.get("files", {}).items()):
+        return False
+    if on_disk is not None and any(on_disk(path) != sha for path, sha in depends.get("files", {}).items()):
         return False
     names, own = depends.get("names", {}), depends.get("modules", {})
     if names or own:
@@ -157,6 +167,21 @@ def template_path(paths: Iterable[str], name: str) -> str | None:
         return None
     matches = [p for p in paths if p.endswith(TEMPLATE_SUFFIXES) and (p == name or p.endswith("/" + name))]
     return min(matches, key=lambda p: ("/templates/" not in "/" + p, len(p), p), default=None)
+
+
+def disk_hashes(root: Path, max_bytes: int) -> Callable[[str], str]:
+    """Returns a function giving the SHA-256 of a file of ``root`` as it is now (``read_file``:
+    never through a link, never outside the root), or "" when it cannot be read whole (a
+    link, unreadable, over ``max_bytes``); each path is read once per returned function."""
+    known: dict[str, str] = {}
+
+    def sha(relpath: str) -> str:
+        if relpath not in known:
+            content = read_file(root, relpath, max_bytes)
+            known[relpath] = content.sha256 if content.problem is None else ""
+        return known[relpath]
+
+    return sha
 
 
 class RepositoryModules:
