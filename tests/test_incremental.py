@@ -460,3 +460,38 @@ def test_a_result_is_not_reused_for_a_file_changed_since_the_run_was_planned(tmp
 
     assert disk_hashes(root, 1 << 20)("pkg/low.py") != shas["pkg/low.py"]
     assert disk_hashes(root, 1 << 20)("pkg/gone.py") == ""
+
+
+def test_a_verdict_is_not_reused_for_a_file_changed_since_it_was_detected(tmp_path: Path) -> None:
+    """The investigate step's key holds the file's planned hash; run now on a file that changed
+    since, the step fails ("changed since it was detected"). A verdict recorded under the key
+    must not be taken instead."""
+    import threading
+
+    from fleetledger.jobs.scan import tasks
+    from fleetledger.steps import TaskContext
+
+    root = _cross_file_repo(tmp_path / "repo")
+    shas = _shas(root)
+    _fresh()
+    candidate = next(c for c in detect_file(root, "pkg/low.py", readable=shas).candidates)
+    inputs = {"kind": "investigate", "items": [{"candidate": candidate.to_json()}],
+              "files": {"pkg/low.py": shas["pkg/low.py"]}}
+
+    def run_task(offers: dict[str, Any]) -> list[dict[str, Any]]:
+        sent = _Sent()
+        ctx = TaskContext(sent, "w01", {"task": "investigate-0001", "epoch": 1, "sprint": "investigate",
+                                        "inputs": inputs, "context": {"root": str(root), "model": "offline", "brief": ""},
+                                        "calls_allowed": 1, "reuse": {"salt": "s", "offers": offers}}, threading.Event())
+        tasks.run_task(ctx)
+        return [m for m in sent.messages if m["kind"] in ("step.done", "step.failed")]
+
+    first = run_task({})
+    assert [m["kind"] for m in first] == ["step.done"]
+    payload = first[0]["payload"]
+    offers = {payload["name"]: [{"key": payload["reuse"]["key"], "result": payload["result"],
+                                 "from": {"run": "scan-a", "seq": 1}}]}
+    assert "reused" in run_task(offers)[0]["payload"]
+    (root / "pkg" / "low.py").write_text((root / "pkg" / "low.py").read_text() + "# changed\n")
+    again = run_task(offers)
+    assert [m["kind"] for m in again] == ["step.failed"] and "changed since it was detected" in again[0]["why"]
