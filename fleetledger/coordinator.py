@@ -232,10 +232,12 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
             SandboxUnavailable: the configured sandbox cannot run here.
             LedgerError: the ledger cannot be read or written.
             UsageError: the job's model cannot be used (unknown, no key, no price for a cost budget),
-                or the workspace is inside the scanned tree and was not made here.
+                the workspace is inside the scanned tree and was not made here, or the result
+                cache is inside the scanned tree.
         """
         self.sandbox.check_available()
         self.workspace.check_made_here([Path(p) for p in self.job.read_only_paths()])
+        self._check_cache()
         with self.workspace.lock(self.session):
             storage = open_storage(self.ledger_url)
             self.ledger_url = storage.url  # as the storage shows it: without a password

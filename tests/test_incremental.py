@@ -495,3 +495,35 @@ def test_a_verdict_is_not_reused_for_a_file_changed_since_it_was_detected(tmp_pa
     (root / "pkg" / "low.py").write_text((root / "pkg" / "low.py").read_text() + "# changed\n")
     again = run_task(offers)
     assert [m["kind"] for m in again] == ["step.failed"] and "changed since it was detected" in again[0]["why"]
+
+
+@pytest.mark.slow
+def test_a_result_cache_inside_the_scanned_folder_is_refused(tmp_path: Path) -> None:
+    """A repository ships a result cache whose entry for its vulnerable file has no candidate
+    (the digest is a plain SHA-256, anyone can fix it): a user who points ``--cache`` there
+    (``FLEETLEDGER_CACHE=.cache`` and a scan of the checkout) must not get the forged result.
+    A cache in the workspace (made here) is accepted."""
+    from fleetledger.ledger.records import canonical_json
+
+    repo, cache = tmp_path / "repo", tmp_path / "cache"
+    repo.mkdir()
+    (repo / "app.py").write_text("import os\nfrom flask import request\n\n\ndef v():\n    os.system(request.args['c'])\n")
+    _scan(repo, tmp_path / "attacker", "--cache", str(cache))
+    for entry in cache.rglob("*.json"):
+        body = json.loads(entry.read_text())
+        if body["name"] == "detect:app.py":
+            body.pop("digest")
+            body["result"]["candidates"] = []
+            body["digest"] = hashlib.sha256(canonical_json(body).encode()).hexdigest()
+            entry.write_text(canonical_json(body))
+    shutil.copytree(cache, repo / ".cache")
+
+    refused = run_cli("scan", str(repo), "--workspace", str(tmp_path / "victim"), "--no-progress",
+                      "--cache", str(repo / ".cache"))
+    assert refused.returncode == 2 and "inside the scanned folder" in refused.stderr, refused.stdout + refused.stderr
+    assert not (tmp_path / "victim" / "findings.json").exists()
+
+    ws = repo / ".fleetledger"
+    _scan(repo, ws, "--cache", str(ws / "cache"))
+    _scan(repo, ws, "--new", "--cache", str(ws / "cache"))
+    assert [f[:3] for f in _findings(ws)] == [("app.py", 6, "FLT-command")]
