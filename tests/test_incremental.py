@@ -55,6 +55,7 @@ def _fresh() -> None:
     summaries._SHARED.clear()
     program._SHARED_MODULES.clear()
     modules._parsed.clear()
+    modules._UNREAD.clear()
 
 
 def _cross_file_repo(root: Path) -> Path:
@@ -527,3 +528,28 @@ def test_a_result_cache_inside_the_scanned_folder_is_refused(tmp_path: Path) -> 
     _scan(repo, ws, "--cache", str(ws / "cache"))
     _scan(repo, ws, "--new", "--cache", str(ws / "cache"))
     assert [f[:3] for f in _findings(ws)] == [("app.py", 6, "FLT-command")]
+
+
+def test_a_result_made_without_a_file_that_changed_during_its_scan_does_not_hold_for_that_file(tmp_path: Path) -> None:
+    """``low.py`` changes while the run that planned it scans: ``second.py``'s analysis cannot
+    use it ("changed since planned") and misses the flow through it. When ``low.py`` is back at
+    its planned content in a later scan, that result must not be reused as if it had read it
+    (a finding hidden), whether the analysis read ``low.py`` itself or adopted a summary that
+    another analysis in the process computed without it."""
+    root = _cross_file_repo(tmp_path / "repo")
+    shas = _shas(root)
+    planned_low = (root / "pkg" / "low.py").read_text()
+    planned = {"path": "pkg/second.py", "sha256": shas["pkg/second.py"]}
+    (root / "pkg" / "low.py").write_text("def run(text):\n    return text\n")  # changed during the scan
+    _fresh()
+    alone = detect_file(root, "pkg/second.py", readable=shas).to_json()
+    _fresh()
+    detect_file(root, "pkg/first.py", readable=shas)
+    after = detect_file(root, "pkg/second.py", readable=shas).to_json()
+    (root / "pkg" / "low.py").write_text(planned_low)  # back at the planned content
+    for result in (alone, after):
+        assert not [c for c in result["candidates"] if c["path"] == "pkg/low.py"], "the flow was missed"
+        assert result["depends"]["files"]["pkg/low.py"] == ""
+        assert not still_holds(result, planned, shas, python_paths(shas))
+    _fresh()
+    assert [c for c in detect_file(root, "pkg/second.py", readable=shas).candidates if c.path == "pkg/low.py"]

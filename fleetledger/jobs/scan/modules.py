@@ -33,6 +33,10 @@ _READ_CHUNK_BYTES = 1024 * 1024
 _EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 _CACHED_MODULES = 256
 _parsed: OrderedDict[tuple[str, str, str], tuple[ast.Module, list[str]] | None] = OrderedDict()
+_UNREAD: set[tuple[str, str, str]] = set()
+"""(root, path, planned SHA-256) of the files this process found not at their planned content
+(``RepositoryModules.hashes``); at ``_MAX_UNREAD`` it is emptied with the engine's shared caches."""
+_MAX_UNREAD = 10_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -195,6 +199,9 @@ class RepositoryModules:
     Attributes:
         lines: Path -> the lines of every module loaded (for columns and snippets).
         problems: One line per module that could not be used, and why.
+        unread: The files that were not at their planned content when read (changed since
+            planned, unreadable, a link now): what an analysis found without them says
+            nothing about their planned content (``hashes``).
     """
 
     def __init__(self, root: Path, readable: Mapping[str, str], max_bytes: int) -> None:
@@ -203,6 +210,27 @@ class RepositoryModules:
         self.max_bytes = max_bytes
         self.lines: dict[str, list[str]] = {}
         self.problems: list[str] = []
+        self.unread: set[str] = set()
+
+    def hashes(self) -> dict[str, str]:
+        """Path -> the hash an analysis that used this loader read each file at: the planned
+        one, or "" for a file that was not at its planned content when this loader, or any
+        other of this process for the same root and plan, read it (an analysis may adopt a
+        summary computed without that file, ``_UNREAD``). A result that depends on such a
+        file then never holds (``still_holds``), since "" is no file's planned hash."""
+        root = str(self.root)
+        return {path: "" if path in self.unread or (root, path, sha) in _UNREAD else sha
+                for path, sha in self.readable.items()}
+
+    def _not_at_plan(self, relpath: str) -> None:
+        self.unread.add(relpath)
+        if len(_UNREAD) >= _MAX_UNREAD:  # forgetting them is safe only with what was computed without them
+            from ...analysis import program, summaries
+
+            _UNREAD.clear()
+            summaries._SHARED.clear()
+            program._SHARED_MODULES.clear()
+        _UNREAD.add((str(self.root), relpath, self.readable[relpath]))
 
     def paths(self) -> list[str]:
         """The Python files the engine may load."""
@@ -219,6 +247,7 @@ class RepositoryModules:
             return None
         content = read_file(self.root, path, MAX_TEMPLATE_BYTES)
         if content.data is None or content.sha256 != self.readable[path]:
+            self._not_at_plan(path)
             self.problems.append(f"{path}: template not read ({content.problem or 'changed since planned'})")
             return None
         return path, content.data.decode("utf-8", "replace")
@@ -248,6 +277,7 @@ class RepositoryModules:
             cached = None
             content = read_file(self.root, relpath, self.max_bytes)
             if content.data is None or content.sha256 != planned:
+                self._not_at_plan(relpath)
                 self.problems.append(f"{relpath}: not used for cross-file flows ({content.problem or 'changed since planned'})")
                 return None
             try:
