@@ -553,3 +553,35 @@ def test_a_result_made_without_a_file_that_changed_during_its_scan_does_not_hold
         assert not still_holds(result, planned, shas, python_paths(shas))
     _fresh()
     assert [c for c in detect_file(root, "pkg/second.py", readable=shas).candidates if c.path == "pkg/low.py"]
+
+
+def test_a_run_where_a_worker_was_caught_adds_nothing_to_the_shared_cache(tmp_path: Path) -> None:
+    """Its ledger offers none of its results (a worker that may have been taken over recorded
+    them); once the run is resumed and finished, filling the shared cache must not pass them
+    on to other workspaces either."""
+    from types import SimpleNamespace
+
+    from fleetledger.ledger import NewRecord, open_storage
+    from fleetledger.result_cache import ResultCache
+    from fleetledger.run.reusing import ReuseMixin
+
+    def done(run: str) -> NewRecord:
+        return NewRecord(run_id=run, actor="w01", kind="step.done", key="detect-0001/detect:a.py@" + "1" * 16,
+                         task="detect-0001", payload={"name": "detect:a.py", "input_hash": "1" * 16,
+                                                      "result": {"v": run}, "reuse": {"salt": "s", "inputs": "1" * 64,
+                                                                                     "key": "ab" * 32}})
+
+    with open_storage(f"sqlite:///{tmp_path / 'ledger.sqlite3'}") as storage:
+        for run in ("scan-a", "scan-b"):
+            storage.append([NewRecord(run_id=run, actor="coordinator", kind="run.started", key=run,
+                                      payload={"job": {"kind": "scan"}, "sprints": ["detect"]}), done(run)], now_ms=1)
+        storage.append([NewRecord(run_id="scan-a", actor="coordinator", kind="policy.denied", why="caught",
+                                  payload={"action": "worker message", "target": "w01"})], now_ms=2)
+        for run in ("scan-a", "scan-b"):
+            filler = ReuseMixin()
+            filler.options = SimpleNamespace(cache=str(tmp_path / f"cache-{run}"), reuse=True)  # type: ignore[attr-defined]
+            filler.storage = storage  # type: ignore[attr-defined]
+            filler.view = SimpleNamespace(run_id=run)  # type: ignore[attr-defined]
+            filler._fill_cache()
+    assert ResultCache(tmp_path / "cache-scan-a").offers("s", "detect:a.py") == []
+    assert [o["result"] for o in ResultCache(tmp_path / "cache-scan-b").offers("s", "detect:a.py")] == [{"v": "scan-b"}]

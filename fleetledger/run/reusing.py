@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import errors
 from ..jobs.base import TaskSpec
-from ..reuse import Offers, sprint_salt
+from ..reuse import Offers, caught_worker, sprint_salt
 from ..result_cache import ResultCache
 
 
@@ -75,12 +75,20 @@ class ReuseMixin:
     def _fill_cache(self) -> None:
         """Writes this run's keyed step results into the shared cache (``--cache``), once the
         run finished. A cache that cannot be written is a warning: the run's results are in
-        its ledger, and only a later run's reuse is lost."""
+        its ledger, and only a later run's reuse is lost. A run where a worker was caught
+        (``reuse.caught_worker``) adds nothing, as its ledger offers nothing.
+
+        Raises:
+            LedgerError: the ledger cannot be read.
+        """
         if not self.options.cache or not self.options.reuse:
+            return
+        records = list(self.storage.read(self.view.run_id))
+        if any(caught_worker(record) for record in records):
             return
         cache = ResultCache(Path(self.options.cache))
         try:
-            for record in self.storage.read(self.view.run_id):
+            for record in records:
                 payload = record.payload
                 reuse = payload.get("reuse") if record.kind == "step.done" else None
                 if isinstance(reuse, dict) and isinstance(payload.get("result"), dict):
