@@ -83,12 +83,11 @@ class ReuseMixin:
         """
         if not self.options.cache or not self.options.reuse:
             return
-        records = list(self.storage.read(self.view.run_id))
-        if any(caught_worker(record) for record in records):
+        if any(caught_worker(record) for record in self.storage.read(self.view.run_id)):
             return
         cache = ResultCache(Path(self.options.cache))
         try:
-            for record in records:
+            for record in self.storage.read(self.view.run_id):
                 payload = record.payload
                 reuse = payload.get("reuse") if record.kind == "step.done" else None
                 if isinstance(reuse, dict) and isinstance(payload.get("result"), dict):
