@@ -186,9 +186,10 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
 
     Running the same command again resumes the same run and pays only for missing work. After
     the run finished, it says so when the tree is unchanged; when files were added, changed or
-    deleted, it says which and starts a new run that takes the results of unchanged files from
-    the earlier runs (and from --cache), so it pays only for what changed. See docs/ci.md for CI
-    and code scanning.
+    deleted (source files, and the templates the analysis reads), or the code or the policy
+    changed (the repository's .fleetledger.toml included), it says which and starts a new run
+    that takes the results of unchanged files from the earlier runs (and from --cache), so it
+    pays only for what changed. See docs/ci.md for CI and code scanning.
     """
     from .jobs.registry import scan_job
 

@@ -256,10 +256,12 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
             SandboxUnavailable: the configured sandbox cannot run here.
             LedgerError: the ledger cannot be read or written.
             UsageError: the job's model cannot be used (unknown, no key, no price for a cost budget),
-                or the workspace is inside the scanned tree and was not made here.
+                the workspace is inside the scanned tree and was not made here, or the result
+                cache is inside the scanned tree.
         """
         self.sandbox.check_available()
         self.workspace.check_made_here([Path(p) for p in self.job.read_only_paths()])
+        self._check_cache()
         with self.workspace.lock(self.session):
             storage = open_storage(self.ledger_url)
             self.ledger_url = storage.url  # as the storage shows it: without a password
@@ -306,8 +308,10 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         if existing is not None and existing.state == "JACKED_OUT":
             self.view = existing
             tree, code = self.job.changed_since(self.reader()), self._code_changed(existing)
-            if tree is not None or code is not None:  # a new run, paying only for what changed
-                changed = "; ".join(([f"the tree: {tree}"] if tree else []) + ([f"the code: {code}"] if code else []))
+            policy = self._policy_changed(existing)  # it decides results too (every reuse key holds its hash)
+            if tree is not None or code is not None or policy is not None:  # a new run, paying only for what changed
+                changed = "; ".join(([f"the tree: {tree}"] if tree else []) + ([f"the code: {code}"] if code else [])
+                                    + ([f"the policy: {policy}"] if policy else []))
                 since = {"run": existing.run_id, "changed": changed}
                 found = existing = None
                 print(f"changed since run {since['run']} finished: {changed}; a new run takes the results of what "

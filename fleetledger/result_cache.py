@@ -12,7 +12,9 @@ the same key write the same result, and the last rename wins.
 
 The cache is not the record: a run's ledger says what it reused and from which run; losing the
 cache only costs work. It is trusted like the code: whoever can write it decides what later
-scans report for unchanged files, so give it the permissions of the scanners' own workspace.
+scans report for unchanged files, so give it the permissions of the scanners' own workspace. A
+cache inside the scanned folder (outside the workspace) is refused (``ReuseMixin._check_cache``):
+the repository would write it.
 """
 
 from __future__ import annotations

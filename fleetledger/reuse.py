@@ -26,6 +26,7 @@ from .ledger.records import canonical_json
 from .steps import input_hash, reuse_key
 
 if TYPE_CHECKING:
+    from .ledger.records import Record
     from .ledger.storage import Storage
     from .result_cache import ResultCache
 
@@ -87,7 +88,7 @@ class Offers:
             found: dict[tuple[str, str], list[dict[str, Any]]] = {}
             caught = False
             for record in self.storage.read(run_id):
-                if record.kind == "policy.denied" and record.payload.get("action") == "worker message":
+                if caught_worker(record):
                     caught = True  # a worker of this run was caught overreaching: none of its results is offered
                     break
                 if record.kind != "step.done":
@@ -108,6 +109,13 @@ class Offers:
                         kept.append(offer)
         self._index = index
         return index
+
+
+def caught_worker(record: "Record") -> bool:
+    """Says whether a record is the denial of a worker's message (a worker caught sending what
+    its lease does not allow, which may have been taken over by a file it read): none of the
+    run's results is offered for reuse, from the ledger or through the shared cache."""
+    return record.kind == "policy.denied" and record.payload.get("action") == "worker message"
 
 
 def record_problem(payload: dict[str, Any], sent: dict[str, Any] | None) -> str | None:

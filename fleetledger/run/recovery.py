@@ -12,6 +12,7 @@ from typing import Any
 from .. import errors, faults, heads, identity, runstate, upgrade
 from ..gate import Action
 from ..ledger import Appended, NewRecord
+from ..ledger.records import canonical_json
 from ..reader import Loaded, load, load_view
 from ..replay import RunView
 from ..upgrade import Upgrade
@@ -117,6 +118,18 @@ class RecoveryMixin:
         if recorded is None or recorded == self.code:
             return None
         return "; ".join(identity.differences(recorded, self.code))
+
+    def _policy_changed(self, view: RunView) -> str | None:
+        """What differs between the policy of the run's last session and the policy in force
+        (the keys whose values differ, the repository's rules applied), or None when nothing
+        does or the run recorded no policy hash (read-only)."""
+        recorded = view.policy.get("hash") if isinstance(view.policy, dict) else None
+        if not recorded or recorded == self.policy.hash:
+            return None
+        before = view.policy.get("body") if isinstance(view.policy.get("body"), dict) else {}
+        now = self.policy.body()
+        keys = sorted(k for k in {*before, *now} if canonical_json(before.get(k)) != canonical_json(now.get(k)))
+        return f"{', '.join(keys) or 'its content'} (policy {recorded} -> {self.policy.hash})"
 
     def _upgrade_records(self, decided: Upgrade | None) -> list[NewRecord]:
         """The records of an upgrade (``upgrade``): the decision, then one ``sprint.reopened``

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import errors
 from ..jobs.base import TaskSpec
-from ..reuse import Offers, sprint_salt
+from ..reuse import Offers, caught_worker, sprint_salt
 from ..result_cache import ResultCache
 
 
@@ -24,6 +25,30 @@ class ReuseMixin:
             cache = ResultCache(Path(self.options.cache)) if self.options.cache else None
             self._offers_index = Offers(self.storage, cache)
         return self._offers_index
+
+    def _check_cache(self) -> None:
+        """Refuses a result cache (``--cache``) inside a folder the job reads, before anything
+        in it is read: the repository would control it, and a cache decides what later scans
+        report for unchanged files (an entry is checked for damage, not for who wrote it). A
+        cache inside the workspace is accepted: the workspace was checked to be made here by
+        this user (``Workspace.check_made_here``, called first).
+
+        Raises:
+            UsageError: the cache folder (or what its path resolves to) is inside a scanned
+                folder; the message says how to go on.
+        """
+        if not self.options.cache or not self.options.reuse:
+            return
+        cache = Path(self.options.cache).expanduser()
+        places = (cache.absolute(), cache.resolve())
+        if all(place.is_relative_to(self.workspace.root.resolve()) for place in places):
+            return
+        for folder in (Path(p).resolve() for p in self.job.read_only_paths()):
+            if any(place.is_relative_to(folder) for place in places):
+                raise errors.UsageError(
+                    f"the result cache {self.options.cache} is inside the scanned folder {folder}: a repository can "
+                    "ship a cache whose entries hide findings in its files; give --cache a folder outside the "
+                    "scanned tree (nothing in it was read)")
 
     def _salt(self, sprint: str) -> str | None:
         """The sprint's salt (``reuse.sprint_salt``), or None when the job does not say which
@@ -50,8 +75,15 @@ class ReuseMixin:
     def _fill_cache(self) -> None:
         """Writes this run's keyed step results into the shared cache (``--cache``), once the
         run finished. A cache that cannot be written is a warning: the run's results are in
-        its ledger, and only a later run's reuse is lost."""
+        its ledger, and only a later run's reuse is lost. A run where a worker was caught
+        (``reuse.caught_worker``) adds nothing, as its ledger offers nothing.
+
+        Raises:
+            LedgerError: the ledger cannot be read.
+        """
         if not self.options.cache or not self.options.reuse:
+            return
+        if any(caught_worker(record) for record in self.storage.read(self.view.run_id)):
             return
         cache = ResultCache(Path(self.options.cache))
         try:

@@ -253,7 +253,7 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
         candidates=tuple(sorted(kept, key=lambda c: (c.path != relpath, c.path, c.line, c.col, c.rule_id))),
         internal_errors=bandit_errors + tuple(own_errors), parser=parsed.parser, detectors_not_run=tuple(not_run),
         not_analysed=analysis.not_analysed + tuple(modules.problems) + capped, read=analysis.read,
-        depends=analysis.depends.to_json(modules.readable, leave_out=relpath),
+        depends=analysis.depends.to_json(modules.hashes(), leave_out=relpath),
     )
 
 

@@ -196,7 +196,10 @@ class ScanJob(Job):
     def _plan_detect(self) -> list[TaskSpec]:
         files = self._discover()
         listing = hashlib.sha256(canonical_json([f.to_json() for f in files]).encode()).hexdigest()
-        specs = [TaskSpec(id="brief", inputs={"kind": "brief", "listing_sha": listing},
+        # The templates the taint engine may read are recorded with the plan (the brief's task
+        # is the one task of the whole tree), so that every session of the run reads the same
+        # ones and a later scan sees a changed template as a changed tree (``changed_since``).
+        specs = [TaskSpec(id="brief", inputs={"kind": "brief", "listing_sha": listing, "templates": self._templates()},
                           why="derive the repository brief from README, packaging and layout")]
         for n, block in enumerate(blocks(files), start=1):
             folder = block[0].path.rsplit("/", 1)[0] if "/" in block[0].path else "."
@@ -234,11 +237,26 @@ class ScanJob(Job):
 
     def _tree_diff(self, run: "RunReader") -> tuple[dict[str, dict[str, Any]], dict[str, str]] | None:
         """The run's planned files (path -> planned file) and the tree's files now (path ->
-        SHA-256); None until the detect sprint is planned."""
+        SHA-256), the template files the taint engine reads included when the run recorded
+        them (``planned_templates``); None until the detect sprint is planned."""
         planned = report.planned_files(run)
         if not planned:
             return None
-        return planned, {f.path: f.sha256 for f in self._discover()}
+        here = {f.path: f.sha256 for f in self._discover()}
+        templates = report.planned_templates(run)
+        if templates is not None:
+            planned = {**planned, **{path: {"path": path, "sha256": sha} for path, sha in templates.items()}}
+            here.update(self._templates())
+        return planned, here
+
+    def _templates(self) -> dict[str, str]:
+        """``{path: sha256}`` of the tree's template files that a view may render (read, not
+        scanned: not links, not over ``MAX_TEMPLATE_BYTES``); {} when the tree cannot be listed."""
+        try:
+            return {f.path: f.sha256 for f in self._discover(TEMPLATE_SUFFIXES)
+                    if not f.link and not f.skip_reason and f.size_bytes <= MAX_TEMPLATE_BYTES}
+        except OSError:
+            return {}
 
     def _plan_items(self, kind: str, items: list[dict[str, Any]], run: "RunReader", *,
                     first_number: int = 1) -> list[TaskSpec]:
@@ -324,18 +342,16 @@ class ScanJob(Job):
         return cached[1]
 
     def _modules(self, run: "RunReader") -> dict[str, str]:
-        """``{path: sha256}`` of the planned Python files and of the repository's template files
-        (not links), computed once per session of a run."""
+        """``{path: sha256}`` of the planned Python files and of the template files the run
+        planned (``planned_templates``; those of the tree now for a run that recorded none),
+        computed once per session of a run."""
         cached = self._modules_cache
         if cached is None or cached[0] != run.view.run_id:
             planned = report.planned_files(run)
             modules = {path: f["sha256"] for path, f in planned.items()
                        if not f.get("link") and not f.get("skip_reason") and path.endswith(".py")}
-            try:  # the templates a view may render: read, not scanned
-                modules.update({f.path: f.sha256 for f in self._discover(TEMPLATE_SUFFIXES)
-                                if not f.link and not f.skip_reason and f.size_bytes <= MAX_TEMPLATE_BYTES})
-            except OSError:
-                pass
+            templates = report.planned_templates(run)  # the templates a view may render: read, not scanned
+            modules.update(self._templates() if templates is None else templates)
             cached = (run.view.run_id, modules)
             self._modules_cache = cached
         return cached[1]

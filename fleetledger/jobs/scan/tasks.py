@@ -15,10 +15,11 @@ from typing import Any
 from ... import faults
 from ...analysis.definitions import module_index
 from ...steps import TaskContext, each, input_hash
-from .brief import BRIEF_FILES, derive_brief
+from .brief import BRIEF_FILES, brief_holds, derive_brief
 from .detect import DETECT_VERSION, detect_file
 from .investigate import judge
-from .modules import UNREAD_REASONS, python_paths, still_holds
+from .modules import UNREAD_REASONS, disk_hashes, python_paths, still_holds
+from .plan import MAX_SOURCE_BYTES, MAX_TEMPLATE_BYTES
 from .shapes import Candidate, FileReport, ModelAnswer
 from .triage import triage
 
@@ -42,14 +43,20 @@ def _brief(ctx: TaskContext) -> dict[str, Any]:
     root = Path(ctx.context["root"])
     readable = [name for name in BRIEF_FILES if f"brief:{name}" not in ctx.denied]
     ctx.denied_steps.extend(f"brief:{name}" for name in BRIEF_FILES if f"brief:{name}" in ctx.denied)
+    # The key holds the Python files' listing; what the brief read besides (README, packaging,
+    # the top level) is in the result (``depends``), checked before a recorded brief is reused.
     ctx.step("brief", input_hash("brief", ctx.inputs.get("listing_sha", ""), *readable),
-             lambda key: derive_brief(root, readable), why="derive the repository brief")
+             lambda key: derive_brief(root, readable), why="derive the repository brief",
+             still_valid=lambda result: brief_holds(result, root, readable))
     return {"steps": ctx.ran_steps}
 
 
 def _detect(ctx: TaskContext) -> dict[str, Any]:
     root = Path(ctx.context["root"])
     readable, module_paths, index = _readable(ctx.context.get("shas", {}), ctx.context.get("readable", []))
+    # A recorded result is reused only for files still at their planned content, as this
+    # task's own analysis would find them (one read of each file per task).
+    on_disk = disk_hashes(root, max(MAX_SOURCE_BYTES, MAX_TEMPLATE_BYTES))
 
     def one(f: dict[str, Any]) -> None:
         def run(key: str) -> dict[str, Any]:
@@ -74,7 +81,7 @@ def _detect(ctx: TaskContext) -> dict[str, Any]:
         # file is in the result (``depends``), checked before a recorded result is reused.
         ctx.step(f"detect:{f['path']}", input_hash(f["path"], f["sha256"], DETECT_VERSION), run,
                  why=f"detect {f['path']}", outcome=_detect_outcome,
-                 still_valid=lambda result: still_holds(result, f, readable, module_paths, index))
+                 still_valid=lambda result: still_holds(result, f, readable, module_paths, on_disk, index))
 
     each(ctx.inputs["files"], one)
     return {"steps": ctx.ran_steps, "reused": ctx.reused_steps, "failed": len(ctx.failed_steps)}
