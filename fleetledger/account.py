@@ -6,6 +6,8 @@ key), so they are exact with respect to the ledger:
 
 * **reused**: steps whose ``step.done`` precedes the session: their results were not computed
   again (the run view's ``steps_done`` at the end, less the steps done in the session);
+* **carried over**: steps done in the session by taking a result an earlier run recorded for
+  the same inputs, code and policy (``step.done`` with ``reused``, ``fleetledger.reuse``);
 * **redone**: steps done in the session whose ``step.intent`` precedes it without a result: an
   earlier session began them and stopped before their result;
 * **new**: the other steps done in the session;
@@ -40,7 +42,7 @@ class SessionAccount:
             (the run had finished, or waits HALTED).
         why: The ``why`` of the session's first record (e.g. "resume after a crash").
         start_seq: Sequence number of that record (0 for ``none``).
-        reused, redone, new: Step counts.
+        reused, redone, new, carried: Step counts.
         denied, failed: Steps skipped: denied by the policy, failed without a result.
         taken_back: Leases of an earlier, dead session taken back.
         reopened: Tasks reopened for another try.
@@ -57,6 +59,7 @@ class SessionAccount:
     reused: int = 0
     redone: int = 0
     new: int = 0
+    carried: int = 0
     denied: int = 0
     failed: int = 0
     taken_back: int = 0
@@ -78,7 +81,8 @@ class SessionAccount:
         else:
             head = f"this session {self.how} run {self.run_id}"
         steps = (f"steps: {self.reused} reused (recorded before this session), {self.redone} redone (begun before "
-                 f"this session, never finished), {self.new} new; skipped: {self.denied} denied by the policy, "
+                 f"this session, never finished), {self.new} new, {self.carried} carried over from earlier runs (same inputs, "
+                 f"code and policy); skipped: {self.denied} denied by the policy, "
                  f"{self.failed} failed without a result")
         calls = f"model calls: {self.calls_made} made in this session, {self.calls_reused} reused"
         out = [head, steps, calls]
@@ -114,13 +118,15 @@ def account_session(storage: Storage, view: RunView, start_seq: int | None) -> S
     done: dict[str, str] = {}  # step key -> task
     failed: dict[str, str] = {}  # step key -> task
     denied: set[tuple[str, str]] = set()
-    taken_back = reopened = calls = 0
+    taken_back = reopened = calls = carried = 0
     upgrade = ""
     for r in storage.read(view.run_id, after_seq=start_seq - 1):
         if start is None:
             start = r
             continue
         if r.kind == "step.done" and r.key and r.task:
+            if r.key not in done:
+                carried += "reused" in r.payload
             done[r.key] = r.task
         elif r.kind == "step.failed" and r.key and r.task:
             failed[r.key] = r.task
@@ -143,7 +149,8 @@ def account_session(storage: Storage, view: RunView, start_seq: int | None) -> S
                     if r.seq < start_seq and r.key in failed}
     return SessionAccount(
         run_id=view.run_id, how=start.kind.removeprefix("run."), why=start.why, start_seq=start_seq,
-        reused=view.steps_done - set_aside - len(done), redone=len(begun), new=len(done) - len(begun),
+        reused=view.steps_done - set_aside - len(done), redone=len(begun), new=len(done) - len(begun) - carried,
+        carried=carried,
         denied=len(denied - done_names), failed=len(set(failed) - set(done) - earlier_done),
         taken_back=taken_back, reopened=reopened, calls_made=calls, calls_reused=int(view.model["calls"]) - calls,
         unfinished=unfinished, upgrade=upgrade, set_aside=set_aside if upgrade else 0)

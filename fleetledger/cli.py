@@ -2,7 +2,8 @@
 
 Each command builds the objects a Python user would (``Workspace``, ``ScanJob``,
 ``Coordinator``) and calls one method; library errors become CLI errors only here, with their
-exit codes: 0 done, 1 error, 2 bad input, 3 the workspace is in use, 75 HALTED.
+exit codes: 0 done, 1 error, 2 bad input, 3 the workspace is in use, 4 nothing to scan, 5 a finding
+new against the baseline (``scan --only-new``), 75 HALTED.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import click
 
 from . import errors
+from .cli_codescanning import EXIT_NEW_FINDINGS, baseline_from_ref, code_scanning_options, export_options
 from .coordinator import EXIT_HALTED, Coordinator, RunOptions, wall_clock_ms
 from .display import json_text, printable
 from .ledger import open_storage
@@ -113,6 +115,27 @@ def _run(ws: Workspace, job: Any, options: RunOptions, policy_path: str | None, 
     how the session ended, then, last, what it resumed, reused, redid and skipped (``RunResult.account``),
     and exits with the session's code (or ``EXIT_NOTHING_TO_SCAN``: nothing to work on, not allowed)."""
     from .model_broker import describe_spend
+
+    coordinator, result = _session(ws, job, options, policy_path, progress)
+    for line in [result.message, f"model spend: {describe_spend(coordinator.view.model)}",
+                 *(result.account.lines() if result.account is not None else ())]:
+        _echo(line)
+    nothing = result.outcome.nothing_to_do if result.outcome is not None else None
+    for warning in result.outcome.warnings if result.outcome is not None else ():
+        _echo(f"warning: {warning}", err=True)
+    if nothing and not allow_empty:
+        _echo(f"fleetledger: {nothing}; pass --allow-empty to accept a scan with nothing to scan", err=True)
+        sys.exit(EXIT_NOTHING_TO_SCAN)
+    new = result.outcome.new_findings if result.outcome is not None else None
+    if result.exit_code == 0 and new:
+        _echo(f"fleetledger: {new} finding(s) new against the baseline (--only-new)", err=True)
+        sys.exit(EXIT_NEW_FINDINGS)
+    sys.exit(result.exit_code)
+
+
+def _session(ws: Workspace, job: Any, options: RunOptions, policy_path: str | None, progress: bool | None) -> Any:
+    """One coordinator session of ``job`` under the policy ``trust.resolve_policy`` resolves;
+    returns ``(coordinator, RunResult)``."""
     from .progress import ProgressBars
     from .trust import resolve_policy
 
@@ -123,14 +146,7 @@ def _run(ws: Workspace, job: Any, options: RunOptions, policy_path: str | None, 
             _echo(f"warning: {warning}", err=True)
         result = coordinator.run()
         bars.update(coordinator.view)
-    for line in [result.message, f"model spend: {describe_spend(coordinator.view.model)}",
-                 *(result.account.lines() if result.account is not None else ())]:
-        _echo(line)
-    nothing = result.outcome.nothing_to_do if result.outcome is not None else None
-    if nothing and not allow_empty:
-        _echo(f"fleetledger: {nothing}; pass --allow-empty to accept a scan with nothing to scan", err=True)
-        sys.exit(EXIT_NOTHING_TO_SCAN)
-    sys.exit(result.exit_code)
+    return coordinator, result
 
 
 def _warn(text: str) -> None:
@@ -148,6 +164,12 @@ def main() -> None:
 @_workspace_option
 @_run_options
 @click.option("--new", "new_run", is_flag=True, help="Start a new run even if this job already has one.")
+@click.option("--cache", "cache", type=click.Path(file_okay=False), default=None, envvar="FLEETLEDGER_CACHE",
+              show_envvar=True, help="A result cache folder shared by runs (several hosts may share it): unchanged "
+                                     "files' results are taken from it, and a finished run adds its own.")
+@click.option("--reuse/--no-reuse", default=True, show_default=True,
+              help="Take the results earlier runs recorded for unchanged inputs (same file contents, code and "
+                   "policy) instead of computing them again.")
 @click.option("--demo", is_flag=True, help="Scan the small vulnerable web shop embedded in fleetledger instead of PATH.")
 @click.option("--join", "join", metavar="RUN_ID", default=None,
               help="Join the live run RUN_ID of the --ledger postgresql://... ledger as one more host: this "
@@ -155,23 +177,42 @@ def main() -> None:
 @click.option("--model", default="offline", show_default=True, envvar="FLEETLEDGER_MODEL", show_envvar=True,
               help="PROVIDER:MODEL that judges candidates: offline, openai:MODEL (any OpenAI-compatible endpoint) "
                    "or anthropic:MODEL; the policy's models must allow it (see docs/models.md).")
+@code_scanning_options
 def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
-         policy_path: str | None, progress: bool | None, allow_empty: bool, new_run: bool, demo: bool, join: str | None,
-         model: str) -> None:
+         policy_path: str | None, progress: bool | None, allow_empty: bool, new_run: bool, cache: str | None,
+         reuse: bool, demo: bool, join: str | None, model: str, repo_root: str | None, category: str | None,
+         honour_nosec: bool, baseline: str | None, only_new: bool, absent_results: bool) -> None:
     """Scan the source repository at PATH (default: the current folder).
 
-    Running the same command again resumes the same run and pays only for missing work; after
-    the run finished it does nothing but say so.
+    Running the same command again resumes the same run and pays only for missing work. After
+    the run finished, it says so when the tree is unchanged; when files were added, changed or
+    deleted (source files, and the templates the analysis reads), or the code or the policy
+    changed (the repository's .fleetledger.toml included), it says which and starts a new run
+    that takes the results of unchanged files from the earlier runs (and from --cache), so it
+    pays only for what changed. See docs/ci.md for CI and code scanning.
     """
     from .jobs.registry import scan_job
 
     try:
         ws = Workspace.at(workspace)
         target = Path(__file__).resolve().parent / "demo_repo" if demo else Path(path)
-        job = scan_job(target, ws, model=model)
-        _run(ws, job, RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
-                                 new_run=new_run, explicit_resume=join is None, join=join),
-             policy_path, progress, allow_empty)
+        export, ref = export_options(ws.root, target, repo_root, category, honour_nosec, baseline, only_new,
+                                     absent_results)
+        job = scan_job(target, ws, model=model, export=export)
+        options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
+                             new_run=new_run, explicit_resume=join is None, join=join, reuse=reuse, cache=cache)
+        if ref is not None:  # scan the ref's tree first, in its own workspace inside this one
+            from dataclasses import replace
+
+            from .trust import check_workspace
+
+            check_workspace(ws, job)
+            ws.ensure()
+            path = baseline_from_ref(ws, target, ref, export, model=model, say=_echo, run=lambda nested_job, nested:
+                                     _session(nested, nested_job, replace(options, new_run=False, join=None,
+                                                                          explicit_resume=True), policy_path, progress)[1])
+            job = scan_job(target, ws, model=model, export=replace(export, baseline=path))
+        _run(ws, job, options, policy_path, progress, allow_empty)
     except errors.FleetledgerError as exc:
         _fail(exc)
     except OSError as exc:

@@ -58,6 +58,7 @@ from .run.dispatch import DispatchMixin
 from .run.halts import HaltsMixin
 from .run.leadership import LeadershipMixin
 from .run.recovery import RecoveryMixin
+from .run.reusing import ReuseMixin
 from .run.settlement import SettlementMixin
 from .run.workers import WorkersMixin
 from .run.host import HostContext, atomic
@@ -68,7 +69,7 @@ __all__ = ["EXIT_HALTED", "EXIT_OK", "Coordinator", "HostContext", "RunOptions",
            "grant_approval", "halt_idle_run", "lease_ttl_ms", "policy_in_force", "settle_state_file", "wall_clock_ms"]
 
 
-class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, SettlementMixin, HaltsMixin):
+class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, SettlementMixin, HaltsMixin, ReuseMixin):
     """Runs one run of a job in a workspace, from whatever the ledger holds.
 
     Args:
@@ -255,10 +256,12 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
             SandboxUnavailable: the configured sandbox cannot run here.
             LedgerError: the ledger cannot be read or written.
             UsageError: the job's model cannot be used (unknown, no key, no price for a cost budget),
-                or the workspace is inside the scanned tree and was not made here.
+                the workspace is inside the scanned tree and was not made here, or the result
+                cache is inside the scanned tree.
         """
         self.sandbox.check_available()
         self.workspace.check_made_here([Path(p) for p in self.job.read_only_paths()])
+        self._check_cache()
         with self.workspace.lock(self.session):
             storage = open_storage(self.ledger_url)
             self.ledger_url = storage.url  # as the storage shows it: without a password
@@ -301,8 +304,19 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         latest = self._latest_other_run(existing)
         if existing is not None:
             self._check_head(existing)
+        since: dict[str, str] = {}
         if existing is not None and existing.state == "JACKED_OUT":
             self.view = existing
+            tree, code = self.job.changed_since(self.reader()), self._code_changed(existing)
+            policy = self._policy_changed(existing)  # it decides results too (every reuse key holds its hash)
+            if tree is not None or code is not None or policy is not None:  # a new run, paying only for what changed
+                changed = "; ".join(([f"the tree: {tree}"] if tree else []) + ([f"the code: {code}"] if code else [])
+                                    + ([f"the policy: {policy}"] if policy else []))
+                since = {"run": existing.run_id, "changed": changed}
+                found = existing = None
+                print(f"changed since run {since['run']} finished: {changed}; a new run takes the results of what "
+                      "did not change from the earlier runs and computes the rest", file=sys.stderr)
+        if existing is not None and existing.state == "JACKED_OUT":
             self._write_state(force=True)
             outcome = self.job.outcome(self.reader(), str(self.workspace.root))
             replaced = ""
@@ -335,8 +349,11 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         if found is None:
             self.view = RunView(run_id=f"{self.job.kind}-{secrets.token_hex(3)}")
             payload = {"job": self.job.describe(), "sprints": list(self.job.sprints), **self._session_payload()}
-            self._begin_session(self.new_record("run.started", key=self.view.run_id, payload=payload,
-                                                why=f"start {self.job.kind} of {self.job.describe().get('target')}"))
+            why = f"start {self.job.kind} of {self.job.describe().get('target')}"
+            if since:
+                payload["changed_since"] = since
+                why += f": it changed since run {since['run']} finished ({since['changed']})"
+            self._begin_session(self.new_record("run.started", key=self.view.run_id, payload=payload, why=why))
         else:
             self.view = found.view
             why = "resume after a crash" if self.view.state == "RUNNING" else f"explicit resume of a HALTED run ({self.view.halt and self.view.halt.get('reason')})"
@@ -410,6 +427,7 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         self.append([self.new_record("run.finished", key=self.view.run_id, why=outcome.summary,
                                      payload={"outputs": outcome.outputs})])
         self._write_state(force=True)
+        self._fill_cache()
         return RunResult(run_id=self.view.run_id, state="JACKED_OUT", exit_code=EXIT_OK, outcome=outcome,
                          message=f"run {self.view.run_id} finished; {outcome.summary}")
 

@@ -20,6 +20,7 @@ remembers to bump them; the source digests change with every edit of the code th
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 from collections.abc import Iterable
 from functools import lru_cache
@@ -103,12 +104,14 @@ def closure(*entries: str) -> frozenset[str]:
     return frozenset(seen)
 
 
-def _imports(rel: str) -> list[str]:
-    """The package files module ``rel`` imports (one level)."""
+@functools.lru_cache(maxsize=None)
+def _imports(rel: str) -> tuple[str, ...]:
+    """The package files module ``rel`` imports (one level); parsed once per process (the
+    parts of the code identity share most of their files)."""
     path = PACKAGE_DIR / rel
     package = rel.split("/")[:-1]  # the module's package, as folder names under the package folder
     found: list[str] = []
-    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+    for node in _statements(ast.parse(path.read_bytes(), filename=str(path))):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 parts = alias.name.split(".")
@@ -128,7 +131,24 @@ def _imports(rel: str) -> list[str]:
             for alias in node.names:
                 sub = _module_file([*base, *module, alias.name])
                 found += sub or _module_file([*base, *module])
-    return found
+    return tuple(found)
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.AST) -> list[ast.AST]:
+    """Every statement of a module, nested ones included (an import is a statement, so
+    expressions are not walked: the identity of a large package is computed in a fraction of
+    ``ast.walk``'s time)."""
+    out: list[ast.AST] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        for field in _BODIES:
+            todo.extend(getattr(node, field, ()) or ())
+    return out
 
 
 def _module_file(parts: list[str]) -> list[str]:

@@ -27,6 +27,7 @@ a repository must not be able to opt its own code out of its scan. The gate appl
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import tomllib
@@ -90,9 +91,10 @@ class Policy:
         """The policy's content (what the hash covers), JSON-ready."""
         return {k: v for k, v in asdict(self).items() if k not in ("source", "refused_rules")}
 
-    @property
+    @functools.cached_property
     def hash(self) -> str:
-        """SHA-256 (16 hex digits) of the policy's content, stamped on every record."""
+        """SHA-256 (16 hex digits) of the policy's content, stamped on every record (computed
+        once: a policy does not change)."""
         return hashlib.sha256(canonical_json(self.body()).encode()).hexdigest()[:16]
 
     @classmethod

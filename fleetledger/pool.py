@@ -56,6 +56,8 @@ class WorkerProc:
         assigned: Every ``(task id, epoch)`` ever assigned to it, the only ones it may speak for,
             with the names of the steps that task may run (None: any).
         asked: The model-call keys it asked the coordinator for, per ``(task id, epoch)``.
+        offered: The ``reuse`` message of its current task's assignment (salt and offered
+            results), per ``(task id, epoch)`` (``reuse.record_problem``).
         rejected: True once it sent a message no worker may send; it is killed, and nothing
             more it sent is appended.
         sent: Per context key, the digest of the large value it holds (sent once per process).
@@ -71,6 +73,7 @@ class WorkerProc:
     started: bool = False
     assigned: dict[tuple[str, int], frozenset[str] | None] = field(default_factory=dict)
     asked: dict[tuple[str, int], set[str]] = field(default_factory=dict)
+    offered: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     sent: dict[str, str] = field(default_factory=dict)
 
     def compact(self, context: dict[str, Any], digests: dict[str, str]) -> dict[str, Any]:

@@ -7,6 +7,13 @@ hash differs is a ``NondeterminismError`` naming the step. Otherwise the worker 
 ``step.intent``, runs the step, and sends ``step.done`` (or ``step.failed``). Pure steps send
 their records without waiting: losing the intent in a crash only means the step runs again.
 
+A step may instead be *reused*: when the coordinator offers results recorded by earlier runs
+(``reuse``) and one of them has the step's reuse key (``reuse_key``: what decides the result,
+its code and the policy included) and still holds (the step's ``still_valid`` check, e.g. that
+the files an analysis read are unchanged), the worker records ``step.done`` with that result
+and a ``reused`` pointer to where it was first recorded, and does not run the step (a reused
+result is no effect and needs no intent).
+
 A model call is a step too; it spends one call of the task's allowance, which the coordinator
 reserves from the run's quota when it assigns the task, and is recorded as ``model.call``. A
 paid model is called on the coordinator's host, never in the worker: the step asks for it with
@@ -33,6 +40,13 @@ MAX_STEP_FAILURES = 2
 def input_hash(*parts: Any) -> str:
     """Returns SHA-256 hex of the canonical JSON of ``parts``: a step's input hash."""
     return hashlib.sha256(canonical_json(list(parts)).encode("utf-8")).hexdigest()
+
+
+def reuse_key(salt: str, name: str, inputs_hash: str) -> str:
+    """Returns a step result's reuse key: SHA-256 hex of the canonical JSON of the sprint's
+    salt (``reuse.sprint_salt``: the code that decides the sprint and the policy), the step's
+    name and its full input hash. Equal keys mean equal results, whatever the run."""
+    return input_hash("reuse", salt, name, inputs_hash)
 
 
 def step_key(task: str, name: str, inputs_hash: str) -> str:
@@ -111,6 +125,9 @@ class TaskContext:
         fenced: Set by the worker's reader thread when the coordinator fences this task.
         replies: Where the worker's reader thread puts the coordinator's answers to model
             requests (and ``{"op": "fenced", "task"}`` or ``{"op": "stop"}`` to end a wait).
+
+    The assignment's ``reuse`` (optional) is ``{"salt": str, "offers": {step name: [{"key",
+    "result", "from"}]}}`` (``reuse.Offers``).
     """
 
     def __init__(self, channel: Channel, worker: str, assignment: dict[str, Any], fenced: threading.Event,
@@ -130,6 +147,10 @@ class TaskContext:
         self.failed_steps: list[str] = []
         self.given_up: list[str] = []
         self.ran_steps = 0
+        self.reused_steps = 0
+        reuse = assignment.get("reuse") or {}
+        self.reuse_salt: str | None = reuse.get("salt")
+        self.offers: dict[str, list[dict[str, Any]]] = reuse.get("offers") or {}
         self._fenced = fenced
         self._replies = replies
 
@@ -144,7 +165,8 @@ class TaskContext:
             raise Fenced(self.task)
 
     def step(self, name: str, inputs_hash: str, fn: Callable[[str], dict[str, Any]], *, why: str = "",
-             spends_call: bool = False, outcome: Callable[[dict[str, Any]], str] | None = None) -> dict[str, Any] | None:
+             spends_call: bool = False, outcome: Callable[[dict[str, Any]], str] | None = None,
+             still_valid: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any] | None:
         """Runs a pure step once per key, recording intent and result.
 
         Args:
@@ -157,9 +179,12 @@ class TaskContext:
                 allowance before its intent is recorded.
             outcome: Says in a few words what the result means (the ``why`` of ``step.done``,
                 shown by the audit).
+            still_valid: Says whether an offered result with the step's reuse key still holds
+                now (what it depended on besides its inputs is unchanged); None: it always does.
 
         Returns:
-            The result, or None when the step was already recorded (skipped), when the
+            The result (recorded now, or reused: ``reused_steps`` counts those), or None when
+            the step was already recorded (skipped), when the
             policy in force denies what it reads (the denial was recorded by the
             coordinator; the step stays undone so a looser policy can run it), or when it
             already failed ``MAX_STEP_FAILURES`` times (given up: a poison step, e.g. a file
@@ -188,9 +213,20 @@ class TaskContext:
         if self.failures.get(name, 0) >= MAX_STEP_FAILURES:
             self.given_up.append(name)
             return None
+        key = step_key(self.task, name, inputs_hash)
+        reuse = ({"salt": self.reuse_salt, "inputs": inputs_hash, "key": reuse_key(self.reuse_salt, name, inputs_hash)}
+                 if self.reuse_salt else None)
+        offer = self._offer(name, reuse, still_valid)
+        if offer is not None:
+            origin = offer["from"]
+            self.record("step.done", key=key, why=f"reused from run {origin.get('run')} (record {origin.get('seq')})",
+                        payload={"name": name, "input_hash": inputs_hash[:16], "result": offer["result"], "reuse": reuse,
+                                 "reused": origin})
+            self.done[name] = inputs_hash[:16]
+            self.reused_steps += 1
+            return offer["result"]
         if spends_call:
             self.spend_call()
-        key = step_key(self.task, name, inputs_hash)
         self.record("step.intent", key=key, why=why, payload={"name": name})
         try:
             result = fn(key)
@@ -205,11 +241,25 @@ class TaskContext:
                         payload={"name": name, "error": type(exc).__name__, "code": facts.get("code")})
             self.failed_steps.append(name)
             raise StepFailed(message) from exc
-        self.record("step.done", key=key, why=outcome(result) if outcome is not None else "",
-                    payload={"name": name, "input_hash": inputs_hash[:16], "result": result})
+        payload = {"name": name, "input_hash": inputs_hash[:16], "result": result}
+        if reuse is not None:
+            payload["reuse"] = reuse
+        self.record("step.done", key=key, why=outcome(result) if outcome is not None else "", payload=payload)
         self.done[name] = inputs_hash[:16]
         self.ran_steps += 1
         return result
+
+    def _offer(self, name: str, reuse: dict[str, str] | None,
+               still_valid: Callable[[dict[str, Any]], bool] | None) -> dict[str, Any] | None:
+        """The first offered result for step ``name`` with the step's reuse key that still
+        holds, or None."""
+        if reuse is None:
+            return None
+        for offer in self.offers.get(name, ()):
+            if offer.get("key") == reuse["key"] and isinstance(offer.get("result"), dict) \
+                    and (still_valid is None or still_valid(offer["result"])):
+                return offer
+        return None
 
     def ask_model(self, key: str, request: dict[str, Any]) -> dict[str, Any]:
         """Asks the coordinator to make a step's model call on the host, and waits for it.

@@ -4,8 +4,9 @@ Checks, per run unless noted:
     * sequence numbers are contiguous from 1 across the ledger;
     * each record's ``prev_hash`` is the hash of the run's previous record, and its ``hash``
       recomputes from its fields (an edited or removed record breaks the chain);
-    * every ``step.done``/``step.failed`` has an earlier ``step.intent`` with its key, and every
-      ``effect.done`` an earlier ``effect.intent``;
+    * every ``step.done``/``step.failed`` has an earlier ``step.intent`` with its key (but a
+      ``step.done`` that reused an earlier run's result, ``reuse``, which is no effect), and
+      every ``effect.done`` an earlier ``effect.intent``;
     * no idempotency key is completed twice (at most one record per (kind, key) of
       ``UNIQUE_KINDS``);
     * no record carries a stale lease epoch (the fence rules replayed over the records);
@@ -87,7 +88,8 @@ def verify_records(records: Iterable[Record], heads: HeadCheck | None = None) ->
             heads.see(r.run_id, r.seq, r.hash)
         if r.kind == "step.intent":
             intents[(r.run_id, r.key or "")] = r.seq
-        elif r.kind in ("step.done", "step.failed") and (r.run_id, r.key or "") not in intents:
+        elif r.kind in ("step.done", "step.failed") and (r.run_id, r.key or "") not in intents \
+                and not (r.kind == "step.done" and "reused" in r.payload):
             problems.append(f"seq {r.seq} (run {r.run_id}): {r.kind} {r.key!r} has no step.intent before it")
         elif r.kind == "effect.intent":
             effects.add((r.run_id, r.key or ""))

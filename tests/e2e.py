@@ -6,6 +6,7 @@ import copy
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -179,3 +180,19 @@ def injection_repo(root: Path, files: int) -> Path:
             "import subprocess\nfrom flask import request\n\n\n"
             f"def run{n}():\n    return subprocess.check_output('ls ' + request.args['d'], shell=True)\n")
     return repo
+
+
+def installed_copy(tmp_path: Path) -> Path:
+    """A copy of the package, as an upgrade in place would leave it: returns its root."""
+    root = tmp_path / "install"
+    shutil.copytree(REPO_ROOT / "fleetledger", root / "fleetledger",
+                    ignore=shutil.ignore_patterns("__pycache__", "demo_repo"))
+    shutil.copytree(REPO_ROOT / "fleetledger" / "demo_repo", root / "fleetledger" / "demo_repo")
+    return root
+
+
+def cli_from(root: Path, *args: str, env: dict[str, str] | None = None) -> list[str]:
+    """The argv that runs ``fleetledger ARGS`` from the package copy at ``root`` (``installed_copy``)."""
+    boot = (f"import runpy, sys; sys.path.insert(0, {str(root)!r}); "
+            "runpy.run_module('fleetledger.cli', run_name='__main__', alter_sys=True)")
+    return [sys.executable, "-I", "-c", boot, *args]

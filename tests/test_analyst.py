@@ -317,6 +317,37 @@ def test_a_files_report_does_not_depend_on_which_files_the_worker_analysed_befor
     assert a_after([]) == a_after(["b.py"]) and ("FLT-command", 5) in a_after([])
 
 
+def test_a_summary_taken_from_the_shared_cache_brings_the_classes_its_result_names(tmp_path: Path) -> None:
+    """Found on Django by bench/incremental.py (two full scans of one tree differed in the SQLite
+    backend): ``make``'s summary, computed while ``first.py`` was analysed, returns a
+    ``things.Thing``; ``second.py``, analysed next by the same worker, took that summary from
+    the shared cache without loading ``things``, so ``made.run()`` did not resolve and the
+    command injection inside it was lost."""
+    import hashlib
+
+    from fleetledger.analysis import program, summaries
+    from fleetledger.jobs.scan import modules
+
+    (tmp_path / "things.py").write_text("import os\n\n\nclass Thing:\n    def __init__(self, value):\n"
+                                        "        self.value = value\n\n    def run(self):\n        os.system(self.value)\n")
+    (tmp_path / "factory.py").write_text("import things\n\n\ndef make(value):\n    return things.Thing(value)\n")
+    (tmp_path / "first.py").write_text("from flask import request\n\nimport factory\n\n\n"
+                                       "def view_one():\n    return factory.make(request.args['a'])\n")
+    (tmp_path / "second.py").write_text("from flask import request\n\nimport factory\n\n\n"
+                                        "def view_two():\n    made = factory.make(request.args['b'])\n    made.run()\n")
+    shas = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.glob("*.py")}
+
+    def second_after(first: list[str]) -> list[tuple[str, int, str]]:
+        summaries._SHARED.clear()
+        program._SHARED_MODULES.clear()
+        modules._parsed.clear()
+        for path in first:
+            detect_file(tmp_path, path, readable=shas)
+        return [(c.path, c.line, c.rule_id) for c in detect_file(tmp_path, "second.py", readable=shas).candidates]
+
+    assert second_after([]) == second_after(["first.py"]) == [("things.py", 9, "FLT-command")]
+
+
 def test_a_candidate_in_another_file_is_the_same_whichever_files_were_analysed_before(tmp_path: Path) -> None:
     """Found by the four-host test: a module taken from the process's shared cache was not read
     by this file's detect step, so a flow ending in it lost its snippet (and its columns could

@@ -171,7 +171,8 @@ def test_rules_unique_rule_index_right_and_one_call_merged():
     assert [m["ruleId"] for m in merged["properties"]["mergedFrom"]] == ["FL-EVAL", "B307"]
     assert "Also reported as B307 (bandit)." in merged["message"]["text"]
     assert len(merged["locations"]) == 1 and "relatedLocations" not in merged
-    assert merged["partialFingerprints"] == {sarif.FINGERPRINT_KEY: ours.candidate.id}
+    assert merged["properties"]["candidateId"] == ours.candidate.id  # the primary's fingerprints
+    assert set(merged["partialFingerprints"]) == {"primaryLocationLineHash", "fleetledgerFingerprint/v1"}
     assert rules[merged["ruleIndex"]]["properties"]["tags"] == ["security", "external/cwe/cwe-95"]
     assert merged["properties"]["cwe"] == "CWE-95"
 
@@ -326,7 +327,7 @@ def test_markdown_cells_cannot_break_the_table():
             rows.append([])
         elif token.type in ("th_open", "td_open"):
             rows[-1].append(following.content)
-    assert [len(row) for row in rows if row[0] in ("#", "1")] == [7, 7]
+    assert [len(row) for row in rows if row[0] in ("#", "1")] == [8, 8]
     html = parser.render(md)
     assert "<td>we|ird<br>name.py:2:1</td>" in html
     # The row shows the finding's own rationale: the first pass's, which the revalidation quotes.

@@ -24,7 +24,7 @@ from fleetledger.report_html import fold_with_timeline, render
 from e2e import kill_cli, records, run_cli, start_cli, stopped_child, wait_for
 
 DEMO = Path(__file__).resolve().parent.parent / "fleetledger" / "demo_repo"
-STEPS_LINE = re.compile(r"^steps: (\d+) reused \(.*?\), (\d+) redone \(.*?\), (\d+) new; "
+STEPS_LINE = re.compile(r"^steps: (\d+) reused \(.*?\), (\d+) redone \(.*?\), (\d+) new, (\d+) carried over .*?; "
                         r"skipped: (\d+) denied by the policy, (\d+) failed without a result", re.MULTILINE)
 
 
@@ -75,7 +75,8 @@ def test_sigkill_then_the_same_command_says_what_it_resumed_reused_and_redid(tmp
     tail = rerun.stdout.strip().splitlines()[-5:]
     said = STEPS_LINE.search("\n".join(tail))
     assert said is not None, rerun.stdout
-    assert [int(n) for n in said.groups()] == [counted["reused"], counted["redone"], counted["new"], 0, counted["failed"]]
+    assert [int(n) for n in said.groups()] == [counted["reused"], counted["redone"], counted["new"], 0, 0,
+                                              counted["failed"]]
     resumed = next(line for line in tail if line.startswith("this session resumed"))
     assert "resume after a crash" in resumed
     assert f"{counted['taken_back']} lease(s) of the stopped session taken back" in resumed
@@ -95,7 +96,7 @@ def test_a_fresh_run_says_every_step_is_new(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     history = records(ws)
     said = STEPS_LINE.search(done.stdout)
-    assert said is not None and [int(n) for n in said.groups()] == [0, 0, sum(r.kind == "step.done" for r in history), 0, 0]
+    assert said is not None and [int(n) for n in said.groups()] == [0, 0, sum(r.kind == "step.done" for r in history), 0, 0, 0]
     assert any(line.startswith("this session started run") for line in done.stdout.splitlines())
 
 

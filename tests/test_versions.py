@@ -13,7 +13,7 @@ import pytest
 
 from fleetledger.verify import verify_records
 
-from e2e import REPO_ROOT, _env, count, injection_repo, kill_cli, records, run_cli, wait_for
+from e2e import REPO_ROOT, _env, cli_from, count, injection_repo, installed_copy, kill_cli, records, run_cli, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -21,21 +21,6 @@ pytestmark = pytest.mark.slow
 @pytest.fixture()
 def repo(tmp_path: Path) -> Path:
     return injection_repo(tmp_path, 4)
-
-
-def installed_copy(tmp_path: Path) -> Path:
-    """A copy of the package, as an upgrade in place would leave it: returns its root."""
-    root = tmp_path / "install"
-    shutil.copytree(REPO_ROOT / "fleetledger", root / "fleetledger",
-                    ignore=shutil.ignore_patterns("__pycache__", "demo_repo"))
-    shutil.copytree(REPO_ROOT / "fleetledger" / "demo_repo", root / "fleetledger" / "demo_repo")
-    return root
-
-
-def cli_from(root: Path, *args: str, env: dict[str, str] | None = None) -> list[str]:
-    boot = (f"import runpy, sys; sys.path.insert(0, {str(root)!r}); "
-            "runpy.run_module('fleetledger.cli', run_name='__main__', alter_sys=True)")
-    return [sys.executable, "-I", "-c", boot, *args]
 
 
 def test_a_resume_under_changed_code_stops_and_names_both_identities(tmp_path: Path, repo: Path) -> None:

@@ -95,6 +95,16 @@ def run_with(tmp_path: Path, repo: Path, extra: dict[str, Any]) -> tuple[Coordin
     pytest.param({"kind": "model.call", "key": "{task}/{name}@0123456789abcdef",
                   "payload": {"cost_usd": -1e6, "input_tokens": -10**9}}, id="reports a negative spend"),
     pytest.param({"op": "model", "key": "{task}/{name}@0123456789abcdef"}, id="asks for calls past its allowance"),
+    # Result reuse (issue 16): a clean result claimed as taken from an earlier run, and a
+    # result filed under another salt, which a later run would reuse for the true inputs.
+    pytest.param({"kind": "step.done", "key": "{task}/{name}@0123456789abcdef",
+                  "payload": {"name": "detect:app.py", "input_hash": "0123456789abcdef", "result": {"candidates": []},
+                              "reuse": {"salt": "forged", "inputs": "0123456789abcdef" + "0" * 48, "key": "0" * 64},
+                              "reused": {"run": "scan-000000", "seq": 1}}}, id="claims a reuse it was not offered"),
+    pytest.param({"kind": "step.done", "key": "{task}/{name}@0123456789abcdef",
+                  "payload": {"name": "detect:app.py", "input_hash": "0123456789abcdef", "result": {"candidates": []},
+                              "reuse": {"salt": "forged", "inputs": "0123456789abcdef" + "0" * 48, "key": "0" * 64}}},
+                 id="files a result under another salt"),
 ])
 def test_a_taken_over_worker_is_refused_and_the_run_halts(tmp_path: Path, repo: Path, extra: dict[str, Any]) -> None:
     coordinator, result, workspace = run_with(tmp_path, repo, extra)

@@ -13,6 +13,7 @@ import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from .dependencies import Dependencies
 from .values import Value
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -118,6 +119,7 @@ class ModuleInfo:
         imported: Module prefixes the module imports (``"django"``, ``"flask"``).
         star_imports: Modules it imports everything from (``from Crypto.Cipher import *``).
         analysed: True once the module body has been interpreted.
+        deps: What loading it and interpreting its body depended on (``dependencies``).
     """
 
     name: str
@@ -131,6 +133,7 @@ class ModuleInfo:
     imported: set[str] = field(default_factory=set)
     star_imports: list[str] = field(default_factory=list)
     analysed: bool = False
+    deps: Dependencies = field(default_factory=Dependencies)
 
     def package(self) -> str:
         """Returns the package a relative import starts from."""

@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import catalog as catalog_module
 from . import summaries
 from .budget import Budget, BudgetExceeded
 from .definitions import FunctionInfo, iter_functions
+from .dependencies import Dependencies
 from .entries import handler_of, handler_values
 from .facts import Evidence, Flow, Misuse, site_of
-from .interp import Frame, run_module
+from .interp import Frame
 from .model_records import Catalog, Sink
 from .program import Loader, Program
 from .values import Label
@@ -55,6 +56,8 @@ class FileAnalysis:
         evidence: What reached each sink the engine evaluated, tainted or not.
         not_analysed: What was cut short, with the reason, for the report.
         read: Repository-relative paths of the other files the analysis read.
+        depends: Every file read (this one included) and every lookup made, with what the
+            shared pieces it adopted depended on (``dependencies``): what decides the result.
         escaped: For each weak random number (``(path, line, col)`` of the call) that leaves
             what the engine follows without reaching a modelled security sink: how it left.
         work_units_used: Units of the work budget spent (``WORK_UNITS`` at most).
@@ -67,6 +70,7 @@ class FileAnalysis:
     read: tuple[str, ...]
     escaped: dict[tuple[str, int, int], list[str]]
     work_units_used: int = 0
+    depends: Dependencies = field(default_factory=Dependencies)
 
     @classmethod
     def nothing(cls) -> FileAnalysis:
@@ -103,7 +107,7 @@ def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, load
     module = program.add_module(path, tree)
     test_file = bool(is_test and is_test(path))
     try:
-        run_module(program, module)
+        program.run(module)
         for function in iter_functions(module):
             _function(program, function, test_file)
     except BudgetExceeded:
@@ -125,6 +129,7 @@ def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, load
         read=tuple(sorted(program.read - {path})),
         escaped=dict(program.escaped),
         work_units_used=program.budget.used,
+        depends=program.depends,
     )
 
 

@@ -18,7 +18,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .definitions import FunctionInfo
-from .interp import Frame, run_module
+from .interp import Frame
 from .model_records import Handler, UNTYPED
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def _path_rule(frame: object, call: ast.Call | None) -> bool:
 
 
 def _module_frame(program: Program, function: FunctionInfo):  # type: ignore[no-untyped-def]
-    run_module(program, function.module)
+    program.run(function.module)
     return Frame(program, function.module, None, dict(function.module.globals), summarising=False)
 
 

@@ -19,11 +19,13 @@ interpreter reaches summaries through the program (``apply_summary``, ``construc
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from . import entries, summaries
 from .budget import Budget
+from .dependencies import Dependencies
 from .definitions import ClassInfo, FunctionInfo, ModuleInfo, index, module_index, module_name
 from .facts import Evidence, EVIDENCE_RANK, Flow, Misuse, Site, Summary
 from .interp import Frame, run_module
@@ -55,6 +57,8 @@ class Program:
         self.scope = _scope(catalog, shas) if shas is not None else None
         self.stack: list[str] = []
         self.unstable: set[str] = set()
+        self.running: list[str] = []  # paths of the modules whose bodies are being interpreted
+        self.root_dependent: set[str] = set()  # of those, the ones not to share (``summaries._root_dependent``)
         self.loader = loader
         self.budget = budget
         self.modules: dict[str, ModuleInfo] = {}
@@ -67,7 +71,10 @@ class Program:
         self.evidence: dict[tuple[str, int, int, str], Evidence] = {}
         self.cut_short: list[str] = []
         self.escaped: dict[tuple[str, int, int], list[str]] = {}
-        self.read: set[str] = set()
+        self.depends = Dependencies()
+        self.read: set[str] = self.depends.files  # the files read, this one's included
+        self.summary_deps: dict[str, Dependencies] = {}
+        self._tracking: list[Dependencies] = []
         self.callers: dict[str, int] = {}
         self._by_name, self._names = module_index(tuple(sorted(paths)))
         self._failed: set[str] = set()
@@ -80,11 +87,14 @@ class Program:
     def add_module(self, path: str, tree: ast.Module) -> ModuleInfo:
         """Indexes a parsed module (its defs, classes and imports) and returns it."""
         name, package = module_name(path)
-        name = self._names.get(path, name)  # the import name, not the folder path
+        indexed = self._names.get(path)
+        name = indexed or name  # the import name, not the folder path
         module = ModuleInfo(name=name, path=path, tree=tree, is_package=package)
         self.root = self.root or path
         self.modules[name] = module
-        self.read.add(path)
+        module.deps.files.add(path)
+        module.deps.modules[path] = indexed
+        self.depend(module.deps)
         index(module)
         self.functions.update(module.functions)
         self.classes.update(module.classes)
@@ -92,14 +102,23 @@ class Program:
 
     def find_module(self, dotted: str) -> ModuleInfo | None:
         """Returns the loaded or loadable module whose import name is ``dotted``
-        (``module_index``), or None."""
+        (``module_index``), or None. The lookup and what the module depends on become
+        dependencies of the analysis (``depend``)."""
         if dotted in self.modules:
-            return self.modules[dotted]
+            module = self.modules[dotted]
+            self.depend(Dependencies(names={dotted: module.path}))
+            self.depend(module.deps)
+            return module
         path = self._by_name.get(dotted)
-        if path is None or path in self._failed:
+        self.depend(Dependencies(names={dotted: path}))
+        if path is None:
+            return None
+        if path in self._failed:
+            self.touch(path)
             return None
         for module in self.modules.values():
             if module.path == path:
+                self.depend(module.deps)
                 return module
         if len(self.modules) > MAX_MODULES:
             self.note(f"{dotted}: not loaded (more than {MAX_MODULES} modules)")
@@ -112,14 +131,57 @@ class Program:
         loaded = self.loader(path)
         if loaded is None:
             self._failed.add(path)
+            self.touch(path)
             return None
         module = self.add_module(*loaded)
         if key is not None:
-            run_module(self, module)
+            self.run(module)
+            if module.path in self.root_dependent:
+                return module
             if len(_SHARED_MODULES) >= MAX_SHARED_MODULES:
                 _SHARED_MODULES.clear()
             _SHARED_MODULES[key] = module
         return module
+
+    def run(self, module: ModuleInfo) -> None:
+        """Interprets a module's body once (``interp.run_module``); what that depends on is
+        added to the module's own dependencies, and the caller depends on them."""
+        if module.analysed:
+            self.depend(module.deps)
+            return
+        self.running.append(module.path)
+        try:
+            with self.tracking() as deps:
+                run_module(self, module)
+        finally:
+            self.running.pop()
+        module.deps.add(deps)
+
+    # -- dependencies --------------------------------------------------------------------
+
+    def touch(self, path: str) -> None:
+        """Notes that the analysis read the file ``path`` (``dependencies``)."""
+        self.depends.files.add(path)
+        for open_ in self._tracking:
+            open_.files.add(path)
+
+    def depend(self, deps: Dependencies) -> None:
+        """Notes that the analysis depends on ``deps`` (a shared piece it adopted, a lookup)."""
+        self.depends.add(deps)
+        for open_ in self._tracking:
+            open_.add(deps)
+
+    @contextmanager
+    def tracking(self) -> Iterator[Dependencies]:
+        """Collects, for the time of the ``with`` block, what the analysis depends on into a
+        new ``Dependencies`` (as well as into the analysis's own): the dependencies of one
+        piece of work that is kept for later (a module's body, a function summary)."""
+        deps = Dependencies()
+        self._tracking.append(deps)
+        try:
+            yield deps
+        finally:  # ``with`` blocks nest, so the last one opened closes first
+            self._tracking.pop()
 
     def shared_module_key(self, path: str) -> tuple[str, str, str] | None:
         """The key under which an imported module, indexed and with its body interpreted, is
@@ -131,7 +193,7 @@ class Program:
         """Makes a module another analysis of this scope loaded (and interpreted) part of this
         program: its functions and classes become resolvable here."""
         self.modules[module.name] = module
-        self.read.add(module.path)
+        self.depend(module.deps)
         self.functions.update(module.functions)
         self.classes.update(module.classes)
         return module
@@ -158,7 +220,7 @@ class Program:
         return None
 
     def _member(self, module: ModuleInfo, rest: list[str]) -> tuple[str, str] | None:
-        run_module(self, module)
+        self.run(module)
         value = module.globals.get(rest[0])
         if value is None:
             return self.resolve(f"{module.name}.{rest[0]}") if module.is_package and len(rest) > 1 else None
@@ -187,9 +249,10 @@ class Program:
         if name not in self._templates:
             found = self.template_finder(name) if self.template_finder is not None else None
             self._templates[name] = (found[0], templates.unescaped(found[1])) if found is not None else None
-            if found is not None:
-                self.read.add(found[0])
-        return self._templates[name]
+        known = self._templates[name]
+        self.depend(Dependencies(files={known[0]} if known is not None else set(),
+                                 templates={name: known[0] if known is not None else None}))
+        return known
 
     def shared_key(self, function: FunctionInfo) -> tuple[str, ...] | None:
         """The key under which the function's summary may be shared with other analyses of the

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from . import entries
 from .budget import BudgetExceeded
 from .definitions import FunctionInfo
+from .dependencies import Dependencies
 from .facts import Site, Summary, step
 from .interp import Frame
 from .values import EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
@@ -40,13 +41,22 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
     """
     known = program.summaries.get(function.id)
     if known is not None:
+        program.depend(program.summary_deps.get(function.id) or Dependencies())
         return known
     shared_key = program.shared_key(function)
     # The file being analysed computes its own functions' summaries afresh: what a summary
     # finds inside its function is reported only while it is computed.
     if shared_key is not None and shared_key in _SHARED and function.module.path != program.root:
-        program.summaries[function.id] = _SHARED[shared_key]
-        return _SHARED[shared_key]
+        shared, deps = _SHARED[shared_key]
+        program.summaries[function.id] = shared
+        program.summary_deps[function.id] = deps
+        program.depend(deps)
+        # The modules its computation loaded are loaded here too, as computing it would have:
+        # the classes its result names are then known to this analysis (their methods resolve).
+        for name, path in sorted(deps.names.items()):
+            if path is not None:
+                program.find_module(name)
+        return shared
     if depth > MAX_CALL_DEPTH:
         program.note(f"{function.module.path}: {function.qualname}() not followed: the call chain to it is deeper "
                      f"than {MAX_CALL_DEPTH} calls (its arguments' data is assumed to reach its result; its sinks are not checked)")
@@ -59,38 +69,42 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
         return Summary(returns=EMPTY, complete=False)
     program.in_progress.add(function.id)
     program.stack.append(function.id)
-    try:
-        env = parameter_values(program, function)
-        frame = Frame(program, function.module, function, env, summarising=True, depth=depth)
-        complete = True
+    with program.tracking() as deps:
         try:
-            if isinstance(function.node, ast.Lambda):
-                frame.returned.append(frame.expr(function.node.body))
-            else:
-                frame.block(function.node.body)
-                if frame.alive:
-                    frame.returned.append(Value(const=None))
-        except BudgetExceeded:
-            complete = False
-            program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (work budget used up)")
-            raise
-        except RecursionError:
-            complete = False
-            program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (it nests too deep for the engine)")
-        result = Summary(returns=join(*frame.returned) if frame.returned else EMPTY, sinks=list(frame.hits.values()),
-                         writes=frame.writes, complete=complete)
-    finally:
-        program.in_progress.discard(function.id)
-        program.stack.pop()
+            program.depend(function.module.deps)
+            env = parameter_values(program, function)
+            frame = Frame(program, function.module, function, env, summarising=True, depth=depth)
+            complete = True
+            try:
+                if isinstance(function.node, ast.Lambda):
+                    frame.returned.append(frame.expr(function.node.body))
+                else:
+                    frame.block(function.node.body)
+                    if frame.alive:
+                        frame.returned.append(Value(const=None))
+            except BudgetExceeded:
+                complete = False
+                program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (work budget used up)")
+                raise
+            except RecursionError:
+                complete = False
+                program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (it nests too deep for the engine)")
+            result = Summary(returns=join(*frame.returned) if frame.returned else EMPTY, sinks=list(frame.hits.values()),
+                             writes=frame.writes, complete=complete)
+        finally:
+            program.in_progress.discard(function.id)
+            program.stack.pop()
     program.summaries[function.id] = result
-    if shared_key is not None and function.id not in program.unstable and result.complete:
+    program.summary_deps[function.id] = deps
+    if shared_key is not None and function.id not in program.unstable and result.complete \
+            and function.module.path != program.root:
         if len(_SHARED) >= MAX_SHARED:
             _SHARED.clear()
-        _SHARED[shared_key] = result
+        _SHARED[shared_key] = (result, deps)
     return result
 
 
-_SHARED: dict[tuple[str, ...], Summary] = {}
+_SHARED: dict[tuple[str, ...], tuple[Summary, Dependencies]] = {}
 MAX_SHARED = 50_000
 """Summaries shared by the analyses of one worker process, keyed by the analysis scope (the
 files it may read, at their hashes, and the models), the function and its module's hash. A
@@ -144,6 +158,17 @@ def carries_data(values: list[Value]) -> bool:
     return any(label.channel != "opaque" for value in values for label in value.all_labels())
 
 
+def _root_dependent(program: Program) -> None:
+    """Marks every summary being computed, and every module whose body is being interpreted,
+    as depending on which file is analysed: it applied
+    a function (or built an object) of that file where another file's would have been left
+    opaque. Such summaries are kept for this analysis only, never shared (found on Django: a
+    summary of ``BaseDatabaseWrapper.__init__`` made while its own file was analysed hid a
+    flow in the SQLite backend analysed next by the same worker)."""
+    program.unstable.update(program.stack)
+    program.root_dependent.update(program.running)
+
+
 def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[str, Value], star: list[Value],
           node: ast.Call, site: Site) -> Value:
     """Applies a function's summary at a call in ``frame``; returns the call's value.
@@ -152,10 +177,16 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
     follows (outside data, a weak random number, a parameter): with nothing to carry, its
     summary could only add the sources it reads itself, which its own module's analysis
     reports. This keeps a file's analysis from interpreting its whole import graph.
+
+    That choice depends on which file is being analysed (``Program.root``), so a summary being
+    computed when it is made for a function of the analysed file is not shared with other
+    analyses (``_root_dependent``).
     """
     inputs = [*args, *kwargs.values(), *star]
-    if function.module.path != frame.program.root and not carries_data(inputs):
-        return opaque_result(function, site)
+    if not carries_data(inputs):
+        if function.module.path != frame.program.root:
+            return opaque_result(function, site)
+        _root_dependent(frame.program)
     found = summary(frame.program, function, frame.depth + 1)
     mapping = bind_arguments(function, args, kwargs, star)
     _defaults(frame, function, mapping)
@@ -176,8 +207,10 @@ def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, 
     whose attributes are what ``__init__`` stores from the arguments."""
     program = frame.program
     obj = Value(types=frozenset({class_id}), items={})
-    if program.classes[class_id].module.path != program.root and not carries_data([*args, *kwargs.values(), *star]):
-        return obj
+    if not carries_data([*args, *kwargs.values(), *star]):
+        if program.classes[class_id].module.path != program.root:
+            return obj
+        _root_dependent(program)
     init = program.method(class_id, "__init__")
     fields = _dataclass_fields(frame, class_id) if init is None else None
     if fields is not None:

@@ -43,11 +43,16 @@ def task_name(task_id: str) -> str:
 class JobOutcome:
     """What the job says at the end of a run: a one-line ``summary`` and the output paths;
     ``nothing_to_do`` says why the job found nothing to work on (None when it had work), which
-    the command line turns into a failure unless asked not to (``--allow-empty``)."""
+    the command line turns into a failure unless asked not to (``--allow-empty``); ``warnings``
+    are lines the command line prints on stderr (a report trimmed to fit an upload limit);
+    ``new_findings`` counts results new against a baseline, when the job was asked to fail on
+    them (``--only-new``), else None."""
 
     summary: str
     outputs: dict[str, str] = field(default_factory=dict)
     nothing_to_do: str | None = None
+    warnings: tuple[str, ...] = ()
+    new_findings: int | None = None
 
 
 class Job(abc.ABC):
@@ -132,6 +137,13 @@ class Job(abc.ABC):
             nothing is planned yet to compare with. By default: none.
         """
         return []
+
+    def changed_since(self, run: "RunReader") -> str | None:
+        """Says what changed in the job's input since ``run`` (a finished run of the same
+        job) planned its work, in one sentence, or None when nothing did: the same command then
+        starts a new run (which reuses the unchanged results, ``fleetledger.reuse``) instead of
+        reporting the finished one. By default nothing changes."""
+        return None
 
     def task_context(self, task: TaskSpec, run: "RunReader") -> dict[str, Any]:
         """Returns job data a worker needs besides the task inputs (e.g. the target root)."""

@@ -7,6 +7,7 @@ module and never resumed through here.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,34 +16,45 @@ from .base import Job
 
 if TYPE_CHECKING:
     from ..replay import RunView
+    from .scan.export_options import ExportOptions
     from ..workspace import Workspace
 
 
-def scan_job(target: Path, workspace: "Workspace", *, model: str = "offline") -> Job:
+def scan_job(target: Path, workspace: "Workspace", *, model: str = "offline",
+             export: "ExportOptions | None" = None) -> Job:
     """Builds a new scan of ``target`` (``fleetledger scan``).
 
     Args:
         target: The folder to scan.
         workspace: The workspace the run writes.
         model: ``PROVIDER:MODEL`` that judges candidates (``offline`` by default).
+        export: The export's code-scanning options (``ExportOptions``), or the defaults.
 
     Returns:
         The ``ScanJob``; its recorded command is ``scan_command``'s.
 
     Raises:
-        UsageError: ``target`` is not a folder, or ``model`` names no known provider.
+        UsageError: ``target`` is not a folder, ``model`` names no known provider, or
+            ``target`` is outside the export's repository root.
     """
     from .scan.job import ScanJob
 
-    return ScanJob(target, workspace=workspace.root, argv=scan_command(target, workspace, model), model=model)
+    return ScanJob(target, workspace=workspace.root, argv=scan_command(target, workspace, model, export), model=model,
+                   export=export)
 
 
-def scan_command(target: Path, workspace: "Workspace", model: str) -> list[str]:
+def scan_command(target: Path, workspace: "Workspace", model: str, export: "ExportOptions | None" = None) -> list[str]:
     """Returns the scan's command as recorded in the ledger and the run-state file: absolute
     paths, so that it means the same job from any folder (never a password: ``--ledger`` is
-    left out). ``model`` is named only when it is not ``offline``."""
+    left out). ``model`` and each export option are named only when not the default."""
     command = ["fleetledger", "scan", str(Path(target).resolve()), "--workspace", str(workspace.root)]
-    return command + (["--model", model] if model != "offline" else [])
+    command += ["--model", model] if model != "offline" else []
+    given = export.to_json() if export is not None else {}
+    for key, flag in (("repo_root", "--repo-root"), ("category", "--category"), ("baseline", "--baseline")):
+        command += [flag, str(given[key])] if key in given else []
+    command += ["--honour-nosec"] if given.get("honour_nosec") else []
+    command += ["--no-absent-results"] if "absent_results" in given else []
+    return command + (["--only-new"] if given.get("only_new") else [])
 
 
 def joined_target(view: "RunView", workspace: "Workspace") -> str | None:
@@ -78,8 +90,14 @@ def job_from_view(view: "RunView", workspace: "Workspace", target: str | None = 
     job = view.job
     if job.get("kind") != "scan":
         raise errors.UsageError(f"run {view.run_id} is a {job.get('kind')!r} job, which this CLI cannot resume")
+    from .scan.export_options import ExportOptions, find_repository_root
+
+    export = ExportOptions.from_json(job.get("options", {}).get("export"))
+    if target is not None and target != job.get("target") and export.repo_root is not None:
+        found = find_repository_root(Path(target))  # this host's checkout: its own repository root
+        export = dataclasses.replace(export, repo_root=str(found) if found is not None else None)
     return ScanJob(Path(target or job["target"]), workspace=workspace.root, argv=job.get("argv", []),
-                   model=job.get("options", {}).get("model", "offline"))
+                   model=job.get("options", {}).get("model", "offline"), export=export)
 
 
 def job_for_run(view: "RunView", workspace: "Workspace") -> Job:

@@ -172,6 +172,10 @@ class DispatchMixin:
                        "done": {p["name"]: p["input_hash"] for p in recorded[task.id].values()},
                        "failures": failures[task.id], "denied": denied,
                        "context": worker.compact(*self._context(spec, run))}
+            reuse = self._reuse_message(spec, task.sprint)
+            if reuse is not None:
+                message["reuse"] = reuse
+                worker.offered = {worker.task: reuse}
             pool.send(worker, message)
         if quota_blocked and not any(self.view.tasks[t].status == "leased" for t in self.view.sprints[sprint].tasks):
             used = int(self.view.model["calls"])

@@ -67,6 +67,10 @@ class RunOptions:
             at the end of each sprint.
         join: Id of a live run in a shared (PostgreSQL) ledger that this coordinator joins, as
             one more host of it, instead of starting or resuming this workspace's run.
+        reuse: Offer the workers the results recorded by earlier runs (``fleetledger.reuse``);
+            False (``--no-reuse``) recomputes everything.
+        cache: A shared result cache folder (``--cache``, ``result_cache``): read for offers,
+            filled when a run finishes; None for none.
         upgrade: Continue a run recorded under other code (``resume --upgrade``): keep the
             results of the sprints whose code is unchanged, plan the rest again (``upgrade``).
     """
@@ -86,6 +90,8 @@ class RunOptions:
     checkpoint_every: int = 10_000
     join: str | None = None
     upgrade: bool = False
+    reuse: bool = True
+    cache: str | None = None
 
     def __post_init__(self) -> None:
         if self.workers < 1:

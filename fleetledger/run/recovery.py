@@ -12,6 +12,7 @@ from typing import Any
 from .. import errors, faults, heads, identity, runstate, upgrade
 from ..gate import Action
 from ..ledger import Appended, NewRecord
+from ..ledger.records import canonical_json
 from ..reader import Loaded, load, load_view
 from ..replay import RunView
 from ..upgrade import Upgrade
@@ -91,10 +92,10 @@ class RecoveryMixin:
                 upgrade was asked for, or one was asked for on a shared ledger while the run is
                 not HALTED (another host may be working on it under the old code).
         """
-        recorded = next((s["code"] for s in reversed(view.sessions) if isinstance(s.get("code"), dict)), None)
-        if recorded is None or recorded == self.code:
+        recorded = _recorded_code(view)
+        changed = self._code_changed(view)
+        if recorded is None or changed is None:
             return None
-        changed = "; ".join(identity.differences(recorded, self.code))
         if self.options.upgrade:
             if self.shared and view.state != "HALTED":
                 raise errors.UsageError(f"run {view.run_id} may be live on another host of the shared ledger: halt it "
@@ -109,6 +110,26 @@ class RecoveryMixin:
             f"this code with `fleetledger scan {shlex.quote(str(target))} --workspace {self.workspace.root} --new` "
             "(the recorded run stays in the ledger), or finish it with the fleetledger that recorded it "
             f"(version {recorded.get('fleetledger', '?')})")
+
+    def _code_changed(self, view: RunView) -> str | None:
+        """What differs between the code identity of the run's last session and this code's
+        (``identity.differences``, joined), or None when nothing does or the run recorded none."""
+        recorded = _recorded_code(view)
+        if recorded is None or recorded == self.code:
+            return None
+        return "; ".join(identity.differences(recorded, self.code))
+
+    def _policy_changed(self, view: RunView) -> str | None:
+        """What differs between the policy of the run's last session and the policy in force
+        (the keys whose values differ, the repository's rules applied), or None when nothing
+        does or the run recorded no policy hash (read-only)."""
+        recorded = view.policy.get("hash") if isinstance(view.policy, dict) else None
+        if not recorded or recorded == self.policy.hash:
+            return None
+        before = view.policy.get("body") if isinstance(view.policy.get("body"), dict) else {}
+        now = self.policy.body()
+        keys = sorted(k for k in {*before, *now} if canonical_json(before.get(k)) != canonical_json(now.get(k)))
+        return f"{', '.join(keys) or 'its content'} (policy {recorded} -> {self.policy.hash})"
 
     def _upgrade_records(self, decided: Upgrade | None) -> list[NewRecord]:
         """The records of an upgrade (``upgrade``): the decision, then one ``sprint.reopened``
@@ -163,3 +184,6 @@ class RecoveryMixin:
             faults.hit("recovery.after_adopt")
 
 
+def _recorded_code(view: RunView) -> dict[str, str] | None:
+    """The code identity of the run's last session that recorded one, or None."""
+    return next((s["code"] for s in reversed(view.sessions) if isinstance(s.get("code"), dict)), None)

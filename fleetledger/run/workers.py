@@ -12,6 +12,7 @@ from typing import Any
 from .. import errors, fsutil
 from ..gate import Action
 from ..ledger import NewRecord, Outcome, Refused
+from ..reuse import record_problem
 from ..pool import WorkerPool, WorkerProc
 from ..sandbox.egress import Destination, EgressForwarder, EgressRoute
 
@@ -194,6 +195,10 @@ def _worker_overreach(worker: WorkerProc, message: dict[str, Any], calls_allowed
         name = key.removeprefix(f"{task}/").rpartition("@")[0] if isinstance(key, str) else ""
         if not isinstance(key, str) or not key.startswith(f"{task}/") or (names is not None and name not in names):
             return f"{who} used the key {key!r}, which is not a step of its task {task!r}"
+    if op == "record" and message.get("kind") == "step.done":
+        problem = record_problem(message.get("payload") or {}, worker.offered.get(lease))
+        if problem is not None:
+            return f"{who} {problem}"
     if op == "record" and message.get("kind") == "model.call":
         payload = message.get("payload") or {}
         bad = [f for f in MODEL_FIGURES if f in payload and not _spend_ok(payload[f])]

@@ -11,6 +11,8 @@ capped in size, and nothing is executed (``setup.py`` is read as text, never run
 from __future__ import annotations
 
 import configparser
+import hashlib
+import json
 import re
 import tomllib
 from collections.abc import Callable, Collection
@@ -130,9 +132,11 @@ def derive_brief(root: Path, readable: Collection[str] = BRIEF_FILES) -> dict[st
         there, such as a second README, a link or an unreadable file).
     """
     read_names: set[str] = set()
+    asked: dict[str, str] = {}
 
     def read(name: str) -> str:
         text = _read_text(root / name) if name in readable else None
+        asked[name] = _text_sha(text)
         if text is None:
             return ""
         read_names.add(name)
@@ -140,11 +144,7 @@ def derive_brief(root: Path, readable: Collection[str] = BRIEF_FILES) -> dict[st
 
     facts = _packaging(read)
     readme = _readme_summary(read)
-    try:
-        top = sorted(p.name + ("/" if p.is_dir() else "") for p in root.iterdir()
-                     if not p.name.startswith(".") and not p.is_symlink())
-    except OSError:
-        top = []
+    top = _top(root)
     name = facts.get("name") or root.name
     frameworks = _frameworks(facts["deps"], root)
     entries = [f"console script {s}" for s in facts["scripts"]] + [f for f in ENTRY_FILES if (root / f).is_file()]
@@ -159,4 +159,47 @@ def derive_brief(root: Path, readable: Collection[str] = BRIEF_FILES) -> dict[st
     words = " ".join(parts).split()
     text = " ".join(words[:MAX_WORDS]) + (" ..." if len(words) > MAX_WORDS else "")
     sources = [n for n in BRIEF_FILES if n in read_names]
-    return {"text": text, "name": name, "frameworks": frameworks, "entry_points": entries, "sources": sources}
+    return {"text": text, "name": name, "frameworks": frameworks, "entry_points": entries, "sources": sources,
+            "depends": {"files": dict(sorted(asked.items())), "layout": _layout(root)}}
+
+
+def _text_sha(text: str | None) -> str:
+    """SHA-256 hex of a file's text as the brief read it; "" for a file it could not read."""
+    return "" if text is None else hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _top(root: Path) -> list[str]:
+    """The root folder's top-level entries as the brief lists them (folders end with "/"; dot
+    files and links left out); [] when it cannot be listed."""
+    try:
+        return sorted(p.name + ("/" if p.is_dir() else "") for p in root.iterdir()
+                      if not p.name.startswith(".") and not p.is_symlink())
+    except OSError:
+        return []
+
+
+def _layout(root: Path) -> str:
+    """SHA-256 hex of what the brief sees of the root folder besides the files it reads: the
+    folder's name, its top level (``_top``) and which entry files are files."""
+    entries = [f for f in ENTRY_FILES if (root / f).is_file()]
+    return hashlib.sha256(json.dumps([root.name, _top(root), entries]).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def brief_holds(result: dict[str, Any], root: Path, readable: Collection[str]) -> bool:
+    """Says whether a brief recorded by an earlier scan is the brief of the tree at ``root`` now
+    (read-only): every file it asked for reads the same (or is still unreadable or absent),
+    and the root's name and top level are the same. A brief recorded without ``depends`` never
+    holds: its key (the Python files' listing) does not cover the README or packaging files.
+
+    Args:
+        result: The recorded ``derive_brief`` result.
+        root: The scanned root.
+        readable: The files of ``BRIEF_FILES`` the gate lets the brief read now.
+    """
+    depends = result.get("depends")
+    if not isinstance(depends, dict) or not isinstance(depends.get("files"), dict):
+        return False
+    for name, sha in depends["files"].items():
+        if _text_sha(_read_text(root / name) if name in readable else None) != sha:
+            return False
+    return depends.get("layout") == _layout(root)

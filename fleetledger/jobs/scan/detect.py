@@ -26,8 +26,10 @@ taint engine stops at its own step budget (``engine.WORK_UNITS``); a report keep
 ``not_analysed``), and a count gives the same cut on a slow machine as on a fast one, which
 replay and resume rely on.
 
-``# nosec`` comments are not honoured: the scan reviews code it does not own, and a suppression
-comment is a claim for the investigate step to weigh, not a reason to drop a candidate unseen.
+``# nosec`` / ``# noqa: B...`` comments never drop a candidate here: the comment on a candidate's
+lines is recorded on it (``anchors``, ``Candidate.suppression``) with the hash of its code context
+(``Candidate.context_hash``, for fingerprints), and the export decides (``--honour-nosec``, off by
+default: the scan reviews code it does not own, and a suppression is a claim to weigh).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from ...analysis import catalog, context, engine, parser
-from . import detectors, source, taint
+from . import anchors, detectors, source, taint
 from .modules import Content, RepositoryModules, read_file
 from .plan import MAX_SOURCE_BYTES
 from .shapes import Candidate, FileReport, candidate_id
@@ -71,7 +73,7 @@ logging.getLogger("bandit").setLevel(logging.CRITICAL + 1)
 #: engine (``ENGINE_VERSION``) and on its library models (their content hash).
 ENGINE_VERSION = "2"
 DETECT_VERSION = (
-    f"detect 4; bandit {importlib.metadata.version('bandit')}; "
+    f"detect 5; bandit {importlib.metadata.version('bandit')}; "
     f"python {sys.version_info.major}.{sys.version_info.minor}; "
     f"engine {ENGINE_VERSION}; models {catalog.version()}"
 )
@@ -245,11 +247,13 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
     for candidate in merged:
         unique.setdefault(candidate.id, candidate)
     kept, capped = _capped(relpath, list(unique.values()), limits.max_candidates)
+    kept = anchors.annotate(kept, path_lines)
     return _report(
         relpath, content, status="scanned", warnings=decoded.warnings,
         candidates=tuple(sorted(kept, key=lambda c: (c.path != relpath, c.path, c.line, c.col, c.rule_id))),
         internal_errors=bandit_errors + tuple(own_errors), parser=parsed.parser, detectors_not_run=tuple(not_run),
         not_analysed=analysis.not_analysed + tuple(modules.problems) + capped, read=analysis.read,
+        depends=analysis.depends.to_json(modules.hashes(), leave_out=relpath),
     )
 
 

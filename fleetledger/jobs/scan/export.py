@@ -8,13 +8,14 @@ can record exactly what was exported. Equal reports give byte-identical files.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 from ... import fsutil
-from ...display import json_text
+from . import nosec
+from .codescanning import candidate_states, json_bytes
 from .exclusions import counts
+from .export_options import ExportOptions
 from .markdown import to_markdown
 from .sarif import finding_cwe, finding_verdict, order_key, to_sarif
 from .shapes import SEVERITIES, ScanReport
@@ -25,7 +26,7 @@ JSON_SCHEMA_VERSION = 1
 OUTPUT_NAMES = ("findings.sarif", "findings.md", "findings.json")
 
 
-def to_json(report: ScanReport) -> dict[str, Any]:
+def to_json(report: ScanReport, states: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Builds the full machine-readable report: every finding and file, uncapped.
 
     Findings are in the SARIF order (``sarif.order_key``), each as ``Finding.to_json()`` plus
@@ -36,14 +37,26 @@ def to_json(report: ScanReport) -> dict[str, Any]:
     and ``summary`` counts those files (``exclusions.counts``); ``not_judged`` lists every
     candidate not judged to the end with the step not done and why (``Gap.to_json``).
 
+    Code scanning (``ExportOptions``): ``run`` names the repository root that the SARIF URIs are
+    relative to and the scanned folder's place in it (paths here stay relative to the target),
+    the category, whether ``# nosec`` is honoured and the baseline; each finding has ``status``
+    ``"open"`` or ``"suppressed"`` (a recorded suppression comment, honoured) and, with a
+    baseline, ``baseline_state``; ``summary`` counts both.
+
     Args:
         report: The scan report.
+        states: ``codescanning.candidate_states`` of the SARIF run written beside it, so both
+            files agree on merged results; None: suppression is decided per finding and no
+            baseline state is given.
 
     Returns:
         A JSON-ready dict with ``"schema": 1``; equal reports give equal dicts.
     """
     findings = sorted(report.findings, key=order_key)
     files = sorted(report.files, key=lambda f: f.path)
+    options = report.export or ExportOptions()
+    shown = [{**f.to_json(), "cwe": finding_cwe(f), "verdict": finding_verdict(f),
+              **_status(f.candidate, options, states)} for f in findings]
     return {
         "schema": JSON_SCHEMA_VERSION,
         "run": {
@@ -55,6 +68,11 @@ def to_json(report: ScanReport) -> dict[str, Any]:
             "tool_version": report.tool_version,
             "started_utc": report.started_utc,
             "code": list(report.code),
+            "repository_root": options.repo_root or report.target,
+            "scanned_folder": options.prefix(report.target) or ".",
+            "category": options.automation_id(report.target),
+            "honour_nosec": options.honour_nosec,
+            "baseline": options.baseline,
         },
         "summary": {
             "findings": len(findings),
@@ -62,12 +80,15 @@ def to_json(report: ScanReport) -> dict[str, Any]:
             "files": len(files),
             "files_skipped": sum(f.status == "skipped" for f in files),
             "not_judged": len(report.gaps),
+            "suppressed": sum(f["status"] == "suppressed" for f in shown),
+            **({"baseline": {state: sum(f.get("baseline_state") == state for f in shown)
+                             for state in ("new", "unchanged", "updated")}} if states is not None and options.baseline else {}),
             **counts(report.exclusions),
         },
         "exclusions": [e.to_json() for e in report.exclusions],
-        "findings": [{**f.to_json(), "cwe": finding_cwe(f), "verdict": finding_verdict(f)} for f in findings],
+        "findings": shown,
         "not_judged": [g.to_json() for g in report.gaps],
-        "files": [f.to_json() for f in files],
+        "files": [{k: v for k, v in f.to_json().items() if k != "depends"} for f in files],
     }
 
 
@@ -90,21 +111,27 @@ def write_outputs(report: ScanReport, workspace: Path) -> dict[str, str]:
         OSError: a file could not be written (the workspace is missing, the disk failed...).
         ValueError: a path in the report cannot be exported (see ``sarif.artifact_uri``).
     """
+    log = to_sarif(report)
+    states = candidate_states(log["runs"][0])
     outputs = {
-        "findings.sarif": _json_bytes(to_sarif(report)),
-        "findings.md": _utf8(to_markdown(report)),
-        "findings.json": _json_bytes(to_json(report)),
+        "findings.sarif": json_bytes(log),
+        "findings.md": _utf8(to_markdown(report, states)),
+        "findings.json": json_bytes(to_json(report, states)),
     }
     for name, data in outputs.items():
         fsutil.atomic_write(Path(workspace) / name, data, fault_prefix=f"export.{name}")
     return {name: hashlib.sha256(data).hexdigest() for name, data in outputs.items()}
 
 
-def _json_bytes(document: dict[str, Any]) -> bytes:
-    """Compact JSON, non-ASCII text as it is except control, bidi and other format characters
-    (and lone surrogates), which are JSON escapes (``display.json_text``): the data is exact and
-    ``cat findings.json`` cannot drive the terminal."""
-    return _utf8(json_text(json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)) + "\n")
+def _status(c: Any, options: ExportOptions, states: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
+    """A finding's ``status`` (and ``baseline_state``) as its SARIF result has them."""
+    if states is not None and c.id in states:
+        state = states[c.id]
+        out: dict[str, Any] = {"status": "suppressed" if state["suppressed"] else "open"}
+        if state.get("baselineState"):
+            out["baseline_state"] = state["baselineState"]
+        return out
+    return {"status": "suppressed" if options.honour_nosec and nosec.applies(c) else "open"}
 
 
 def _utf8(text: str) -> bytes:

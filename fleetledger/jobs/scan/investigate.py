@@ -56,6 +56,16 @@ class _Sources:
             self._cache[path] = decode_source(data).text
         return self._cache[path]
 
+    def unchanged(self, path: str) -> bool:
+        """Says whether the file is still the content that was planned (read once per task, as
+        ``text`` reads it): a result recorded for that content holds only then, since a step
+        run now would fail on the changed file."""
+        try:
+            self.text(path)
+        except (OSError, ValueError):
+            return False
+        return True
+
 
 def judge(ctx: TaskContext) -> dict[str, Any]:
     """Runs an ``investigate`` or ``revalidate`` task: one model call per candidate item.
@@ -106,7 +116,8 @@ def judge(ctx: TaskContext) -> dict[str, Any]:
         ctx.step(f"{pass_name}:{candidate.id}",
                  input_hash(item, ctx.inputs["files"][candidate.path], *identity, brief_sha),
                  run, spends_call=True, outcome=_answer_outcome,
-                 why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}")
+                 why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}",
+                 still_valid=lambda result: sources.unchanged(candidate.path))
         faults.hit(f"scan.{pass_name}.after_step")
 
     each(ctx.inputs["items"], one)

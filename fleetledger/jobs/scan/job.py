@@ -9,6 +9,7 @@ idempotent effect, run on the coordinator). The workers' side is ``tasks.py`` (t
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from pathlib import Path
@@ -22,6 +23,7 @@ from ..base import Job, JobOutcome, TaskSpec, task_name
 from . import export, report
 from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
+from .export_options import ExportOptions
 from .detect import DETECT_VERSION
 from .plan import (EXCLUDED_DIRS, MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, blocks, candidate_blocks,
                    discover)
@@ -77,6 +79,9 @@ class ScanJob(Job):
         model: Model spec: ``"offline"`` (the default, runs in the workers), ``"openai:MODEL"``
             or ``"anthropic:MODEL"`` (called on the coordinator's host). Part of the job's
             identity: a scan with another model is another run.
+        export: How the reports are written for code scanning (``ExportOptions``); recorded
+            in ``describe()["options"]["export"]`` (non-default values only), never in the
+            identity: it changes no step's result.
 
     Raises:
         UsageError: ``target`` is not a folder, or ``model`` names no known provider.
@@ -87,7 +92,8 @@ class ScanJob(Job):
     host_sprints = frozenset({"export"})
     worker_module = "fleetledger.jobs.scan.tasks"
 
-    def __init__(self, target: Path, *, workspace: Path, argv: list[str], model: str = "offline") -> None:
+    def __init__(self, target: Path, *, workspace: Path, argv: list[str], model: str = "offline",
+                 export: ExportOptions | None = None) -> None:
         from ...errors import UsageError
         from ...models import parse_spec
 
@@ -98,12 +104,18 @@ class ScanJob(Job):
         self.workspace = Path(workspace).resolve()
         self.argv = list(argv)
         self.model = model
+        self.export = export or ExportOptions()
+        self.export.prefix(str(self.target))  # UsageError now, not at the end of the run
         self._modules_cache: tuple[str, dict[str, str]] | None = None
+        self._reads_cache: tuple[dict[str, str], dict[str, str]] | None = None
+        self._listings: dict[tuple[str, ...], list[Any]] = {}
 
     def describe(self) -> dict[str, Any]:
         identity = {"kind": "scan", "target": str(self.target), "detect": DETECT_VERSION, "model": self.model}
-        return {"kind": "scan", "target": str(self.target), "argv": self.argv, "identity": identity,
-                "options": {"model": self.model}}
+        options: dict[str, Any] = {"model": self.model}
+        if self.export.to_json():
+            options["export"] = self.export.to_json()
+        return {"kind": "scan", "target": str(self.target), "argv": self.argv, "identity": identity, "options": options}
 
     def code_identity(self) -> dict[str, str]:
         """fleetledger's version; a digest of the code of each part (``code_parts``); bandit's
@@ -167,11 +179,27 @@ class ScanJob(Job):
                                 f"clear (last: {last[:300]}); run the same command to try them again")
         return None
 
+    def _discover(self, suffixes: tuple[str, ...] | None = None) -> list[Any]:
+        """The target's files (``plan.discover``; the source files, or those with ``suffixes``),
+        the workspace left out; listed and hashed once per process, so that comparing the tree
+        with a finished run and planning the next one see the same listing.
+
+        Raises:
+            OSError: the target cannot be listed.
+        """
+        key = suffixes or ()
+        if key not in self._listings:
+            exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
+            self._listings[key] = discover(self.target, exclude=exclude, **({"suffixes": suffixes} if suffixes else {}))
+        return self._listings[key]
+
     def _plan_detect(self) -> list[TaskSpec]:
-        exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
-        files = discover(self.target, exclude=exclude)
+        files = self._discover()
         listing = hashlib.sha256(canonical_json([f.to_json() for f in files]).encode()).hexdigest()
-        specs = [TaskSpec(id="brief", inputs={"kind": "brief", "listing_sha": listing},
+        # The templates the taint engine may read are recorded with the plan (the brief's task
+        # is the one task of the whole tree), so that every session of the run reads the same
+        # ones and a later scan sees a changed template as a changed tree (``changed_since``).
+        specs = [TaskSpec(id="brief", inputs={"kind": "brief", "listing_sha": listing, "templates": self._templates()},
                           why="derive the repository brief from README, packaging and layout")]
         for n, block in enumerate(blocks(files), start=1):
             folder = block[0].path.rsplit("/", 1)[0] if "/" in block[0].path else "."
@@ -182,15 +210,53 @@ class ScanJob(Job):
     def join_problems(self, run: "RunReader") -> list[str] | None:
         """Compares this host's checkout with the files the run planned (path and SHA-256 of
         each file a detect task covers); None until the detect sprint is planned."""
-        planned = report.planned_files(run)
-        if not planned:
+        diff = self._tree_diff(run)
+        if diff is None:
             return None
-        exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
-        here = {f.path: f.sha256 for f in discover(self.target, exclude=exclude)}
+        planned, here = diff
         problems = [f"{path}: missing here" if path not in here else f"{path}: sha256 {here[path][:12]} here, "
                     f"{f['sha256'][:12]} in the run" for path, f in planned.items() if here.get(path) != f["sha256"]]
         problems += [f"{path}: not in the run" for path in here if path not in planned]
         return problems
+
+    def changed_since(self, run: "RunReader") -> str | None:
+        """``"N file(s) added, N changed, N deleted (first: path, ...)"`` between the files the
+        run planned and the tree now (paths and SHA-256), or None when they are equal."""
+        diff = self._tree_diff(run)
+        if diff is None:
+            return None
+        planned, here = diff
+        kinds = {"added": sorted(p for p in here if p not in planned),
+                 "changed": sorted(p for p in planned if p in here and here[p] != planned[p]["sha256"]),
+                 "deleted": sorted(p for p in planned if p not in here)}
+        if not any(kinds.values()):
+            return None
+        first = [p for paths in kinds.values() for p in paths][:3]
+        return (", ".join(f"{len(paths)} file(s) {kind}" for kind, paths in kinds.items() if paths)
+                + f" (first: {', '.join(first)})")
+
+    def _tree_diff(self, run: "RunReader") -> tuple[dict[str, dict[str, Any]], dict[str, str]] | None:
+        """The run's planned files (path -> planned file) and the tree's files now (path ->
+        SHA-256), the template files the taint engine reads included when the run recorded
+        them (``planned_templates``); None until the detect sprint is planned."""
+        planned = report.planned_files(run)
+        if not planned:
+            return None
+        here = {f.path: f.sha256 for f in self._discover()}
+        templates = report.planned_templates(run)
+        if templates is not None:
+            planned = {**planned, **{path: {"path": path, "sha256": sha} for path, sha in templates.items()}}
+            here.update(self._templates())
+        return planned, here
+
+    def _templates(self) -> dict[str, str]:
+        """``{path: sha256}`` of the tree's template files that a view may render (read, not
+        scanned: not links, not over ``MAX_TEMPLATE_BYTES``); {} when the tree cannot be listed."""
+        try:
+            return {f.path: f.sha256 for f in self._discover(TEMPLATE_SUFFIXES)
+                    if not f.link and not f.skip_reason and f.size_bytes <= MAX_TEMPLATE_BYTES}
+        except OSError:
+            return {}
 
     def _plan_items(self, kind: str, items: list[dict[str, Any]], run: "RunReader", *,
                     first_number: int = 1) -> list[TaskSpec]:
@@ -268,22 +334,24 @@ class ScanJob(Job):
         unescaped (the gate decides which it may)."""
         if task.inputs.get("kind") != "detect":
             return {}
-        return {path: str(self.target / path) for path in self._modules(run)}
+        modules = self._modules(run)
+        cached = self._reads_cache
+        if cached is None or cached[0] is not modules:  # one mapping per session: the gate checks it once
+            cached = (modules, {path: str(self.target / path) for path in modules})
+            self._reads_cache = cached
+        return cached[1]
 
     def _modules(self, run: "RunReader") -> dict[str, str]:
-        """``{path: sha256}`` of the planned Python files and of the repository's template files
-        (not links), computed once per session of a run."""
+        """``{path: sha256}`` of the planned Python files and of the template files the run
+        planned (``planned_templates``; those of the tree now for a run that recorded none),
+        computed once per session of a run."""
         cached = self._modules_cache
         if cached is None or cached[0] != run.view.run_id:
             planned = report.planned_files(run)
             modules = {path: f["sha256"] for path, f in planned.items()
                        if not f.get("link") and not f.get("skip_reason") and path.endswith(".py")}
-            exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
-            try:  # the templates a view may render: read, not scanned
-                modules.update({f.path: f.sha256 for f in discover(self.target, exclude=exclude, suffixes=TEMPLATE_SUFFIXES)
-                                if not f.link and not f.skip_reason and f.size_bytes <= MAX_TEMPLATE_BYTES})
-            except OSError:
-                pass
+            templates = report.planned_templates(run)  # the templates a view may render: read, not scanned
+            modules.update(self._templates() if templates is None else templates)
             cached = (run.view.run_id, modules)
             self._modules_cache = cached
         return cached[1]
@@ -304,7 +372,7 @@ class ScanJob(Job):
         self._export(host, final=False)
 
     def _export(self, host: "HostContext", *, final: bool) -> None:
-        scan = report.build_report(host.run, tool_version=__version__)
+        scan = dataclasses.replace(report.build_report(host.run, tool_version=__version__), export=self.export)
         body = export.to_json(scan)
         digest = hashlib.sha256(canonical_json(body).encode()).hexdigest()[:16]
         key = f"export:{'final' if final else 'partial'}:{digest}"
@@ -321,7 +389,7 @@ class ScanJob(Job):
                         idempotent=True)
 
     def outcome(self, run: "RunReader", workspace: str) -> JobOutcome:
-        scan = report.build_report(run, tool_version=__version__)
+        scan = dataclasses.replace(report.build_report(run, tool_version=__version__), export=self.export)
         counts: dict[str, int] = {}
         for f in scan.findings:
             counts[f.severity] = counts.get(f.severity, 0) + 1
@@ -350,7 +418,25 @@ class ScanJob(Job):
         summary = (f"{len(scan.findings)} finding(s){f' ({by_sev})' if by_sev else ''}; {coverage}; "
                    f"{scan.dismissed} candidate verdict(s) dismissed; reports: {outputs['findings.sarif']}, "
                    f"{outputs['findings.md']}, {outputs['findings.json']}")
-        return JobOutcome(summary=summary, outputs=outputs, nothing_to_do=nothing)
+        warnings, new = self._code_scanning_notes(scan)
+        if new is not None:
+            summary += f"; {new} new against the baseline"
+        return JobOutcome(summary=summary, outputs=outputs, nothing_to_do=nothing, warnings=warnings,
+                          new_findings=new if self.export.only_new else None)
+
+    def _code_scanning_notes(self, scan: Any) -> tuple[tuple[str, ...], int | None]:
+        """What the SARIF export left out to fit GitHub's limits (warnings) and how many results
+        are new against the baseline (None without one). Builds the log again: the coordinator
+        has the report, not the file, which a person may have changed."""
+        from .sarif import to_sarif
+
+        if not scan.findings and not scan.gaps and self.export.baseline is None:
+            return (), None
+        run = to_sarif(scan)["runs"][0]
+        warnings = tuple(f"findings.sarif trimmed to fit GitHub code scanning's limits: {line}"
+                         for line in run["properties"]["trimmed"])
+        baseline = run["properties"].get("baseline")
+        return warnings, (baseline["new"] if baseline else None)
 
     def _nothing_to_scan(self, planned: int, skipped: int) -> str | None:
         """Says why a finished scan scanned no file (None when it scanned one): the target

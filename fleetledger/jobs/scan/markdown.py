@@ -14,7 +14,9 @@ from collections import Counter
 from typing import Any
 
 from ...display import printable
+from . import nosec
 from .exclusions import counts as exclusion_counts
+from .export_options import ExportOptions
 from .sarif import finding_cwe, finding_verdict, order_key
 from .shapes import SEVERITIES, Finding, ModelAnswer, ScanReport
 
@@ -24,19 +26,25 @@ _RATIONALE_CHARS = 160
 _SPECIAL = re.compile(r"[\\`*_\[\]<>|~&!]")
 
 
-def to_markdown(report: ScanReport) -> str:
+def to_markdown(report: ScanReport, states: dict[str, dict[str, Any]] | None = None) -> str:
     """Renders the report: summary, incomplete-run banner, exclusions, findings table, details,
-    skipped files.
+    skipped files. The header names the repository root the SARIF URIs are relative to (paths
+    here stay relative to the target); a finding whose suppression comment is honoured is
+    marked "suppressed" instead of open, and, with a baseline, each says new/unchanged/updated.
 
     Args:
         report: The scan report.
+        states: ``codescanning.candidate_states`` of the SARIF run written beside it; None:
+            suppression is decided per finding, no baseline state.
 
     Returns:
         The Markdown text, ending in one newline; equal reports give equal text.
     """
     findings = sorted(report.findings, key=order_key)
-    parts = [_header(report), _summary(report, findings), _coverage(report), _exclusions(report), _table(findings),
-             _details(findings), _files(report)]
+    options = report.export or ExportOptions()
+    status = {f.candidate.id: _status(f, options, states) for f in findings}
+    parts = [_header(report), _summary(report, findings, status), _coverage(report), _exclusions(report),
+             _table(findings, status), _details(findings, status), _files(report)]
     return "\n\n".join(part for part in parts if part) + "\n"
 
 
@@ -45,6 +53,7 @@ def _header(report: ScanReport) -> str:
         f"# fleetledger scan {_inline(report.run_id)}",
         "",
         f"- Target: {_inline(report.target)}",
+        *_code_scanning(report),
         f"- fleetledger {_inline(report.tool_version)}, started {_inline(report.started_utc or 'unknown')}",
     ]
     for code in report.code:  # one line per identity of the code that contributed (``identity``)
@@ -56,7 +65,29 @@ def _header(report: ScanReport) -> str:
     return "\n".join(lines)
 
 
-def _summary(report: ScanReport, findings: list[Finding]) -> str:
+def _code_scanning(report: ScanReport) -> list[str]:
+    options = report.export or ExportOptions()
+    prefix = options.prefix(report.target)
+    lines = [f"- Repository root: {_inline(options.repo_root or report.target)} (SARIF URIs are relative to it"
+             + (f"; the target is {_inline(prefix)} in it; paths below are relative to the target)" if prefix else ")"),
+             f"- Category: {_inline(options.automation_id(report.target))}",
+             "- Suppression comments (# nosec, # noqa: B...): " + ("honoured (--honour-nosec)" if options.honour_nosec
+                                                                    else "shown, not honoured (the default)")]
+    if options.baseline:
+        lines.append(f"- Baseline: {_inline(options.baseline)}")
+    return lines
+
+
+def _status(f: Finding, options: ExportOptions, states: dict[str, dict[str, Any]] | None) -> str:
+    """"open" or "suppressed", then the baseline state when there is one ("open, new")."""
+    c = f.candidate
+    state = (states or {}).get(c.id)
+    suppressed = state["suppressed"] if state else options.honour_nosec and nosec.applies(c)
+    text = "suppressed" if suppressed else "open"
+    return f"{text}, {state['baselineState']}" if state and state.get("baselineState") else text
+
+
+def _summary(report: ScanReport, findings: list[Finding], status: dict[str, str]) -> str:
     counts = Counter(f.severity for f in findings)
     skipped = sum(f.status == "skipped" for f in report.files)
     lines = ["## Summary", "", "| Severity | Findings |", "| --- | ---: |"]
@@ -67,6 +98,12 @@ def _summary(report: ScanReport, findings: list[Finding]) -> str:
         f"Files planned: {len(report.files)}; skipped: {skipped}; "
         f"candidates dismissed as false positives: {report.dismissed}.",
     ]
+    suppressed = sum(s.startswith("suppressed") for s in status.values())
+    if suppressed:
+        lines.append(f"Suppressed in source (honoured # nosec / # noqa comments): {suppressed}; the others are open.")
+    by_state = Counter(s.split(", ", 1)[1] for s in status.values() if ", " in s)
+    if by_state:
+        lines.append("Against the baseline: " + ", ".join(f"{by_state[k]} {k}" for k in ("new", "updated", "unchanged")) + ".")
     if skipped:
         lines.append(f"Coverage is incomplete: {skipped} skipped files were not scanned (listed below).")
     excluded = exclusion_counts(report.exclusions)
@@ -113,15 +150,15 @@ def _exclusions(report: ScanReport) -> str:
     return "\n".join(lines)
 
 
-def _table(findings: list[Finding]) -> str:
+def _table(findings: list[Finding], status: dict[str, str]) -> str:
     if not findings:
         return "## Findings\n\nNo findings."
-    lines = ["## Findings", "", "| # | Severity | CWE | Verdict | Location | Rule | Rationale |",
-             "| ---: | --- | --- | --- | --- | --- | --- |"]
+    lines = ["## Findings", "", "| # | Severity | CWE | Verdict | Status | Location | Rule | Rationale |",
+             "| ---: | --- | --- | --- | --- | --- | --- | --- |"]
     for number, f in enumerate(findings, 1):
         c = f.candidate
         lines.append(
-            f"| {number} | {f.severity} | {_cwe(f)} | {_inline(finding_verdict(f))} | {_inline(_where(f))} | "
+            f"| {number} | {f.severity} | {_cwe(f)} | {_inline(finding_verdict(f))} | {status[c.id]} | {_inline(_where(f))} | "
             f"{_inline(c.rule_id)} {_inline(c.rule_name)} | {_inline(_one_line(own_rationale(f)))} |"
         )
     return "\n".join(lines)
@@ -139,12 +176,13 @@ def own_rationale(f: Finding) -> str:
     return last
 
 
-def _details(findings: list[Finding]) -> str:
-    return "\n\n".join(_detail(number, f) for number, f in enumerate(findings, 1))
+def _details(findings: list[Finding], status: dict[str, str]) -> str:
+    return "\n\n".join(_detail(number, f, status[f.candidate.id]) for number, f in enumerate(findings, 1))
 
 
-def _detail(number: int, f: Finding) -> str:
+def _detail(number: int, f: Finding, status: str) -> str:
     c = f.candidate
+    comment = c.suppression or {}
     lines = [
         f"### {number}. {f.severity} {_cwe(f)}: {_inline(_where(f))}",
         "",
@@ -153,6 +191,8 @@ def _detail(number: int, f: Finding) -> str:
         f"- Message: {_inline(c.message)}",
         f"- Scope: {_inline(c.scope)}",
         f"- Severity: {f.severity}, because {_inline(f.severity_reason)}",
+        f"- Status: {status}",
+        *([f"- Suppression comment at line {comment.get('line')}: {_inline(str(comment.get('comment')))}"] if comment else []),
         *_trace(c.trace),
         "",
         _fenced(c.snippet),

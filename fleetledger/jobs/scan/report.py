@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...reader import RunReader
+from ..base import task_name
 from .exclusions import DENIED, exclusions
 from .retry import may_retry
 from .shapes import Candidate, FileReport, Finding, Gap, ModelAnswer, ScanReport, survives
@@ -36,6 +37,17 @@ def planned_files(run: RunReader) -> dict[str, dict[str, Any]]:
         for f in spec.inputs.get("files", ()):
             out[f["path"]] = f
     return out
+
+
+def planned_templates(run: RunReader) -> dict[str, str] | None:
+    """Returns ``{path: sha256}`` of the template files the run planned (the files besides its
+    source files that the taint engine may read, recorded with the brief task), or None for a
+    run planned before they were recorded."""
+    for spec in reversed(run.planned([t for t in _tasks(run, "detect") if task_name(t) == "brief"])):
+        templates = spec.inputs.get("templates")
+        if isinstance(templates, dict):
+            return {str(path): str(sha) for path, sha in templates.items()}
+    return None
 
 
 def file_reports(run: RunReader) -> dict[str, FileReport]:

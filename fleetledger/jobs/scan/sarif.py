@@ -8,12 +8,11 @@ clock reading except ``invocations[0].startTimeUtc``, so equal reports give equa
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterable
-from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
+from . import codescanning
 from .exclusions import MAX_LISTED_PATHS, Exclusion
 from .shapes import SEVERITIES, Candidate, FileReport, Finding, Gap, ModelAnswer, ScanReport
 
@@ -26,7 +25,6 @@ MAX_RESULTS = 25_000
 MAX_LOCATIONS = 10
 MAX_EXCLUDED_PATHS = 100
 """Paths of one exclusion rule listed in ``run.properties.exclusions`` (findings.json lists all)."""
-FINGERPRINT_KEY = "candidateId/v1"
 
 LEVELS = {"critical": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
 # GitHub code scanning reads a rule's "security-severity" (a CVSS-like score) to rank alerts.
@@ -49,6 +47,9 @@ _NOTIFICATIONS = (
     ("FL0010", "policy-exclusion", "The user's policy left files out of the scan."),
     ("FL0011", "candidate-not-judged", "A candidate was not judged to the end (a model step failed or did not run); "
                                        "it is kept as a result with its detector verdict."),
+    ("FL0012", "results-trimmed", "Part of the results was left out to stay within GitHub code scanning's ingestion "
+                                  "limits (limits.py); findings.md and findings.json keep everything."),
+    ("FL0013", "baseline-compared", "The results were compared with a baseline log (baselineState)."),
 )
 _DETECTOR_SEVERITY = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
 _NOTIFICATION_INDEX = {name: index for index, (_, name, _) in enumerate(_NOTIFICATIONS)}
@@ -128,19 +129,13 @@ def artifact_uri(path: str) -> str:
 
 
 def root_uri(target: str) -> str:
-    """Returns the ``file`` URI of the scanned root, ending in "/" as §3.14.14 requires.
-
-    Args:
-        target: Absolute path of the scanned root.
-
-    Returns:
-        The URI, e.g. ``file:///srv/repo/``; "." and ".." segments are removed lexically.
+    """Returns the ``file`` URI of a folder, ending in "/" as §3.14.14 requires
+    (``codescanning.root_uri``).
 
     Raises:
         ValueError: the target is not an absolute path.
     """
-    uri = PurePosixPath(posixpath.normpath(target)).as_uri()
-    return uri if uri.endswith("/") else uri + "/"
+    return codescanning.root_uri(target)
 
 
 def to_sarif(report: ScanReport) -> dict[str, Any]:
@@ -158,10 +153,12 @@ def to_sarif(report: ScanReport) -> dict[str, Any]:
     ``MAX_RESULTS`` (the cut is recorded in ``run.properties`` and a notification); a result has
     at most ``MAX_LOCATIONS`` locations, the rest go to ``relatedLocations`` (§3.27.22);
     ``level`` follows severity (§3.27.10); locations are relative URIs against ``SRCROOT``
-    (§3.4.4, §3.14.14) with 1-based regions (§3.30); file-level problems, exclusion rules (what
+    (§3.4.4, §3.14.14), the repository root, with 1-based regions (§3.30); file-level problems, exclusion rules (what
     the repository's or the policy's rules left out, or tried to) and an incomplete run are
     ``invocations[0].toolExecutionNotifications`` (§3.20.21, §3.58), never results; exclusions
-    are also in ``run.properties.exclusions``.
+    are also in ``run.properties.exclusions``. Last, ``codescanning.finish`` applies the
+    report's ``ExportOptions``: root-relative URIs, ``automationDetails``, stable
+    ``partialFingerprints``, ``suppressions``, ``baselineState`` and GitHub's ingestion limits.
 
     Args:
         report: The scan report.
@@ -171,6 +168,8 @@ def to_sarif(report: ScanReport) -> dict[str, Any]:
 
     Raises:
         ValueError: a path is not relative (see ``artifact_uri``) or the target is not absolute.
+        UsageError: the baseline cannot be used, or the target is outside the repository root
+            (``codescanning.finish``).
     """
     groups = _merged(report.findings)
     kept = groups[:MAX_RESULTS]
@@ -192,9 +191,6 @@ def to_sarif(report: ScanReport) -> dict[str, Any]:
     run = {
         "tool": {"driver": driver},
         "invocations": [_invocation(report, total=len(groups), kept=len(kept))],
-        "originalUriBaseIds": {
-            SRCROOT: {"uri": root_uri(report.target), "description": {"text": "The scanned root."}}
-        },
         "results": [_result(group, rule_index) for group in kept] + [_gap_result(g, rule_index) for g in report.gaps],
         "columnKind": "unicodeCodePoints",  # §3.14.27: Candidate.col counts characters
         "newlineSequences": ["\r\n", "\r", "\n"],  # the line breaks Python's tokenizer counts
@@ -215,7 +211,9 @@ def to_sarif(report: ScanReport) -> dict[str, Any]:
             "exclusions": [e.to_json(max_paths=MAX_EXCLUDED_PATHS) for e in report.exclusions],
         },
     }
-    return {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}
+    log = {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}
+    codescanning.finish(log, report, _note)
+    return log
 
 
 def _merged(findings: tuple[Finding, ...]) -> list[tuple[Finding, ...]]:
@@ -274,7 +272,6 @@ def _result(group: tuple[Finding, ...], rule_index: dict[str, int]) -> dict[str,
         "level": LEVELS[primary.severity],
         "message": {"text": _message(group)},
         "locations": locations[:MAX_LOCATIONS],
-        "partialFingerprints": {FINGERPRINT_KEY: c.id},  # §3.27.17
         "properties": _result_properties(group),
     }
     if len(locations) > MAX_LOCATIONS:
@@ -299,8 +296,7 @@ def _gap_result(gap: Gap, rule_index: dict[str, int]) -> dict[str, Any]:
         "level": LEVELS[_detector_severity(c)],
         "message": {"text": f"{c.message or c.rule_name or c.rule_id} ({gap.status}: {gap.reason})"},
         "locations": [_location(c)],
-        "partialFingerprints": {FINGERPRINT_KEY: c.id},
-        "properties": {"status": gap.status, "reason": gap.reason, "failures": gap.failures, "retry": gap.retry,
+        "properties": {"candidateId": c.id, "status": gap.status, "reason": gap.reason, "failures": gap.failures, "retry": gap.retry,
                        "cwe": _cwe_id(c.cwe), "detector": c.detector, "detectorSeverity": c.detector_severity,
                        "detectorConfidence": c.detector_confidence, "scope": c.scope},
     }
@@ -337,6 +333,7 @@ def _result_properties(group: tuple[Finding, ...]) -> dict[str, Any]:
     primary = group[0]
     c = primary.candidate
     properties: dict[str, Any] = {
+        "candidateId": c.id,
         "severity": primary.severity,
         "severityReason": primary.severity_reason,
         "cwe": _cwe_id(finding_cwe(primary)),

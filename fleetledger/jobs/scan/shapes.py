@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from .exclusions import Exclusion
+    from .export_options import ExportOptions
 
 Verdict = Literal["vulnerable", "not_vulnerable", "uncertain"]
 Severity = Literal["critical", "high", "medium", "low", "info"]
@@ -62,6 +63,13 @@ class Candidate:
         evidence: For another detector's candidate at a sink the engine evaluated: what
             reached it (``facts.Evidence.to_json``: ``state`` is ``"tainted"``,
             ``"parameter"``, ``"unknown"``, ``"sanitised"`` or ``"constant"``), or None.
+        context_hash: The normalised-context hash of ``line`` (``fingerprints.context_hashes``:
+            16 hex digits and ``:N``), taken in the worker; None when recorded by older code
+            (the export then derives one from ``snippet``) or when the file's lines were
+            unreadable.
+        suppression: The ``# nosec`` / ``# noqa: B...`` comment on the candidate's lines
+            (``nosec.suppression_for``: ``kind``, ``rules``, ``comment``, ``line``), recorded
+            whether or not it is honoured (``--honour-nosec`` decides at export), or None.
     """
 
     id: str
@@ -80,12 +88,17 @@ class Candidate:
     scope: str = "<module>"
     trace: dict[str, Any] | None = None
     evidence: dict[str, Any] | None = None
+    context_hash: str | None = None
+    suppression: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Returns the candidate as a JSON-ready dict (read-only); the optional analysis fields
         are left out when empty, so a candidate without them keeps its earlier form."""
-        data = dataclasses.asdict(self)
-        for name in ("trace", "evidence"):
+        # The fields are JSON values already (``trace``, ``evidence`` and ``suppression`` are
+        # plain dicts): a shallow copy, not ``dataclasses.asdict``'s deep one, which costs a
+        # scan of a large tree seconds when it plans the model sprints.
+        data = {f.name: getattr(self, f.name) for f in _CANDIDATE_FIELDS}
+        for name in ("trace", "evidence", "context_hash", "suppression"):
             if data[name] is None:
                 del data[name]
         return data
@@ -100,6 +113,9 @@ def candidate_id(path: str, line: int, col: int, rule_id: str) -> str:
     """Returns the stable id of a candidate: 16 hex digits of SHA-256 over its location and rule."""
     text = f"{path}\0{line}\0{col}\0{rule_id}"
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+_CANDIDATE_FIELDS = dataclasses.fields(Candidate)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,6 +138,11 @@ class FileReport:
             (``"bandit: ..."``): the file was still analysed by the others.
         not_analysed: What the taint engine cut short, with the reason (a work budget).
         read: Other files the analysis of this one read (imported modules), for the audit.
+        depends: What the result depends on besides the file's own content
+            (``Dependencies.to_json``: the other files read with their SHA-256, and how each
+            import and template name looked up resolved), or None when nothing else was
+            consulted (a skipped file); a later scan reuses the result only while all of it
+            still holds (``reuse``). Not exported.
     """
 
     path: str
@@ -136,6 +157,7 @@ class FileReport:
     detectors_not_run: tuple[str, ...] = ()
     not_analysed: tuple[str, ...] = ()
     read: tuple[str, ...] = ()
+    depends: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Returns the report as a JSON-ready dict (read-only)."""
@@ -152,6 +174,8 @@ class FileReport:
         if self.parser is not None:
             data.update(parser=self.parser, detectors_not_run=list(self.detectors_not_run),
                         not_analysed=list(self.not_analysed), read=list(self.read))
+        if self.depends is not None:
+            data["depends"] = self.depends
         return data
 
     @classmethod
@@ -170,6 +194,7 @@ class FileReport:
             detectors_not_run=tuple(data.get("detectors_not_run", ())),
             not_analysed=tuple(data.get("not_analysed", ())),
             read=tuple(data.get("read", ())),
+            depends=data.get("depends"),
         )
 
 
@@ -344,6 +369,8 @@ class ScanReport:
             code on purpose.
         gaps: Candidates not judged to the end (``Gap``), in candidate order; a report with
             any is not complete.
+        export: How the reports are written for code scanning (``ExportOptions``: repository
+            root, category, nosec, baseline); None: the defaults.
     """
 
     run_id: str
@@ -358,3 +385,4 @@ class ScanReport:
     exclusions: tuple["Exclusion", ...] = ()
     code: tuple[dict[str, str], ...] = ()
     gaps: tuple[Gap, ...] = ()
+    export: "ExportOptions | None" = None

@@ -9,17 +9,17 @@ scan that reads the repository.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 from ... import faults
+from ...analysis.definitions import module_index
 from ...steps import TaskContext, each, input_hash
-from .brief import BRIEF_FILES, derive_brief
+from .brief import BRIEF_FILES, brief_holds, derive_brief
 from .detect import DETECT_VERSION, detect_file
 from .investigate import judge
-from .modules import UNREAD_REASONS
+from .modules import UNREAD_REASONS, disk_hashes, python_paths, still_holds
+from .plan import MAX_SOURCE_BYTES, MAX_TEMPLATE_BYTES
 from .shapes import Candidate, FileReport, ModelAnswer
 from .triage import triage
 
@@ -43,14 +43,20 @@ def _brief(ctx: TaskContext) -> dict[str, Any]:
     root = Path(ctx.context["root"])
     readable = [name for name in BRIEF_FILES if f"brief:{name}" not in ctx.denied]
     ctx.denied_steps.extend(f"brief:{name}" for name in BRIEF_FILES if f"brief:{name}" in ctx.denied)
+    # The key holds the Python files' listing; what the brief read besides (README, packaging,
+    # the top level) is in the result (``depends``), checked before a recorded brief is reused.
     ctx.step("brief", input_hash("brief", ctx.inputs.get("listing_sha", ""), *readable),
-             lambda key: derive_brief(root, readable), why="derive the repository brief")
+             lambda key: derive_brief(root, readable), why="derive the repository brief",
+             still_valid=lambda result: brief_holds(result, root, readable))
     return {"steps": ctx.ran_steps}
 
 
 def _detect(ctx: TaskContext) -> dict[str, Any]:
     root = Path(ctx.context["root"])
-    readable, modules_sha = _readable(ctx.context.get("shas", {}), ctx.context.get("readable", []))
+    readable, module_paths, index = _readable(ctx.context.get("shas", {}), ctx.context.get("readable", []))
+    # A recorded result is reused only for files still at their planned content, as this
+    # task's own analysis would find them (one read of each file per task).
+    on_disk = disk_hashes(root, max(MAX_SOURCE_BYTES, MAX_TEMPLATE_BYTES))
 
     def one(f: dict[str, Any]) -> None:
         def run(key: str) -> dict[str, Any]:
@@ -71,30 +77,34 @@ def _detect(ctx: TaskContext) -> dict[str, Any]:
                                          f"now {report.sha256[:12]}); start a new run with --new").to_json()
             return report.to_json()
 
-        ctx.step(f"detect:{f['path']}", input_hash(f["path"], f["sha256"], DETECT_VERSION, modules_sha), run,
-                 why=f"detect {f['path']}", outcome=_detect_outcome)
+        # The input hash holds the file and the detectors; what the analysis read besides the
+        # file is in the result (``depends``), checked before a recorded result is reused.
+        ctx.step(f"detect:{f['path']}", input_hash(f["path"], f["sha256"], DETECT_VERSION), run,
+                 why=f"detect {f['path']}", outcome=_detect_outcome,
+                 still_valid=lambda result: still_holds(result, f, readable, module_paths, on_disk, index))
 
     each(ctx.inputs["files"], one)
-    return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}
+    return {"steps": ctx.ran_steps, "reused": ctx.reused_steps, "failed": len(ctx.failed_steps)}
 
 
-_derived: dict[tuple[int, int], tuple[Any, Any, dict[str, str], str]] = {}
+_derived: dict[tuple[int, int], tuple[Any, ...]] = {}
 
 
-def _readable(shas: dict[str, str], readable: list[str]) -> tuple[dict[str, str], str]:
-    """The files a detect step's engine may read (path -> planned hash), and their digest: every
-    detect result depends on the modules the taint engine may follow imports into. Derived once
-    per worker for the same context objects (the worker hands every task the same ones), so
-    that the engine's caches keyed on the mapping hold across tasks."""
+def _readable(shas: dict[str, str], readable: list[str]) -> tuple[dict[str, str], tuple[str, ...], Any]:
+    """The files a detect step's engine may read (path -> planned hash), the Python files
+    among them, sorted, and their ``module_index`` (the module names an import may resolve to),
+    for ``still_holds``. Derived once per worker for
+    the same context objects (the worker hands every task the same ones), so that the engine's
+    caches keyed on the mapping hold across tasks."""
     key = (id(shas), id(readable))
     known = _derived.get(key)
     if known is None or known[0] is not shas or known[1] is not readable:
         allowed = {path: shas[path] for path in readable if path in shas}
-        digest = hashlib.sha256(json.dumps(sorted(allowed.items())).encode()).hexdigest()
         _derived.clear()
-        known = (shas, readable, allowed, digest)
+        paths = python_paths(allowed)
+        known = (shas, readable, allowed, paths, module_index(paths))
         _derived[key] = known
-    return known[2], known[3]
+    return known[2], known[3], known[4]
 
 
 def _detect_outcome(report: dict[str, Any]) -> str:
