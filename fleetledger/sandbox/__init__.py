@@ -24,7 +24,7 @@ from typing import Any
 from .. import errors
 from .egress import EgressRoute, egress_env
 
-PASSTHROUGH_ENV = ("FLEETLEDGER_FAULT", "FLEETLEDGER_FAULT_LOG", "FLEETLEDGER_FAULT_ONCE")
+PASSTHROUGH_ENV = ("FLEETLEDGER_FAULT", "FLEETLEDGER_FAULT_LOG", "FLEETLEDGER_FAULT_ONCE", "FLEETLEDGER_FAULT_COUNTER")
 """Test-only variables that reach workers; everything else of the host environment does not."""
 
 
