@@ -305,7 +305,7 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         if existing is not None:
             self._check_head(existing)
         since: dict[str, str] = {}
-        if existing is not None and existing.state == "JACKED_OUT":
+        if existing is not None and existing.state == "JACKED_OUT" and self.job.reruns_when_changed:
             self.view = existing
             tree, code = self.job.changed_since(self.reader()), self._code_changed(existing)
             policy = self._policy_changed(existing)  # it decides results too (every reuse key holds its hash)
@@ -317,6 +317,7 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
                 print(f"changed since run {since['run']} finished: {changed}; a new run takes the results of what "
                       "did not change from the earlier runs and computes the rest", file=sys.stderr)
         if existing is not None and existing.state == "JACKED_OUT":
+            self.view = existing
             self._write_state(force=True)
             outcome = self.job.outcome(self.reader(), str(self.workspace.root))
             replaced = ""

@@ -118,7 +118,7 @@ def test_fl001_candidate_is_built_like_bandits(tmp_path: Path) -> None:
     # A private method no caller reaches: no flow, so FL001's candidate stands, carrying what the
     # taint engine saw reach the sink (a parameter: callers decide).
     assert candidate.evidence is not None and candidate.evidence["state"] == "parameter"
-    assert dataclasses.replace(candidate, evidence=None) == Candidate(
+    assert candidate.context_hash and dataclasses.replace(candidate, evidence=None, context_hash=None) == Candidate(
         id=candidate_id("app/code.py", line, 20, "FL001"), path="app/code.py", line=line, col=20, end_line=line,
         rule_id="FL001", rule_name="sql_built_from_strings", detector="fleetledger", cwe=89,
         detector_severity="MEDIUM", detector_confidence="MEDIUM",

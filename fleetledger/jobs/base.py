@@ -138,6 +138,13 @@ class Job(abc.ABC):
         """
         return []
 
+    reruns_when_changed: bool = False
+    """True for a job whose finished run is run again (a new run) when its input
+    (``changed_since``), its code or the policy changed since: the scan, whose unchanged results
+    are reused and whose only effect is rewriting its reports. False (the default) for a job
+    with effects outside the workspace: its finished run stays finished, as a new run would
+    perform them again."""
+
     def changed_since(self, run: "RunReader") -> str | None:
         """Says what changed in the job's input since ``run`` (a finished run of the same
         job) planned its work, in one sentence, or None when nothing did: the same command then

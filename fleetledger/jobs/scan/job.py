@@ -88,6 +88,7 @@ class ScanJob(Job):
     """
 
     kind = "scan"
+    reruns_when_changed = True
     sprints = SPRINTS
     host_sprints = frozenset({"export"})
     worker_module = "fleetledger.jobs.scan.tasks"
