@@ -8,6 +8,7 @@ import hashlib
 import json
 import shutil
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -598,3 +599,27 @@ def test_a_run_where_a_worker_was_caught_adds_nothing_to_the_shared_cache(tmp_pa
             filler._fill_cache()
     assert ResultCache(tmp_path / "cache-scan-a").offers("s", "detect:a.py") == []
     assert [o["result"] for o in ResultCache(tmp_path / "cache-scan-b").offers("s", "detect:a.py")] == [{"v": "scan-b"}]
+
+
+@pytest.mark.slow
+def test_a_finished_job_with_outside_effects_stays_finished_when_its_code_changed(tmp_path: Path) -> None:
+    """Only a job that reruns cheaply and whose only effect is its reports (the scan) starts a
+    new run when its code changed after it finished; the synthetic fleet delivers effects to a
+    target that does not deduplicate, and a new run would deliver them all again (found by the
+    chaos harness's code family)."""
+    from fleetledger.jobs.synthetic import deliveries
+
+    install, ws, target = installed_copy(tmp_path), tmp_path / "ws", tmp_path / "target"
+    boot = (f"import runpy, sys; sys.path.insert(0, {str(install)!r}); "
+            "runpy.run_module('fleetledger.jobs.synthetic', run_name='__main__', alter_sys=True)")
+    argv = [sys.executable, "-I", "-c", boot, str(ws), "--tasks", "2", "--steps", "2", "--workers", "1",
+            "--target", str(target)]
+    first = subprocess.run(argv, env=_env({}), capture_output=True, text=True, timeout=240)
+    assert first.returncode == 0, first.stdout + first.stderr
+    delivered = deliveries(target)
+    job = install / "fleetledger" / "jobs" / "synthetic.py"
+    job.write_text(job.read_text() + "\n# the job's code changed after the run finished\n")
+    again = subprocess.run(argv, env=_env({}), capture_output=True, text=True, timeout=240)
+    assert again.returncode == 0 and "already finished" in again.stdout + again.stderr, again.stdout + again.stderr
+    assert deliveries(target) == delivered and sum(delivered.values()) == len(delivered) > 0
+    assert len({r.run_id for r in records(ws)}) == 1
