@@ -191,8 +191,9 @@ def installed_copy(tmp_path: Path) -> Path:
     return root
 
 
-def cli_from(root: Path, *args: str, env: dict[str, str] | None = None) -> list[str]:
-    """The argv that runs ``fleetledger ARGS`` from the package copy at ``root`` (``installed_copy``)."""
+def cli_from(root: Path, *args: str, env: dict[str, str] | None = None, module: str = "fleetledger.cli") -> list[str]:
+    """The argv that runs ``fleetledger ARGS`` (or ``python -m MODULE ARGS``) from the package
+    copy at ``root`` (``installed_copy``)."""
     boot = (f"import runpy, sys; sys.path.insert(0, {str(root)!r}); "
-            "runpy.run_module('fleetledger.cli', run_name='__main__', alter_sys=True)")
+            f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
     return [sys.executable, "-I", "-c", boot, *args]

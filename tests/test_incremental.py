@@ -8,7 +8,6 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -204,6 +203,18 @@ def _fingerprints(ws: Path) -> set[tuple[str, str, str]]:
             for r in results}
 
 
+def _run_ok(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """Runs a command of an installed copy to its end; it must exit 0."""
+    done = subprocess.run(argv, env=_env({}), capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def _append(path: Path, line: str) -> None:
+    """Changes a file of an installed copy (an upgrade in place) by appending a comment line."""
+    path.write_text(path.read_text() + f"\n{line}\n")
+
+
 def _new(steps: dict[str, str], prefix: str = "") -> set[str]:
     return {name for name, how in steps.items() if how == "new" and name.startswith(prefix)}
 
@@ -289,13 +300,10 @@ def test_a_new_analyst_version_reruns_the_model_passes_and_reuses_detection(tmp_
     same answers) are reused, every investigate and revalidate step runs again."""
     install, repo, ws = installed_copy(tmp_path), _repo(tmp_path / "repo"), tmp_path / "ws"
     scan = cli_from(install, "scan", str(repo), "--workspace", str(ws), "--no-progress")
-    first = subprocess.run(scan, env=_env({}), capture_output=True, text=True, timeout=240)
-    assert first.returncode == 0, first.stdout + first.stderr
+    _run_ok(scan)
     before = _findings(ws)
-    offline = install / "fleetledger" / "models" / "offline.py"
-    offline.write_text(offline.read_text() + "\n# the analyst changed\n")
-    again = subprocess.run(scan, env=_env({}), capture_output=True, text=True, timeout=240)
-    assert again.returncode == 0, again.stdout + again.stderr
+    _append(install / "fleetledger" / "models" / "offline.py", "# the analyst changed")
+    again = _run_ok(scan)
     assert "the code: analyst: " in again.stderr, again.stderr
     _, steps = _last_run(ws)
     assert not _new(steps, "detect:") and not _new(steps, "triage:")
@@ -610,16 +618,12 @@ def test_a_finished_job_with_outside_effects_stays_finished_when_its_code_change
     from fleetledger.jobs.synthetic import deliveries
 
     install, ws, target = installed_copy(tmp_path), tmp_path / "ws", tmp_path / "target"
-    boot = (f"import runpy, sys; sys.path.insert(0, {str(install)!r}); "
-            "runpy.run_module('fleetledger.jobs.synthetic', run_name='__main__', alter_sys=True)")
-    argv = [sys.executable, "-I", "-c", boot, str(ws), "--tasks", "2", "--steps", "2", "--workers", "1",
-            "--target", str(target)]
-    first = subprocess.run(argv, env=_env({}), capture_output=True, text=True, timeout=240)
-    assert first.returncode == 0, first.stdout + first.stderr
+    argv = cli_from(install, str(ws), "--tasks", "2", "--steps", "2", "--workers", "1", "--target", str(target),
+                    module="fleetledger.jobs.synthetic")
+    _run_ok(argv)
     delivered = deliveries(target)
-    job = install / "fleetledger" / "jobs" / "synthetic.py"
-    job.write_text(job.read_text() + "\n# the job's code changed after the run finished\n")
-    again = subprocess.run(argv, env=_env({}), capture_output=True, text=True, timeout=240)
-    assert again.returncode == 0 and "already finished" in again.stdout + again.stderr, again.stdout + again.stderr
+    _append(install / "fleetledger" / "jobs" / "synthetic.py", "# the job's code changed after the run finished")
+    again = _run_ok(argv)
+    assert "already finished" in again.stdout + again.stderr, again.stdout + again.stderr
     assert deliveries(target) == delivered and sum(delivered.values()) == len(delivered) > 0
     assert len({r.run_id for r in records(ws)}) == 1
