@@ -41,7 +41,9 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
     """
     known = program.summaries.get(function.id)
     if known is not None:
-        program.depend(program.summary_deps.get(function.id) or Dependencies())
+        deps = program.summary_deps.get(function.id)
+        if deps is not None:
+            program.depend(deps)
         return known
     shared_key = program.shared_key(function)
     # The file being analysed computes its own functions' summaries afresh: what a summary
@@ -96,8 +98,7 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
             program.stack.pop()
     program.summaries[function.id] = result
     program.summary_deps[function.id] = deps
-    if shared_key is not None and function.id not in program.unstable and result.complete \
-            and function.module.path != program.root:
+    if shared_key is not None and function.id not in program.unstable and result.complete:
         if len(_SHARED) >= MAX_SHARED:
             _SHARED.clear()
         _SHARED[shared_key] = (result, deps)
