@@ -58,7 +58,7 @@ class ModelError(ValueError):
 
 _KEYS: dict[str, frozenset[str]] = {
     "meta": frozenset({"library", "about", "modules"}),
-    "kind": frozenset({"name", "cwe", "title", "channels"}),
+    "kind": frozenset({"name", "cwe", "title", "channels", "blocked_by"}),
     "object": frozenset({"name", "type"}),
     "type": frozenset({"name", "bases"}),
     "returns": frozenset({"call", "method", "attribute", "type", "when"}),
@@ -111,7 +111,8 @@ def load(texts: Mapping[str, str]) -> Catalog:
                     raise ModelError(f"{name}: [[{table}]] #{n} has unknown key(s) {sorted(unknown)}")
                 if table == "kind":
                     kind = Kind(name=_str(row, "name", name, n), cwe=int(_need(row, "cwe", name, n)),
-                                title=_str(row, "title", name, n), channels=frozenset(_list(row, "channels", name, n)))
+                                title=_str(row, "title", name, n), channels=frozenset(_list(row, "channels", name, n)),
+                                blocked_by=_blocked_by(row, name, n))
                     kinds[kind.name] = kind
                 elif table != "meta":
                     entries.append((name, table, n, row))
@@ -295,6 +296,17 @@ def _str(row: dict[str, Any], key: str, name: str, n: int) -> str:
     if not isinstance(value, str):
         raise ModelError(f"{name}: entry #{n}: {key} must be a string")
     return value
+
+
+def _blocked_by(row: dict[str, Any], name: str, n: int) -> tuple[tuple[str, str], ...]:
+    """A kind's ``blocked_by``: a list of ``{ text = "...", after = "..." }`` tables."""
+    out = []
+    for entry in _list(row, "blocked_by", name, n, default=[]):
+        if not isinstance(entry, dict) or set(entry) != {"text", "after"} or not all(
+                isinstance(v, str) and v for v in entry.values()):
+            raise ModelError(f"{name}: entry #{n}: each blocked_by entry must be {{ text = \"...\", after = \"...\" }}")
+        out.append((entry["text"], entry["after"]))
+    return tuple(out)
 
 
 def _list(row: dict[str, Any], key: str, name: str, n: int, default: list[Any] | None = None) -> list[Any]:

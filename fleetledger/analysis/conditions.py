@@ -5,6 +5,8 @@
 * Python's own semantics: ``x in C`` or ``x == c`` where ``C``/``c`` are built only from
   constants (an allowlist: ``x`` then holds one of those constants), and ``isinstance(x, T)``
   for numeric and boolean ``T``; ``not``, ``and`` and ``or`` combine as logic says.
+* A text found absent (``"'" not in x``): safe for the kinds that text blocks, where the value
+  is placed after the text the block needs (``[[kind]] blocked_by``).
 * The library models' ``[[guard]]`` entries: predicate methods (``x.isdigit()``), predicate
   calls (``url_has_allowed_host_and_scheme(x, ...)``), regular expression matches whose
   pattern admits only word characters (``re.fullmatch(r"[a-z0-9_-]+", x)``, judged by
@@ -65,7 +67,7 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
     if isinstance(op, (ast.In, ast.NotIn)):
         holds = truth if isinstance(op, ast.In) else not truth
         if not holds:
-            return []
+            return _absent(frame, left, right, test)
         allowed = frame.expr(right)
         if isinstance(left, ast.Name) and _constant_built(allowed):
             return [(left.id, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", None)]
@@ -169,11 +171,33 @@ def _unwrap(frame: Frame, expr: ast.expr, through: tuple[str, ...]) -> ast.expr 
     return expr if isinstance(expr, ast.Name) else None
 
 
+def _absent(frame: Frame, text: ast.expr, checked: ast.expr, test: ast.Compare) -> list[Proof]:
+    """``"'" not in x`` (or ``"'" in x`` found false): ``x`` holds no such text, so it cannot do
+    the harm of a kind that text blocks (``[[kind]] blocked_by``) where the kind needs it: a
+    value with no ``'`` cannot leave a ``'``-quoted XPath literal, one with no ``../`` cannot
+    climb out of the folder it is joined after. ``x`` is cleaned for ``"<kind>@<after>"``, made
+    safe for the kind where it is placed after such text (``values.placed_after``). The absence
+    of a part of a blocked text implies the text's."""
+    if not isinstance(checked, ast.Name):
+        return []
+    needle = frame.expr(text)
+    if not needle.is_const or not isinstance(needle.const, str) or not needle.const:
+        return []
+    kinds = frozenset(f"{kind.name}@{after}" for kind in frame.catalog.kinds.values()
+                      for blocked, after in kind.blocked_by if needle.const in blocked)
+    if not kinds:
+        return []
+    return [(checked.id, kinds, f"the check {ast.unparse(test)[:60]}", None)]
+
+
 def _projection(frame: Frame, expr: ast.expr, how: str) -> list[Proof]:
     """For ``urlparse(x).netloc`` compared with constants (or found empty): ``x`` is checked
     for the kinds of the projection's guard model."""
     while isinstance(expr, (ast.Attribute, ast.Subscript)):
         expr = expr.value
+    if isinstance(expr, ast.Name) and isinstance(frame.conditions.get(expr.id), ast.Call):
+        # ``parts = urlparse(x)`` then ``parts.netloc in (...)``: the name stands for the call.
+        expr = frame.conditions[expr.id]
     if not isinstance(expr, ast.Call):
         return []
     out: list[Proof] = []

@@ -21,6 +21,8 @@ from .values import EMPTY, Value, add_step, clean, constant, join, taint_only
 
 # list methods after which an item is no longer at the index it was stored under
 _SHIFTING_METHODS = frozenset({"pop", "insert", "remove", "sort", "reverse"})
+# list methods followed item by item on a list whose items are known by position
+_LIST_METHODS = frozenset({"append", "extend", "insert", "pop"})
 _CONST_TYPE_NAMES = frozenset({"str", "int", "float", "bool", "bytes", "NoneType", "list", "dict", "tuple", "set"})
 # Builtins whose result is a function of their arguments only (Python semantics): with
 # constant arguments the result is built from constants, not of unknown origin.
@@ -49,6 +51,10 @@ class Calls:
         else:
             callee = self.expr(func)
             method = None
+        if method in _LIST_METHODS and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            moved = self.list_method(node, func.value.id, method)
+            if moved is not None:
+                return moved
         if method in _SHIFTING_METHODS and isinstance(func, ast.Attribute):
             self.forget_positions(func.value)
         args: list[Value] = []
@@ -125,6 +131,52 @@ class Calls:
         if _pure(refs, receiver):
             return value
         return opaque(f"the result of {name}()", site)
+
+    def list_method(self, node: ast.Call, name: str, method: str) -> Value | None:
+        """``xs.append(v)``, ``xs.extend(ys)``, ``xs.insert(i, v)`` and ``xs.pop(i)`` (``i`` a
+        literal) on a list whose items are known by position (keys ``0..n-1``): the items move
+        as Python moves them, so ``xs[1]`` after ``xs.pop(0)`` is what was stored third.
+
+        Returns:
+            The call's value (``None`` for the mutators, the removed item for ``pop``), or None
+            when the call is not one of these on such a list (the general rules apply then).
+        """
+        owner = self.env.get(name)
+        if owner is None or owner.items is None or list(owner.items) != list(range(len(owner.items))):
+            return None
+        if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args):
+            return None
+        shape = {"append": (1,), "extend": (1,), "insert": (2,), "pop": (0, 1)}[method]
+        if len(node.args) not in shape:
+            return None
+        index = None
+        if method in ("insert", "pop") and node.args:
+            index = _literal_int(node.args[0])
+            if index is None:
+                return None
+        items = list(owner.items.values())
+        result: Value = constant(None)
+        if method == "append":
+            items.append(self.expr(node.args[0]))
+        elif method == "insert":
+            items.insert(index, self.expr(node.args[1]))  # type: ignore[arg-type]
+        elif method == "pop":
+            at = len(items) - 1 if index is None else index
+            if not -len(items) <= at < len(items):
+                return None
+            result = items.pop(at)
+            if owner.labels:
+                result = join(result, Value(labels=owner.labels))
+        else:
+            added = self.expr(node.args[0])
+            if added.items is not None and list(added.items) == list(range(len(added.items))) and not added.labels:
+                items.extend(added.items.values())
+            else:
+                self.env[name] = join(owner.flatten(), taint_only(added.flatten()))
+                return result
+        self.env[name] = Value(labels=owner.labels, types=owner.types, items=dict(enumerate(items)),
+                               functions=owner.functions)
+        return result
 
     def forget_positions(self, target: ast.expr) -> None:
         """A list built here whose items move (``pop``, ``insert``, ``remove``, ``sort``,
@@ -338,3 +390,13 @@ def _callee_text(func: ast.expr) -> str:
     elif parts:
         parts.append("(...)")
     return ".".join(reversed(parts)) or "a call"
+
+
+def _literal_int(node: ast.expr) -> int | None:
+    """The value of an integer literal (``2``, ``-1``), else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal_int(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from .facts import Site
-from .values import EMPTY, NOT_CONSTANT, Label, Value, constant, join, of_labels, taint_only
+from .values import EMPTY, NOT_CONSTANT, Label, Value, constant, join, of_labels, placed_after, taint_only
 
 BUILTINS = frozenset(dir(builtins))
 _NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)
@@ -283,7 +283,11 @@ class Expressions:
             return EMPTY
         if isinstance(op, ast.Mod) and left.is_const and isinstance(left.const, str):
             prefix = left.const.split("%", 1)[0]
+            if right.items is None:  # one value, placed at the first field
+                right = placed_after(right, prefix)
             return replace(join(taint_only(left), taint_only(right.flatten())), prefix=prefix or None)
+        if isinstance(op, ast.Add) and left.is_const and isinstance(left.const, str):
+            right = placed_after(right, left.const)
         result = join(taint_only(left.flatten()), taint_only(right.flatten()))
         if isinstance(op, ast.Add):
             prefix = left.prefix
@@ -296,8 +300,10 @@ class Expressions:
         parts: list[Value] = []
         prefix = ""
         fixed = True
+        before = ""
         for part in getattr(node, "values", []):
-            value = self.expr(part)
+            value = placed_after(self.expr(part), before)
+            before = value.const if value.is_const and isinstance(value.const, str) else ""
             parts.append(value)
             if fixed:
                 if value.is_const and isinstance(value.const, str):
@@ -341,6 +347,12 @@ class Expressions:
             known = owner.get(key.const)
             if known is not None:
                 return known
+            if owner.is_const and isinstance(owner.const, (str, bytes)) and type(key.const) is int:
+                # ``"ABC"[1]``: Python's indexing of a constant text is a constant.
+                try:
+                    return constant(owner.const[key.const])
+                except IndexError:
+                    return EMPTY
         if isinstance(node.slice, ast.Slice):
             return taint_only(owner.flatten())
         item = self.method_result(owner, "__getitem__", node, args=[key])

@@ -213,12 +213,15 @@ def _program_part(value: Value) -> Value:
     first = value.items.get(0)
     if first is None:
         return value.flatten()
-    if first.is_const and isinstance(first.const, str) and first.const.rsplit("/", 1)[-1] in SHELLS:
-        flag = value.items.get(1)
-        if flag is not None and flag.is_const and flag.const in SHELL_FLAGS:
-            command = value.items.get(2)
-            return command if command is not None else EMPTY
-    return first
+    flag = value.items.get(1)
+    shell_flag = flag is not None and flag.is_const and flag.const in SHELL_FLAGS
+    command = value.items.get(2) or EMPTY
+    if first.is_const and isinstance(first.const, str):
+        return command if shell_flag and first.const.rsplit("/", 1)[-1] in SHELLS else first
+    # A program the engine cannot name (``"cmd.exe"`` on one branch, ``"sh"`` on another) given
+    # a shell's flag, or a flag it cannot name either: the command line may be a shell's.
+    maybe_flag = shell_flag or flag is not None and not flag.is_const and not flag.tainted()
+    return join(first, command) if maybe_flag else first
 
 
 def _host_fixed(prefix: str) -> bool:

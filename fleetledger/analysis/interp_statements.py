@@ -264,11 +264,17 @@ class Statements:
             self.alive = self.alive and alive
 
     def match(self, node: ast.Match) -> None:
+        """Interprets ``match``: each case that may take the subject, joined. A constant
+        subject takes only the cases whose literals admit it, and none after the first that
+        surely does (Python's semantics: the first matching case runs)."""
         subject = self.expr(node.subject)
         before = dict(self.env)
         ends: list[dict[str, Value]] = []
         exhaustive = False
         for case in node.cases:
+            taken = _takes(case, subject)
+            if taken is False:
+                continue
             self.env, self.alive = dict(before), True
             for name, value in _captures(case.pattern, subject).items():
                 self.env[name] = value
@@ -278,8 +284,9 @@ class Statements:
             self.block(case.body)
             if self.alive:
                 ends.append(self.env)
-            if isinstance(case.pattern, ast.MatchAs) and case.pattern.pattern is None and case.guard is None:
+            if isinstance(case.pattern, ast.MatchAs) and case.pattern.pattern is None and case.guard is None or taken:
                 exhaustive = True
+                break
         if not exhaustive:
             ends.append(before)
         self.alive = bool(ends)
@@ -415,6 +422,38 @@ def _captures(pattern: ast.pattern, subject: Value) -> dict[str, Value]:
         elif isinstance(node, ast.MatchMapping) and node.rest:
             names[node.rest] = subject.flatten()
     return names
+
+
+def _takes(case: ast.match_case, subject: Value) -> bool | None:
+    """Whether ``case`` takes a constant subject: True (surely, and no guard), False (its
+    literals do not admit it), None (not known: not constant, or not a pattern of literals)."""
+    if not subject.is_const:
+        return None
+    admitted = _literals(case.pattern)
+    if admitted is None:
+        return None
+    try:
+        hit = any(subject.const is literal if literal is None or isinstance(literal, bool) else subject.const == literal
+                  for literal in admitted)
+    except Exception:
+        return None
+    if not hit:
+        return False
+    return True if case.guard is None else None
+
+
+def _literals(pattern: ast.pattern) -> list[Any] | None:
+    """The constants a pattern of literals admits (``"a"``, ``"a" | "b"``, ``None``), else None."""
+    if isinstance(pattern, ast.MatchValue) and isinstance(pattern.value, ast.Constant):
+        return [pattern.value.value]
+    if isinstance(pattern, ast.MatchSingleton):
+        return [pattern.value]
+    if isinstance(pattern, ast.MatchOr):
+        parts = [_literals(p) for p in pattern.patterns]
+        return None if any(p is None for p in parts) else [v for p in parts for v in p]  # type: ignore[union-attr]
+    if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
+        return _literals(pattern.pattern)
+    return None
 
 
 def _literal_pattern(pattern: ast.pattern | None) -> Value | None:

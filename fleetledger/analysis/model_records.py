@@ -27,12 +27,17 @@ class Kind:
         title: A title for reports, e.g. ``"SQL injection"``.
         channels: Label channels that make a flow a finding of this kind (``"random"`` for
             weak randomness; the outside-data channels for injections).
+        blocked_by: ``(text, after)`` pairs: a value without ``text`` cannot do this kind's
+            harm when placed in a string right after a text ending with ``after`` (``"../"``
+            after a folder's ``/``; a quote inside that quote). A check that the value holds no
+            ``text`` makes it safe where it is so placed (``values.placed_after``).
     """
 
     name: str
     cwe: int
     title: str
     channels: frozenset[str]
+    blocked_by: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -153,10 +153,14 @@ def bind_arguments(function: FunctionInfo, args: list[Value], kwargs: dict[str, 
     return mapping
 
 
-def carries_data(values: list[Value]) -> bool:
+def carries_data(program: Program, values: list[Value]) -> bool:
     """True when some value carries outside data, a weak random number or a parameter label
-    (a value of unknown origin does not count)."""
-    return any(label.channel != "opaque" for value in values for label in value.all_labels())
+    (a value of unknown origin does not count), or is an object whose members are outside data
+    (a framework's request: ``[[source]]`` of its type)."""
+    if any(label.channel != "opaque" for value in values for label in value.all_labels()):
+        return True
+    return any(program.catalog.sources_type.get(base) is not None
+               for value in values for type_name in value.types for base in program.class_mro(type_name))
 
 
 def _root_dependent(program: Program) -> None:
@@ -174,25 +178,33 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
           node: ast.Call, site: Site) -> Value:
     """Applies a function's summary at a call in ``frame``; returns the call's value.
 
-    A function of another module is summarised only when the call passes it data the engine
-    follows (outside data, a weak random number, a parameter): with nothing to carry, its
-    summary could only add the sources it reads itself, which its own module's analysis
-    reports. This keeps a file's analysis from interpreting its whole import graph.
+    A call of another module's function that passes it no data the engine follows (outside
+    data, a weak random number, a parameter) takes only the summary's result: the types,
+    constants and outside data the callee returns (a helper returning a library connection or
+    a request parameter); its sinks and writes are left to its own module's analysis.
+    Summaries are shared between the analyses of one process, so each function of the import
+    graph is interpreted once per worker, not once per file.
 
-    That choice depends on which file is being analysed (``Program.root``), so a summary being
-    computed when it is made for a function of the analysed file is not shared with other
+    Applying the sinks depends on which file is being analysed (``Program.root``), so a summary
+    being computed when it is made for a function of the analysed file is not shared with other
     analyses (``_root_dependent``).
     """
     inputs = [*args, *kwargs.values(), *star]
-    if not carries_data(inputs):
-        if function.module.path != frame.program.root:
-            return opaque_result(function, site)
+    data = carries_data(frame.program, inputs)
+    alone = not data and function.module.path != frame.program.root
+    if not alone and not data:
         _root_dependent(frame.program)
     found = summary(frame.program, function, frame.depth + 1)
     mapping = bind_arguments(function, args, kwargs, star)
     _defaults(frame, function, mapping)
     call = step(site, f"passed to {function.name}()")
     result = substitute(frame, found.returns, mapping, call, node)
+    if alone:
+        # Nothing the engine follows goes in, so the callee's sinks and writes add nothing its
+        # own module's analysis does not report; its result still says what comes out: the
+        # library types it returns (a connection, a parser), constants, and the outside data it
+        # reads itself (a helper returning a request parameter).
+        return result if found.complete else join(result, opaque_result(function, site))
     for hit in found.sinks:
         frame.sink_value(hit.sink, hit.site, substitute(frame, hit.value, mapping, call, node), hit.role)
     _write_back(frame, function, found, mapping, call, node)
@@ -208,7 +220,7 @@ def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, 
     whose attributes are what ``__init__`` stores from the arguments."""
     program = frame.program
     obj = Value(types=frozenset({class_id}), items={})
-    if not carries_data([*args, *kwargs.values(), *star]):
+    if not carries_data(program, [*args, *kwargs.values(), *star]):
         if program.classes[class_id].module.path != program.root:
             return obj
         _root_dependent(program)

@@ -345,6 +345,28 @@ def clean(value: Value, kinds: Iterable[str], by: str) -> Value:
     return replace(value, labels=labels, items=items)
 
 
+def placed_after(value: Value, text: str) -> Value:
+    """Returns ``value`` as placed in a string right after the constant ``text``.
+
+    A check that a value holds none of a kind's blocked text protects it only where that text
+    would do harm from: ``"../" not in x`` protects ``x`` joined after a folder's ``/``, a check
+    for ``'`` protects it inside ``'...'``. Such a check cleans a label for ``"<kind>@<after>"``
+    (``conditions._absent``); placed after a text ending with ``<after>``, the label is safe for
+    the kind itself."""
+    if not text or not value.tainted():
+        return value
+
+    def placed(label: Label) -> Label:
+        for cleaned in label.cleaned:
+            kind, at, after = cleaned.partition("@")
+            if at and after and text.endswith(after):
+                label = label.clean({kind}, label.sanitisers[-1] if label.sanitisers else "a check")
+        return label
+
+    items = {k: placed_after(v, text) for k, v in value.items.items()} if value.items else value.items
+    return replace(value, labels=_labels_of(placed(label) for label in value.labels.values()), items=items)
+
+
 def taint_only(value: Value) -> Value:
     """Returns a value with ``value``'s taint and nothing else (a derived value of unknown
     type: the result of an operation the models do not describe)."""

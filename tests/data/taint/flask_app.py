@@ -87,6 +87,6 @@ def download():
         return "no", 400
     with open(os.path.join("/srv/files", os.path.basename(name))) as handle:  # ok path
         data = handle.read()
-    with open("/srv/files/" + name) as handle:  # $ path
+    with open("/srv/files/" + name) as handle:  # ok path (no "..", joined after a folder's "/")
         data += handle.read()
     return data

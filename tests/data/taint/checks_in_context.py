@@ -1,0 +1,89 @@
+# Engine probe: checks that protect a value only where it is placed, items that move in a list,
+# a match on a constant, and a shell chosen on either branch.
+import os
+import subprocess
+
+import lxml.etree
+from flask import Flask, request
+
+app = Flask(__name__)
+BASE = "/srv/files"
+
+
+@app.route("/read")
+def read():
+    name = request.args["file"]
+    if "../" in name:
+        return "no"
+    with open(f"{BASE}/{name}") as handle:  # ok path (no "../", placed after a folder's "/")
+        data = handle.read()
+    with open(BASE + "/" + name) as handle:  # ok path
+        data += handle.read()
+    with open(name) as handle:  # $ path (an absolute name needs no "../")
+        data += handle.read()
+    with open(os.path.join(BASE, name)) as handle:  # $ path (join drops BASE for an absolute name)
+        data += handle.read()
+    return data
+
+
+@app.route("/find")
+def find():
+    uid = request.args["uid"]
+    tree = lxml.etree.parse("people.xml")
+    if "'" not in uid:
+        tree.xpath(f"//person[@id='{uid}']")  # ok xpath
+        tree.xpath('//person[@id="%s"]' % uid)  # $ xpath (a double quote was not checked)
+        tree.xpath("//person[@id=" + uid + "]")  # $ xpath (not quoted at all)
+    return "ok"
+
+
+@app.route("/moved")
+def moved():
+    given = request.args["v"]
+    items = ["safe"]
+    items.append(given)
+    items.append("more")
+    items.pop(0)
+    os.system(items[1])  # ok command (the constant "more" moved to index 1)
+    os.system(items[0])  # $ command
+    items.insert(0, "first")
+    os.system(items[0])  # ok command
+    os.system(items.pop())  # ok command (the last item is "more")
+    os.system(items.pop())  # $ command
+    return "ok"
+
+
+@app.route("/choice")
+def choice():
+    given = request.args["v"]
+    picked = "ABC"[1]
+    match picked:
+        case "A":
+            value = given
+        case "B" | "X":
+            value = "constant"
+        case _:
+            value = given
+    os.system(value)  # ok command (only case "B" can take "B")
+    match given:
+        case "A":
+            other = "a"
+        case _:
+            other = given
+    os.system(other)  # $ command
+    return "ok"
+
+
+@app.route("/shell")
+def shell():
+    given = request.args["v"]
+    argv = []
+    if os.name == "nt":
+        argv.append("cmd.exe")
+        argv.append("/c")
+    else:
+        argv.append("sh")
+        argv.append("-c")
+    argv.append(f"echo {given}")
+    subprocess.run(argv)  # $ command
+    return "ok"
