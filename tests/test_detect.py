@@ -474,3 +474,25 @@ def test_a_helper_of_another_module_called_without_data_gives_what_it_returns(tm
     report = detect_file(tmp_path, "views.py", readable=readable)
     taint = [(c.rule_id, c.line) for c in report.candidates if c.detector == "fleetledger-taint"]
     assert taint == [("FLT-ldap", 8)]
+
+
+def test_a_weak_random_number_bandit_does_not_list_is_a_candidate_when_it_escapes(tmp_path: Path) -> None:
+    # Found on the OWASP Benchmark for Python: random.normalvariate() stored where the engine
+    # does not follow gave no candidate at all (bandit's B311 does not list it), while the
+    # same code with random.random() was kept as uncertain through B311.
+    report = scan(tmp_path, "remember.py", b"""\
+import random
+
+TOKENS = {}
+
+
+def remember(user):
+    TOKENS[user] = str(random.normalvariate(0, 1))
+    keep(random.random())
+""")
+    rows = [(c.rule_id, c.line, c.cwe, c.scope) for c in report.candidates]
+    assert ("FLT-random", 7, 330, "remember") in rows
+    assert ("B311", 8, 330, "remember") in rows
+    assert not any(rule == "FLT-random" and line == 8 for rule, line, _, _ in rows), "one candidate per random number"
+    escaped = next(c for c in report.candidates if c.rule_id == "FLT-random")
+    assert escaped.evidence["state"] == "unknown"

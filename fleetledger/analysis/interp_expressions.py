@@ -279,6 +279,10 @@ class Expressions:
                 result = NOT_CONSTANT
             if isinstance(result, CONST_TYPES) and not (isinstance(result, (str, bytes)) and len(result) > _MAX_CONST_LEN):
                 return constant(result)
+        if isinstance(op, ast.Div) and any(not t.startswith("=") for t in left.types) and not left.is_const:
+            # ``folder / name`` on a library object (a pathlib path): its ``__truediv__``.
+            joined = join(taint_only(left.flatten()), taint_only(right.flatten()))
+            return join(self.method_result(left, "__truediv__", node, args=[right]), joined)
         if isinstance(op, _NUMERIC_OPS):
             return EMPTY
         if isinstance(op, ast.Mod) and left.is_const and isinstance(left.const, str):

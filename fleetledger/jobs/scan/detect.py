@@ -242,7 +242,8 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
                                   is_test=context.is_test_path, shas=shas, templates=modules.find_template)
     path_lines = _Lines(modules, relpath, lines)
     produced = taint.flow_candidates(path_lines, analysis.flows) + taint.misuse_candidates(path_lines, analysis.misuses)
-    merged = [_with_snippet(c, path_lines, limits.max_snippet_chars) for c in taint.merge(list(detected), produced, analysis, path_lines)]
+    merged = [_with_snippet(_with_scope(c, tree, relpath, path_lines), path_lines, limits.max_snippet_chars)
+              for c in taint.merge(list(detected), produced, analysis, path_lines, relpath)]
     unique: dict[str, Candidate] = {}
     for candidate in merged:
         unique.setdefault(candidate.id, candidate)
@@ -255,6 +256,17 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
         not_analysed=analysis.not_analysed + tuple(modules.problems) + capped, read=analysis.read,
         depends=analysis.depends.to_json(modules.hashes(), leave_out=relpath),
     )
+
+
+def _with_scope(candidate: Candidate, tree: ast.Module, relpath: str, path_lines: Mapping[str, list[str]]) -> Candidate:
+    """A candidate of this file that came without a scope (the engine's weak random numbers)
+    gets the scope of the node at its position."""
+    if candidate.scope or candidate.path != relpath:
+        return candidate
+    lines = path_lines.get(relpath, [])
+    text = lines[candidate.line - 1] if 0 < candidate.line <= len(lines) else ""
+    at = (candidate.line, len(text[:candidate.col].encode("utf-8")))
+    return replace(candidate, scope=_scopes_at(tree, {at}).get(at, _MODULE_SCOPE))
 
 
 def _capped(relpath: str, found: list[Candidate], cap: int) -> tuple[list[Candidate], tuple[str, ...]]:

@@ -118,7 +118,7 @@ def misuse_candidates(path_lines: Mapping[str, list[str]], misuses: Iterable[Mis
 
 
 def merge(detected: list[Candidate], engine: list[Candidate], analysis: FileAnalysis,
-          path_lines: Mapping[str, list[str]]) -> list[Candidate]:
+          path_lines: Mapping[str, list[str]], path: str | None = None) -> list[Candidate]:
     """Folds detector candidates into the engine's where they report the same weakness, and
     gives the others the engine's evidence about their sink.
 
@@ -127,6 +127,8 @@ def merge(detected: list[Candidate], engine: list[Candidate], analysis: FileAnal
         engine: Candidates from ``flow_candidates`` and ``misuse_candidates``.
         analysis: The engine's results (for the evidence and the flows' sources).
         path_lines: Path -> lines, for column conversion.
+        path: The analysed file: weak random numbers made there that escape with no detector
+            candidate get one of the engine's (``_escaped_random``); None: none are added.
 
     Returns:
         Every candidate to report, engine candidates first.
@@ -176,7 +178,33 @@ def merge(detected: list[Candidate], engine: list[Candidate], analysis: FileAnal
         evidence = _evidence_for(analysis.evidence, kind, c.path, c.line, byte_col)
         kept.append(_with_evidence(c, evidence.to_json()) if evidence is not None else c)
     out = [_with_also(c, also[c.id]) for c in engine]
-    return out + kept
+    return out + kept + (_escaped_random(analysis, path, path_lines, detected, random_sources) if path else [])
+
+
+def _escaped_random(analysis: FileAnalysis, path: str, path_lines: Mapping[str, list[str]],
+                    detected: list[Candidate], followed: set[tuple[str, int, int]]) -> list[Candidate]:
+    """Candidates of the engine's own for weak random numbers (any ``random`` source of the
+    models, bandit's B311 list or not) that leave what the engine follows with no detector
+    candidate at their call and no flow to a secret: CWE 330, with the engine's evidence
+    ("unknown" use), so the analyst keeps them as uncertain, as it keeps B311's."""
+    flagged = {(c.path, c.line) for c in detected if DETECTOR_KINDS.get(c.rule_id) == "random"}
+    out = []
+    for (where, line, byte_col), how in sorted(analysis.escaped.items()):
+        if where != path or (where, line) in flagged or (where, line, byte_col) in followed:
+            continue
+        lines = path_lines.get(where, [])
+        col = _char_col(lines, line, byte_col)
+        rule_id = "FLT-random"
+        out.append(Candidate(
+            id=candidate_id(where, line, col, rule_id), path=where, line=line, col=col, end_line=line, rule_id=rule_id,
+            rule_name="weak_random_number", detector=TAINT_DETECTOR, cwe=330, detector_severity="LOW",
+            detector_confidence="MEDIUM", scope="",
+            message="A predictable pseudo-random number (the random module) leaves what the engine follows; "
+                    "if it becomes a secret, a token or a key, use the secrets module.",
+            snippet="", evidence={"kind": "secret", "state": "unknown", "sanitisers": [],
+                                  "detail": f"the random value leaves what the engine follows ({'; '.join(how)}), "
+                                            "so whether it becomes a secret is not shown"}))
+    return out
 
 
 def _escapes(analysis: FileAnalysis, path: str, line: int, byte_col: int) -> list[str]:
