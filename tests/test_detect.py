@@ -496,3 +496,20 @@ def remember(user):
     assert not any(rule == "FLT-random" and line == 8 for rule, line, _, _ in rows), "one candidate per random number"
     escaped = next(c for c in report.candidates if c.rule_id == "FLT-random")
     assert escaped.evidence["state"] == "unknown"
+
+
+def test_a_pure_library_function_of_constants_gives_a_constant_built_value(tmp_path: Path) -> None:
+    # Found on the OWASP Benchmark for Python: pickle.loads(base64.urlsafe_b64decode(CONST))
+    # was "of unknown origin" (base64's result was opaque), so the analyst kept B301 as uncertain.
+    report = scan(tmp_path, "load.py", b"""\
+import base64
+import pickle
+
+
+def load(blob):
+    fixed = pickle.loads(base64.urlsafe_b64decode("gASVBQAAAAAAAACMAWGULg=="))
+    return fixed, pickle.loads(base64.urlsafe_b64decode(blob))
+""")
+    states = {c.line: (c.evidence or {}).get("state") for c in report.candidates if c.rule_id == "B301"}
+    assert states[6] == "constant"
+    assert states.get(7) != "constant" and 7 in {c.line for c in report.candidates}

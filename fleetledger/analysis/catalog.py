@@ -22,6 +22,8 @@ A model file holds arrays of tables (each documented in ``models/README.md``):
 ``[[guard]]``     a check that, when it holds, makes a value safe for some kinds.
 ``[[check]]``     an API misuse found without taint (a weak hash, a cookie without Secure).
 ``[[exit]]``      a call that never returns (``call``), which ends a path like ``raise``.
+``[[pure]]``      a library function whose result is computed from its arguments alone (``call``):
+                  with constant arguments its result is built from constants, not of unknown origin.
 ``[[constant]]``  a library constant: ``name`` (qualified) and ``value``.
 ``[[render]]``    a call that renders a repository template file with a context (``Render``).
 
@@ -71,6 +73,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "when", "defaults", "positions", "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "what"}),
     "exit": frozenset({"call"}),
+    "pure": frozenset({"call"}),
     "constant": frozenset({"name", "value"}),
     "render": frozenset({"call", "method", "template_arg", "template_keyword", "context_arg", "context_keyword",
                          "context_kwargs"}),
@@ -137,6 +140,7 @@ class _Builder:
         self.guards: dict[str, list[Guard]] = {}
         self.checks: dict[str, list[Check]] = {}
         self.exits: set[str] = set()
+        self.pure: set[str] = set()
         self.constants: dict[str, Any] = {}
         self.renders: dict[str, list[Render]] = {}
 
@@ -180,6 +184,8 @@ class _Builder:
                 compare=bool(row.get("compare", False)), what=str(row.get("what", target))))
         elif table == "exit":
             self.exits.add(_str(row, "call", name, n))
+        elif table == "pure":
+            self.pure.add(_str(row, "call", name, n))
         elif table == "constant":
             self.constants[_str(row, "name", name, n)] = _need(row, "value", name, n)
         elif table == "render":
@@ -238,7 +244,7 @@ class _Builder:
             handlers=tuple(self.handlers), sinks={k: tuple(v) for k, v in self.sinks.items()},
             sanitisers={k: tuple(v) for k, v in self.sanitisers.items()},
             guards={k: tuple(v) for k, v in self.guards.items()},
-            checks={k: tuple(v) for k, v in self.checks.items()}, exits=frozenset(self.exits),
+            checks={k: tuple(v) for k, v in self.checks.items()}, exits=frozenset(self.exits), pure=frozenset(self.pure),
             constants=self.constants, renders={k: tuple(v) for k, v in self.renders.items()}, files=files)
 
 

@@ -128,7 +128,7 @@ class Calls:
         name = _callee_text(func)
         if value.tainted():
             return add_step(value, step(site, f"through {name}()"))
-        if _pure(refs, receiver):
+        if _pure(refs, receiver, self.catalog.pure):
             return value
         return opaque(f"the result of {name}()", site)
 
@@ -355,11 +355,12 @@ class Calls:
         return self.program.apply_summary(self, function, [*bound, *args], kwargs, star, node, site)
 
 
-def _pure(refs: list[str], receiver: Value | None) -> bool:
-    """True for a call whose result depends only on its inputs: a pure builtin, or a method
-    of a builtin constant type (``"x".join(...)``, ``"...".format(...)``)."""
+def _pure(refs: list[str], receiver: Value | None, pure: frozenset[str]) -> bool:
+    """True for a call whose result depends only on its inputs: a pure builtin, a library
+    function the models call pure (``[[pure]]``), or a method of a builtin constant type
+    (``"x".join(...)``, ``"...".format(...)``)."""
     if refs:
-        return all(r in PURE_BUILTINS for r in refs)
+        return all(r in PURE_BUILTINS or r in pure for r in refs)
     return receiver is not None and bool(receiver.types) and receiver.types <= _CONST_TYPE_NAMES
 
 

@@ -297,6 +297,8 @@ class Catalog:
         sinks: Qualified call name or ``"Type.method"`` -> sinks.
         sanitisers / guards / checks: Likewise.
         exits: Calls that never return (``flask.abort``, ``sys.exit``): a path ends there.
+        pure: Library functions whose result is computed from their arguments alone
+            (``base64.b64decode``): with constant arguments, a constant-built result.
         constants: Library constants: qualified name -> value.
         renders: Calls that render a template file with a context.
         files: The model files loaded, by name.
@@ -315,6 +317,7 @@ class Catalog:
     guards: Mapping[str, tuple[Guard, ...]]
     checks: Mapping[str, tuple[Check, ...]]
     exits: frozenset[str]
+    pure: frozenset[str]
     constants: Mapping[str, Any]
     renders: Mapping[str, tuple[Render, ...]]
     files: tuple[str, ...]
@@ -326,7 +329,7 @@ class Catalog:
 
     @functools.cached_property
     def _names(self) -> frozenset[str]:
-        names: set[str] = set(self.exits)
+        names: set[str] = set(self.exits) | set(self.pure)
         for table in (self.sinks, self.sources_call, self.sources_read, self.objects, self.sanitisers, self.checks,
                       self.returns, self.bases, self.constants, self.guards, self.renders):
             for key in table:
