@@ -24,6 +24,7 @@ A model file holds arrays of tables (each documented in ``models/README.md``):
 ``[[exit]]``      a call that never returns (``call``), which ends a path like ``raise``.
 ``[[pure]]``      a library function whose result is computed from its arguments alone (``call``):
                   with constant arguments its result is built from constants, not of unknown origin.
+``[[container]]`` a library type holding values under keys its methods name (see ``Container``).
 ``[[constant]]``  a library constant: ``name`` (qualified) and ``value``.
 ``[[render]]``    a call that renders a repository template file with a context (``Render``).
 
@@ -48,7 +49,7 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from .model_records import Catalog, Check, Condition, Guard, Handler, Kind, Render, Sanitiser, Sink, Source
+from .model_records import Catalog, Check, Condition, Container, Guard, Handler, Kind, Render, Sanitiser, Sink, Source
 
 MODELS_PACKAGE = "fleetledger.analysis"
 MODELS_FOLDER = "models"
@@ -69,11 +70,12 @@ _KEYS: dict[str, frozenset[str]] = {
                           "request_parameter", "imports", "request_type", "annotations", "parameters",
                           "safe_annotations", "safe_converters", "excluded_defaults", "returns_sink", "channel"}),
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
-                       "positions", "absent", "host_fixed", "program", "what"}),
+                       "positions", "absent", "host_fixed", "program", "element", "what"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "when", "defaults", "positions", "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "what"}),
     "exit": frozenset({"call"}),
     "pure": frozenset({"call"}),
+    "container": frozenset({"type", "store", "load", "key_args"}),
     "constant": frozenset({"name", "value"}),
     "render": frozenset({"call", "method", "template_arg", "template_keyword", "context_arg", "context_keyword",
                          "context_kwargs"}),
@@ -141,6 +143,7 @@ class _Builder:
         self.checks: dict[str, list[Check]] = {}
         self.exits: set[str] = set()
         self.pure: set[str] = set()
+        self.containers: dict[str, Container] = {}
         self.constants: dict[str, Any] = {}
         self.renders: dict[str, list[Render]] = {}
 
@@ -166,6 +169,7 @@ class _Builder:
                 when=_condition(row.get("when"), row, where), unless=_condition(row.get("unless"), row, where),
                 absent=tuple(row.get("absent", [])), positions={k: int(v) for k, v in row.get("positions", {}).items()},
                 host_fixed=_host_fixed(row.get("host_fixed", ""), where), program=bool(row.get("program", False)),
+                element=int(row["element"]) if "element" in row else None,
                 what=str(row.get("what", "")), model=name))
             if not (row.get("args") or row.get("keywords") or row.get("receiver")):
                 raise ModelError(f"{where}: a sink needs args, keywords or receiver")
@@ -186,6 +190,11 @@ class _Builder:
             self.exits.add(_str(row, "call", name, n))
         elif table == "pure":
             self.pure.add(_str(row, "call", name, n))
+        elif table == "container":
+            type_name = _str(row, "type", name, n)
+            self.containers[type_name] = Container(
+                type=type_name, store=frozenset(_list(row, "store", name, n, default=[])),
+                load=frozenset(_list(row, "load", name, n, default=[])), key_args=int(_need(row, "key_args", name, n)))
         elif table == "constant":
             self.constants[_str(row, "name", name, n)] = _need(row, "value", name, n)
         elif table == "render":
@@ -245,6 +254,7 @@ class _Builder:
             sanitisers={k: tuple(v) for k, v in self.sanitisers.items()},
             guards={k: tuple(v) for k, v in self.guards.items()},
             checks={k: tuple(v) for k, v in self.checks.items()}, exits=frozenset(self.exits), pure=frozenset(self.pure),
+            containers=dict(self.containers),
             constants=self.constants, renders={k: tuple(v) for k, v in self.renders.items()}, files=files)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from .facts import Site, step
 from .interp_expressions import BUILTINS, getattr_call, opaque
 from .model_records import UNTYPED
-from .values import EMPTY, Value, add_step, clean, constant, join, taint_only
+from .values import EMPTY, Value, add_step, clean, constant, join, taint_only, with_items
 
 # list methods after which an item is no longer at the index it was stored under
 _SHIFTING_METHODS = frozenset({"pop", "insert", "remove", "sort", "reverse"})
@@ -71,6 +71,10 @@ class Calls:
                 star.append(value.flatten())
             else:
                 kwargs[keyword.arg] = value
+        if receiver is not None and method is not None and isinstance(func, ast.Attribute) and not star:
+            kept = self.container_method(func.value, receiver, method, args)
+            if kept is not None:
+                return kept
         site = self.site(node)
         results: list[Value] = []
         handled = False
@@ -177,6 +181,33 @@ class Calls:
         self.env[name] = Value(labels=owner.labels, types=owner.types, items=dict(enumerate(items)),
                                functions=owner.functions)
         return result
+
+    def container_method(self, target: ast.expr, owner: Value, method: str, args: list[Value]) -> Value | None:
+        """A store or load method of a keyed library container (``[[container]]``): with a
+        constant key, the value is kept (or read) under that key of the variable naming the
+        container, so ``conf.get("s", "a")`` is not what ``conf.set("s", "b", x)`` stored.
+
+        Returns:
+            The call's value, or None when ``method`` is not a store or load of ``owner``'s type
+            or loads a key not stored here (the general rules apply then).
+        """
+        model = next((self.catalog.containers[base] for t in sorted(owner.types) for base in self.program.class_mro(t)
+                      if base in self.catalog.containers), None)
+        if model is None or method not in model.store | model.load or len(args) < model.key_args:
+            return None
+        keys = args[:model.key_args]
+        key = "\x1f".join(str(k.const) for k in keys) if all(k.is_const for k in keys) else None
+        name = target.id if isinstance(target, ast.Name) and target.id in self.env else None
+        if method in model.store:
+            if len(args) <= model.key_args:
+                return None
+            stored = args[-1]
+            if name is not None:
+                self.env[name] = with_items(owner, {key: stored}) if key is not None else join(owner, taint_only(stored.flatten()))
+            return constant(None)
+        # A key stored here gives its value; any other read is what the general rules say
+        # (the container may hold what it read from a file).
+        return owner.get(key) if key is not None else None
 
     def forget_positions(self, target: ast.expr) -> None:
         """A list built here whose items move (``pop``, ``insert``, ``remove``, ``sort``,

@@ -106,6 +106,8 @@ class Sinks:
         for value, role in dangerous:
             if sink.program:
                 value = _program_part(value)
+            elif sink.element is not None and value.items is not None and sink.element in value.items:
+                value = value.get(sink.element) or value
             self.sink_value(sink, site, value, role)
 
     def sinks_for_method(self, owner: Value, method: str, args: list[Value], kwargs: dict[str, Value],

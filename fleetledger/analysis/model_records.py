@@ -79,6 +79,9 @@ class Sink:
             partial SSRF, reported as such); ``""``: prefixes do not matter.
         program: For command sinks taking an argument vector: only the program (element 0, or
             the command string of a shell started with ``-c``) is dangerous.
+        element: When the argument is a tuple or list the engine knows item by item, only this
+            item reaches the sink (``flask.make_response((body, headers))``: the body); None:
+            the whole argument.
         what: Words for reports, e.g. ``"the SQL text run by execute()"``.
         model: The model file it comes from.
     """
@@ -95,6 +98,7 @@ class Sink:
     positions: Mapping[str, int] = field(default_factory=dict)
     host_fixed: str = ""
     program: bool = False
+    element: int | None = None
     what: str = ""
     model: str = ""
 
@@ -226,6 +230,26 @@ class Source:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Container:
+    """A library type that holds values under keys its methods name (``ConfigParser``:
+    ``set(section, option, value)`` then ``get(section, option)``).
+
+    Attributes:
+        type: The library type.
+        store: Methods that store their last positional argument under the key their first
+            ``key_args`` arguments form.
+        load: Methods that return what is stored under the key their first ``key_args``
+            arguments form.
+        key_args: How many leading arguments form the key.
+    """
+
+    type: str
+    store: frozenset[str]
+    load: frozenset[str]
+    key_args: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class Render:
     """A call that renders a template file of the repository with a context.
 
@@ -299,6 +323,7 @@ class Catalog:
         exits: Calls that never return (``flask.abort``, ``sys.exit``): a path ends there.
         pure: Library functions whose result is computed from their arguments alone
             (``base64.b64decode``): with constant arguments, a constant-built result.
+        containers: Library type -> the keyed container it is (``Container``).
         constants: Library constants: qualified name -> value.
         renders: Calls that render a template file with a context.
         files: The model files loaded, by name.
@@ -318,6 +343,7 @@ class Catalog:
     checks: Mapping[str, tuple[Check, ...]]
     exits: frozenset[str]
     pure: frozenset[str]
+    containers: Mapping[str, Container]
     constants: Mapping[str, Any]
     renders: Mapping[str, tuple[Render, ...]]
     files: tuple[str, ...]

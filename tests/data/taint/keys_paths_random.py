@@ -26,3 +26,24 @@ def file():
     fixed = folder / "index.txt"
     fixed.read_text()  # ok path
     return wanted.read_text()  # $ path $ xss (a file the request names, sent as HTML)
+
+
+@app.route("/header")
+def header():
+    given = request.args["v"]
+    flask.make_response(("a fixed body", {"X-Given": given}))  # ok xss (a header, not the body)
+    return flask.make_response((given, {"X-Fixed": "1"}))  # $ xss
+
+
+@app.route("/config")
+def config():
+    import configparser
+    import os
+
+    settings = configparser.ConfigParser()
+    settings.add_section("s")
+    settings.set("s", "fixed", "uptime")
+    settings.set("s", "given", request.args["v"])
+    os.system(settings.get("s", "fixed"))  # ok command (another key)
+    os.system(settings.get("s", "given"))  # $ command
+    return "ok"
