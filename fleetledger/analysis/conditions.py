@@ -22,7 +22,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from . import patterns
-from .model_records import Guard, UNTYPED
+from .model_records import UNTYPED, Catalog, Guard
 from .values import Value
 
 if TYPE_CHECKING:
@@ -183,11 +183,18 @@ def _absent(frame: Frame, text: ast.expr, checked: ast.expr, test: ast.Compare) 
     needle = frame.expr(text)
     if not needle.is_const or not isinstance(needle.const, str) or not needle.const:
         return []
-    kinds = frozenset(f"{kind.name}@{after}" for kind in frame.catalog.kinds.values()
-                      for blocked, after in kind.blocked_by if needle.const in blocked)
+    kinds = blocked_kinds(frame.catalog, needle.const)
     if not kinds:
         return []
     return [(checked.id, kinds, f"the check {ast.unparse(test)[:60]}", None)]
+
+
+def blocked_kinds(catalog: Catalog, absent: str) -> frozenset[str]:
+    """The ``"<kind>@<after>"`` marks a value holding no ``absent`` text earns: one for each
+    ``[[kind]] blocked_by`` entry whose text contains ``absent`` (the value then holds none
+    of that text either)."""
+    return frozenset(f"{kind.name}@{after}" for kind in catalog.kinds.values()
+                     for blocked, after in kind.blocked_by if absent in blocked)
 
 
 def _projection(frame: Frame, expr: ast.expr, how: str) -> list[Proof]:

@@ -14,6 +14,7 @@ import ast
 from dataclasses import replace
 from typing import Any
 
+from . import conditions
 from .facts import Site, step
 from .interp_expressions import BUILTINS, getattr_call, opaque
 from .model_records import UNTYPED
@@ -75,6 +76,16 @@ class Calls:
             kept = self.container_method(func.value, receiver, method, args)
             if kept is not None:
                 return kept
+        result = self.resolve_call(node, func, receiver, callee, method, args, kwargs, star)
+        removed = _removes(args) if method == "replace" and not kwargs and result.tainted() else None
+        kinds = conditions.blocked_kinds(self.catalog, removed) if removed else frozenset()
+        # ``s.replace("'", "&apos;")``: no ``'`` is left, as if its absence were checked.
+        return clean(result, kinds, f"replace({removed!r}, ...)") if kinds else result
+
+    def resolve_call(self, node: ast.Call, func: ast.expr, receiver: Value | None, callee: Value, method: str | None,  # noqa: C901
+                     args: list[Value], kwargs: dict[str, Value], star: list[Value]) -> Value:
+        """Evaluates a call whose callee and arguments are evaluated: library models, the
+        analysed code's functions, or taint in, taint out."""
         site = self.site(node)
         results: list[Value] = []
         handled = False
@@ -432,3 +443,15 @@ def _literal_int(node: ast.expr) -> int | None:
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     return None
+
+
+def _removes(args: list[Value]) -> str | None:
+    """The one character ``str.replace(old, new)`` leaves nowhere in its result: ``old`` when
+    it is a single character that ``new`` does not hold (a longer ``old`` can form again where
+    the pieces meet: ``"....//".replace("../", "")`` is ``"../"``), else None."""
+    if len(args) != 2:
+        return None
+    old, new = args
+    if not (old.is_const and new.is_const and isinstance(old.const, str) and isinstance(new.const, str)):
+        return None
+    return old.const if len(old.const) == 1 and old.const not in new.const else None

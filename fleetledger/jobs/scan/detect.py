@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from ...analysis import catalog, context, engine, parser
-from . import anchors, detectors, source, taint
+from . import anchors, detectors, scopes, source, taint
 from .modules import Content, RepositoryModules, read_file
 from .plan import MAX_SOURCE_BYTES
 from .shapes import Candidate, FileReport, candidate_id
@@ -107,8 +107,6 @@ _BINARY_MAGIC = (
     (b"\x7fELF", "ELF executable"),
     (b"%PDF-", "PDF document"),
 )
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_MODULE_SCOPE = "<module>"
 # Lines of context a snippet shows around the flagged lines (bandit shows the same).
 _SNIPPET_CONTEXT_LINES = 1
 
@@ -242,7 +240,7 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
                                   is_test=context.is_test_path, shas=shas, templates=modules.find_template)
     path_lines = _Lines(modules, relpath, lines)
     produced = taint.flow_candidates(path_lines, analysis.flows) + taint.misuse_candidates(path_lines, analysis.misuses)
-    merged = [_with_snippet(_with_scope(c, tree, relpath, path_lines), path_lines, limits.max_snippet_chars)
+    merged = [_with_snippet(scopes.with_scope(c, tree, relpath, path_lines), path_lines, limits.max_snippet_chars)
               for c in taint.merge(list(detected), produced, analysis, path_lines, relpath)]
     unique: dict[str, Candidate] = {}
     for candidate in merged:
@@ -256,17 +254,6 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
         not_analysed=analysis.not_analysed + tuple(modules.problems) + capped, read=analysis.read,
         depends=analysis.depends.to_json(modules.hashes(), leave_out=relpath),
     )
-
-
-def _with_scope(candidate: Candidate, tree: ast.Module, relpath: str, path_lines: Mapping[str, list[str]]) -> Candidate:
-    """A candidate of this file that came without a scope (the engine's weak random numbers)
-    gets the scope of the node at its position."""
-    if candidate.scope or candidate.path != relpath:
-        return candidate
-    lines = path_lines.get(relpath, [])
-    text = lines[candidate.line - 1] if 0 < candidate.line <= len(lines) else ""
-    at = (candidate.line, len(text[:candidate.col].encode("utf-8")))
-    return replace(candidate, scope=_scopes_at(tree, {at}).get(at, _MODULE_SCOPE))
 
 
 def _capped(relpath: str, found: list[Candidate], cap: int) -> tuple[list[Candidate], tuple[str, ...]]:
@@ -408,7 +395,7 @@ def _candidates(
 ) -> tuple[Candidate, ...]:
     lines = source.split_lines(text)
     last_line = len(lines) - (lines[-1] == "")  # text ending in a line break has no line after it
-    scopes = _scopes_at(
+    scope_of = scopes.at(
         tree,
         {(node_line, issue.col_offset) for issue, node_line in found if node_line}
         | {(hit.node.lineno, hit.node.col_offset) for hit in hits},
@@ -425,10 +412,10 @@ def _candidates(
             line = node_line
             col = source.char_column(lines[line - 1], issue.col_offset)
             end_line = max(line, issue.lineno, *issue.linerange)
-            scope = scopes.get((line, issue.col_offset), _MODULE_SCOPE)
+            scope = scope_of.get((line, issue.col_offset), scopes.MODULE)
         else:
             line, col = _whole_file_check_position(text, issue.lineno, issue.col_offset)
-            end_line, scope = line, _MODULE_SCOPE
+            end_line, scope = line, scopes.MODULE
         blacklisted = b_extensions.MANAGER.blacklist_by_id.get(issue.test_id)
         candidate = Candidate(
             id=candidate_id(relpath, line, col, issue.test_id),
@@ -464,7 +451,7 @@ def _candidates(
             detector_confidence=hit.rule.confidence,
             message=hit.message,
             snippet=snippet(line, end_line),
-            scope=scopes.get((line, hit.node.col_offset), _MODULE_SCOPE),
+            scope=scope_of.get((line, hit.node.col_offset), scopes.MODULE),
         )
         candidates.setdefault(candidate.id, candidate)
     return tuple(sorted(candidates.values(), key=lambda c: (c.line, c.col, c.rule_id)))
@@ -478,29 +465,3 @@ def _whole_file_check_position(text: str, lineno: int, column: int) -> tuple[int
     """
     offset = sum(len(line) for line in text.splitlines(keepends=True)[: max(lineno - 1, 0)])
     return source.position_of_offset(text, min(offset + max(column - 1, 0), len(text)))
-
-
-def _scopes_at(tree: ast.Module, wanted: set[tuple[int, int]]) -> dict[tuple[int, int], str]:
-    """Maps node positions ``(lineno, col_offset)`` to the qualified name of their scope.
-
-    The scope of a node is the innermost function or class whose *body* holds it (decorators,
-    defaults and base classes belong to the outer scope); a def or class node is in its own
-    scope. Walks the tree iteratively: a tree deep enough to overflow a recursive walk is still
-    walked.
-    """
-    found: dict[tuple[int, int], str] = {}
-    stack: list[tuple[ast.AST, str]] = [(tree, "")] if wanted else []
-    while stack:
-        node, scope = stack.pop()
-        inner = scope
-        if isinstance(node, _SCOPES):
-            inner = f"{scope}.{node.name}" if scope else node.name
-        position = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-        if position in wanted:
-            found.setdefault(position, inner or _MODULE_SCOPE)
-        for field, value in ast.iter_fields(node):
-            child_scope = inner if field == "body" else scope
-            for child in value if isinstance(value, list) else [value]:
-                if isinstance(child, ast.AST):
-                    stack.append((child, child_scope))
-    return found

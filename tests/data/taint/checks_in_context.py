@@ -87,3 +87,18 @@ def shell():
     argv.append(f"echo {given}")
     subprocess.run(argv)  # $ command
     return "ok"
+
+
+@app.route("/escaped")
+def escaped():
+    uid = request.args["uid"]
+    tree = lxml.etree.parse("people.xml")
+    quoted = uid.replace("'", "&apos;")
+    tree.xpath(f"//person[@id='{quoted}']")  # ok xpath
+    tree.xpath(f'//person[@id="{quoted}"]')  # $ xpath (the double quote is left)
+    name = request.args["file"]
+    with open("/srv/files/" + name.replace("../", "")) as handle:  # $ path ("....//" becomes "../")
+        data = handle.read()
+    with open("/srv/files/" + name.replace("/", "_")) as handle:  # ok path
+        data += handle.read()
+    return data
