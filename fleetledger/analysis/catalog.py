@@ -25,6 +25,10 @@ A model file holds arrays of tables (each documented in ``models/README.md``):
 ``[[pure]]``      a library function whose result is computed from its arguments alone (``call``):
                   with constant arguments its result is built from constants, not of unknown origin.
 ``[[container]]`` a library type holding values under keys its methods name (see ``Container``).
+``[[reconfigure]]`` a method that changes what its object is (``method``, ``type``, ``when``):
+                  when the condition holds, the variable naming the receiver gets ``type`` too
+                  (``parser.setFeature(feature_external_ges, True)``: a parser that resolves
+                  external entities).
 ``[[constant]]``  a library constant: ``name`` (qualified) and ``value``.
 ``[[render]]``    a call that renders a repository template file with a context (``Render``).
 
@@ -76,6 +80,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "exit": frozenset({"call"}),
     "pure": frozenset({"call"}),
     "container": frozenset({"type", "store", "load", "key_args"}),
+    "reconfigure": frozenset({"method", "type", "when", "positions", "defaults"}),
     "constant": frozenset({"name", "value"}),
     "render": frozenset({"call", "method", "template_arg", "template_keyword", "context_arg", "context_keyword",
                          "context_kwargs"}),
@@ -144,6 +149,7 @@ class _Builder:
         self.exits: set[str] = set()
         self.pure: set[str] = set()
         self.containers: dict[str, Container] = {}
+        self.reconfigures: dict[str, list[tuple[str, Condition | None]]] = {}
         self.constants: dict[str, Any] = {}
         self.renders: dict[str, list[Render]] = {}
 
@@ -190,6 +196,10 @@ class _Builder:
             self.exits.add(_str(row, "call", name, n))
         elif table == "pure":
             self.pure.add(_str(row, "call", name, n))
+        elif table == "reconfigure":
+            target, _ = _target(row, where)
+            self.reconfigures.setdefault(target, []).append((_str(row, "type", name, n),
+                                                             _condition(row.get("when"), row, where)))
         elif table == "container":
             type_name = _str(row, "type", name, n)
             self.containers[type_name] = Container(
@@ -254,7 +264,7 @@ class _Builder:
             sanitisers={k: tuple(v) for k, v in self.sanitisers.items()},
             guards={k: tuple(v) for k, v in self.guards.items()},
             checks={k: tuple(v) for k, v in self.checks.items()}, exits=frozenset(self.exits), pure=frozenset(self.pure),
-            containers=dict(self.containers),
+            containers=dict(self.containers), reconfigures={k: tuple(v) for k, v in self.reconfigures.items()},
             constants=self.constants, renders={k: tuple(v) for k, v in self.renders.items()}, files=files)
 
 

@@ -24,6 +24,9 @@ from .values import EMPTY, Value, add_step, clean, constant, join, taint_only, w
 _SHIFTING_METHODS = frozenset({"pop", "insert", "remove", "sort", "reverse"})
 # list methods followed item by item on a list whose items are known by position
 _LIST_METHODS = frozenset({"append", "extend", "insert", "pop"})
+MAX_LIST_ITEMS = 256
+"""Items a list built here is followed by position up to (each move copies them); a longer
+one keeps the taint of all its items."""
 _CONST_TYPE_NAMES = frozenset({"str", "int", "float", "bool", "bytes", "NoneType", "list", "dict", "tuple", "set"})
 # Builtins whose result is a function of their arguments only (Python semantics): with
 # constant arguments the result is built from constants, not of unknown origin.
@@ -157,7 +160,8 @@ class Calls:
             when the call is not one of these on such a list (the general rules apply then).
         """
         owner = self.env.get(name)
-        if owner is None or owner.items is None or list(owner.items) != list(range(len(owner.items))):
+        if (owner is None or owner.items is None or len(owner.items) >= MAX_LIST_ITEMS
+                or list(owner.items) != list(range(len(owner.items)))):
             return None
         if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args):
             return None
@@ -192,6 +196,17 @@ class Calls:
         self.env[name] = Value(labels=owner.labels, types=owner.types, items=dict(enumerate(items)),
                                functions=owner.functions)
         return result
+
+    def reconfigure(self, node: ast.Call, models: tuple[tuple[str, Any], ...], args: list[Value],
+                    kwargs: dict[str, Value]) -> None:
+        """Gives the variable naming a method's receiver the types ``[[reconfigure]]`` models
+        say the call turns it into (a parser told to resolve external entities)."""
+        target = node.func.value if isinstance(node.func, ast.Attribute) else None
+        if not models or not isinstance(target, ast.Name) or target.id not in self.env:
+            return
+        added = frozenset(t for t, when in models if when is None or self.holds(when, args, kwargs) is True)
+        if added:
+            self.env[target.id] = replace(self.env[target.id], types=self.env[target.id].types | added)
 
     def container_method(self, target: ast.expr, owner: Value, method: str, args: list[Value]) -> Value | None:
         """A store or load method of a keyed library container (``[[container]]``): with a
@@ -348,8 +363,11 @@ class Calls:
             if source_model is not None and method in source_model.methods:
                 type_source = source_model
         constructor = receiver is None and target in catalog.bases
-        if not (sinks or sanitisers or source or returned or checks or type_source or constructor or renders):
+        reconfigured = catalog.reconfigures.get(target, ()) if receiver is not None else ()
+        if not (sinks or sanitisers or source or returned or checks or type_source or constructor or renders
+                or reconfigured):
             return None
+        self.reconfigure(node, reconfigured, args, kwargs)
         for sink in sinks:
             self.check_sink(sink, receiver, args, kwargs, star, node, site)
         for render in renders:

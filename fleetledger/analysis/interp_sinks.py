@@ -68,6 +68,13 @@ class Sinks:
                 continue
             known = _comparable(value)
             if known is NOT_CONSTANT:
+                library_types = {t for t in value.types if "." in t and not t.startswith(("=", "bound:"))}
+                if isinstance(wanted, list) and library_types and not value.labels:
+                    # An object of library types compares as its types: ``parser`` is a
+                    # reader told to resolve external entities, or it is not.
+                    if not library_types & set(wanted):
+                        return False
+                    continue
                 unknown = True
                 continue
             if isinstance(wanted, list):

@@ -324,6 +324,8 @@ class Catalog:
         pure: Library functions whose result is computed from their arguments alone
             (``base64.b64decode``): with constant arguments, a constant-built result.
         containers: Library type -> the keyed container it is (``Container``).
+        reconfigures: ``"Type.method"`` -> ``(type, when)``: the type the receiver's variable
+            gets when the method is called with ``when`` holding.
         constants: Library constants: qualified name -> value.
         renders: Calls that render a template file with a context.
         files: The model files loaded, by name.
@@ -344,6 +346,7 @@ class Catalog:
     exits: frozenset[str]
     pure: frozenset[str]
     containers: Mapping[str, Container]
+    reconfigures: Mapping[str, tuple[tuple[str, Condition | None], ...]]
     constants: Mapping[str, Any]
     renders: Mapping[str, tuple[Render, ...]]
     files: tuple[str, ...]
@@ -355,7 +358,7 @@ class Catalog:
 
     @functools.cached_property
     def _names(self) -> frozenset[str]:
-        names: set[str] = set(self.exits) | set(self.pure)
+        names: set[str] = set(self.exits) | set(self.pure) | set(self.reconfigures)
         for table in (self.sinks, self.sources_call, self.sources_read, self.objects, self.sanitisers, self.checks,
                       self.returns, self.bases, self.constants, self.guards, self.renders):
             for key in table:

@@ -2,6 +2,7 @@
 import hashlib
 import logging
 import re
+import xml.dom.minidom
 import xml.etree.ElementTree
 import xml.sax
 
@@ -36,8 +37,13 @@ def parse_xml():
     etree.fromstring(request.data)  # $ xxe
     parser = etree.XMLParser(resolve_entities=False)
     etree.fromstring(request.data, parser=parser)  # ok xxe
+    plain = xml.sax.make_parser()
+    xml.dom.minidom.parseString(request.data, plain)  # $ xml-bomb (ok xxe: external entities are off)
     sax = xml.sax.make_parser()
-    sax.setFeature(xml.sax.handler.feature_external_ges, True)  # $ xxe
+    sax.setFeature(xml.sax.handler.feature_external_ges, True)
+    xml.dom.minidom.parseString("<fixed/>", sax)  # ok xxe (a constant document)
+    xml.dom.minidom.parseString(request.data, sax)  # $ xxe $ xml-bomb
+    sax.parse(request.files["doc"])  # $ xxe
     xml.etree.ElementTree.fromstring(request.data)  # $ xml-bomb
     return "ok"
 
