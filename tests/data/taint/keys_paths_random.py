@@ -47,3 +47,12 @@ def config():
     os.system(settings.get("s", "fixed"))  # ok command (another key)
     os.system(settings.get("s", "given"))  # $ command
     return "ok"
+
+
+@app.route("/exists")
+def exists():
+    import os
+
+    name = request.args["name"]
+    found = os.path.exists("/srv/files/" + name)  # $ path (an oracle on any file's existence)
+    return "yes" if found or (pathlib.Path("/srv") / name).is_file() else "no"  # $ path
