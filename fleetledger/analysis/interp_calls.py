@@ -18,7 +18,7 @@ from . import conditions
 from .facts import Site, step
 from .interp_expressions import BUILTINS, getattr_call, opaque
 from .model_records import UNTYPED
-from .values import EMPTY, Value, add_step, clean, constant, join, taint_only, with_items
+from .values import EMPTY, Value, add_step, clean, constant, join, of_labels, taint_only, with_items
 
 # list methods after which an item is no longer at the index it was stored under
 _SHIFTING_METHODS = frozenset({"pop", "insert", "remove", "sort", "reverse"})
@@ -251,12 +251,19 @@ class Calls:
         the receiver then carries their taint too (a global's value everywhere after)."""
         if not isinstance(target, ast.Name) or not any(value.tainted() for value in inputs):
             return
-        carried = add_step(join(*(taint_only(value.flatten()) for value in inputs)), step(site, f"stored in {target.id}"))
         name = target.id
+        held = self.env.get(name, self.module.globals.get(name))
+        if held is not None and held.types and all(t.startswith("=") for t in held.types):
+            return  # a module, or a library function or class: not a container (``shlex.split(x)``)
+        carried = add_step(join(*(taint_only(value.flatten()) for value in inputs)), step(site, f"stored in {target.id}"))
         if name in self.env:
             self.env[name] = join(self.env[name], carried)
         elif name in self.module.globals:
-            self.module.globals[name] = join(self.module.globals[name], carried)
+            # A parameter's label means something only inside its function: a global keeps the
+            # outside data, not the parameters of the function that stored it.
+            kept = [label for label in carried.all_labels() if label.channel != "param"]
+            if kept:
+                self.module.globals[name] = join(self.module.globals[name], of_labels(kept))
 
     def format_fields(self, template: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> list[Value]:
         """The values ``str.format`` reads through its fields' attribute and index paths
