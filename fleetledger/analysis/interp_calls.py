@@ -225,11 +225,10 @@ class Calls:
         key = "\x1f".join(str(k.const) for k in keys) if all(k.is_const for k in keys) else None
         name = target.id if isinstance(target, ast.Name) and target.id in self.env else None
         if method in model.store:
-            if len(args) <= model.key_args:
-                return None
+            if len(args) <= model.key_args or name is None:
+                return None  # kept nowhere the engine names: the general rules apply
             stored = args[-1]
-            if name is not None:
-                self.env[name] = with_items(owner, {key: stored}) if key is not None else join(owner, taint_only(stored.flatten()))
+            self.env[name] = with_items(owner, {key: stored}) if key is not None else join(owner, taint_only(stored.flatten()))
             return constant(None)
         # A key stored here gives its value; any other read is what the general rules say
         # (the container may hold what it read from a file).
