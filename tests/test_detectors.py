@@ -231,6 +231,15 @@ FL002_SHAPES = {
             def fetch(self, url):
                 return self.session.put(url, verify=False, timeout=5)  # here
         """,
+    "client-attribute-of-any-name": """
+        class Api:
+            def fetch(self, url):
+                return self._transport.get(url, verify=False, timeout=5)  # here
+        """,
+    "client-passed-in": """
+        def fetch(http, url):
+            return http.post(url, data={}, verify=False)  # here
+        """,
     "httpx-client-method": """
         import httpx
         def fetch(url):
