@@ -1,4 +1,4 @@
-# Engine probe: TLS certificate checks turned off through cert_reqs (urllib3, ssl).
+# Engine probe: TLS certificate checks turned off through cert_reqs (urllib3, ssl), and unsigned JWTs.
 import ssl
 import urllib3
 import urllib3 as ur3
@@ -10,3 +10,8 @@ c = ur3.connection_from_url("https://x", cert_reqs="CERT_REQUIRED")  # ok tls-un
 d = urllib3.ProxyManager("http://proxy", cert_reqs=ssl.CERT_OPTIONAL)  # $ tls-unverified
 e = PoolManager(10)  # ok tls-unverified
 f = ssl.wrap_socket(None, None, None, False, ssl.CERT_NONE)  # $ tls-unverified
+
+import jwt  # noqa: E402
+
+unsigned = jwt.encode({"user": "a"}, None, algorithm="none")  # $ jwt-unsigned
+signed = jwt.encode({"user": "a"}, "key-from-settings", algorithm="HS256")  # ok jwt-unsigned
