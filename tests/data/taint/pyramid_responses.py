@@ -1,0 +1,18 @@
+# Engine probe: Pyramid's responses, made from pyramid.request's re-export or filled on the
+# response the request carries.
+from pyramid.request import Response
+from pyramid.view import view_config
+
+
+@view_config(route_name="echo")
+def echo(request):
+    given = request.params.get("p", "")
+    return Response("<p>{0}</p>".format(given))  # $ xss
+
+
+@view_config(route_name="fill")
+def fill(request):
+    given = request.params.get("p", "")
+    request.response.body = "<p>%s</p>" % given  # $ xss
+    request.response.text = "fixed"  # ok xss
+    return request.response
