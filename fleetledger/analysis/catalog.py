@@ -25,10 +25,10 @@ A model file holds arrays of tables (each documented in ``models/README.md``):
 ``[[pure]]``      a library function whose result is computed from its arguments alone (``call``):
                   with constant arguments its result is built from constants, not of unknown origin.
 ``[[container]]`` a library type holding values under keys its methods name (see ``Container``).
-``[[reconfigure]]`` a method that changes what its object is (``method``, ``type``, ``when``):
-                  when the condition holds, the variable naming the receiver gets ``type`` too
-                  (``parser.setFeature(feature_external_ges, True)``: a parser that resolves
-                  external entities).
+``[[reconfigure]]`` a method that changes what its object is (``method``, ``type``, ``when``,
+                  ``removes``): when the condition holds (or may), the variable naming the
+                  receiver gets ``type`` too (``parser.setFeature(feature_external_ges, True)``:
+                  a parser that resolves external entities); with ``removes``, loses it.
 ``[[constant]]``  a library constant: ``name`` (qualified) and ``value``.
 ``[[render]]``    a call that renders a repository template file with a context (``Render``).
 
@@ -80,11 +80,11 @@ _KEYS: dict[str, frozenset[str]] = {
     "exit": frozenset({"call"}),
     "pure": frozenset({"call"}),
     "container": frozenset({"type", "store", "load", "key_args"}),
-    "reconfigure": frozenset({"method", "type", "when", "positions", "defaults"}),
+    "reconfigure": frozenset({"method", "type", "when", "positions", "defaults", "removes"}),
     "constant": frozenset({"name", "value"}),
     "render": frozenset({"call", "method", "template_arg", "template_keyword", "context_arg", "context_keyword",
                          "context_kwargs"}),
-    "check": frozenset({"call", "method", "cwe", "kind", "title", "required", "positions", "arg_in", "arg", "when",
+    "check": frozenset({"call", "method", "cwe", "kind", "title", "required", "positions", "arg_in", "arg", "when", "untracked",
                         "unless", "defaults", "message"}),
 }
 
@@ -149,7 +149,7 @@ class _Builder:
         self.exits: set[str] = set()
         self.pure: set[str] = set()
         self.containers: dict[str, Container] = {}
-        self.reconfigures: dict[str, list[tuple[str, Condition | None]]] = {}
+        self.reconfigures: dict[str, list[tuple[str, Condition | None, bool]]] = {}
         self.constants: dict[str, Any] = {}
         self.renders: dict[str, list[Render]] = {}
 
@@ -199,7 +199,8 @@ class _Builder:
         elif table == "reconfigure":
             target, _ = _target(row, where)
             self.reconfigures.setdefault(target, []).append((_str(row, "type", name, n),
-                                                             _condition(row.get("when"), row, where)))
+                                                             _condition(row.get("when"), row, where),
+                                                             bool(row.get("removes", False))))
         elif table == "container":
             type_name = _str(row, "type", name, n)
             self.containers[type_name] = Container(
@@ -221,7 +222,7 @@ class _Builder:
                 positions={k: int(v) for k, v in row.get("positions", {}).items()},
                 arg_in=frozenset(str(v).lower() for v in row.get("arg_in", [])), arg=int(row.get("arg", 0)),
                 when=_condition(row.get("when"), row, where), unless=_condition(row.get("unless"), row, where),
-                message=str(row.get("message", ""))))
+                message=str(row.get("message", "")), untracked=bool(row.get("untracked", False))))
 
     def _source(self, row: dict[str, Any], name: str, n: int, where: str) -> None:
         channel = _str(row, "channel", name, n)
@@ -324,14 +325,17 @@ def _str(row: dict[str, Any], key: str, name: str, n: int) -> str:
     return value
 
 
-def _blocked_by(row: dict[str, Any], name: str, n: int) -> tuple[tuple[str, str], ...]:
-    """A kind's ``blocked_by``: a list of ``{ text = "...", after = "..." }`` tables."""
+def _blocked_by(row: dict[str, Any], name: str, n: int) -> tuple[tuple[str, str, bool], ...]:
+    """A kind's ``blocked_by``: a list of ``{ text = "...", after = "...", inside = bool }``
+    tables (``inside`` optional, false by default)."""
     out = []
     for entry in _list(row, "blocked_by", name, n, default=[]):
-        if not isinstance(entry, dict) or set(entry) != {"text", "after"} or not all(
-                isinstance(v, str) and v for v in entry.values()):
-            raise ModelError(f"{name}: entry #{n}: each blocked_by entry must be {{ text = \"...\", after = \"...\" }}")
-        out.append((entry["text"], entry["after"]))
+        if (not isinstance(entry, dict) or not {"text", "after"} <= set(entry) <= {"text", "after", "inside"}
+                or not all(isinstance(entry[k], str) and entry[k] for k in ("text", "after"))
+                or not isinstance(entry.get("inside", False), bool)):
+            raise ModelError(f"{name}: entry #{n}: each blocked_by entry must be "
+                             f"{{ text = \"...\", after = \"...\" }} with an optional inside = true")
+        out.append((entry["text"], entry["after"], bool(entry.get("inside", False))))
     return tuple(out)
 
 

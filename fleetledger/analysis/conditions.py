@@ -174,12 +174,15 @@ def _unwrap(frame: Frame, expr: ast.expr, through: tuple[str, ...]) -> ast.expr 
 def _absent(frame: Frame, text: ast.expr, checked: ast.expr, test: ast.Compare) -> list[Proof]:
     """``"'" not in x`` (or ``"'" in x`` found false): ``x`` holds no such text, so it cannot do
     the harm of a kind that text blocks (``[[kind]] blocked_by``) where the kind needs it: a
-    value with no ``'`` cannot leave a ``'``-quoted XPath literal, one with no ``../`` cannot
+    value with no ``'`` cannot leave a ``'``-quoted XPath literal, one with no ``..`` cannot
     climb out of the folder it is joined after. ``x`` is cleaned for ``"<kind>@<after>"``, made
     safe for the kind where it is placed after such text (``values.placed_after``). The absence
     of a part of a blocked text implies the text's."""
     if not isinstance(checked, ast.Name):
         return []
+    held = frame.env.get(checked.id)
+    if held is not None and (held.items is not None or held.types - {"str", "bytes"}):
+        return []  # ``in`` on a list or a mapping tests its items or keys, not a text
     needle = frame.expr(text)
     if not needle.is_const or not isinstance(needle.const, str) or not needle.const:
         return []
@@ -190,11 +193,11 @@ def _absent(frame: Frame, text: ast.expr, checked: ast.expr, test: ast.Compare) 
 
 
 def blocked_kinds(catalog: Catalog, absent: str) -> frozenset[str]:
-    """The ``"<kind>@<after>"`` marks a value holding no ``absent`` text earns: one for each
-    ``[[kind]] blocked_by`` entry whose text contains ``absent`` (the value then holds none
-    of that text either)."""
-    return frozenset(f"{kind.name}@{after}" for kind in catalog.kinds.values()
-                     for blocked, after in kind.blocked_by if absent in blocked)
+    """The ``"<kind>@<after>"`` marks (``"...@inside"`` for a literal's delimiter) a value
+    holding no ``absent`` text earns: one for each ``[[kind]] blocked_by`` entry whose text
+    contains ``absent`` (the value then holds none of that text either)."""
+    return frozenset(f"{kind.name}@{after}" + ("@inside" if inside else "") for kind in catalog.kinds.values()
+                     for blocked, after, inside in kind.blocked_by if absent in blocked)
 
 
 def _projection(frame: Frame, expr: ast.expr, how: str) -> list[Proof]:

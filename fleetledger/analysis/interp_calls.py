@@ -17,16 +17,10 @@ from typing import Any
 from . import conditions
 from .facts import Site, step
 from .interp_expressions import BUILTINS, getattr_call, opaque
+from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
 from .model_records import UNTYPED
-from .values import EMPTY, Value, add_step, clean, constant, join, of_labels, taint_only, with_items
+from .values import EMPTY, Value, add_step, clean, constant, join, taint_only, unmarked
 
-# list methods after which an item is no longer at the index it was stored under
-_SHIFTING_METHODS = frozenset({"pop", "insert", "remove", "sort", "reverse"})
-# list methods followed item by item on a list whose items are known by position
-_LIST_METHODS = frozenset({"append", "extend", "insert", "pop"})
-MAX_LIST_ITEMS = 256
-"""Items a list built here is followed by position up to (each move copies them); a longer
-one keeps the taint of all its items."""
 _CONST_TYPE_NAMES = frozenset({"str", "int", "float", "bool", "bytes", "NoneType", "list", "dict", "tuple", "set"})
 # Builtins whose result is a function of their arguments only (Python semantics): with
 # constant arguments the result is built from constants, not of unknown origin.
@@ -37,7 +31,7 @@ PURE_BUILTINS = frozenset({"str", "repr", "ascii", "format", "int", "float", "bo
                            "isinstance", "issubclass", "callable", "type", "id", "getattr", "hasattr", "vars"})
 
 
-class Calls:
+class Calls(Objects):
     """Call evaluation, mixed into ``interp.Frame``."""
 
     def call(self, node: ast.Call) -> Value:  # noqa: C901 - the resolution order is one algorithm
@@ -55,11 +49,11 @@ class Calls:
         else:
             callee = self.expr(func)
             method = None
-        if method in _LIST_METHODS and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        if method in LIST_METHODS and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             moved = self.list_method(node, func.value.id, method)
             if moved is not None:
                 return moved
-        if method in _SHIFTING_METHODS and isinstance(func, ast.Attribute):
+        if method in SHIFTING_METHODS and isinstance(func, ast.Attribute):
             self.forget_positions(func.value)
         args: list[Value] = []
         star: list[Value] = []
@@ -79,7 +73,8 @@ class Calls:
             kept = self.container_method(func.value, receiver, method, args)
             if kept is not None:
                 return kept
-        result = self.resolve_call(node, func, receiver, callee, method, args, kwargs, star)
+        # What a call returns is another text: a blocked-text check on its inputs says nothing of it.
+        result = unmarked(self.resolve_call(node, func, receiver, callee, method, args, kwargs, star))
         removed = _removes(args) if method == "replace" and not kwargs and result.tainted() else None
         kinds = conditions.blocked_kinds(self.catalog, removed) if removed else frozenset()
         # ``s.replace("'", "&apos;")``: no ``'`` is left, as if its absence were checked.
@@ -149,120 +144,6 @@ class Calls:
         if _pure(refs, receiver, self.catalog.pure):
             return value
         return opaque(f"the result of {name}()", site)
-
-    def list_method(self, node: ast.Call, name: str, method: str) -> Value | None:
-        """``xs.append(v)``, ``xs.extend(ys)``, ``xs.insert(i, v)`` and ``xs.pop(i)`` (``i`` a
-        literal) on a list whose items are known by position (keys ``0..n-1``): the items move
-        as Python moves them, so ``xs[1]`` after ``xs.pop(0)`` is what was stored third.
-
-        Returns:
-            The call's value (``None`` for the mutators, the removed item for ``pop``), or None
-            when the call is not one of these on such a list (the general rules apply then).
-        """
-        owner = self.env.get(name)
-        if (owner is None or owner.items is None or len(owner.items) >= MAX_LIST_ITEMS
-                or list(owner.items) != list(range(len(owner.items)))):
-            return None
-        if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args):
-            return None
-        shape = {"append": (1,), "extend": (1,), "insert": (2,), "pop": (0, 1)}[method]
-        if len(node.args) not in shape:
-            return None
-        index = None
-        if method in ("insert", "pop") and node.args:
-            index = _literal_int(node.args[0])
-            if index is None:
-                return None
-        items = list(owner.items.values())
-        result: Value = constant(None)
-        if method == "append":
-            items.append(self.expr(node.args[0]))
-        elif method == "insert":
-            items.insert(index, self.expr(node.args[1]))  # type: ignore[arg-type]
-        elif method == "pop":
-            at = len(items) - 1 if index is None else index
-            if not -len(items) <= at < len(items):
-                return None
-            result = items.pop(at)
-            if owner.labels:
-                result = join(result, Value(labels=owner.labels))
-        else:
-            added = self.expr(node.args[0])
-            if added.items is not None and list(added.items) == list(range(len(added.items))) and not added.labels:
-                items.extend(added.items.values())
-            else:
-                self.env[name] = join(owner.flatten(), taint_only(added.flatten()))
-                return result
-        self.env[name] = Value(labels=owner.labels, types=owner.types, items=dict(enumerate(items)),
-                               functions=owner.functions)
-        return result
-
-    def reconfigure(self, node: ast.Call, models: tuple[tuple[str, Any], ...], args: list[Value],
-                    kwargs: dict[str, Value]) -> None:
-        """Gives the variable naming a method's receiver the types ``[[reconfigure]]`` models
-        say the call turns it into (a parser told to resolve external entities)."""
-        target = node.func.value if isinstance(node.func, ast.Attribute) else None
-        if not models or not isinstance(target, ast.Name) or target.id not in self.env:
-            return
-        added = frozenset(t for t, when in models if when is None or self.holds(when, args, kwargs) is True)
-        if added:
-            self.env[target.id] = replace(self.env[target.id], types=self.env[target.id].types | added)
-
-    def container_method(self, target: ast.expr, owner: Value, method: str, args: list[Value]) -> Value | None:
-        """A store or load method of a keyed library container (``[[container]]``): with a
-        constant key, the value is kept (or read) under that key of the variable naming the
-        container, so ``conf.get("s", "a")`` is not what ``conf.set("s", "b", x)`` stored.
-
-        Returns:
-            The call's value, or None when ``method`` is not a store or load of ``owner``'s type
-            or loads a key not stored here (the general rules apply then).
-        """
-        model = next((self.catalog.containers[base] for t in sorted(owner.types) for base in self.program.class_mro(t)
-                      if base in self.catalog.containers), None)
-        if model is None or method not in model.store | model.load or len(args) < model.key_args:
-            return None
-        keys = args[:model.key_args]
-        key = "\x1f".join(str(k.const) for k in keys) if all(k.is_const for k in keys) else None
-        name = target.id if isinstance(target, ast.Name) and target.id in self.env else None
-        if method in model.store:
-            if len(args) <= model.key_args or name is None:
-                return None  # kept nowhere the engine names: the general rules apply
-            stored = args[-1]
-            self.env[name] = with_items(owner, {key: stored}) if key is not None else join(owner, taint_only(stored.flatten()))
-            return constant(None)
-        # A key stored here gives its value; any other read is what the general rules say
-        # (the container may hold what it read from a file).
-        return owner.get(key) if key is not None else None
-
-    def forget_positions(self, target: ast.expr) -> None:
-        """A list built here whose items move (``pop``, ``insert``, ``remove``, ``sort``,
-        ``reverse``, ``del xs[i]``) no longer has known values per index: a variable naming it
-        keeps the taint of all its items. Keys of other kinds (a dict's) do not move."""
-        if not isinstance(target, ast.Name):
-            return
-        value = self.env.get(target.id)
-        if value is not None and value.items and any(isinstance(key, int) for key in value.items):
-            self.env[target.id] = value.flatten()
-
-    def stores_into(self, target: ast.expr | None, inputs: list[Value], site: Site) -> None:
-        """A method the models do not describe may keep its arguments in its receiver
-        (``items.append(x)``, ``d.setdefault(k, x)``, ``buffer.write(x)``): a variable named as
-        the receiver then carries their taint too (a global's value everywhere after)."""
-        if not isinstance(target, ast.Name) or not any(value.tainted() for value in inputs):
-            return
-        name = target.id
-        held = self.env.get(name, self.module.globals.get(name))
-        if held is not None and held.types and all(t.startswith("=") for t in held.types):
-            return  # a module, or a library function or class: not a container (``shlex.split(x)``)
-        carried = add_step(join(*(taint_only(value.flatten()) for value in inputs)), step(site, f"stored in {target.id}"))
-        if name in self.env:
-            self.env[name] = join(self.env[name], carried)
-        elif name in self.module.globals:
-            # A parameter's label means something only inside its function: a global keeps the
-            # outside data, not the parameters of the function that stored it.
-            kept = [label for label in carried.all_labels() if label.channel != "param"]
-            if kept:
-                self.module.globals[name] = join(self.module.globals[name], of_labels(kept))
 
     def format_fields(self, template: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> list[Value]:
         """The values ``str.format`` reads through its fields' attribute and index paths
@@ -457,16 +338,6 @@ def _callee_text(func: ast.expr) -> str:
     elif parts:
         parts.append("(...)")
     return ".".join(reversed(parts)) or "a call"
-
-
-def _literal_int(node: ast.expr) -> int | None:
-    """The value of an integer literal (``2``, ``-1``), else None."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _literal_int(node.operand)
-        return None if inner is None else -inner
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    return None
 
 
 def _removes(args: list[Value]) -> str | None:

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from .facts import Site
-from .values import EMPTY, NOT_CONSTANT, Label, Value, constant, join, of_labels, placed_after, taint_only
+from .values import EMPTY, NOT_CONSTANT, Label, Value, bounded, constant, join, of_labels, placed_after, taint_only, unmarked
 
 BUILTINS = frozenset(dir(builtins))
 _NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)
@@ -288,11 +288,11 @@ class Expressions:
         if isinstance(op, ast.Mod) and left.is_const and isinstance(left.const, str):
             prefix = left.const.split("%", 1)[0]
             if right.items is None:  # one value, placed at the first field
-                right = placed_after(right, prefix)
-            return replace(join(taint_only(left), taint_only(right.flatten())), prefix=prefix or None)
+                right = placed_after(right, prefix, prefix)
+            return replace(unmarked(join(taint_only(left), taint_only(right.flatten()))), prefix=prefix or None)
         if isinstance(op, ast.Add) and left.is_const and isinstance(left.const, str):
-            right = placed_after(right, left.const)
-        result = join(taint_only(left.flatten()), taint_only(right.flatten()))
+            right = placed_after(right, left.const, left.const)
+        result = unmarked(join(taint_only(left.flatten()), taint_only(right.flatten())))
         if isinstance(op, ast.Add):
             prefix = left.prefix
             if left.is_const and isinstance(left.const, str) and right.prefix is not None:
@@ -306,7 +306,7 @@ class Expressions:
         fixed = True
         before = ""
         for part in getattr(node, "values", []):
-            value = placed_after(self.expr(part), before)
+            value = placed_after(self.expr(part), before, prefix if fixed else None)
             before = value.const if value.is_const and isinstance(value.const, str) else ""
             parts.append(value)
             if fixed:
@@ -314,7 +314,7 @@ class Expressions:
                     prefix += value.const
                 else:
                     fixed = False
-        result = join(*(taint_only(p) for p in parts))
+        result = unmarked(join(*(taint_only(p) for p in parts)))
         if fixed and all(p.is_const for p in parts):
             return constant(prefix)
         return replace(result, prefix=prefix or None, const=NOT_CONSTANT)
@@ -322,7 +322,7 @@ class Expressions:
     def sequence(self, elements: list[ast.expr]) -> Value:
         if any(isinstance(e, ast.Starred) for e in elements):
             return join(*(self.expr(e).flatten() for e in elements), Value(items=None))
-        items = {i: self.expr(e) for i, e in enumerate(elements)}
+        items = {i: bounded(self.expr(e)) for i, e in enumerate(elements)}
         return Value(items=items)
 
     def dictionary(self, node: ast.Dict) -> Value:
@@ -335,7 +335,7 @@ class Expressions:
                 continue
             k = self.expr(key)
             if k.is_const and isinstance(k.const, (str, int)):
-                items[k.const] = v
+                items[k.const] = bounded(v)
             else:
                 loose.append(taint_only(k))
                 loose.append(v.flatten())
@@ -358,9 +358,9 @@ class Expressions:
                 except IndexError:
                     return EMPTY
         if isinstance(node.slice, ast.Slice):
-            return taint_only(owner.flatten())
-        item = self.method_result(owner, "__getitem__", node, args=[key])
-        return item
+            return taint_only(owner.flatten())  # a part of a text holds none of what it did not
+        # An item of a container: a blocked-text check on the container said nothing of it.
+        return unmarked(self.method_result(owner, "__getitem__", node, args=[key]))
 
     def element(self, iterable: Value, node: ast.AST) -> Value:
         """The value of one element of an iterable (every item joined)."""

@@ -27,17 +27,18 @@ class Kind:
         title: A title for reports, e.g. ``"SQL injection"``.
         channels: Label channels that make a flow a finding of this kind (``"random"`` for
             weak randomness; the outside-data channels for injections).
-        blocked_by: ``(text, after)`` pairs: a value without ``text`` cannot do this kind's
-            harm when placed in a string right after a text ending with ``after`` (``"../"``
-            after a folder's ``/``; a quote inside that quote). A check that the value holds no
-            ``text`` makes it safe where it is so placed (``values.placed_after``).
+        blocked_by: ``(text, after, inside)``: a value without ``text`` cannot do this kind's
+            harm when placed in a string right after a text ending with ``after`` (``".."``
+            after a folder's ``/``) and, with ``inside``, when that ``after`` opens a literal
+            (an odd number of them before: a quote inside that quote). A check that the value
+            holds no ``text`` makes it safe where it is so placed (``values.placed_after``).
     """
 
     name: str
     cwe: int
     title: str
     channels: frozenset[str]
-    blocked_by: tuple[tuple[str, str], ...] = ()
+    blocked_by: tuple[tuple[str, str, bool], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -290,6 +291,9 @@ class Check:
         when: The call is a finding only when this holds (``resolve_entities=True``).
         unless: The call is safe when this holds.
         message: What is wrong and what to do.
+        untracked: A finding only where the receiver is an object the engine does not follow
+            (a parameter, an attribute): where it does, a ``[[reconfigure]]`` of the same call
+            carries the state to the sinks instead.
     """
 
     target: str
@@ -304,6 +308,7 @@ class Check:
     when: Condition | None = None
     unless: Condition | None = None
     message: str = ""
+    untracked: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -324,8 +329,9 @@ class Catalog:
         pure: Library functions whose result is computed from their arguments alone
             (``base64.b64decode``): with constant arguments, a constant-built result.
         containers: Library type -> the keyed container it is (``Container``).
-        reconfigures: ``"Type.method"`` -> ``(type, when)``: the type the receiver's variable
-            gets when the method is called with ``when`` holding.
+        reconfigures: ``"Type.method"`` -> ``(type, when, removes)``: the type the receiver's
+            variable gets (or, with ``removes``, loses) when the method is called with ``when``
+            holding.
         constants: Library constants: qualified name -> value.
         renders: Calls that render a template file with a context.
         files: The model files loaded, by name.
@@ -346,7 +352,7 @@ class Catalog:
     exits: frozenset[str]
     pure: frozenset[str]
     containers: Mapping[str, Container]
-    reconfigures: Mapping[str, tuple[tuple[str, Condition | None], ...]]
+    reconfigures: Mapping[str, tuple[tuple[str, Condition | None, bool], ...]]
     constants: Mapping[str, Any]
     renders: Mapping[str, tuple[Render, ...]]
     files: tuple[str, ...]

@@ -191,8 +191,20 @@ class Value:
         return list(merged.values())
 
     def tainted(self) -> bool:
-        """True when some label reaches this value."""
-        return bool(self.labels) or any(item.tainted() for item in (self.items or {}).values())
+        """True when some label reaches this value (each shared item visited once)."""
+        if self.labels:
+            return True
+        seen: set[int] = set()
+        stack = list((self.items or {}).values())
+        while stack:
+            item = stack.pop()
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            if item.labels:
+                return True
+            stack.extend((item.items or {}).values())
+        return False
 
     def flatten(self) -> Value:
         """Returns the value with its items folded into its labels (nothing known per key)."""
@@ -246,9 +258,38 @@ def _order(label: Label) -> tuple[Any, ...]:
 
 
 def _all_label_items(value: Value) -> Iterable[tuple[tuple[Any, ...], Label]]:
-    yield from value.labels.items()
-    for item in (value.items or {}).values():
-        yield from _all_label_items(item)
+    """Every label of ``value`` and its items, each shared item visited once (a value built
+    from itself, ``a = [a, a]``, shares its items: walking it as a tree doubles per level)."""
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield from current.labels.items()
+        stack.extend(reversed(list((current.items or {}).values())))
+
+
+MAX_ITEM_NODES = 64
+"""Values an item may nest (counted as a tree) before it is stored folded into its labels."""
+
+
+def bounded(value: Value) -> Value:
+    """Returns ``value`` fit to be stored as an item: folded into its labels when its items
+    nest more than ``MAX_ITEM_NODES`` values counted as a tree, so that the functions that walk
+    items (``add_step``, ``clean``, ``join``) stay linear however often a value is built from
+    itself. Counting stops at the bound: O(MAX_ITEM_NODES)."""
+    if not value.items:
+        return value
+    count, stack = 0, list(value.items.values())
+    while stack:
+        item = stack.pop()
+        count += 1
+        if count > MAX_ITEM_NODES:
+            return value.flatten()
+        stack.extend((item.items or {}).values())
+    return value
 
 
 def join(*values: Value) -> Value:
@@ -320,7 +361,7 @@ def with_items(value: Value, updates: Mapping[Any, Value]) -> Value:
     """Returns ``value`` with the given keys set (other keys kept); a container that would
     track more than ``MAX_ITEMS`` keys is folded into its labels instead."""
     items = dict(value.items or {})
-    items.update(updates)
+    items.update({key: bounded(item) for key, item in updates.items()})
     if len(items) > MAX_ITEMS:
         return join(value.flatten(), *(v.flatten() for v in updates.values()))
     return replace(value, items=items, const=NOT_CONSTANT, prefix=None)
@@ -345,26 +386,65 @@ def clean(value: Value, kinds: Iterable[str], by: str) -> Value:
     return replace(value, labels=labels, items=items)
 
 
-def placed_after(value: Value, text: str) -> Value:
+def placed_after(value: Value, text: str, whole: str | None = None) -> Value:
     """Returns ``value`` as placed in a string right after the constant ``text``.
 
     A check that a value holds none of a kind's blocked text protects it only where that text
-    would do harm from: ``"../" not in x`` protects ``x`` joined after a folder's ``/``, a check
-    for ``'`` protects it inside ``'...'``. Such a check cleans a label for ``"<kind>@<after>"``
-    (``conditions._absent``); placed after a text ending with ``<after>``, the label is safe for
-    the kind itself."""
-    if not text or not value.tainted():
+    would do harm from: ``".." not in x`` protects ``x`` joined after a folder's ``/``, a check
+    for ``'`` protects it inside a ``'...'`` literal. Such a check cleans a label for
+    ``"<kind>@<after>"`` (``"<kind>@<after>@inside"`` when ``after`` must open a literal)
+    (``conditions._absent``); placed here, the label becomes safe for the kind itself.
+
+    Args:
+        value: The value placed; only a value that starts with its own data counts (one with a
+            constant before its labels, ``"." + x``, is another text).
+        text: The constant text right before it (``""``: none).
+        whole: All the constant text before it in the string being built, or None when some
+            part before it is not constant (an ``@inside`` mark then never applies): the
+            value is inside a literal when ``whole`` holds an odd number of ``after``.
+    """
+    if not text or value.prefix or not value.tainted():
         return value
 
     def placed(label: Label) -> Label:
         for cleaned in label.cleaned:
-            kind, at, after = cleaned.partition("@")
-            if at and after and text.endswith(after):
-                label = label.clean({kind}, label.sanitisers[-1] if label.sanitisers else "a check")
+            kind, at, rest = cleaned.partition("@")
+            after, _, inside = rest.partition("@")
+            if not at or not after or not text.endswith(after):
+                continue
+            if inside and (whole is None or whole.count(after) % 2 == 0):
+                continue
+            label = label.clean({kind}, label.sanitisers[-1] if label.sanitisers else "a check")
         return label
 
-    items = {k: placed_after(v, text) for k, v in value.items.items()} if value.items else value.items
+    items = {k: placed_after(v, text, whole) for k, v in value.items.items()} if value.items else value.items
     return replace(value, labels=_labels_of(placed(label) for label in value.labels.values()), items=items)
+
+
+def unmarked(value: Value) -> Value:
+    """Returns ``value`` without the ``"<kind>@..."`` marks of a blocked-text check: what a
+    string built from it, or a call's result, holds is another text, which may hold the blocked
+    text again (``unquote("..%2f")``, ``x + "."``)."""
+    if not value.tainted():
+        return value
+
+    def strip(label: Label) -> Label:
+        marks = frozenset(c for c in label.cleaned if "@" in c)
+        return label._replace(cleaned=label.cleaned - marks) if marks else label
+
+    items = {k: unmarked(v) for k, v in value.items.items()} if value.items else value.items
+    return replace(value, labels=_labels_of(strip(label) for label in value.labels.values()), items=items)
+
+
+def without_parameters(value: Value) -> Value:
+    """Returns ``value`` without the labels of a function's parameters (items folded when it
+    had any): what a module-level name may keep of a value a function stores there, since a
+    parameter label means something only inside its own function."""
+    labels = value.all_labels()
+    if not any(label.channel == "param" for label in labels):
+        return value
+    return Value(labels=_labels_of(label for label in labels if label.channel != "param"), types=value.types,
+                 functions=value.functions)
 
 
 def taint_only(value: Value) -> Value:

@@ -13,17 +13,35 @@ BASE = "/srv/files"
 @app.route("/read")
 def read():
     name = request.args["file"]
-    if "../" in name:
+    if "../" in request.args["other"]:
         return "no"
-    with open(f"{BASE}/{name}") as handle:  # ok path (no "../", placed after a folder's "/")
+    if ".." in name:
+        return "no"
+    with open(f"{BASE}/{name}") as handle:  # ok path (no "..", placed after a folder's "/")
         data = handle.read()
     with open(BASE + "/" + name) as handle:  # ok path
         data += handle.read()
-    with open(name) as handle:  # $ path (an absolute name needs no "../")
+    with open(name) as handle:  # $ path (an absolute name needs no "..")
         data += handle.read()
     with open(os.path.join(BASE, name)) as handle:  # $ path (join drops BASE for an absolute name)
         data += handle.read()
+    with open(BASE + "/" + ("." + name)) as handle:  # $ path ("." before it: "./x" makes "../x")
+        data += handle.read()
+    with open(BASE + "/" + name + ".") as handle:  # ok path (what follows cannot climb: "x." stays inside)
+        data += handle.read()
+    suffixed = name + "."
+    with open(BASE + "/" + suffixed) as handle:  # $ path (another text: "." + "." is "..")
+        data += handle.read()
     return data
+
+
+@app.route("/partial")
+def partial():
+    user = request.args["user"]
+    if "../" in user:
+        return "no"
+    with open(f"/srv/users/{user}/profile.json") as handle:  # $ path (".." alone climbs)
+        return handle.read()
 
 
 @app.route("/find")
@@ -99,6 +117,11 @@ def escaped():
     name = request.args["file"]
     with open("/srv/files/" + name.replace("../", "")) as handle:  # $ path ("....//" becomes "../")
         data = handle.read()
-    with open("/srv/files/" + name.replace("/", "_")) as handle:  # ok path
+    with open("/srv/files/" + name.replace("/", "_")) as handle:  # $ path (".." is left)
         data += handle.read()
+    with open("/srv/files/" + name.replace(".", "_")) as handle:  # ok path (no "." is left)
+        data += handle.read()
+    closing = uid.replace("'", "")
+    tree.xpath("//person[@name='admin'" + closing + "]")  # $ xpath (after a closing quote)
+    tree.xpath("//person[@id='" + closing.replace("%27", "'") + "']")  # $ xpath (a quote put back)
     return data
