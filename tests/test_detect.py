@@ -447,6 +447,11 @@ def wanted():
 
 def fixed():
     return "uptime"
+
+
+class Settings:
+    def __init__(self):
+        self.command = flask.request.args["c"]
 """
 
 VIEW = b"""\
@@ -459,13 +464,15 @@ def lookup():
     who = conn.wanted()
     conn.connection().search("ou=people", "(uid=" + who + ")")
     os.system(conn.fixed())
+    os.system(conn.Settings().command)
 """
 
 
 def test_a_helper_of_another_module_called_without_data_gives_what_it_returns(tmp_path: Path) -> None:
     # Found on the OWASP Benchmark for Python: a connection made by a helper module lost its
     # library type (the LDAP sink on it was never seen), and a helper returning request data
-    # was a value of unknown origin.
+    # was a value of unknown origin; an attack found the same of an object whose __init__, in
+    # another module, reads the request.
     files = {"helpers/__init__.py": b"", "helpers/conn.py": HELPERS, "views.py": VIEW}
     for name, data in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -473,7 +480,7 @@ def test_a_helper_of_another_module_called_without_data_gives_what_it_returns(tm
     readable = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
     report = detect_file(tmp_path, "views.py", readable=readable)
     taint = [(c.rule_id, c.line) for c in report.candidates if c.detector == "fleetledger-taint"]
-    assert taint == [("FLT-ldap", 8)]
+    assert taint == [("FLT-ldap", 8), ("FLT-command", 10)]
 
 
 def test_a_weak_random_number_bandit_does_not_list_is_a_candidate_when_it_escapes(tmp_path: Path) -> None:

@@ -155,10 +155,13 @@ def bind_arguments(function: FunctionInfo, args: list[Value], kwargs: dict[str, 
 
 def carries_data(program: Program, values: list[Value]) -> bool:
     """True when some value carries outside data, a weak random number or a parameter label
-    (a value of unknown origin does not count), or is an object whose members are outside data
-    (a framework's request: ``[[source]]`` of its type)."""
+    (a value of unknown origin does not count), is an object whose members are outside data
+    (a framework's request: ``[[source]]`` of its type), or is a function of the analysed code
+    (a callback the callee may call)."""
     if any(label.channel != "opaque" for value in values for label in value.all_labels()):
         return True
+    if any(value.functions for value in values):
+        return True  # a callback of the analysed code: what it reads reaches the callee's sinks
     return any(program.catalog.sources_type.get(base) is not None
                for value in values for type_name in value.types for base in program.class_mro(type_name))
 
@@ -220,11 +223,17 @@ def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, 
     whose attributes are what ``__init__`` stores from the arguments."""
     program = frame.program
     obj = Value(types=frozenset({class_id}), items={})
+    alone = False
     if not carries_data(program, [*args, *kwargs.values(), *star]):
         if program.classes[class_id].module.path != program.root:
-            return obj
-        _root_dependent(program)
+            # As for a function (``apply``): what ``__init__`` stores of what it reads itself
+            # is kept; its sinks are left to its own module's analysis.
+            alone = True
+        else:
+            _root_dependent(program)
     init = program.method(class_id, "__init__")
+    if alone and init is None:
+        return obj
     fields = _dataclass_fields(frame, class_id) if init is None else None
     if fields is not None:
         # A dataclass's generated __init__ stores each argument in the field of its name or place.
@@ -243,7 +252,7 @@ def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, 
     mapping = bind_arguments(function, [obj, *args], kwargs, star)
     _defaults(frame, function, mapping)
     call = step(site, f"passed to {program.classes[class_id].name}()")
-    for hit in found.sinks:
+    for hit in found.sinks if not alone else ():
         frame.sink_value(hit.sink, hit.site, substitute(frame, hit.value, mapping, call, node), hit.role)
     stored = {"." + attr: substitute(frame, value, mapping, call, node)
               for (index, attr), value in found.writes.items() if index == 0}
