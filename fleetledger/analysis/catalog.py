@@ -74,7 +74,7 @@ _KEYS: dict[str, frozenset[str]] = {
                           "request_parameter", "imports", "request_type", "annotations", "parameters",
                           "safe_annotations", "safe_converters", "excluded_defaults", "returns_sink", "channel"}),
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
-                       "positions", "absent", "host_fixed", "program", "element", "what"}),
+                       "positions", "absent", "host_fixed", "program", "element", "channels", "what"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "when", "defaults", "positions", "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "what"}),
     "exit": frozenset({"call"}),
@@ -176,6 +176,7 @@ class _Builder:
                 absent=tuple(row.get("absent", [])), positions={k: int(v) for k, v in row.get("positions", {}).items()},
                 host_fixed=_host_fixed(row.get("host_fixed", ""), where), program=bool(row.get("program", False)),
                 element=int(row["element"]) if "element" in row else None,
+                channels=frozenset(_list(row, "channels", name, n, default=[])),
                 what=str(row.get("what", "")), model=name))
             if not (row.get("args") or row.get("keywords") or row.get("receiver")):
                 raise ModelError(f"{where}: a sink needs args, keywords or receiver")

@@ -203,7 +203,8 @@ def _api(program: Program, function: FunctionInfo, found: summaries.Summary) -> 
                 continue  # the instance: its state, not a caller's argument
             if any(member not in DATA_METHODS for member in label.access):
                 continue  # an attribute or a method of an object the caller passed: that object's state
-            if program.catalog.kinds[hit.sink.kind].channels.isdisjoint({"api"}):
+            if program.catalog.kinds[hit.sink.kind].channels.isdisjoint({"api"}) or (
+                    hit.sink.channels and "api" not in hit.sink.channels):
                 continue
             param = function.params[label.param]
             origin = Label(channel="api", what=f"parameter {param.arg!r} of the public function {function.qualname}()",

@@ -155,7 +155,7 @@ class Sinks:
                 if state in ("constant", "sanitised"):
                     state, detail = "unknown", f"it contains {label.what}, line {label.line}"
                 continue
-            if label.channel in kind.channels:
+            if label.channel in kind.channels and (not sink.channels or label.channel in sink.channels):
                 self.program.report(Flow(kind=sink.kind, sink=sink, site=site, label=label, role=role, partial=partial))
                 state, detail = "tainted", f"it contains {label.what}, line {label.line}"
             elif state in ("constant", "sanitised"):

@@ -83,6 +83,9 @@ class Sink:
         element: When the argument is a tuple or list the engine knows item by item, only this
             item reaches the sink (``flask.make_response((body, headers))``: the body); None:
             the whole argument.
+        channels: When not empty, only data of these origins makes a flow here (narrower than
+            the kind's: an existence check is a probe for a remote client, not for a caller of
+            a library's function).
         what: Words for reports, e.g. ``"the SQL text run by execute()"``.
         model: The model file it comes from.
     """
@@ -100,6 +103,7 @@ class Sink:
     host_fixed: str = ""
     program: bool = False
     element: int | None = None
+    channels: frozenset[str] = frozenset()
     what: str = ""
     model: str = ""
 

@@ -1,5 +1,6 @@
 # Engine probe: a library's public functions are its entry points (channel "api"); private
 # helpers are flagged only when a caller passes outside data; summaries carry flows across calls.
+import os
 import pickle
 import shlex
 import subprocess
@@ -49,3 +50,7 @@ class Runner:
 
     def start(self):
         return subprocess.Popen(self.command, shell=True)  # ok command
+
+
+def exists_in(folder, name):
+    return os.path.exists(os.path.join(folder, name))  # ok path (an existence check is a remote client's probe, not a caller's)
