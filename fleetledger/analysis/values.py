@@ -425,7 +425,7 @@ def unmarked(value: Value) -> Value:
     """Returns ``value`` without the ``"<kind>@..."`` marks of a blocked-text check: what a
     string built from it, or a call's result, holds is another text, which may hold the blocked
     text again (``unquote("..%2f")``, ``x + "."``)."""
-    if not value.tainted():
+    if not any("@" in cleaned for _, label in _all_label_items(value) for cleaned in label.cleaned):
         return value
 
     def strip(label: Label) -> Label:
