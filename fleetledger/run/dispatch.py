@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from .. import faults
-from ..gate import Action
+from ..gate import Action, Decision
 from ..jobs.base import TaskSpec
 from ..leases import expired
 from ..ledger import NewRecord
@@ -56,7 +56,11 @@ class DispatchMixin:
         return all(self.view.tasks[t].status in ("finished", "failed") for t in self.view.sprints[sprint].tasks)
 
     def _turn(self, sprint: str) -> RunResult | None:
-        """One loop turn: assign, wait for messages, append them, take back dead leases."""
+        """One loop turn: settle what needs no worker (``run.reusing``), assign, wait for
+        messages, append them, take back dead leases."""
+        if self._settle_reused(sprint) and self._sprint_over(sprint):
+            self._write_state()
+            return None
         pool = self._ensure_pool()
         halted = None if self._halting() else self._assign(sprint, pool)
         if halted is not None:
@@ -215,10 +219,7 @@ class DispatchMixin:
         if reads:
             known = self._large.get(id(reads))
             if known is None or known[0] is not reads:
-                for path in reads.values():
-                    if path not in self._read_allowed:
-                        self._read_allowed[path] = self.gate.check(Action(kind="read", target=path)).allowed
-                allowed = sorted(key for key, path in reads.items() if self._read_allowed[path])
+                allowed = sorted(key for key, path in reads.items() if self._read_decision(path).allowed)
                 known = (reads, allowed, "")
                 self._large[id(reads)] = known
             context["readable"] = known[1]
@@ -237,10 +238,18 @@ class DispatchMixin:
         """``{step name: rule}`` for the task's steps whose reads the policy in force denies."""
         denied = {}
         for name, path in self.job.step_reads(task).items():
-            decision = self.gate.check(Action(kind="read", target=path))
+            decision = self._read_decision(path)
             if not decision.allowed:
                 denied[name] = decision.rule
         return denied
+
+    def _read_decision(self, path: str) -> Decision:
+        """The gate's decision on reading ``path``, asked once per session (the policy in force
+        is fixed for a session)."""
+        decision = self._read_decisions.get(path)
+        if decision is None:
+            decision = self._read_decisions[path] = self.gate.check(Action(kind="read", target=path))
+        return decision
 
     def _expire_leases(self, pool: WorkerPool) -> list[NewRecord]:
         now = self.clock()

@@ -11,26 +11,13 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ... import faults
-from ...steps import TaskContext, each, input_hash
+from ...steps import TaskContext, each
 from .shapes import Candidate, ModelRequest
 from .source import decode_source
-
-if TYPE_CHECKING:
-    from ...models import ModelProvider
-
-_local_providers: dict[str, "ModelProvider"] = {}
-
-
-def _local_model(spec: str) -> "ModelProvider":
-    """The provider that runs in this worker (the offline analyst), made once per spec."""
-    if spec not in _local_providers:
-        from ...models import get_provider
-
-        _local_providers[spec] = get_provider(spec)
-    return _local_providers[spec]
+from .step_inputs import brief_sha, judge_identity, judge_step, local_provider
 
 
 def _answer_outcome(result: dict[str, Any]) -> str:
@@ -82,15 +69,14 @@ def judge(ctx: TaskContext) -> dict[str, Any]:
         StepFailed is caught per candidate (the step is recorded as failed and the next one runs).
     """
     from ...models import parse_spec, request_to_json
-    from ...models.prompts import PROMPT_VERSION
 
     pass_name = ctx.inputs["kind"]
     spec = parse_spec(ctx.context.get("model", "offline"))
-    provider = _local_model(str(spec)) if spec.runs_locally else None
-    identity = (provider.name, provider.model) if provider is not None else (spec.provider, spec.model, PROMPT_VERSION)
+    provider = local_provider(str(spec)) if spec.runs_locally else None
+    identity = judge_identity(str(spec))
     sources = _Sources(Path(ctx.context["root"]), ctx.inputs["files"])
     brief = ctx.context.get("brief", "")
-    brief_sha = hashlib.sha256(brief.encode("utf-8", "surrogateescape")).hexdigest()
+    brief_hash = brief_sha(brief)
 
     def one(item: dict[str, Any]) -> None:
         candidate = Candidate.from_json(item["candidate"])
@@ -113,9 +99,8 @@ def judge(ctx: TaskContext) -> dict[str, Any]:
                                 "cost_usd": result.cost_usd, "answer": answer})
             return {"candidate": candidate.id, "answer": answer}
 
-        ctx.step(f"{pass_name}:{candidate.id}",
-                 input_hash(item, ctx.inputs["files"][candidate.path], *identity, brief_sha),
-                 run, spends_call=True, outcome=_answer_outcome,
+        ctx.step(*judge_step(pass_name, item, ctx.inputs["files"], identity, brief_hash), run,
+                 spends_call=True, outcome=_answer_outcome,
                  why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}",
                  still_valid=lambda result: sources.unchanged(candidate.path))
         faults.hit(f"scan.{pass_name}.after_step")

@@ -13,13 +13,14 @@ import dataclasses
 import hashlib
 import os
 from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ... import effects
 from ...version import __version__
 from ...gate import Action
 from ...ledger.records import canonical_json
-from ..base import Job, JobOutcome, TaskSpec, task_name
+from ..base import Job, JobOutcome, KnownStep, KnownTask, TaskSpec, task_name
 from . import export, report
 from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
@@ -61,7 +62,7 @@ def code_parts() -> dict[str, frozenset[str]]:
 
     return {
         "job": closure("steps.py") | {"jobs/base.py", "jobs/scan/job.py", "jobs/scan/tasks.py", "jobs/scan/report.py",
-                                      "jobs/scan/retry.py"},
+                                      "jobs/scan/retry.py", "jobs/scan/step_inputs.py"},
         "detect": closure("jobs/scan/detect.py", "jobs/scan/brief.py", "jobs/scan/plan.py"),
         "analyst": closure("models", "jobs/scan/investigate.py"),
         "triage": closure("jobs/scan/triage.py"),
@@ -311,6 +312,43 @@ class ScanJob(Job):
         if kind in ("investigate", "revalidate"):
             return {f"{kind}:{it['candidate']['id']}": str(self.target / it["candidate"]["path"]) for it in task.inputs["items"]}
         return {}
+
+    def known_steps(self, tasks: Sequence[tuple[TaskSpec, dict[str, Any]]], run: "RunReader") -> dict[str, KnownTask]:
+        """Keys the steps of detect, investigate, triage and revalidate tasks as their workers
+        do (``step_inputs``); an offered detect result holds when the file and what its
+        analysis read are at their planned hashes now (``modules.still_holds``), an offered
+        judgement when the candidate's file is (what the worker checks before it reuses one:
+        a file at its planned hash decodes as it did when detect found the candidate). Each
+        file is read and hashed at most once per call; none is parsed. The brief is left to
+        a worker: it reads the README and packaging files as text, in its sandbox.
+        """
+        from .step_inputs import (brief_sha, current_hashes, detect_holds, detect_step, file_holds, judge_identity,
+                                  judge_step, readable_modules, triage_step)
+
+        on_disk = current_hashes(self.target)
+        out: dict[str, KnownTask] = {}
+        for spec, context in tasks:
+            kind = spec.inputs.get("kind")
+            if kind == "detect":
+                readable, module_paths, index = readable_modules(context.get("shas", {}), context.get("readable", []))
+                steps = tuple(KnownStep(name=name, inputs_hash=inputs,
+                                        still_valid=detect_holds(f, readable, module_paths, index, on_disk))
+                              for f in spec.inputs["files"] for name, inputs in (detect_step(f),))
+                out[spec.id] = KnownTask(steps=steps, summary={"steps": 0, "reused": len(steps), "failed": 0})
+            elif kind == "triage":
+                steps = tuple(KnownStep(name=name, inputs_hash=inputs)
+                              for name, inputs in map(triage_step, spec.inputs["items"]))
+                out[spec.id] = KnownTask(steps=steps, summary={"steps": 0, "failed": 0})
+            elif kind in ("investigate", "revalidate"):
+                files = spec.inputs["files"]
+                identity = judge_identity(context.get("model", self.model))
+                brief_hash = brief_sha(context.get("brief", ""))
+                steps = tuple(KnownStep(name=name, inputs_hash=inputs,
+                                        still_valid=file_holds(item["candidate"]["path"], files, on_disk))
+                              for item in spec.inputs["items"]
+                              for name, inputs in (judge_step(kind, item, files, identity, brief_hash),))
+                out[spec.id] = KnownTask(steps=steps, summary={"steps": 0, "failed": 0})
+        return out
 
     def analyses(self, path: str) -> bool:
         """Source files and the templates the taint engine reads: what a repository's exclude

@@ -158,7 +158,7 @@ def discover(target: Path, *, exclude: tuple[Path, ...] = (), suffixes: tuple[st
                 found.append(PlannedFile(path=rel, sha256="", size_bytes=0, link=True, skip_reason=LINKED_FOLDER))
                 continue
             if is_dir:
-                if name not in EXCLUDED_DIRS and path.resolve() not in excluded:
+                if name not in EXCLUDED_DIRS and not (excluded and path.resolve() in excluded):
                     folders.append((path, rel, depth + 1))
                 continue
             if not name.endswith(suffixes):
