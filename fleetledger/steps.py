@@ -25,6 +25,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import queue
+import re
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
@@ -93,8 +94,17 @@ def reused_payload_text(name: str, inputs_hash: str, reuse: dict[str, str], orig
     again: ``result_text`` is the result's canonical JSON as an earlier record stored it
     (``reuse.stored_step``). The payload's keys in canonical order are ``input_hash``,
     ``name``, ``result``, ``reuse`` and ``reused``."""
-    return (f'{{"input_hash":{canonical_json(inputs_hash[:16])},"name":{canonical_json(name)},"result":{result_text},'
-            f'"reuse":{canonical_json(reuse)},"reused":{canonical_json(origin)}}}')
+    if _HEX.fullmatch(inputs_hash) and all(_HEX.fullmatch(reuse.get(k, "")) for k in ("inputs", "key", "salt")) \
+            and len(reuse) == 3:  # hex needs no escaping: the usual claim is written as it is
+        claim = f'{{"inputs":"{reuse["inputs"]}","key":"{reuse["key"]}","salt":"{reuse["salt"]}"}}'
+        hashed = f'"{inputs_hash[:16]}"'
+    else:
+        claim, hashed = canonical_json(reuse), canonical_json(inputs_hash[:16])
+    return (f'{{"input_hash":{hashed},"name":{canonical_json(name)},"result":{result_text},'
+            f'"reuse":{claim},"reused":{canonical_json(origin)}}}')
+
+
+_HEX = re.compile("[0-9a-f]+")
 
 
 def step_key(task: str, name: str, inputs_hash: str) -> str:

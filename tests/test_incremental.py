@@ -785,3 +785,29 @@ def test_a_stored_results_text_is_cut_from_its_record_and_copied_unchanged(name:
     offer = {"key": claim["key"], "result": result, "from": {"run": "scan-1", "seq": 7}}
     _, copy = reused_payload(name, "b" * 64, claim, offer)
     assert reused_payload_text(name, "b" * 64, claim, offer["from"], canonical_json(result)) == canonical_json(copy)
+
+
+def test_a_file_hashed_while_planning_is_known_by_its_lstat_until_it_changes(tmp_path: Path) -> None:
+    """``current_hashes`` takes the hash ``discover`` took when the file's ``lstat`` is the
+    same and its last change was well before that look; a file written since, or changed just
+    before the look (a write in the same clock tick leaves the times alone), is read again."""
+    import os
+    import time
+
+    from fleetledger.jobs.scan.plan import Hashed, file_signature
+    from fleetledger.jobs.scan.step_inputs import RECENT_NS, current_hashes
+
+    (tmp_path / "a.py").write_text("A = 1\n")
+    real = hashlib.sha256(b"A = 1\n").hexdigest()
+    signature = file_signature(os.lstat(tmp_path / "a.py"))
+    later = time.time_ns() + 2 * RECENT_NS
+    assert current_hashes(tmp_path, {"a.py": Hashed(signature=signature, sha256="f" * 64, looked_ns=later)})("a.py") \
+        == "f" * 64, "known by its lstat: not read"
+    assert current_hashes(tmp_path, {"a.py": Hashed(signature=signature, sha256="f" * 64, looked_ns=time.time_ns())})(
+        "a.py") == real, "changed just before the look: read again"
+    (tmp_path / "a.py").write_text("A = 22\n")
+    assert current_hashes(tmp_path, {"a.py": Hashed(signature=signature, sha256="f" * 64, looked_ns=later)})("a.py") \
+        == hashlib.sha256(b"A = 22\n").hexdigest(), "written since: read again"
+    (tmp_path / "a.py").unlink()
+    (tmp_path / "a.py").symlink_to(tmp_path / "b.py")
+    assert current_hashes(tmp_path, {"a.py": Hashed(signature=signature, sha256="f" * 64, looked_ns=later)})("a.py") == ""

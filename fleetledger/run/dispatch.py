@@ -56,9 +56,17 @@ class DispatchMixin:
         return all(self.view.tasks[t].status in ("finished", "failed") for t in self.view.sprints[sprint].tasks)
 
     def _turn(self, sprint: str) -> RunResult | None:
-        """One loop turn: settle what needs no worker (``run.reusing``), assign, wait for
-        messages, append them, take back dead leases."""
-        if self._settle_reused(sprint) and self._sprint_over(sprint):
+        """One loop turn: assign, wait for messages, append them, take back dead leases; or
+        settle what needs no worker (``run.reusing``), after handing the sprint's other tasks to
+        the workers (started now if they are not: they boot while the coordinator records)."""
+        settling = self._settle_check(sprint)
+        if settling:
+            ids = {task.id for task, _, _ in settling}
+            if any(t not in ids and self.view.tasks[t].status in ("pending", "leased") for t in self.view.sprints[sprint].tasks):
+                halted = self._assign(sprint, self._ensure_pool(), skip=ids)
+                if halted is not None:
+                    return halted
+            self._settle(settling)
             self._write_state()
             return None
         pool = self._ensure_pool()
@@ -112,9 +120,11 @@ class DispatchMixin:
         longest = BROKER_POLL_S if self.broker is not None and self.broker.busy else SHARED_POLL_S if self.shared else 1.0
         return max(0.01, min(longest, (nearest - now) / 1000 + 0.01))
 
-    def _assign(self, sprint: str, pool: WorkerPool) -> RunResult | None:
+    def _assign(self, sprint: str, pool: WorkerPool, *, skip: frozenset[str] | set[str] = frozenset()) -> RunResult | None:
+        """Leases pending tasks (but those in ``skip``) to idle workers, and sends them."""
         idle = [w for w in pool.workers.values() if w.ready and w.task is None and not w.lost]
-        pending = [self.view.tasks[t] for t in self.view.sprints[sprint].tasks if self.view.tasks[t].status == "pending"]
+        pending = [self.view.tasks[t] for t in self.view.sprints[sprint].tasks
+                   if self.view.tasks[t].status == "pending" and t not in skip]
         if self.shared and pending:  # each host starts elsewhere in the plan, so that hosts rarely claim the same task
             start = int(self.session, 16) % len(pending)
             pending = pending[start:] + pending[:start]

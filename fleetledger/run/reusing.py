@@ -30,6 +30,11 @@ from ..result_cache import ResultCache
 from ..steps import pick_offer, reuse_claim, reused_payload, reused_payload_text, step_key
 from .options import lease_ttl_ms
 
+Pick = tuple[str, str, dict[str, str], dict[str, Any]]
+"""A step settled from an offer: its name, input hash, reuse claim and the offer taken."""
+Settled = tuple[TaskView, list[Pick], dict[str, Any]]
+"""A task settled on the coordinator: the task, its steps' picks and its ``task.finished`` payload."""
+
 SETTLE_BATCH_RECORDS = 2_000
 """Step records per commit when the coordinator settles tasks itself (each commit also holds
 the tasks' ``task.finished``, after one that holds their ``task.assigned``)."""
@@ -93,27 +98,24 @@ class ReuseMixin:
         found = offers.offers(salt, sorted(names), texts=True) if offers is not None and names else {}
         return {"salt": salt, "offers": found}
 
-    def _settle_reused(self, sprint: str) -> int:
-        """Settles on the coordinator the sprint's pending tasks whose every step has an offered
-        result that still holds (module docstring), in batches; each task is considered once
-        per session (a task left to a worker stays with the workers).
-
-        Returns:
-            The number of tasks settled.
+    def _settle_check(self, sprint: str) -> list[Settled]:
+        """The sprint's pending tasks the coordinator can settle itself: each with every step
+        an offered result that still holds (module docstring). Each task is considered once per
+        session (a task left to a worker stays with the workers). Nothing is appended.
 
         Raises:
-            LedgerError: the ledger cannot be read or written.
+            LedgerError: the ledger cannot be read.
         """
         salt = self._salt(sprint)
         offers = self._offers()
         if salt is None or offers is None or self._halting():
-            return 0
+            return []
         checked = self._settle_checked
         tasks = [self.view.tasks[t] for t in self.view.sprints[sprint].tasks if t not in checked]
         tasks = [t for t in tasks if t.status == "pending" and t.steps_done == 0 and t.steps_failed == 0]
         checked.update(self.view.sprints[sprint].tasks)
         if not tasks:
-            return 0
+            return []
         run = self.reader()
         ready: list[tuple[TaskView, TaskSpec, dict[str, Any]]] = []
         for task, spec in zip(tasks, run.planned(t.id for t in tasks)):
@@ -123,13 +125,22 @@ class ReuseMixin:
                 continue
             ready.append((task, spec, self._context(spec, run)[0]))
         known = self.job.known_steps([(spec, context) for _, spec, context in ready], run)
-        settled: list[tuple[TaskView, list[tuple[str, str, dict[str, str], dict[str, Any]]], dict[str, Any]]] = []
+        settled: list[Settled] = []
         for task, spec, _ in ready:
             plan = known.get(spec.id)
             picks = self._picks(spec, plan, salt, offers) if plan is not None else None
             if picks is not None and plan is not None:
                 settled.append((task, picks, plan.summary))
-        batch: list[tuple[TaskView, list[tuple[str, str, dict[str, str], dict[str, Any]]], dict[str, Any]]] = []
+        return settled
+
+    def _settle(self, settled: list[Settled]) -> None:
+        """Records the tasks ``_settle_check`` found, in batches of about
+        ``SETTLE_BATCH_RECORDS`` steps.
+
+        Raises:
+            LedgerError: the ledger cannot be written.
+        """
+        batch: list[Settled] = []
         size = 0
         for item in settled:
             batch.append(item)
@@ -141,10 +152,9 @@ class ReuseMixin:
             self._settle_batch(batch)
         if settled and self.on_progress is not None:
             self.on_progress(self.view)
-        return len(settled)
 
     def _picks(self, spec: TaskSpec, plan: KnownTask, salt: str,
-               offers: Offers) -> list[tuple[str, str, dict[str, str], dict[str, Any]]] | None:
+               offers: Offers) -> list[Pick] | None:
         """``[(step name, input hash, reuse claim, offer)]`` for every step of the task, or None
         when a step has no offered result that still holds (or the job keyed other steps than
         the task's: then a worker runs it)."""
@@ -161,8 +171,7 @@ class ReuseMixin:
             picks.append((step.name, step.inputs_hash, claim, offer))
         return picks
 
-    def _settle_batch(self, batch: list[tuple[TaskView, list[tuple[str, str, dict[str, str], dict[str, Any]]],
-                                              dict[str, Any]]]) -> None:
+    def _settle_batch(self, batch: list[Settled]) -> None:
         """Leases a batch of tasks to the coordinator (one commit), then records the reused
         steps and the end of each task whose lease the ledger accepted (a second commit)."""
         now = self.clock()

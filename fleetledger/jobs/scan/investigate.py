@@ -10,14 +10,67 @@ call. Either way the answer is the step's result, so a rerun pays for no call tw
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import faults
-from ...steps import TaskContext, each
+from ...steps import TaskContext, each, input_hash
 from .shapes import Candidate, ModelRequest
 from .source import decode_source
-from .step_inputs import brief_sha, judge_identity, judge_step, local_provider
+
+if TYPE_CHECKING:
+    from ...models import ModelProvider
+
+
+def judge_identity(model: str) -> tuple[str, ...]:
+    """Returns what names the model in an investigate or revalidate step's input hash: the
+    provider's name and model for one that runs in the worker (the offline analyst), else the
+    spec's provider and model and the prompt version (``model``: the job's model spec)."""
+    from ...models import parse_spec
+    from ...models.prompts import PROMPT_VERSION
+
+    spec = parse_spec(model)
+    if spec.runs_locally:
+        provider = local_provider(str(spec))
+        return (provider.name, provider.model)
+    return (spec.provider, spec.model, PROMPT_VERSION)
+
+
+_providers: dict[str, "ModelProvider"] = {}
+
+
+def local_provider(spec: str) -> "ModelProvider":
+    """The provider that runs in this process for ``spec`` (the offline analyst), made once."""
+    if spec not in _providers:
+        from ...models import get_provider
+
+        _providers[spec] = get_provider(spec)
+    return _providers[spec]
+
+
+def brief_sha(brief: str) -> str:
+    """SHA-256 hex of the repository brief's text, part of every model step's input hash."""
+    return hashlib.sha256(brief.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def judge_step(pass_name: str, item: dict[str, Any], files: dict[str, str], identity: tuple[str, ...],
+               brief_hash: str) -> tuple[str, str]:
+    """Returns the name and input hash of an investigate or revalidate step: the item (the
+    candidate, and on revalidate the first answer), the planned hash of its file, the model
+    (``judge_identity``) and the brief (``brief_sha``)."""
+    candidate = item["candidate"]
+    return (f"{pass_name}:{candidate['id']}",
+            input_hash(item, files[candidate["path"]], *identity, brief_hash))
+
+
+def file_holds(path: str, files: dict[str, str], on_disk: Callable[[str], str]) -> Callable[[dict[str, Any]], bool]:
+    """Returns the coordinator's check that a judgement recorded earlier still holds: the
+    candidate's file (``path``) is at its planned hash (``files``) now (``on_disk``:
+    ``step_inputs.current_hashes``). The worker checks the same by reading and decoding the file
+    (``_Sources.unchanged``); a file at its planned hash decodes as it did when detect found the
+    candidate, so the hash decides."""
+    return lambda result: on_disk(path) == files[path]
 
 
 def _answer_outcome(result: dict[str, Any]) -> str:

@@ -20,14 +20,14 @@ from ... import effects
 from ...version import __version__
 from ...gate import Action
 from ...ledger.records import canonical_json
-from ..base import Job, JobOutcome, KnownStep, KnownTask, TaskSpec, task_name
+from ..base import Job, JobOutcome, KnownTask, TaskSpec, task_name
 from . import export, report
 from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
 from .export_options import ExportOptions
 from .detect import DETECT_VERSION
-from .plan import (EXCLUDED_DIRS, MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, blocks, candidate_blocks,
-                   discover)
+from .plan import (EXCLUDED_DIRS, MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, Hashed, blocks,
+                   candidate_blocks, discover)
 from .shapes import Candidate, survives
 
 if TYPE_CHECKING:
@@ -111,6 +111,7 @@ class ScanJob(Job):
         self._modules_cache: tuple[str, dict[str, str]] | None = None
         self._reads_cache: tuple[dict[str, str], dict[str, str]] | None = None
         self._listings: dict[tuple[str, ...], list[Any]] = {}
+        self._hashed: dict[str, Hashed] = {}  # what discover hashed: step_inputs.current_hashes
 
     def describe(self) -> dict[str, Any]:
         identity = {"kind": "scan", "target": str(self.target), "detect": DETECT_VERSION, "model": self.model}
@@ -192,7 +193,8 @@ class ScanJob(Job):
         key = suffixes or ()
         if key not in self._listings:
             exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
-            self._listings[key] = discover(self.target, exclude=exclude, **({"suffixes": suffixes} if suffixes else {}))
+            self._listings[key] = discover(self.target, exclude=exclude, hashed=self._hashed,
+                                           **({"suffixes": suffixes} if suffixes else {}))
         return self._listings[key]
 
     def _plan_detect(self) -> list[TaskSpec]:
@@ -314,41 +316,11 @@ class ScanJob(Job):
         return {}
 
     def known_steps(self, tasks: Sequence[tuple[TaskSpec, dict[str, Any]]], run: "RunReader") -> dict[str, KnownTask]:
-        """Keys the steps of detect, investigate, triage and revalidate tasks as their workers
-        do (``step_inputs``); an offered detect result holds when the file and what its
-        analysis read are at their planned hashes now (``modules.still_holds``), an offered
-        judgement when the candidate's file is (what the worker checks before it reuses one:
-        a file at its planned hash decodes as it did when detect found the candidate). Each
-        file is read and hashed at most once per call; none is parsed. The brief is left to
-        a worker: it reads the README and packaging files as text, in its sandbox.
-        """
-        from .step_inputs import (brief_sha, current_hashes, detect_holds, detect_step, file_holds, judge_identity,
-                                  judge_step, readable_modules, triage_step)
+        """Keys detect, investigate, triage and revalidate tasks as their workers do
+        (``step_inputs.known_steps``); the brief is left to a worker."""
+        from .step_inputs import known_steps
 
-        on_disk = current_hashes(self.target)
-        out: dict[str, KnownTask] = {}
-        for spec, context in tasks:
-            kind = spec.inputs.get("kind")
-            if kind == "detect":
-                readable, module_paths, index = readable_modules(context.get("shas", {}), context.get("readable", []))
-                steps = tuple(KnownStep(name=name, inputs_hash=inputs,
-                                        still_valid=detect_holds(f, readable, module_paths, index, on_disk))
-                              for f in spec.inputs["files"] for name, inputs in (detect_step(f),))
-                out[spec.id] = KnownTask(steps=steps, summary={"steps": 0, "reused": len(steps), "failed": 0})
-            elif kind == "triage":
-                steps = tuple(KnownStep(name=name, inputs_hash=inputs)
-                              for name, inputs in map(triage_step, spec.inputs["items"]))
-                out[spec.id] = KnownTask(steps=steps, summary={"steps": 0, "failed": 0})
-            elif kind in ("investigate", "revalidate"):
-                files = spec.inputs["files"]
-                identity = judge_identity(context.get("model", self.model))
-                brief_hash = brief_sha(context.get("brief", ""))
-                steps = tuple(KnownStep(name=name, inputs_hash=inputs,
-                                        still_valid=file_holds(item["candidate"]["path"], files, on_disk))
-                              for item in spec.inputs["items"]
-                              for name, inputs in (judge_step(kind, item, files, identity, brief_hash),))
-                out[spec.id] = KnownTask(steps=steps, summary={"steps": 0, "failed": 0})
-        return out
+        return known_steps(self.target, self.model, tasks, hashed=self._hashed)
 
     def analyses(self, path: str) -> bool:
         """Source files and the templates the taint engine reads: what a repository's exclude
@@ -495,9 +467,14 @@ class ScanJob(Job):
 
 
 def brief_text(run: "RunReader") -> str:
-    """Returns the recorded repository brief text ("" before the brief step ran)."""
+    """Returns the recorded repository brief text ("" before the brief step ran; read-only,
+    kept by the reader while the brief tasks' step counts are unchanged)."""
     detect = run.view.sprints.get("detect")
     brief = [t for t in (detect.tasks if detect is not None else ()) if task_name(t) == "brief"]
-    for result in run.results(brief):
-        return result.get("text", "")
-    return ""
+
+    def read() -> str:
+        for result in run.results(brief):
+            return result.get("text", "")
+        return ""
+
+    return run.memo("scan.brief_text", tuple((t, run.view.tasks[t].steps_done) for t in brief), read)

@@ -1,27 +1,28 @@
-"""The scan's steps by name and input hash, and the checks that a recorded result still holds.
+"""The scan's detect and triage steps by name and input hash, and the checks that a recorded
+result still holds (the model passes' are in ``investigate``, whose code identity must not
+hold the detectors').
 
-A worker running a task (``tasks``, ``investigate``) and the coordinator settling a task whose
-every step has a reusable earlier result (``ScanJob.reusable_steps``) must name and key each
-step the same way, and judge an offered result by the same rule; both call these functions.
+A worker running a task (``tasks``) and the coordinator settling a task whose every step has a
+reusable earlier result (``ScanJob.known_steps``) must name and key each step the same way,
+and judge an offered result by the same rule; both call these functions.
 None of them reads the repository except to hash a file (``modules.read_file``: never through
 a link, never outside the root), so the coordinator may call them.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable
+import os
+import stat
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...analysis.definitions import module_index
 from ...steps import input_hash
+from ..base import KnownStep, KnownTask, TaskSpec
 from .detect import DETECT_VERSION
 from .modules import disk_hashes, python_paths, still_holds
-from .plan import MAX_SOURCE_BYTES, MAX_TEMPLATE_BYTES
-
-if TYPE_CHECKING:
-    from ...models import ModelProvider
+from .plan import MAX_SOURCE_BYTES, MAX_TEMPLATE_BYTES, Hashed, file_signature
 
 
 def detect_step(planned: dict[str, Any]) -> tuple[str, str]:
@@ -36,47 +37,6 @@ def triage_step(item: dict[str, Any]) -> tuple[str, str]:
     """Returns the name and input hash of the triage step of a planned item (``candidate`` and
     ``answer``): the item decides the result."""
     return f"triage:{item['candidate']['id']}", input_hash(item)
-
-
-def judge_identity(model: str) -> tuple[str, ...]:
-    """Returns what names the model in an investigate or revalidate step's input hash: the
-    provider's name and model for one that runs in the worker (the offline analyst), else the
-    spec's provider and model and the prompt version (``model``: the job's model spec)."""
-    from ...models import parse_spec
-    from ...models.prompts import PROMPT_VERSION
-
-    spec = parse_spec(model)
-    if spec.runs_locally:
-        provider = local_provider(str(spec))
-        return (provider.name, provider.model)
-    return (spec.provider, spec.model, PROMPT_VERSION)
-
-
-_providers: dict[str, "ModelProvider"] = {}
-
-
-def local_provider(spec: str) -> "ModelProvider":
-    """The provider that runs in this process for ``spec`` (the offline analyst), made once."""
-    if spec not in _providers:
-        from ...models import get_provider
-
-        _providers[spec] = get_provider(spec)
-    return _providers[spec]
-
-
-def brief_sha(brief: str) -> str:
-    """SHA-256 hex of the repository brief's text, part of every model step's input hash."""
-    return hashlib.sha256(brief.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def judge_step(pass_name: str, item: dict[str, Any], files: dict[str, str], identity: tuple[str, ...],
-               brief_hash: str) -> tuple[str, str]:
-    """Returns the name and input hash of an investigate or revalidate step: the item (the
-    candidate, and on revalidate the first answer), the planned hash of its file, the model
-    (``judge_identity``) and the brief (``brief_sha``)."""
-    candidate = item["candidate"]
-    return (f"{pass_name}:{candidate['id']}",
-            input_hash(item, files[candidate["path"]], *identity, brief_hash))
 
 
 _derived: dict[tuple[int, int], tuple[Any, ...]] = {}
@@ -111,17 +71,79 @@ def detect_holds(planned: dict[str, Any], readable: dict[str, str], module_paths
     return lambda result: still_holds(result, planned, readable, module_paths, on_disk, index)
 
 
-def file_holds(path: str, files: dict[str, str], on_disk: Callable[[str], str]) -> Callable[[dict[str, Any]], bool]:
-    """Returns the check that a judgement recorded earlier still holds: the candidate's file
-    (``path``) is at its planned hash (``files``) now. The worker checks the same by reading
-    and decoding the file; a file at its planned hash decodes as it did when detect found the
-    candidate, so the hash decides."""
-    return lambda result: on_disk(path) == files[path]
+RECENT_NS = 2_000_000_000
+"""A file changed less than this before ``discover`` looked at it (2 s, far above any file
+system's time resolution) is read again rather than known by its ``lstat``: a write in the
+same clock tick as the look leaves the times as they were."""
 
 
-def current_hashes(root: Path) -> Callable[[str], str]:
+def current_hashes(root: Path, hashed: dict[str, Hashed] | None = None) -> Callable[[str], str]:
     """Returns path -> the SHA-256 of a file of ``root`` as it is now ("" when it cannot be read
     whole: ``modules.disk_hashes``), each file read at most once: what an offered result is
     checked against, so that a file changed since the run was planned is never covered by a
-    reused result."""
-    return disk_hashes(root, max(MAX_SOURCE_BYTES, MAX_TEMPLATE_BYTES))
+    reused result. A file this process hashed while planning (``hashed``, ``plan.discover``)
+    whose ``lstat`` is the same now, and whose change time was well before that look
+    (``RECENT_NS``), is known without reading it again."""
+    read = disk_hashes(root, max(MAX_SOURCE_BYTES, MAX_TEMPLATE_BYTES))
+    if not hashed:
+        return read
+    base = str(root)
+
+    def sha(relpath: str) -> str:
+        known = hashed.get(relpath)
+        if known is not None:
+            try:
+                info = os.lstat(os.path.join(base, relpath))
+            except OSError:
+                return read(relpath)
+            if stat.S_ISREG(info.st_mode) and file_signature(info) == known.signature \
+                    and info.st_ctime_ns + RECENT_NS < known.looked_ns:
+                return known.sha256
+        return read(relpath)
+
+    return sha
+
+
+def known_steps(root: Path, model: str, tasks: Sequence[tuple[TaskSpec, dict[str, Any]]], *,
+                hashed: dict[str, Hashed] | None = None) -> dict[str, KnownTask]:
+    """Keys the steps of detect, investigate, triage and revalidate tasks as their workers do,
+    for the coordinator (``Job.known_steps``): an offered detect result holds when the file and
+    what its analysis read are at their planned hashes now (``modules.still_holds``), an
+    offered judgement when the candidate's file is (``investigate.file_holds``). Each file is
+    read and hashed at most once per call; none is parsed. The brief is left to a worker: it
+    reads the README and packaging files as text, in its sandbox.
+
+    Args:
+        root: The scanned root.
+        model: The job's model spec (``ScanJob.model``), when a task's context names none.
+        tasks: Pending tasks, each with the context its worker would get.
+        hashed: The files this process hashed while planning (``current_hashes``).
+
+    Returns:
+        ``{task id: KnownTask}`` for the tasks of those kinds.
+    """
+    from .investigate import brief_sha, file_holds, judge_identity, judge_step
+
+    on_disk = current_hashes(root, hashed)
+    out: dict[str, KnownTask] = {}
+    for spec, context in tasks:
+        kind = spec.inputs.get("kind")
+        if kind == "detect":
+            readable, module_paths, index = readable_modules(context.get("shas", {}), context.get("readable", []))
+            steps = tuple(KnownStep(name=name, inputs_hash=inputs,
+                                    still_valid=detect_holds(f, readable, module_paths, index, on_disk))
+                          for f in spec.inputs["files"] for name, inputs in (detect_step(f),))
+            out[spec.id] = KnownTask(steps=steps, summary={"steps": 0, "reused": len(steps), "failed": 0})
+        elif kind == "triage":
+            steps = tuple(KnownStep(name=name, inputs_hash=inputs) for name, inputs in map(triage_step, spec.inputs["items"]))
+            out[spec.id] = KnownTask(steps=steps, summary={"steps": 0, "failed": 0})
+        elif kind in ("investigate", "revalidate"):
+            files = spec.inputs["files"]
+            identity = judge_identity(context.get("model", model))
+            brief_hash = brief_sha(context.get("brief", ""))
+            steps = tuple(KnownStep(name=name, inputs_hash=inputs,
+                                    still_valid=file_holds(item["candidate"]["path"], files, on_disk))
+                          for item in spec.inputs["items"]
+                          for name, inputs in (judge_step(kind, item, files, identity, brief_hash),))
+            out[spec.id] = KnownTask(steps=steps, summary={"steps": 0, "failed": 0})
+    return out
