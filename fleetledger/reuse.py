@@ -74,8 +74,9 @@ class Offers:
         Args:
             salt: The sprint's salt (``sprint_salt``).
             names: The steps' names.
-            texts: Also give each ledger offer's ``"text"``: its result's canonical JSON as
-                stored (``steps.reused_payload_text``; absent for the cache's offers).
+            texts: Also give each ledger offer's ``"stored"``: the canonical JSON of the payload
+                it was stored with, when that has the usual layout (``stored_step``; None
+                otherwise, and absent for the cache's offers), for ``steps.reused_payload_text``.
 
         Raises:
             LedgerError: the ledger cannot be read.
@@ -83,7 +84,7 @@ class Offers:
         index = self._load(salt)
         out: dict[str, list[dict[str, Any]]] = {}
         for name in names:
-            found = [dict(o) if texts else {k: v for k, v in o.items() if k != "text"} for o in index.get(name, ())]
+            found = [dict(o) if texts else {k: v for k, v in o.items() if k != "stored"} for o in index.get(name, ())]
             if self.cache is not None:
                 keys = {o["key"] for o in found}
                 found += [o for o in self.cache.offers(salt, name)[:MAX_OFFERS] if o["key"] not in keys]
@@ -108,14 +109,14 @@ class Offers:
             kept = index.setdefault(name, [])
             if len(kept) >= MAX_OFFERS or any(o["key"] == key for o in kept):
                 continue
+            usual: str | None = record.payload_json if text is not None else None
             try:
-                result = json.loads(text)
+                result = json.loads(text) if text is not None else record.payload.get("result")
             except ValueError:  # not one JSON value: a payload with more keys than the usual layout's
-                result = record.payload.get("result")
-                text = canonical_json(result)
+                result, usual = record.payload.get("result"), None
             if isinstance(result, dict):
                 kept.append({"key": key, "result": result, "from": origin or {"run": record.run_id, "seq": record.seq},
-                             "text": text})
+                             "stored": usual})
         self._index[salt] = index
         return index
 
@@ -125,11 +126,12 @@ _STORED_TAIL = re.compile(r',"reuse":\{"inputs":"[0-9a-f]{64}","key":"([0-9a-f]{
                           r'(?:,"reused":(\{[^{}]*\}))?\}')
 
 
-def stored_step(payload_json: str) -> tuple[str, str, str, dict[str, Any] | None, str] | None:
+def stored_step(payload_json: str) -> tuple[str, str, str, dict[str, Any] | None, str | None] | None:
     """Reads a stored ``step.done`` payload's text as ``(name, reuse key, salt, reused pointer
     or None, the result's canonical JSON text)`` without decoding the result, or None when it
     carries no reuse key. A payload of the usual layout (``{"input_hash", "name", "result",
-    "reuse"[, "reused"]}`` in canonical JSON) is cut at its keys; any other is decoded.
+    "reuse"[, "reused"]}`` in canonical JSON) is cut at its keys; any other is decoded, and
+    its result text is None.
     The result text is whatever lies between: the caller decodes it (``Offers``), which fails
     when the payload has more keys than the usual ones between ``result`` and ``reuse`` (the
     caller then decodes the payload)."""
@@ -152,7 +154,7 @@ def stored_step(payload_json: str) -> tuple[str, str, str, dict[str, Any] | None
         return None
     origin = payload.get("reused")
     return (str(payload.get("name")), str(reuse.get("key")), str(reuse.get("salt")),
-            origin if isinstance(origin, dict) else None, canonical_json(payload["result"]))
+            origin if isinstance(origin, dict) else None, None)
 
 
 def reused_from(payload_json: str) -> dict[str, Any] | None:

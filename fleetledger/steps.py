@@ -25,7 +25,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import queue
-import re
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
@@ -88,23 +87,17 @@ def reused_payload(name: str, inputs_hash: str, reuse: dict[str, str],
             {"name": name, "input_hash": inputs_hash[:16], "result": offer["result"], "reuse": reuse, "reused": origin})
 
 
-def reused_payload_text(name: str, inputs_hash: str, reuse: dict[str, str], origin: dict[str, Any],
-                        result_text: str) -> str:
+def reused_payload_text(stored: str, origin: dict[str, Any]) -> str:
     """Returns ``canonical_json`` of ``reused_payload``'s payload without encoding the result
-    again: ``result_text`` is the result's canonical JSON as an earlier record stored it
-    (``reuse.stored_step``). The payload's keys in canonical order are ``input_hash``,
-    ``name``, ``result``, ``reuse`` and ``reused``."""
-    if _HEX.fullmatch(inputs_hash) and all(_HEX.fullmatch(reuse.get(k, "")) for k in ("inputs", "key", "salt")) \
-            and len(reuse) == 3:  # hex needs no escaping: the usual claim is written as it is
-        claim = f'{{"inputs":"{reuse["inputs"]}","key":"{reuse["key"]}","salt":"{reuse["salt"]}"}}'
-        hashed = f'"{inputs_hash[:16]}"'
-    else:
-        claim, hashed = canonical_json(reuse), canonical_json(inputs_hash[:16])
-    return (f'{{"input_hash":{hashed},"name":{canonical_json(name)},"result":{result_text},'
-            f'"reuse":{claim},"reused":{canonical_json(origin)}}}')
-
-
-_HEX = re.compile("[0-9a-f]+")
+    again, from ``stored``: the canonical JSON of the payload of the record the offer was read
+    from, of the usual layout (``reuse.stored_step``). An equal reuse key means the same salt,
+    step name and input hash, so that payload has this step's ``input_hash``, ``name`` and
+    ``reuse``, and its result; it lacks only the ``reused`` pointer when it was computed there
+    (``reused``, the last key in canonical order, is then added), and has this one when it was
+    itself a copy (``origin`` is then its pointer)."""
+    if stored.endswith('},"reused":' + canonical_json(origin) + "}"):
+        return stored
+    return f'{stored[:-1]},"reused":{canonical_json(origin)}}}'
 
 
 def step_key(task: str, name: str, inputs_hash: str) -> str:

@@ -659,6 +659,8 @@ def test_the_coordinator_settles_a_task_whose_every_result_still_holds_and_the_l
     leases each to itself, records each step as reused with a pointer to the first run, and
     finishes it, with no worker; ``beta``'s detect task goes to a worker. The ledger verifies
     and the report is a fresh full scan's."""
+    from fleetledger.ledger.records import canonical_json
+
     repo, ws = _two_folders(tmp_path / "repo"), tmp_path / "ws"
     _scan(repo, ws)
     first, _ = _last_run(ws)
@@ -680,6 +682,7 @@ def test_the_coordinator_settles_a_task_whose_every_result_still_holds_and_the_l
             assert r.actor == "coordinator" and r.epoch == 1
         if r.task in settled and r.kind == "step.done":
             assert r.payload["reused"]["run"] == first and r.payload["reuse"]["key"]
+            assert r.payload_json == canonical_json(r.payload), "a copy made from the stored text is canonical"
     assert not any(r.kind == "step.intent" and r.task in settled for r in recs)
     beta = {r.task for r in recs if r.kind == "step.done" and r.payload["name"] == "detect:beta/m3.py"}
     assert beta and not beta & settled, "the task with the changed file went to a worker"
@@ -761,9 +764,10 @@ def test_the_coordinators_check_of_a_detect_result_reads_the_file_as_it_is_now(t
 def test_a_stored_results_text_is_cut_from_its_record_and_copied_unchanged(name: str, result: dict[str, Any],
                                                                              reused: bool, extra: bool) -> None:
     """``stored_step`` reads a stored ``step.done`` without decoding its result, and a reused
-    copy's text (``reused_payload_text``) is what encoding its payload gives, whatever the
-    step's name and result hold (quotes, escapes, keys named like the payload's); a payload of
-    another layout is decoded instead."""
+    copy's text made from the stored one (``reused_payload_text``: a computed result's, or a
+    copy's) is what encoding its payload gives, whatever the step's name and result hold
+    (quotes, escapes, keys named like the payload's); a payload of another layout is decoded
+    instead."""
     from fleetledger.ledger.records import canonical_json
     from fleetledger.reuse import reused_from, stored_step
     from fleetledger.steps import reuse_claim, reused_payload, reused_payload_text
@@ -782,9 +786,9 @@ def test_a_stored_results_text_is_cut_from_its_record_and_copied_unchanged(name:
     assert reused_from(text) == payload.get("reused")
     if not extra:
         assert result_text == canonical_json(result)
-    offer = {"key": claim["key"], "result": result, "from": {"run": "scan-1", "seq": 7}}
-    _, copy = reused_payload(name, "b" * 64, claim, offer)
-    assert reused_payload_text(name, "b" * 64, claim, offer["from"], canonical_json(result)) == canonical_json(copy)
+        offer = {"key": claim["key"], "result": result, "from": payload.get("reused") or {"run": "scan-9", "seq": 11}}
+        _, copy = reused_payload(name, "b" * 64, claim, offer)
+        assert reused_payload_text(text, offer["from"]) == canonical_json(copy)
 
 
 def test_a_file_hashed_while_planning_is_known_by_its_lstat_until_it_changes(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ Pick = tuple[str, str, dict[str, str], dict[str, Any]]
 Settled = tuple[TaskView, list[Pick], dict[str, Any]]
 """A task settled on the coordinator: the task, its steps' picks and its ``task.finished`` payload."""
 
-SETTLE_BATCH_RECORDS = 2_000
+SETTLE_BATCH_RECORDS = 5_000
 """Step records per commit when the coordinator settles tasks itself (each commit also holds
 the tasks' ``task.finished``, after one that holds their ``task.assigned``)."""
 
@@ -192,11 +192,10 @@ class ReuseMixin:
                 continue  # another coordinator of a shared ledger took it first
             for name, inputs_hash, claim, offer in picks:
                 why, payload = reused_payload(name, inputs_hash, claim, offer)
-                text = offer.get("text")  # the result as stored: not encoded again
+                stored = offer.get("stored")  # the result as stored: not encoded again
                 records.append(self.new_record(
                     "step.done", key=step_key(task.id, name, inputs_hash), task=task.id, epoch=lease.epoch, why=why,
-                    payload=payload, payload_json=None if text is None else reused_payload_text(
-                        name, inputs_hash, claim, offer["from"], text)))
+                    payload=payload, payload_json=None if stored is None else reused_payload_text(stored, offer["from"])))
             records.append(self.new_record("task.finished", key=task.id, task=task.id, epoch=lease.epoch,
                                            why=f"the coordinator settled {task.id}: {len(picks)} step(s) reused",
                                            payload=dict(summary)))

@@ -25,7 +25,7 @@ from . import export, report
 from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
 from .export_options import ExportOptions
-from .detect import DETECT_VERSION
+from .detect_version import DETECT_VERSION
 from .plan import (EXCLUDED_DIRS, MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, Hashed, blocks,
                    candidate_blocks, discover)
 from .shapes import Candidate, survives
@@ -112,6 +112,7 @@ class ScanJob(Job):
         self._reads_cache: tuple[dict[str, str], dict[str, str]] | None = None
         self._listings: dict[tuple[str, ...], list[Any]] = {}
         self._hashed: dict[str, Hashed] = {}  # what discover hashed: step_inputs.current_hashes
+        self._sarif: tuple[Any, dict[str, Any]] | None = None  # (report, its SARIF log): _sarif_of
 
     def describe(self) -> dict[str, Any]:
         identity = {"kind": "scan", "target": str(self.target), "detect": DETECT_VERSION, "model": self.model}
@@ -393,7 +394,8 @@ class ScanJob(Job):
             if not decision.allowed:
                 host.record("policy.denied", why=decision.rule, payload={"action": "write", "target": str(workspace / name)})
                 raise effects.EffectDenied(f"writing {workspace / name} denied: {decision.rule}")
-        effects.perform(host, key, lambda k: {"files": export.write_outputs(scan, workspace)}, kind="export",
+        effects.perform(host, key, lambda k: {"files": export.write_outputs(scan, workspace, log=self._sarif_of(scan))},
+                        kind="export",
                         why=f"write {', '.join(OUTPUT_NAMES)} ({len(scan.findings)} findings, "
                             f"{'complete' if scan.complete else 'partial'})",
                         intent={"files": list(OUTPUT_NAMES), "findings": len(scan.findings), "complete": scan.complete},
@@ -437,17 +439,24 @@ class ScanJob(Job):
 
     def _code_scanning_notes(self, scan: Any) -> tuple[tuple[str, ...], int | None]:
         """What the SARIF export left out to fit GitHub's limits (warnings) and how many results
-        are new against the baseline (None without one). Builds the log again: the coordinator
-        has the report, not the file, which a person may have changed."""
-        from .sarif import to_sarif
-
+        are new against the baseline (None without one). Reads the log built for the report
+        (``_sarif_of``), never the file, which a person may have changed."""
         if not scan.findings and not scan.gaps and self.export.baseline is None:
             return (), None
-        run = to_sarif(scan)["runs"][0]
+        run = self._sarif_of(scan)["runs"][0]
         warnings = tuple(f"findings.sarif trimmed to fit GitHub code scanning's limits: {line}"
                          for line in run["properties"]["trimmed"])
         baseline = run["properties"].get("baseline")
         return warnings, (baseline["new"] if baseline else None)
+
+    def _sarif_of(self, scan: Any) -> dict[str, Any]:
+        """``sarif.to_sarif(scan)``, built once for equal reports (the export's and the
+        outcome's are built apart from the same records)."""
+        from .sarif import to_sarif
+
+        if self._sarif is None or self._sarif[0] != scan:
+            self._sarif = (scan, to_sarif(scan))
+        return self._sarif[1]
 
     def _nothing_to_scan(self, planned: int, skipped: int) -> str | None:
         """Says why a finished scan scanned no file (None when it scanned one): the target

@@ -20,7 +20,7 @@ from typing import Any
 from ...analysis.definitions import module_index
 from ...steps import input_hash
 from ..base import KnownStep, KnownTask, TaskSpec
-from .detect import DETECT_VERSION
+from .detect_version import DETECT_VERSION
 from .modules import disk_hashes, python_paths, still_holds
 from .plan import MAX_SOURCE_BYTES, MAX_TEMPLATE_BYTES, Hashed, file_signature
 

@@ -16,7 +16,6 @@ from typing import Any
 from ... import faults
 from ...steps import TaskContext, each, input_hash
 from .brief import BRIEF_FILES, brief_holds, derive_brief
-from .detect import detect_file
 from .investigate import judge
 from .modules import UNREAD_REASONS
 from .shapes import Candidate, FileReport, ModelAnswer
@@ -52,6 +51,10 @@ def _brief(ctx: TaskContext) -> dict[str, Any]:
 
 
 def _detect(ctx: TaskContext) -> dict[str, Any]:
+    # Imported by the first detect task: bandit and the taint engine take a third of a second
+    # to import, which a worker that only derives the brief or judges candidates never needs.
+    from .detect import detect_file
+
     root = Path(ctx.context["root"])
     readable, module_paths, index = readable_modules(ctx.context.get("shas", {}), ctx.context.get("readable", []))
     # A recorded result is reused only for files still at their planned content, as this
