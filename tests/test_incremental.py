@@ -158,6 +158,9 @@ def test_a_run_where_a_worker_was_caught_offers_nothing_and_each_step_offers_its
         storage.append([NewRecord(run_id="scan-c", actor="coordinator", kind="policy.denied", why="caught",
                                   payload={"action": "worker message", "target": "w01"})], now_ms=3)
         offers = Offers(storage).offers("s", ["detect:a.py", "detect:b.py"])
+        with_texts = Offers(storage).offers("s", ["detect:a.py"], texts=True)
+    assert all(set(o) == {"key", "result", "from"} for o in offers["detect:a.py"]), "what a worker is sent"
+    assert all(set(o) == {"key", "result", "from", "stored"} for o in with_texts["detect:a.py"])
     assert list(offers) == ["detect:a.py"]
     assert [(o["key"][0], o["result"]["v"], o["from"]["run"]) for o in offers["detect:a.py"]] == \
         [("1", "new", "scan-b"), ("2", "a2", "scan-a")], "the latest result per key, none of the caught run's"

@@ -95,7 +95,7 @@ class ReuseMixin:
             return None
         offers = self._offers()
         names = self.job.step_names(spec)
-        found = offers.offers(salt, sorted(names), texts=True) if offers is not None and names else {}
+        found = offers.offers(salt, sorted(names)) if offers is not None and names else {}
         return {"salt": salt, "offers": found}
 
     def _settle_check(self, sprint: str) -> list[Settled]:
