@@ -99,9 +99,10 @@ class Offers:
             self._caught = {r.run_id for r in self.storage.kind_records("policy.denied", containing="worker message")
                             if caught_worker(r)}
         index: dict[str, list[dict[str, Any]]] = {}
+        offered: set[str] = set()
         for record in self.storage.kind_records("step.done", containing=f'"salt":"{salt}"'):
-            if record.run_id in self._caught:
-                continue
+            if record.run_id in self._caught or _usual_key(record.payload_json) in offered:
+                continue  # a result reused run after run: its copies come after the first one read
             stored = stored_step(record.payload_json)
             if stored is None or stored[2] != salt:
                 continue
@@ -117,8 +118,21 @@ class Offers:
             if isinstance(result, dict):
                 kept.append({"key": key, "result": result, "from": origin or {"run": record.run_id, "seq": record.seq},
                              "stored": usual})
+                offered.add(key)
         self._index[salt] = index
         return index
+
+
+_REUSE_AT = ',"reuse":{"inputs":"'
+
+
+def _usual_key(payload_json: str) -> str:
+    """The reuse key where a payload of the usual layout has it (``stored_step``), read by
+    position: a cheap look that only skips records whose key was offered already (any other
+    text gives something that is no such key)."""
+    cut = payload_json.rfind(_REUSE_AT)
+    start = cut + len(_REUSE_AT) + 64 + len('","key":"')
+    return payload_json[start:start + 64] if cut >= 0 else ""
 
 
 _STORED_HEAD = re.compile(r'\{"input_hash":"[0-9a-f]{16}","name":("(?:[^"\\]|\\.)*"),"result":')

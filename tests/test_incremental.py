@@ -818,3 +818,34 @@ def test_a_file_hashed_while_planning_is_known_by_its_lstat_until_it_changes(tmp
     (tmp_path / "a.py").unlink()
     (tmp_path / "a.py").symlink_to(tmp_path / "b.py")
     assert current_hashes(tmp_path, {"a.py": Hashed(signature=signature, sha256="f" * 64, looked_ns=later)})("a.py") == ""
+
+
+def test_offers_read_each_result_once_however_many_runs_copied_it(tmp_path: Path) -> None:
+    """A result reused run after run is stored once per run; the offers hold it once, with the
+    pointer to where it was computed, and a result of another key is still offered."""
+    from fleetledger.ledger import NewRecord, open_storage
+    from fleetledger.ledger.records import canonical_json
+    from fleetledger.reuse import Offers, _usual_key
+    from fleetledger.steps import reuse_claim
+
+    salt = "5" * 64
+    claim = reuse_claim(salt, "detect:a.py", "6" * 64)
+    other = reuse_claim(salt, "detect:a.py", "7" * 64)
+
+    def done(run: str, reuse: dict[str, str], result: dict[str, Any], origin: dict[str, Any] | None) -> NewRecord:
+        payload = {"name": "detect:a.py", "input_hash": reuse["inputs"][:16], "result": result, "reuse": reuse}
+        if origin is not None:
+            payload["reused"] = origin
+        return NewRecord(run_id=run, actor="w01", kind="step.done", key=f"detect-0001/detect:a.py@{reuse['inputs'][:16]}",
+                         task="detect-0001", payload=payload)
+
+    with open_storage(f"sqlite:///{tmp_path / 'ledger.sqlite3'}") as storage:
+        storage.append([done("scan-a", other, {"v": "other"}, None)], now_ms=1)
+        storage.append([done("scan-b", claim, {"v": "first"}, None)], now_ms=1)
+        for run in ("scan-c", "scan-d", "scan-e"):
+            storage.append([done(run, claim, {"v": "first"}, {"run": "scan-b", "seq": 2})], now_ms=1)
+        text = next(storage.kind_records("step.done")).payload_json
+        offers = Offers(storage).offers(salt, ["detect:a.py"])["detect:a.py"]
+    assert _usual_key(text) == claim["key"] and _usual_key(canonical_json({"a": 1})) != claim["key"]
+    assert [(o["result"]["v"], o["from"]) for o in offers] == [("first", {"run": "scan-b", "seq": 2}),
+                                                                ("other", {"run": "scan-a", "seq": 1})]
