@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from .ledger import Storage
 from .replay import RunView
+from .reuse import reused_from
 
 START_KINDS = ("run.started", "run.resumed", "run.joined")
 
@@ -126,7 +127,7 @@ def account_session(storage: Storage, view: RunView, start_seq: int | None) -> S
             continue
         if r.kind == "step.done" and r.key and r.task:
             if r.key not in done:
-                carried += "reused" in r.payload
+                carried += reused_from(r.payload_json) is not None
             done[r.key] = r.task
         elif r.kind == "step.failed" and r.key and r.task:
             failed[r.key] = r.task

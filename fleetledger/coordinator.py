@@ -41,7 +41,7 @@ from typing import Any
 from . import errors, faults, heads, runstate
 from .account import account_session
 from .effects import EffectDenied, EffectUncertain
-from .gate import Gate
+from .gate import Decision, Gate
 from .policy import Policy
 from .jobs.base import Job
 from .ledger import Appended, NewRecord, Outcome, Record, Storage, open_storage
@@ -122,7 +122,9 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         self._overreach: str | None = None
         self._forwarders: list[EgressForwarder] = []
         self._attempts: dict[str, int] = {}
-        self._read_allowed: dict[str, bool] = {}  # gate decisions on context reads (the policy is fixed per session)
+        self._settle_checked: set[str] = set()
+        self._reader: RunReader | None = None  # tasks considered for settling on the coordinator (run.reusing)
+        self._read_decisions: dict[str, Decision] = {}  # gate decisions on reads (the policy is fixed per session)
         self._large: dict[int, tuple[Any, Any, str]] = {}  # id(value) -> (value, derived, digest): large context values
         self._progress_ms = clock()
         self._failure_streak: tuple[str, int] = ("", 0)
@@ -140,15 +142,22 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
 
     def new_record(self, kind: str, *, key: str | None = None, task: str | None = None,
                    epoch: int | None = None, why: str = "", payload: dict[str, Any] | None = None,
-                   actor: str = "coordinator") -> NewRecord:
-        """Builds a record of this run under the policy in force (nothing is appended)."""
+                   actor: str = "coordinator", payload_json: str | None = None) -> NewRecord:
+        """Builds a record of this run under the policy in force (nothing is appended);
+        ``payload_json``: the payload's canonical JSON when the caller has it
+        (``NewRecord.payload_json``)."""
         return NewRecord(run_id=self.view.run_id, actor=actor, kind=kind, key=key, task=task, epoch=epoch,
-                         why=why, payload=payload or {}, policy_hash=self.policy.hash)
+                         why=why, payload=payload or {}, policy_hash=self.policy.hash, payload_json=payload_json)
 
     def reader(self) -> RunReader:
-        """The live view, with reads of what it leaves in the ledger."""
+        """The live view, with reads of what it leaves in the ledger (one reader per view and
+        storage, so that what a job derives from the ledger is kept between calls:
+        ``RunReader.memo``)."""
         assert self.storage is not None
-        return RunReader(self.storage, self.view)
+        reader = self._reader
+        if reader is None or reader.view is not self.view or reader.storage is not self.storage:
+            reader = self._reader = RunReader(self.storage, self.view)
+        return reader
 
     def append(self, records: Sequence[NewRecord]) -> list[Outcome]:
         """Appends records in one durable transaction and folds the appended ones into the view.

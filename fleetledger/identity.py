@@ -22,6 +22,9 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import json
+import os
+import sys
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -101,37 +104,112 @@ def closure(*entries: str) -> frozenset[str]:
             continue
         seen.add(rel)
         todo.extend(_imports(rel))
+    _save_cache()
     return frozenset(seen)
 
 
 @functools.lru_cache(maxsize=None)
 def _imports(rel: str) -> tuple[str, ...]:
-    """The package files module ``rel`` imports (one level); parsed once per process (the
+    """The package files module ``rel`` imports (one level); read once per process (the
     parts of the code identity share most of their files)."""
     path = PACKAGE_DIR / rel
     package = rel.split("/")[:-1]  # the module's package, as folder names under the package folder
     found: list[str] = []
-    for node in _statements(ast.parse(path.read_bytes(), filename=str(path))):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                parts = alias.name.split(".")
+    for level, module_name, names in _import_statements(path.read_bytes(), str(path)):
+        if level < 0:  # ``import a.b, c``
+            for name in names:
+                parts = name.split(".")
                 if parts[0] == PACKAGE_DIR.name:
                     found += _module_file(parts[1:])
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[:len(package) - (node.level - 1)] if node.level > 1 else list(package)
-            elif (node.module or "").split(".")[0] == PACKAGE_DIR.name:
-                base = []
-            else:
-                continue
-            module = (node.module or "").split(".")
-            if not node.level:
-                module = module[1:]
-            module = [m for m in module if m]
-            for alias in node.names:
-                sub = _module_file([*base, *module, alias.name])
-                found += sub or _module_file([*base, *module])
+            continue
+        if level:
+            base = package[:len(package) - (level - 1)] if level > 1 else list(package)
+        elif module_name.split(".")[0] == PACKAGE_DIR.name:
+            base = []
+        else:
+            continue
+        module = module_name.split(".")
+        if not level:
+            module = module[1:]
+        module = [m for m in module if m]
+        for name in names:
+            sub = _module_file([*base, *module, name])
+            found += sub or _module_file([*base, *module])
     return tuple(found)
+
+
+ImportStatement = tuple[int, str, tuple[str, ...]]
+"""An import statement of a module: ``(-1, "", names)`` for ``import names``, ``(level,
+module, names)`` for ``from module import names`` (``level``: the leading dots)."""
+
+_STATEMENTS_FORMAT = 1
+
+
+def _import_statements(source: bytes, filename: str) -> list[ImportStatement]:
+    """The import statements of a module's source, nested ones included. Parsing is most of the
+    cost of a code identity (a few hundred milliseconds for the package), so what a parse found
+    is kept in the user's cache folder (``statements_cache``), keyed by the SHA-256 of the
+    source and the Python version (which decides the parse); an entry that is not of the
+    expected shape is parsed again."""
+    key = hashlib.sha256(source + f"\0{sys.version_info[0]}.{sys.version_info[1]}".encode()).hexdigest()
+    known = _cache().get(key)
+    if isinstance(known, list) and all(_is_statement(s) for s in known):
+        return [(s[0], s[1], tuple(s[2])) for s in known]
+    found: list[ImportStatement] = []
+    for node in _statements(ast.parse(source, filename=filename)):
+        if isinstance(node, ast.Import):
+            found.append((-1, "", tuple(alias.name for alias in node.names)))
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.level or 0, node.module or "", tuple(alias.name for alias in node.names)))
+    _cache()[key] = [[level, module, list(names)] for level, module, names in found]
+    _CACHE_STATE["dirty"] = True
+    return found
+
+
+def _is_statement(s: object) -> bool:
+    return (isinstance(s, list) and len(s) == 3 and isinstance(s[0], int) and isinstance(s[1], str)
+            and isinstance(s[2], list) and all(isinstance(n, str) for n in s[2]))
+
+
+_CACHE_STATE: dict[str, object] = {"entries": None, "dirty": False}
+
+
+def statements_cache() -> Path:
+    """The file that keeps the import statements found in the package's modules
+    (``$XDG_CACHE_HOME/fleetledger/import-statements.json``)."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "fleetledger" / "import-statements.json"
+
+
+def _cache() -> dict[str, object]:
+    entries = _CACHE_STATE["entries"]
+    if entries is None:
+        entries = {}
+        try:
+            body = json.loads(statements_cache().read_text(encoding="utf-8"))
+            if isinstance(body, dict) and body.get("format") == _STATEMENTS_FORMAT and isinstance(body.get("entries"), dict):
+                entries = body["entries"]
+        except (OSError, ValueError):
+            pass
+        _CACHE_STATE["entries"] = entries
+    assert isinstance(entries, dict)
+    return entries
+
+
+def _save_cache() -> None:
+    """Writes the cache if a parse added to it (atomically; a cache that cannot be written
+    only costs the next process its parses)."""
+    if not _CACHE_STATE["dirty"]:
+        return
+    _CACHE_STATE["dirty"] = False
+    path = statements_cache()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        temp.write_text(json.dumps({"format": _STATEMENTS_FORMAT, "entries": _cache()}), encoding="utf-8")
+        os.replace(temp, path)
+    except OSError:
+        pass
 
 
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")

@@ -12,14 +12,16 @@ denials (``Storage.task_records``, an index lookup per task).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .jobs.base import TaskSpec
 from .ledger.records import Record
 from .ledger.storage import Storage
 from .replay import CHECKPOINT_FORMAT, RunView
+
+T = TypeVar("T")
 
 
 def checkpoint_payload(view: RunView) -> dict[str, Any]:
@@ -107,6 +109,20 @@ class RunReader:
     def __init__(self, storage: Storage, view: RunView) -> None:
         self.storage = storage
         self.view = view
+        self._memo: dict[str, tuple[Hashable, Any]] = {}
+
+    def memo(self, name: str, signature: Hashable, compute: Callable[[], T]) -> T:
+        """Returns what ``compute()`` returned the last time this reader was asked for ``name``
+        with an equal ``signature``, else computes it now. The signature must change whenever
+        the records ``compute`` reads may have (a job derives it from the view: the tasks it
+        reads and their step counts), since the view may be live (the coordinator keeps one
+        reader per view). The value is shared between callers: read-only."""
+        known = self._memo.get(name)
+        if known is not None and known[0] == signature:
+            return known[1]
+        value = compute()
+        self._memo[name] = (signature, value)
+        return value
 
     def planned(self, task_ids: Iterable[str]) -> list[TaskSpec]:
         """Returns the tasks as planned (id, inputs, reason), in the order of ``task_ids``.

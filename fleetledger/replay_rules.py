@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 APPROVER = "person"
 """The actor of the only ``approval.granted`` records that approve (``fleetledger approve``)."""
 
+COORDINATOR = "coordinator"
+"""The coordinator's actor name; a task it settles itself (every step reused, ``run.reusing``)
+is leased to it under this name, which is no worker's."""
+
 GONE_WITH_SESSION = "gone with the previous coordinator session"
 """The exit noted for a worker whose coordinator session ended (a resume started a new one)."""
 
@@ -157,7 +161,8 @@ def _task_assigned(v: RunView, r: Record) -> None:
     t.lease = Lease(task=r.task, worker=p["worker"], epoch=r.epoch, expires_ms=p["expires_ms"],
                     renewed_ms=r.ts_ms, session=p.get("session", ""),
                     ttl_ms=p.get("ttl_ms", p["expires_ms"] - r.ts_ms))
-    v.workers.setdefault(p["worker"], new_worker(r.ts_ms))["task"] = r.task
+    if p["worker"] != COORDINATOR:
+        v.workers.setdefault(p["worker"], new_worker(r.ts_ms))["task"] = r.task
 
 
 def _lease_renewed(v: RunView, r: Record) -> None:

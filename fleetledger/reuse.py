@@ -19,6 +19,8 @@ reused run as to any other (a step the policy denies is denied before reuse is c
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -49,30 +51,40 @@ def sprint_salt(code: dict[str, str], parts: Iterable[str], policy_hash: str) ->
 
 
 class Offers:
-    """The recorded results a run may reuse, indexed by ``(salt, step name)``.
+    """The recorded results a run may reuse, indexed by salt and step name.
 
     Args:
-        storage: The ledger; every run's ``step.done`` records with a ``reuse`` key are read
-            once, at the first ``offers`` call (one pass over the ledger per session).
+        storage: The ledger. At the first ``offers`` call for a salt, the ``step.done`` records
+            of every run that carry it are read (one pass of the database over the ledger,
+            ``Storage.kind_records``), the most recent first; a result is decoded only for the
+            first record of each of a step's keys (a result reused run after run is one offer).
         cache: A shared result cache, or None.
     """
 
     def __init__(self, storage: "Storage", cache: "ResultCache | None" = None) -> None:
         self.storage = storage
         self.cache = cache
-        self._index: dict[tuple[str, str], list[dict[str, Any]]] | None = None
+        self._index: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        self._caught: set[str] | None = None
 
-    def offers(self, salt: str, names: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    def offers(self, salt: str, names: Iterable[str], *, texts: bool = False) -> dict[str, list[dict[str, Any]]]:
         """Returns ``{step name: [{"key", "result", "from"}]}`` for the steps among ``names``
         that have recorded results under ``salt`` (read-only; the cache's files are read).
+
+        Args:
+            salt: The sprint's salt (``sprint_salt``).
+            names: The steps' names.
+            texts: Also give each ledger offer's ``"stored"``: the canonical JSON of the payload
+                it was stored with, when that has the usual layout (``stored_step``; None
+                otherwise, and absent for the cache's offers), for ``steps.reused_payload_text``.
 
         Raises:
             LedgerError: the ledger cannot be read.
         """
-        index = self._load()
+        index = self._load(salt)
         out: dict[str, list[dict[str, Any]]] = {}
         for name in names:
-            found = list(index.get((salt, name), ()))
+            found = [dict(o) if texts else {k: v for k, v in o.items() if k != "stored"} for o in index.get(name, ())]
             if self.cache is not None:
                 keys = {o["key"] for o in found}
                 found += [o for o in self.cache.offers(salt, name)[:MAX_OFFERS] if o["key"] not in keys]
@@ -80,35 +92,92 @@ class Offers:
                 out[name] = found
         return out
 
-    def _load(self) -> dict[tuple[str, str], list[dict[str, Any]]]:
-        if self._index is not None:
-            return self._index
-        index: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for run_id, *_ in reversed(self.storage.runs()):
-            found: dict[tuple[str, str], list[dict[str, Any]]] = {}
-            caught = False
-            for record in self.storage.read(run_id):
-                if caught_worker(record):
-                    caught = True  # a worker of this run was caught overreaching: none of its results is offered
-                    break
-                if record.kind != "step.done":
-                    continue
-                payload = record.payload
-                reuse = payload.get("reuse")
-                if not isinstance(reuse, dict) or not isinstance(payload.get("result"), dict):
-                    continue
-                origin = payload.get("reused") or {"run": record.run_id, "seq": record.seq}
-                found.setdefault((reuse.get("salt"), payload.get("name")), []).append(
-                    {"key": reuse.get("key"), "result": payload["result"], "from": origin})
-            if caught:
+    def _load(self, salt: str) -> dict[str, list[dict[str, Any]]]:
+        if salt in self._index:
+            return self._index[salt]
+        if self._caught is None:  # a worker of these runs was caught overreaching: none of their results is offered
+            self._caught = {r.run_id for r in self.storage.kind_records("policy.denied", containing="worker message")
+                            if caught_worker(r)}
+        index: dict[str, list[dict[str, Any]]] = {}
+        offered: set[str] = set()
+        for record in self.storage.kind_records("step.done", containing=f'"salt":"{salt}"'):
+            if record.run_id in self._caught or _usual_key(record.payload_json) in offered:
+                continue  # a result reused run after run: its copies come after the first one read
+            stored = stored_step(record.payload_json)
+            if stored is None or stored[2] != salt:
                 continue
-            for step, offers in found.items():
-                kept = index.setdefault(step, [])
-                for offer in reversed(offers):  # the run's last result of a step first
-                    if len(kept) < MAX_OFFERS and all(o["key"] != offer["key"] for o in kept):
-                        kept.append(offer)
-        self._index = index
+            name, key, _, origin, text = stored
+            kept = index.setdefault(name, [])
+            if len(kept) >= MAX_OFFERS or any(o["key"] == key for o in kept):
+                continue
+            usual: str | None = record.payload_json if text is not None else None
+            try:
+                result = json.loads(text) if text is not None else record.payload.get("result")
+            except ValueError:  # not one JSON value: a payload with more keys than the usual layout's
+                result, usual = record.payload.get("result"), None
+            if isinstance(result, dict):
+                kept.append({"key": key, "result": result, "from": origin or {"run": record.run_id, "seq": record.seq},
+                             "stored": usual})
+                offered.add(key)
+        self._index[salt] = index
         return index
+
+
+_REUSE_AT = ',"reuse":{"inputs":"'
+
+
+def _usual_key(payload_json: str) -> str:
+    """The reuse key where a payload of the usual layout has it (``stored_step``), read by
+    position: a cheap look that only skips records whose key was offered already (any other
+    text gives something that is no such key)."""
+    cut = payload_json.rfind(_REUSE_AT)
+    start = cut + len(_REUSE_AT) + 64 + len('","key":"')
+    return payload_json[start:start + 64] if cut >= 0 else ""
+
+
+_STORED_HEAD = re.compile(r'\{"input_hash":"[0-9a-f]{16}","name":("(?:[^"\\]|\\.)*"),"result":')
+_STORED_TAIL = re.compile(r',"reuse":\{"inputs":"[0-9a-f]{64}","key":"([0-9a-f]{64})","salt":"([0-9a-f]{64})"\}'
+                          r'(?:,"reused":(\{[^{}]*\}))?\}')
+
+
+def stored_step(payload_json: str) -> tuple[str, str, str, dict[str, Any] | None, str | None] | None:
+    """Reads a stored ``step.done`` payload's text as ``(name, reuse key, salt, reused pointer
+    or None, the result's canonical JSON text)`` without decoding the result, or None when it
+    carries no reuse key. A payload of the usual layout (``{"input_hash", "name", "result",
+    "reuse"[, "reused"]}`` in canonical JSON) is cut at its keys; any other is decoded, and
+    its result text is None.
+    The result text is whatever lies between: the caller decodes it (``Offers``), which fails
+    when the payload has more keys than the usual ones between ``result`` and ``reuse`` (the
+    caller then decodes the payload)."""
+    head = _STORED_HEAD.match(payload_json)
+    cut = payload_json.rfind(',"reuse":{"inputs":"')
+    tail = _STORED_TAIL.fullmatch(payload_json, cut) if head is not None and cut > head.end() else None
+    if head is not None and tail is not None:
+        try:
+            name = json.loads(head.group(1))
+            origin = json.loads(tail.group(3)) if tail.group(3) else None
+        except ValueError:
+            return None
+        return name, tail.group(1), tail.group(2), origin, payload_json[head.end():cut]
+    try:
+        payload = json.loads(payload_json)
+    except ValueError:
+        return None
+    reuse = payload.get("reuse") if isinstance(payload, dict) else None
+    if not isinstance(reuse, dict) or not isinstance(payload.get("result"), dict):
+        return None
+    origin = payload.get("reused")
+    return (str(payload.get("name")), str(reuse.get("key")), str(reuse.get("salt")),
+            origin if isinstance(origin, dict) else None, None)
+
+
+def reused_from(payload_json: str) -> dict[str, Any] | None:
+    """The ``reused`` pointer of a stored ``step.done`` payload (where its result was first
+    recorded), or None for a result computed by its own run; the result is not decoded."""
+    if '"reused":' not in payload_json:
+        return None
+    stored = stored_step(payload_json)
+    return stored[3] if stored is not None else None
 
 
 def caught_worker(record: "Record") -> bool:

@@ -49,6 +49,57 @@ def reuse_key(salt: str, name: str, inputs_hash: str) -> str:
     return input_hash("reuse", salt, name, inputs_hash)
 
 
+def reuse_claim(salt: str, name: str, inputs_hash: str) -> dict[str, str]:
+    """Returns a step's ``reuse`` field: ``{"salt", "inputs", "key"}`` (the sprint's salt, the
+    step's full input hash and its ``reuse_key``), recorded with its ``step.done``."""
+    return {"salt": salt, "inputs": inputs_hash, "key": reuse_key(salt, name, inputs_hash)}
+
+
+def pick_offer(offers: Iterable[dict[str, Any]], reuse: dict[str, str] | None,
+               still_valid: Callable[[dict[str, Any]], bool] | None) -> dict[str, Any] | None:
+    """Returns the first of a step's offered results (``reuse.Offers``) with the step's reuse
+    key that still holds (``still_valid``; None: it always does), or None. The worker
+    (``TaskContext.step``) and the coordinator settling a task itself
+    (``run.reusing.ReuseMixin``) choose the same way.
+
+    Args:
+        offers: The step's offers, ``[{"key", "result", "from"}]``, the preferred first.
+        reuse: The step's ``reuse_claim``, or None when its sprint's results are not keyed.
+        still_valid: Says whether a result still holds now.
+    """
+    if reuse is None:
+        return None
+    for offer in offers:
+        if offer.get("key") == reuse["key"] and isinstance(offer.get("result"), dict) \
+                and (still_valid is None or still_valid(offer["result"])):
+            return offer
+    return None
+
+
+def reused_payload(name: str, inputs_hash: str, reuse: dict[str, str],
+                   offer: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Returns the ``why`` and the payload of the ``step.done`` that records an offered result
+    as this step's: the result, the step's ``reuse`` claim and the ``reused`` pointer to the
+    record it was first recorded in (``offer["from"]``: ``{"run", "seq"}``, with ``"cache"``
+    when it came from the shared cache)."""
+    origin = offer["from"]
+    return (f"reused from run {origin.get('run')} (record {origin.get('seq')})",
+            {"name": name, "input_hash": inputs_hash[:16], "result": offer["result"], "reuse": reuse, "reused": origin})
+
+
+def reused_payload_text(stored: str, origin: dict[str, Any]) -> str:
+    """Returns ``canonical_json`` of ``reused_payload``'s payload without encoding the result
+    again, from ``stored``: the canonical JSON of the payload of the record the offer was read
+    from, of the usual layout (``reuse.stored_step``). An equal reuse key means the same salt,
+    step name and input hash, so that payload has this step's ``input_hash``, ``name`` and
+    ``reuse``, and its result; it lacks only the ``reused`` pointer when it was computed there
+    (``reused``, the last key in canonical order, is then added), and has this one when it was
+    itself a copy (``origin`` is then its pointer)."""
+    if stored.endswith('},"reused":' + canonical_json(origin) + "}"):
+        return stored
+    return f'{stored[:-1]},"reused":{canonical_json(origin)}}}'
+
+
 def step_key(task: str, name: str, inputs_hash: str) -> str:
     """Returns a step's idempotency key: ``<task>/<name>@<first 16 hex of the input hash>``."""
     return f"{task}/{name}@{inputs_hash[:16]}"
@@ -214,14 +265,11 @@ class TaskContext:
             self.given_up.append(name)
             return None
         key = step_key(self.task, name, inputs_hash)
-        reuse = ({"salt": self.reuse_salt, "inputs": inputs_hash, "key": reuse_key(self.reuse_salt, name, inputs_hash)}
-                 if self.reuse_salt else None)
-        offer = self._offer(name, reuse, still_valid)
+        reuse = reuse_claim(self.reuse_salt, name, inputs_hash) if self.reuse_salt else None
+        offer = pick_offer(self.offers.get(name, ()), reuse, still_valid)
         if offer is not None:
-            origin = offer["from"]
-            self.record("step.done", key=key, why=f"reused from run {origin.get('run')} (record {origin.get('seq')})",
-                        payload={"name": name, "input_hash": inputs_hash[:16], "result": offer["result"], "reuse": reuse,
-                                 "reused": origin})
+            why, payload = reused_payload(name, inputs_hash, reuse, offer)
+            self.record("step.done", key=key, why=why, payload=payload)
             self.done[name] = inputs_hash[:16]
             self.reused_steps += 1
             return offer["result"]
@@ -248,18 +296,6 @@ class TaskContext:
         self.done[name] = inputs_hash[:16]
         self.ran_steps += 1
         return result
-
-    def _offer(self, name: str, reuse: dict[str, str] | None,
-               still_valid: Callable[[dict[str, Any]], bool] | None) -> dict[str, Any] | None:
-        """The first offered result for step ``name`` with the step's reuse key that still
-        holds, or None."""
-        if reuse is None:
-            return None
-        for offer in self.offers.get(name, ()):
-            if offer.get("key") == reuse["key"] and isinstance(offer.get("result"), dict) \
-                    and (still_valid is None or still_valid(offer["result"])):
-                return offer
-        return None
 
     def ask_model(self, key: str, request: dict[str, Any]) -> dict[str, Any]:
         """Asks the coordinator to make a step's model call on the host, and waits for it.

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fleetledger.jobs.scan.detect import detect_file
 from fleetledger.jobs.scan.modules import python_paths, still_holds
@@ -156,6 +158,9 @@ def test_a_run_where_a_worker_was_caught_offers_nothing_and_each_step_offers_its
         storage.append([NewRecord(run_id="scan-c", actor="coordinator", kind="policy.denied", why="caught",
                                   payload={"action": "worker message", "target": "w01"})], now_ms=3)
         offers = Offers(storage).offers("s", ["detect:a.py", "detect:b.py"])
+        with_texts = Offers(storage).offers("s", ["detect:a.py"], texts=True)
+    assert all(set(o) == {"key", "result", "from"} for o in offers["detect:a.py"]), "what a worker is sent"
+    assert all(set(o) == {"key", "result", "from", "stored"} for o in with_texts["detect:a.py"])
     assert list(offers) == ["detect:a.py"]
     assert [(o["key"][0], o["result"]["v"], o["from"]["run"]) for o in offers["detect:a.py"]] == \
         [("1", "new", "scan-b"), ("2", "a2", "scan-a")], "the latest result per key, none of the caught run's"
@@ -627,3 +632,220 @@ def test_a_finished_job_with_outside_effects_stays_finished_when_its_code_change
     assert "already finished" in again.stdout + again.stderr, again.stdout + again.stderr
     assert deliveries(target) == delivered and sum(delivered.values()) == len(delivered) > 0
     assert len({r.run_id for r in records(ws)}) == 1
+
+
+# -- tasks the coordinator settles itself --------------------------------------------------------
+
+def _two_folders(root: Path) -> Path:
+    """A tree of two folders, each a detect task of its own (``plan.BLOCK_MIN_FILES`` files),
+    each with a finding: a change in one leaves the other's tasks with every result reusable."""
+    for folder in ("alpha", "beta"):
+        (root / folder).mkdir(parents=True)
+        (root / folder / "__init__.py").write_text("")
+        for n in range(8):
+            (root / folder / f"m{n}.py").write_text(f"VALUE_{n} = {n}\n")
+        (root / folder / "views.py").write_text(
+            "import os\nfrom flask import request\n\n\ndef run():\n    os.system(request.args['c'])\n")
+    return root
+
+
+def _settled(ws: Path, run: str) -> set[str]:
+    """The tasks of ``run`` the coordinator leased to itself."""
+    return {r.task for r in records(ws) if r.run_id == run and r.kind == "task.assigned"
+            and r.payload["worker"] == "coordinator"}
+
+
+@pytest.mark.slow
+def test_the_coordinator_settles_a_task_whose_every_result_still_holds_and_the_ledger_verifies(tmp_path: Path) -> None:
+    """After a change in ``beta``, every task of ``alpha`` (its detect block, its candidates'
+    investigate, triage and revalidate) has a reusable result for each step: the coordinator
+    leases each to itself, records each step as reused with a pointer to the first run, and
+    finishes it, with no worker; ``beta``'s detect task goes to a worker. The ledger verifies
+    and the report is a fresh full scan's."""
+    from fleetledger.ledger.records import canonical_json
+
+    repo, ws = _two_folders(tmp_path / "repo"), tmp_path / "ws"
+    _scan(repo, ws)
+    first, _ = _last_run(ws)
+    (repo / "beta" / "m3.py").write_text("VALUE_3 = 33\n")
+    out = _scan(repo, ws)
+    assert "1 file(s) changed (first: beta/m3.py)" in out
+    second, steps = _last_run(ws)
+    assert _new(steps) == {"brief", "detect:beta/m3.py"}, steps  # the brief's key holds the listing
+    settled = _settled(ws, second)
+    recs = [r for r in records(ws) if r.run_id == second]
+    kinds = {r.task: r.payload["inputs"]["kind"] for r in recs if r.kind == "task.planned"}
+    assert {kinds[t] for t in settled} == {"detect", "investigate", "triage", "revalidate"}, settled
+    detect_alpha = next(t for t in settled if kinds[t] == "detect")
+    alpha_steps = [r for r in recs if r.task == detect_alpha and r.kind == "step.done"]
+    assert {r.payload["name"] for r in alpha_steps} == {f"detect:alpha/{n}" for n in
+                                                        ["__init__.py", "views.py", *(f"m{i}.py" for i in range(8))]}
+    for r in recs:
+        if r.task in settled and r.kind in ("step.done", "task.finished"):
+            assert r.actor == "coordinator" and r.epoch == 1
+        if r.task in settled and r.kind == "step.done":
+            assert r.payload["reused"]["run"] == first and r.payload["reuse"]["key"]
+            assert r.payload_json == canonical_json(r.payload), "a copy made from the stored text is canonical"
+    assert not any(r.kind == "step.intent" and r.task in settled for r in recs)
+    beta = {r.task for r in recs if r.kind == "step.done" and r.payload["name"] == "detect:beta/m3.py"}
+    assert beta and not beta & settled, "the task with the changed file went to a worker"
+    assert "coordinator" not in _status_workers(ws)
+    verified = run_cli("verify", "--workspace", str(ws))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    _same_as_fresh(repo, ws, tmp_path / "fresh")
+
+
+def _status_workers(ws: Path) -> dict[str, Any]:
+    done = run_cli("status", "--workspace", str(ws), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)["workers"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", ["coordinator.after_settle_assign", "coordinator.after_settle"])
+def test_a_crash_while_the_coordinator_settles_resumes_to_the_same_report(tmp_path: Path, point: str) -> None:
+    """Killed after its leases to itself are committed (and before its steps are), or after a
+    batch of settled tasks: the same command resumes the run, takes back the leases of the dead
+    session, settles what is left, and reports what a fresh full scan reports; every settled
+    step is recorded once and the ledger verifies."""
+    repo, ws = _two_folders(tmp_path / "repo"), tmp_path / "ws"
+    _scan(repo, ws)
+    (repo / "beta" / "m3.py").write_text("VALUE_3 = 33\n")
+    crashed = run_cli("scan", str(repo), "--workspace", str(ws), "--no-progress",
+                      env={"FLEETLEDGER_FAULT": f"{point}:1:kill"})
+    assert crashed.returncode == -9, crashed.stdout + crashed.stderr
+    out = _scan(repo, ws)
+    assert "resume after a crash" in out, out
+    second, steps = _last_run(ws)
+    recs = [r for r in records(ws) if r.run_id == second]
+    if point == "coordinator.after_settle_assign":
+        taken = {r.task for r in recs if r.kind == "lease.expired" and r.payload["worker"] == "coordinator"}
+        assert taken, "the dead session's leases to itself were taken back"
+    keys = [r.key for r in recs if r.kind == "step.done"]
+    assert len(keys) == len(set(keys)) and _new(steps) <= {"brief", "detect:beta/m3.py"}
+    verified = run_cli("verify", "--workspace", str(ws))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    _same_as_fresh(repo, ws, tmp_path / "fresh")
+
+
+def test_the_coordinators_check_of_a_detect_result_reads_the_file_as_it_is_now(tmp_path: Path) -> None:
+    """The coordinator keys a detect task as its worker does and checks an offered result
+    against the files as they are now: a file changed since the run was planned is not covered
+    by a reused result, nor is a file whose dependency changed."""
+    from fleetledger.jobs.base import TaskSpec
+    from fleetledger.jobs.scan.job import ScanJob
+    from fleetledger.jobs.scan.step_inputs import detect_step
+
+    root = _cross_file_repo(tmp_path / "repo")
+    shas = _shas(root)
+    _fresh()
+    result = detect_file(root, "pkg/second.py", readable=shas).to_json()
+    planned = {"path": "pkg/second.py", "sha256": shas["pkg/second.py"], "size_bytes": 1, "link": False}
+    spec = TaskSpec(id="detect-0001", inputs={"kind": "detect", "files": [planned]})
+    job = ScanJob(root, workspace=tmp_path / "ws", argv=[])
+    context = {"root": str(root), "shas": shas, "readable": sorted(shas)}
+
+    def known() -> Any:
+        (step,) = job.known_steps([(spec, context)], run=None)[spec.id].steps  # type: ignore[arg-type]
+        return step
+
+    step = known()
+    assert (step.name, step.inputs_hash) == detect_step(planned) and step.still_valid is not None
+    assert step.still_valid(result)
+    (root / "pkg" / "low.py").write_text(HELPER_SINK + "\n# changed after the plan\n")
+    assert not known().still_valid(result), "a file its analysis read is no longer at its planned hash"
+    (root / "pkg" / "low.py").write_text((root / "pkg" / "low.py").read_text().replace("\n# changed after the plan\n", ""))
+    (root / "pkg" / "second.py").write_text("# changed\n")
+    assert not known().still_valid(result), "the file itself is no longer at its planned hash"
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.text(max_size=12), result=st.dictionaries(st.text(max_size=6), st.one_of(
+    st.integers(), st.text(max_size=10), st.none(), st.lists(st.text(max_size=4), max_size=3),
+    st.dictionaries(st.text(max_size=6), st.text(max_size=6), max_size=3)), max_size=5),
+    reused=st.booleans(), extra=st.booleans())
+def test_a_stored_results_text_is_cut_from_its_record_and_copied_unchanged(name: str, result: dict[str, Any],
+                                                                             reused: bool, extra: bool) -> None:
+    """``stored_step`` reads a stored ``step.done`` without decoding its result, and a reused
+    copy's text made from the stored one (``reused_payload_text``: a computed result's, or a
+    copy's) is what encoding its payload gives, whatever the step's name and result hold
+    (quotes, escapes, keys named like the payload's); a payload of another layout is decoded
+    instead."""
+    from fleetledger.ledger.records import canonical_json
+    from fleetledger.reuse import reused_from, stored_step
+    from fleetledger.steps import reuse_claim, reused_payload, reused_payload_text
+
+    claim = reuse_claim("a" * 64, name, "b" * 64)
+    payload: dict[str, Any] = {"name": name, "input_hash": "b" * 16, "result": result, "reuse": claim}
+    if reused:
+        payload["reused"] = {"run": "scan-1", "seq": 7}
+    if extra:
+        payload["ret"] = {"reuse": claim}  # sorts between "result" and "reuse"
+    text = canonical_json(payload)
+    got = stored_step(text)
+    assert got is not None
+    got_name, key, salt, origin, result_text = got
+    assert (got_name, key, salt, origin) == (name, claim["key"], "a" * 64, payload.get("reused"))
+    assert reused_from(text) == payload.get("reused")
+    if not extra:
+        assert result_text == canonical_json(result)
+        offer = {"key": claim["key"], "result": result, "from": payload.get("reused") or {"run": "scan-9", "seq": 11}}
+        _, copy = reused_payload(name, "b" * 64, claim, offer)
+        assert reused_payload_text(text, offer["from"]) == canonical_json(copy)
+
+
+def test_a_file_hashed_while_planning_is_known_by_its_lstat_until_it_changes(tmp_path: Path) -> None:
+    """``current_hashes`` takes the hash ``discover`` took when the file's ``lstat`` is the
+    same and its last change was well before that look; a file written since, or changed just
+    before the look (a write in the same clock tick leaves the times alone), is read again."""
+    import os
+    import time
+
+    from fleetledger.jobs.scan.plan import Hashed, file_signature
+    from fleetledger.jobs.scan.step_inputs import RECENT_NS, current_hashes
+
+    (tmp_path / "a.py").write_text("A = 1\n")
+    real = hashlib.sha256(b"A = 1\n").hexdigest()
+    signature = file_signature(os.lstat(tmp_path / "a.py"))
+    later = time.time_ns() + 2 * RECENT_NS
+    assert current_hashes(tmp_path, {"a.py": Hashed(signature=signature, sha256="f" * 64, looked_ns=later)})("a.py") \
+        == "f" * 64, "known by its lstat: not read"
+    assert current_hashes(tmp_path, {"a.py": Hashed(signature=signature, sha256="f" * 64, looked_ns=time.time_ns())})(
+        "a.py") == real, "changed just before the look: read again"
+    (tmp_path / "a.py").write_text("A = 22\n")
+    assert current_hashes(tmp_path, {"a.py": Hashed(signature=signature, sha256="f" * 64, looked_ns=later)})("a.py") \
+        == hashlib.sha256(b"A = 22\n").hexdigest(), "written since: read again"
+    (tmp_path / "a.py").unlink()
+    (tmp_path / "a.py").symlink_to(tmp_path / "b.py")
+    assert current_hashes(tmp_path, {"a.py": Hashed(signature=signature, sha256="f" * 64, looked_ns=later)})("a.py") == ""
+
+
+def test_offers_read_each_result_once_however_many_runs_copied_it(tmp_path: Path) -> None:
+    """A result reused run after run is stored once per run; the offers hold it once, with the
+    pointer to where it was computed, and a result of another key is still offered."""
+    from fleetledger.ledger import NewRecord, open_storage
+    from fleetledger.ledger.records import canonical_json
+    from fleetledger.reuse import Offers, _usual_key
+    from fleetledger.steps import reuse_claim
+
+    salt = "5" * 64
+    claim = reuse_claim(salt, "detect:a.py", "6" * 64)
+    other = reuse_claim(salt, "detect:a.py", "7" * 64)
+
+    def done(run: str, reuse: dict[str, str], result: dict[str, Any], origin: dict[str, Any] | None) -> NewRecord:
+        payload = {"name": "detect:a.py", "input_hash": reuse["inputs"][:16], "result": result, "reuse": reuse}
+        if origin is not None:
+            payload["reused"] = origin
+        return NewRecord(run_id=run, actor="w01", kind="step.done", key=f"detect-0001/detect:a.py@{reuse['inputs'][:16]}",
+                         task="detect-0001", payload=payload)
+
+    with open_storage(f"sqlite:///{tmp_path / 'ledger.sqlite3'}") as storage:
+        storage.append([done("scan-a", other, {"v": "other"}, None)], now_ms=1)
+        storage.append([done("scan-b", claim, {"v": "first"}, None)], now_ms=1)
+        for run in ("scan-c", "scan-d", "scan-e"):
+            storage.append([done(run, claim, {"v": "first"}, {"run": "scan-b", "seq": 2})], now_ms=1)
+        text = next(storage.kind_records("step.done")).payload_json
+        offers = Offers(storage).offers(salt, ["detect:a.py"])["detect:a.py"]
+    assert _usual_key(text) == claim["key"] and _usual_key(canonical_json({"a": 1})) != claim["key"]
+    assert [(o["result"]["v"], o["from"]) for o in offers] == [("first", {"run": "scan-b", "seq": 2}),
+                                                                ("other", {"run": "scan-a", "seq": 1})]

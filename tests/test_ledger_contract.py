@@ -156,3 +156,27 @@ def test_nul_and_non_utf8_names_are_stored_escaped(storage: Storage) -> None:
     assert done.key == "t/detect:caf\\xe9\\x00.py@1" and intent.why == "detect caf\\xe9\\x00.py"
     back = list(storage.read(RUN))
     assert back[1].payload == {"name": f"detect:{name}"} and verify_records(storage.read()).ok
+
+
+def test_kind_records_are_every_runs_records_of_a_kind_newest_first_filtered_by_text(storage: Storage) -> None:
+    storage.append([rec("step.done", run_id="a", key="k1", payload={"salt": "s1"}),
+                    rec("step.done", run_id="b", key="k1", payload={"salt": "s2"}),
+                    rec("decision", run_id="a", payload={"salt": "s1"}),
+                    rec("step.done", run_id="a", key="k2", payload={"salt": "s1", "name": "caf\u00e9"})], now_ms=1)
+    assert [r.seq for r in storage.kind_records("step.done")] == [4, 2, 1]
+    assert [r.seq for r in storage.kind_records("step.done", containing='"salt":"s1"')] == [4, 1]
+    assert [r.seq for r in storage.kind_records("step.done", containing="caf\\u00e9")] == [4]
+    assert list(storage.kind_records("policy.denied")) == []
+
+
+def test_a_payload_given_as_its_canonical_text_is_stored_and_hashed_as_the_payload(storage: Storage) -> None:
+    """A caller that has a payload's canonical JSON (a copy of a stored result) hands it over
+    instead of having it encoded again: the stored record is the one the payload would give."""
+    from fleetledger.ledger.records import canonical_json
+
+    payload = {"name": "detect:a.py", "result": {"b": [1, "\u00e9"], "a": None}}
+    given_text = storage.append([rec("decision", payload=payload, payload_json=canonical_json(payload))], now_ms=1)
+    encoded = storage.append([rec("decision", payload=payload)], now_ms=1)
+    (a,), (b,) = appended(given_text), appended(encoded)
+    assert a.payload_json == b.payload_json and a.payload == payload and expected_hash(a) == a.hash
+    assert verify_records(storage.read()).ok

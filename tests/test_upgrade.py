@@ -65,3 +65,31 @@ def test_every_module_a_scan_worker_imports_is_in_some_part_of_the_identity() ->
     identity.model = "offline"
     names = set(identity.code_identity())
     assert all(parts <= names for parts in SPRINT_CODE.values()), "every deciding part is recorded"
+
+
+def test_the_import_statements_kept_between_processes_give_the_closure_a_parse_gives(tmp_path, monkeypatch) -> None:
+    """A code identity's closures are the same from a cold cache of import statements, from a
+    warm one, and from one whose entries were damaged (each such entry is parsed again)."""
+    import json
+
+    from fleetledger import identity
+
+    def fresh() -> dict[str, frozenset[str]]:
+        identity.closure.cache_clear()
+        identity._imports.cache_clear()
+        identity._CACHE_STATE.update(entries=None, dirty=False)
+        return {name: identity.closure(*entries) for name, entries in
+                (("detect", ("jobs/scan/detect.py",)), ("analyst", ("models", "jobs/scan/investigate.py")))}
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cold = fresh()
+    cache = identity.statements_cache()
+    assert cache.is_file() and cache.is_relative_to(tmp_path)
+    assert fresh() == cold
+    body = json.loads(cache.read_text())
+    body["entries"] = {key: [[0, "x", "not names"]] for key in body["entries"]}
+    cache.write_text(json.dumps(body))
+    assert fresh() == cold
+    identity.closure.cache_clear()
+    identity._imports.cache_clear()
+    identity._CACHE_STATE.update(entries=None, dirty=False)

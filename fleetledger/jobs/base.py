@@ -11,6 +11,7 @@ job's methods as planned (a ``TaskSpec`` read back from its ``task.planned`` rec
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,32 @@ def task_name(task_id: str) -> str:
     effects by this name: a task planned again then finds its effect recorded, and never
     performs it twice."""
     return task_id.split("@", 1)[0]
+
+
+@dataclass(frozen=True, kw_only=True)
+class KnownStep:
+    """A step of a task as the worker would key it, for the coordinator to settle from an
+    earlier result (``Job.known_steps``).
+
+    Attributes:
+        name: The step's name (one of ``Job.step_names``).
+        inputs_hash: Its full input hash, as the worker computes it.
+        still_valid: Says whether an offered result with the step's reuse key still holds now
+            (``TaskContext.step``'s check, run on the coordinator); None: it always does.
+    """
+
+    name: str
+    inputs_hash: str
+    still_valid: Callable[[dict[str, Any]], bool] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class KnownTask:
+    """Every step of a task, keyed (``KnownStep``), and the ``task.finished`` payload the
+    worker would send when it reused a result for each (``summary``)."""
+
+    steps: tuple[KnownStep, ...]
+    summary: dict[str, Any]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -166,6 +193,25 @@ class Job(abc.ABC):
     def read_only_paths(self) -> list[str]:
         """Returns the folders worker processes may read (bound read-only in a sandbox)."""
         return []
+
+    def known_steps(self, tasks: Sequence[tuple[TaskSpec, dict[str, Any]]], run: "RunReader") -> dict[str, KnownTask]:
+        """Keys the steps of pending tasks on the coordinator, so that a task whose every step
+        has a reusable earlier result is settled there, with no worker (``run.reusing``).
+
+        The keys and checks must be the worker's own (the same functions), and computing them
+        must not run or parse the repository's code: the coordinator may hash its files, and
+        nothing more. A check may read each file once for the whole call.
+
+        Args:
+            tasks: Pending tasks with no step recorded in this run, each with the context the
+                worker would get (``task_context`` and the allowed ``readable`` files).
+            run: The run.
+
+        Returns:
+            ``{task id: KnownTask}`` for the tasks the job can key here; the others go to a
+            worker. By default: none.
+        """
+        return {}
 
     def run_host_sprint(self, sprint: str, host: "HostContext") -> None:
         """Runs a sprint on the coordinator (for ``host_sprints``)."""

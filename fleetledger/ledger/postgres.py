@@ -267,6 +267,9 @@ class PostgresStorage(Storage):
             rows = self._query(Q["task_records_of_kind"], (run_id, list(tasks), kind))
         return iter([_row_to_record(row) for row in rows])
 
+    def kind_records(self, kind: str, *, containing: str = "") -> Iterator[rec.Record]:
+        return iter([_row_to_record(row) for row in self._query(Q["kind_records"], (kind, containing))])
+
     def latest_checkpoint(self, run_id: str) -> rec.Record | None:
         rows = self._query(Q["latest_checkpoint"], (run_id,))
         return _row_to_record(rows[0]) if rows else None

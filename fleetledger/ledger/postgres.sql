@@ -163,6 +163,13 @@ SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_h
        prev_hash, hash
 FROM records WHERE run_id = %s AND task = ANY(%s) AND kind = %s ORDER BY seq;
 
+-- name: kind_records
+-- Every run's records of one kind whose payload text holds a string, newest first (strpos of
+-- '' is 1: every record).
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records WHERE kind = %s AND strpos(payload, %s) > 0 ORDER BY seq DESC;
+
 -- name: latest_checkpoint
 SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
        prev_hash, hash

@@ -99,6 +99,9 @@ class NewRecord:
         task: Task id, where the record is about a task.
         epoch: Lease epoch (fencing token) the actor holds the task under, where it has one.
         policy_hash: Hash of the policy in force when the action was allowed.
+        payload_json: ``canonical_json(payload)``, when the caller has it without encoding the
+            payload (a copy of a stored record's text, ``steps.reused_payload_text``); stored
+            and hashed as the payload. None: the ledger encodes the payload.
     """
 
     run_id: str
@@ -110,6 +113,7 @@ class NewRecord:
     task: str | None = None
     epoch: int | None = None
     policy_hash: str = ""
+    payload_json: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("why", "key", "task"):
@@ -194,7 +198,8 @@ def seal(new: NewRecord, *, seq: int, ts_ms: int, prev_hash: str, payload_json: 
     Returns:
         The stored form of the record.
     """
-    text = canonical_json(new.payload) if payload_json is None else payload_json
+    text = payload_json if payload_json is not None else (
+        new.payload_json if new.payload_json is not None else canonical_json(new.payload))
     digest = record_hash(
         prev_hash=prev_hash, seq=seq, run_id=new.run_id, ts_ms=ts_ms, actor=new.actor, kind=new.kind,
         key=new.key, task=new.task, epoch=new.epoch, why=new.why, payload_json=text,

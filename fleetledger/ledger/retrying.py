@@ -81,6 +81,10 @@ class RetryingStorage(Storage):
         """``Storage.task_records``, retried, read in full first."""
         return iter(self._call(lambda: list(self.inner.task_records(run_id, tasks, kind=kind))))
 
+    def kind_records(self, kind: str, *, containing: str = "") -> Iterator[rec.Record]:
+        """``Storage.kind_records``, retried, read in full first."""
+        return iter(self._call(lambda: list(self.inner.kind_records(kind, containing=containing))))
+
     def latest_checkpoint(self, run_id: str) -> rec.Record | None:
         """``Storage.latest_checkpoint``, retried."""
         return self._call(lambda: self.inner.latest_checkpoint(run_id))

@@ -313,6 +313,13 @@ class SQLiteStorage(Storage):
                 for row in rows:
                     yield _row_to_record(row)
 
+    def kind_records(self, kind: str, *, containing: str = "") -> Iterator[rec.Record]:
+        with self._reading():
+            cursor = self._conn.execute(Q["kind_records"], (kind, containing))
+            while rows := cursor.fetchmany(2048):
+                for row in rows:
+                    yield _row_to_record(row)
+
     def latest_checkpoint(self, run_id: str) -> rec.Record | None:
         with self._reading():
             row = self._conn.execute(Q["latest_checkpoint"], (run_id,)).fetchone()

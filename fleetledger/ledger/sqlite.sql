@@ -132,6 +132,13 @@ SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_h
        prev_hash, hash
 FROM records INDEXED BY records_by_task WHERE run_id = ? AND task IN (SELECT value FROM json_each(?)) AND kind = ? ORDER BY seq;
 
+-- name: kind_records
+-- Every run's records of one kind whose payload text holds a string, newest first: one pass
+-- over the table, the string matched in SQLite (instr of '' is 1: every record).
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records WHERE kind = ? AND instr(payload, ?) > 0 ORDER BY seq DESC;
+
 -- name: latest_checkpoint
 SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
        prev_hash, hash

@@ -174,6 +174,13 @@ class Storage(abc.ABC):
         """
 
     @abc.abstractmethod
+    def kind_records(self, kind: str, *, containing: str = "") -> Iterator[rec.Record]:
+        """Yields every run's records of ``kind`` whose payload's canonical JSON text contains
+        ``containing`` (every one when empty), newest first (read-only; one pass over the
+        ledger, the text matched by the database: what ``reuse.Offers`` reads of earlier runs).
+        """
+
+    @abc.abstractmethod
     def latest_checkpoint(self, run_id: str) -> rec.Record | None:
         """Returns the run's last ``checkpoint`` record, or None (read-only; an index lookup)."""
 
@@ -211,7 +218,7 @@ def _apply(txn: Txn, batch: Sequence[rec.NewRecord], now_ms: int) -> list[Outcom
             outcomes.append(Refused(errors.StaleCheckpointError(
                 f"checkpoint of run {new.run_id} was folded up to another record than the run's last one")))
             continue
-        text = rec.canonical_json(new.payload)
+        text = rec.canonical_json(new.payload) if new.payload_json is None else new.payload_json
         sealed = rec.seal(new, seq=txn.last_seq() + 1, ts_ms=now_ms,
                           prev_hash=head, payload_json=text)
         existing = txn.insert(sealed)

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from .. import faults
-from ..gate import Action
+from ..gate import Action, Decision
 from ..jobs.base import TaskSpec
 from ..leases import expired
 from ..ledger import NewRecord
@@ -56,7 +56,19 @@ class DispatchMixin:
         return all(self.view.tasks[t].status in ("finished", "failed") for t in self.view.sprints[sprint].tasks)
 
     def _turn(self, sprint: str) -> RunResult | None:
-        """One loop turn: assign, wait for messages, append them, take back dead leases."""
+        """One loop turn: assign, wait for messages, append them, take back dead leases; or
+        settle what needs no worker (``run.reusing``), after handing the sprint's other tasks to
+        the workers (started now if they are not: they boot while the coordinator records)."""
+        settling = self._settle_check(sprint)
+        if settling:
+            ids = {task.id for task, _, _ in settling}
+            if any(t not in ids and self.view.tasks[t].status in ("pending", "leased") for t in self.view.sprints[sprint].tasks):
+                halted = self._assign(sprint, self._ensure_pool(), skip=ids)
+                if halted is not None:
+                    return halted
+            self._settle(settling)
+            self._write_state()
+            return None
         pool = self._ensure_pool()
         halted = None if self._halting() else self._assign(sprint, pool)
         if halted is not None:
@@ -108,9 +120,11 @@ class DispatchMixin:
         longest = BROKER_POLL_S if self.broker is not None and self.broker.busy else SHARED_POLL_S if self.shared else 1.0
         return max(0.01, min(longest, (nearest - now) / 1000 + 0.01))
 
-    def _assign(self, sprint: str, pool: WorkerPool) -> RunResult | None:
+    def _assign(self, sprint: str, pool: WorkerPool, *, skip: frozenset[str] | set[str] = frozenset()) -> RunResult | None:
+        """Leases pending tasks (but those in ``skip``) to idle workers, and sends them."""
         idle = [w for w in pool.workers.values() if w.ready and w.task is None and not w.lost]
-        pending = [self.view.tasks[t] for t in self.view.sprints[sprint].tasks if self.view.tasks[t].status == "pending"]
+        pending = [self.view.tasks[t] for t in self.view.sprints[sprint].tasks
+                   if self.view.tasks[t].status == "pending" and t not in skip]
         if self.shared and pending:  # each host starts elsewhere in the plan, so that hosts rarely claim the same task
             start = int(self.session, 16) % len(pending)
             pending = pending[start:] + pending[:start]
@@ -215,10 +229,7 @@ class DispatchMixin:
         if reads:
             known = self._large.get(id(reads))
             if known is None or known[0] is not reads:
-                for path in reads.values():
-                    if path not in self._read_allowed:
-                        self._read_allowed[path] = self.gate.check(Action(kind="read", target=path)).allowed
-                allowed = sorted(key for key, path in reads.items() if self._read_allowed[path])
+                allowed = sorted(key for key, path in reads.items() if self._read_decision(path).allowed)
                 known = (reads, allowed, "")
                 self._large[id(reads)] = known
             context["readable"] = known[1]
@@ -237,10 +248,18 @@ class DispatchMixin:
         """``{step name: rule}`` for the task's steps whose reads the policy in force denies."""
         denied = {}
         for name, path in self.job.step_reads(task).items():
-            decision = self.gate.check(Action(kind="read", target=path))
+            decision = self._read_decision(path)
             if not decision.allowed:
                 denied[name] = decision.rule
         return denied
+
+    def _read_decision(self, path: str) -> Decision:
+        """The gate's decision on reading ``path``, asked once per session (the policy in force
+        is fixed for a session)."""
+        decision = self._read_decisions.get(path)
+        if decision is None:
+            decision = self._read_decisions[path] = self.gate.check(Action(kind="read", target=path))
+        return decision
 
     def _expire_leases(self, pool: WorkerPool) -> list[NewRecord]:
         now = self.clock()

@@ -35,18 +35,17 @@ default: the scan reviews code it does not own, and a suppression is a claim to 
 from __future__ import annotations
 
 import ast
-import importlib.metadata
 import io
 import logging
-import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ...analysis import catalog, context, engine, parser
+from ...analysis import context, engine, parser
 from . import anchors, detectors, scopes, source, taint
+from .detect_version import DETECT_VERSION, ENGINE_VERSION  # noqa: F401 - importable from here
 from .modules import Content, RepositoryModules, read_file
 from .plan import MAX_SOURCE_BYTES
 from .shapes import Candidate, FileReport, candidate_id
@@ -66,18 +65,8 @@ warnings.formatwarning = _formatwarning
 # worker's log (failing checks become FileReport.internal_errors).
 logging.getLogger("bandit").setLevel(logging.CRITICAL + 1)
 
-#: Identity of the detect step's behaviour, part of each detect step's input hash so that a
-#: replay never reuses a report made by other code. What a file yields depends on this module
-#: (bump the leading number when its logic or default limits change), on bandit's version, on
-#: the running Python's parser (bandit runs only where it parses the file), on the taint
-#: engine (``ENGINE_VERSION``) and on its library models (their content hash).
-ENGINE_VERSION = "2"
-DETECT_VERSION = (
-    f"detect 5; bandit {importlib.metadata.version('bandit')}; "
-    f"python {sys.version_info.major}.{sys.version_info.minor}; "
-    f"engine {ENGINE_VERSION}; models {catalog.version()}"
-)
-
+# The identity of this module's behaviour (bump its leading number when the logic or default
+# limits here change) is ``detect_version.DETECT_VERSION``.
 MAX_CANDIDATES_PER_FILE = 200
 """Candidates a file's report keeps; the rest are counted in its ``not_analysed`` notes. Equal to
 the engine's ``MAX_FLOWS``: a real module rarely has more than a few dozen, and one with 2,000

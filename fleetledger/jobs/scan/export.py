@@ -92,7 +92,7 @@ def to_json(report: ScanReport, states: dict[str, dict[str, Any]] | None = None)
     }
 
 
-def write_outputs(report: ScanReport, workspace: Path) -> dict[str, str]:
+def write_outputs(report: ScanReport, workspace: Path, *, log: dict[str, Any] | None = None) -> dict[str, str]:
     """Writes the three reports into ``workspace``, each with ``fsutil.atomic_write``.
 
     All three are rendered before the first is written, so a rendering error writes nothing.
@@ -103,6 +103,7 @@ def write_outputs(report: ScanReport, workspace: Path) -> dict[str, str]:
     Args:
         report: The scan report.
         workspace: Existing folder to write into.
+        log: ``sarif.to_sarif(report)`` when the caller has it (it is built otherwise).
 
     Returns:
         ``{file name: SHA-256 hex of the bytes written}`` for ``OUTPUT_NAMES``.
@@ -111,7 +112,7 @@ def write_outputs(report: ScanReport, workspace: Path) -> dict[str, str]:
         OSError: a file could not be written (the workspace is missing, the disk failed...).
         ValueError: a path in the report cannot be exported (see ``sarif.artifact_uri``).
     """
-    log = to_sarif(report)
+    log = to_sarif(report) if log is None else log
     states = candidate_states(log["runs"][0])
     outputs = {
         "findings.sarif": json_bytes(log),

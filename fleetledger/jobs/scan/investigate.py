@@ -10,6 +10,7 @@ call. Either way the answer is the step's result, so a rerun pays for no call tw
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,16 +22,55 @@ from .source import decode_source
 if TYPE_CHECKING:
     from ...models import ModelProvider
 
-_local_providers: dict[str, "ModelProvider"] = {}
+
+def judge_identity(model: str) -> tuple[str, ...]:
+    """Returns what names the model in an investigate or revalidate step's input hash: the
+    provider's name and model for one that runs in the worker (the offline analyst), else the
+    spec's provider and model and the prompt version (``model``: the job's model spec)."""
+    from ...models import parse_spec
+    from ...models.prompts import PROMPT_VERSION
+
+    spec = parse_spec(model)
+    if spec.runs_locally:
+        provider = local_provider(str(spec))
+        return (provider.name, provider.model)
+    return (spec.provider, spec.model, PROMPT_VERSION)
 
 
-def _local_model(spec: str) -> "ModelProvider":
-    """The provider that runs in this worker (the offline analyst), made once per spec."""
-    if spec not in _local_providers:
+_providers: dict[str, "ModelProvider"] = {}
+
+
+def local_provider(spec: str) -> "ModelProvider":
+    """The provider that runs in this process for ``spec`` (the offline analyst), made once."""
+    if spec not in _providers:
         from ...models import get_provider
 
-        _local_providers[spec] = get_provider(spec)
-    return _local_providers[spec]
+        _providers[spec] = get_provider(spec)
+    return _providers[spec]
+
+
+def brief_sha(brief: str) -> str:
+    """SHA-256 hex of the repository brief's text, part of every model step's input hash."""
+    return hashlib.sha256(brief.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def judge_step(pass_name: str, item: dict[str, Any], files: dict[str, str], identity: tuple[str, ...],
+               brief_hash: str) -> tuple[str, str]:
+    """Returns the name and input hash of an investigate or revalidate step: the item (the
+    candidate, and on revalidate the first answer), the planned hash of its file, the model
+    (``judge_identity``) and the brief (``brief_sha``)."""
+    candidate = item["candidate"]
+    return (f"{pass_name}:{candidate['id']}",
+            input_hash(item, files[candidate["path"]], *identity, brief_hash))
+
+
+def file_holds(path: str, files: dict[str, str], on_disk: Callable[[str], str]) -> Callable[[dict[str, Any]], bool]:
+    """Returns the coordinator's check that a judgement recorded earlier still holds: the
+    candidate's file (``path``) is at its planned hash (``files``) now (``on_disk``:
+    ``step_inputs.current_hashes``). The worker checks the same by reading and decoding the file
+    (``_Sources.unchanged``); a file at its planned hash decodes as it did when detect found the
+    candidate, so the hash decides."""
+    return lambda result: on_disk(path) == files[path]
 
 
 def _answer_outcome(result: dict[str, Any]) -> str:
@@ -82,15 +122,14 @@ def judge(ctx: TaskContext) -> dict[str, Any]:
         StepFailed is caught per candidate (the step is recorded as failed and the next one runs).
     """
     from ...models import parse_spec, request_to_json
-    from ...models.prompts import PROMPT_VERSION
 
     pass_name = ctx.inputs["kind"]
     spec = parse_spec(ctx.context.get("model", "offline"))
-    provider = _local_model(str(spec)) if spec.runs_locally else None
-    identity = (provider.name, provider.model) if provider is not None else (spec.provider, spec.model, PROMPT_VERSION)
+    provider = local_provider(str(spec)) if spec.runs_locally else None
+    identity = judge_identity(str(spec))
     sources = _Sources(Path(ctx.context["root"]), ctx.inputs["files"])
     brief = ctx.context.get("brief", "")
-    brief_sha = hashlib.sha256(brief.encode("utf-8", "surrogateescape")).hexdigest()
+    brief_hash = brief_sha(brief)
 
     def one(item: dict[str, Any]) -> None:
         candidate = Candidate.from_json(item["candidate"])
@@ -113,9 +152,8 @@ def judge(ctx: TaskContext) -> dict[str, Any]:
                                 "cost_usd": result.cost_usd, "answer": answer})
             return {"candidate": candidate.id, "answer": answer}
 
-        ctx.step(f"{pass_name}:{candidate.id}",
-                 input_hash(item, ctx.inputs["files"][candidate.path], *identity, brief_sha),
-                 run, spends_call=True, outcome=_answer_outcome,
+        ctx.step(*judge_step(pass_name, item, ctx.inputs["files"], identity, brief_hash), run,
+                 spends_call=True, outcome=_answer_outcome,
                  why=f"{pass_name} {candidate.rule_id} at {candidate.path}:{candidate.line}",
                  still_valid=lambda result: sources.unchanged(candidate.path))
         faults.hit(f"scan.{pass_name}.after_step")

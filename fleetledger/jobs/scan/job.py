@@ -13,20 +13,21 @@ import dataclasses
 import hashlib
 import os
 from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ... import effects
 from ...version import __version__
 from ...gate import Action
 from ...ledger.records import canonical_json
-from ..base import Job, JobOutcome, TaskSpec, task_name
+from ..base import Job, JobOutcome, KnownTask, TaskSpec, task_name
 from . import export, report
 from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
 from .export_options import ExportOptions
-from .detect import DETECT_VERSION
-from .plan import (EXCLUDED_DIRS, MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, blocks, candidate_blocks,
-                   discover)
+from .detect_version import DETECT_VERSION
+from .plan import (EXCLUDED_DIRS, MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, Hashed, blocks,
+                   candidate_blocks, discover)
 from .shapes import Candidate, survives
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def code_parts() -> dict[str, frozenset[str]]:
 
     return {
         "job": closure("steps.py") | {"jobs/base.py", "jobs/scan/job.py", "jobs/scan/tasks.py", "jobs/scan/report.py",
-                                      "jobs/scan/retry.py"},
+                                      "jobs/scan/retry.py", "jobs/scan/step_inputs.py"},
         "detect": closure("jobs/scan/detect.py", "jobs/scan/brief.py", "jobs/scan/plan.py"),
         "analyst": closure("models", "jobs/scan/investigate.py"),
         "triage": closure("jobs/scan/triage.py"),
@@ -110,6 +111,8 @@ class ScanJob(Job):
         self._modules_cache: tuple[str, dict[str, str]] | None = None
         self._reads_cache: tuple[dict[str, str], dict[str, str]] | None = None
         self._listings: dict[tuple[str, ...], list[Any]] = {}
+        self._hashed: dict[str, Hashed] = {}  # what discover hashed: step_inputs.current_hashes
+        self._sarif: tuple[Any, dict[str, Any]] | None = None  # (report, its SARIF log): _sarif_of
 
     def describe(self) -> dict[str, Any]:
         identity = {"kind": "scan", "target": str(self.target), "detect": DETECT_VERSION, "model": self.model}
@@ -191,7 +194,8 @@ class ScanJob(Job):
         key = suffixes or ()
         if key not in self._listings:
             exclude = (self.workspace,) if self.workspace.is_relative_to(self.target) else ()
-            self._listings[key] = discover(self.target, exclude=exclude, **({"suffixes": suffixes} if suffixes else {}))
+            self._listings[key] = discover(self.target, exclude=exclude, hashed=self._hashed,
+                                           **({"suffixes": suffixes} if suffixes else {}))
         return self._listings[key]
 
     def _plan_detect(self) -> list[TaskSpec]:
@@ -312,6 +316,13 @@ class ScanJob(Job):
             return {f"{kind}:{it['candidate']['id']}": str(self.target / it["candidate"]["path"]) for it in task.inputs["items"]}
         return {}
 
+    def known_steps(self, tasks: Sequence[tuple[TaskSpec, dict[str, Any]]], run: "RunReader") -> dict[str, KnownTask]:
+        """Keys detect, investigate, triage and revalidate tasks as their workers do
+        (``step_inputs.known_steps``); the brief is left to a worker."""
+        from .step_inputs import known_steps
+
+        return known_steps(self.target, self.model, tasks, hashed=self._hashed)
+
     def analyses(self, path: str) -> bool:
         """Source files and the templates the taint engine reads: what a repository's exclude
         rule may hide only when the policy allows it (``Policy.repository_may_exclude``)."""
@@ -383,7 +394,8 @@ class ScanJob(Job):
             if not decision.allowed:
                 host.record("policy.denied", why=decision.rule, payload={"action": "write", "target": str(workspace / name)})
                 raise effects.EffectDenied(f"writing {workspace / name} denied: {decision.rule}")
-        effects.perform(host, key, lambda k: {"files": export.write_outputs(scan, workspace)}, kind="export",
+        effects.perform(host, key, lambda k: {"files": export.write_outputs(scan, workspace, log=self._sarif_of(scan))},
+                        kind="export",
                         why=f"write {', '.join(OUTPUT_NAMES)} ({len(scan.findings)} findings, "
                             f"{'complete' if scan.complete else 'partial'})",
                         intent={"files": list(OUTPUT_NAMES), "findings": len(scan.findings), "complete": scan.complete},
@@ -427,17 +439,24 @@ class ScanJob(Job):
 
     def _code_scanning_notes(self, scan: Any) -> tuple[tuple[str, ...], int | None]:
         """What the SARIF export left out to fit GitHub's limits (warnings) and how many results
-        are new against the baseline (None without one). Builds the log again: the coordinator
-        has the report, not the file, which a person may have changed."""
-        from .sarif import to_sarif
-
+        are new against the baseline (None without one). Reads the log built for the report
+        (``_sarif_of``), never the file, which a person may have changed."""
         if not scan.findings and not scan.gaps and self.export.baseline is None:
             return (), None
-        run = to_sarif(scan)["runs"][0]
+        run = self._sarif_of(scan)["runs"][0]
         warnings = tuple(f"findings.sarif trimmed to fit GitHub code scanning's limits: {line}"
                          for line in run["properties"]["trimmed"])
         baseline = run["properties"].get("baseline")
         return warnings, (baseline["new"] if baseline else None)
+
+    def _sarif_of(self, scan: Any) -> dict[str, Any]:
+        """``sarif.to_sarif(scan)``, built once for equal reports (the export's and the
+        outcome's are built apart from the same records)."""
+        from .sarif import to_sarif
+
+        if self._sarif is None or self._sarif[0] != scan:
+            self._sarif = (scan, to_sarif(scan))
+        return self._sarif[1]
 
     def _nothing_to_scan(self, planned: int, skipped: int) -> str | None:
         """Says why a finished scan scanned no file (None when it scanned one): the target
@@ -457,9 +476,14 @@ class ScanJob(Job):
 
 
 def brief_text(run: "RunReader") -> str:
-    """Returns the recorded repository brief text ("" before the brief step ran)."""
+    """Returns the recorded repository brief text ("" before the brief step ran; read-only,
+    kept by the reader while the brief tasks' step counts are unchanged)."""
     detect = run.view.sprints.get("detect")
     brief = [t for t in (detect.tasks if detect is not None else ()) if task_name(t) == "brief"]
-    for result in run.results(brief):
-        return result.get("text", "")
-    return ""
+
+    def read() -> str:
+        for result in run.results(brief):
+            return result.get("text", "")
+        return ""
+
+    return run.memo("scan.brief_text", tuple((t, run.view.tasks[t].steps_done) for t in brief), read)

@@ -58,17 +58,25 @@ class Content:
     problem: str | None = None
 
 
-def read_file(root: Path, relpath: str, max_bytes: int) -> Content:
+def read_file(root: Path, relpath: str, max_bytes: int, *, folders: dict[str, str] | None = None) -> Content:
     """Reads and hashes a file of the scanned tree once; never follows a link or leaves
     ``root``, and reads nothing of a file larger than ``max_bytes`` (``Content.problem`` says
-    why a file is not read; ``sha256`` is then empty or the empty content's)."""
+    why a file is not read; ``sha256`` is then empty or the empty content's).
+
+    ``folders`` (a dict the caller keeps) holds the real path of each folder resolved so far,
+    for a caller that reads many files of one tree: the file's real path is then its folder's
+    and its name (a file that is a link is refused when opened, as a "symbolic link" rather
+    than as "outside the scanned root")."""
     path = root / relpath
 
     def unread(problem: str) -> Content:
         return Content(path=path, sha256=_EMPTY_SHA256, size_bytes=0, data=None, problem=problem)
 
-    real_root = os.path.realpath(root)
-    if os.path.commonpath([real_root, os.path.realpath(path)]) != real_root:
+    if folders is None:
+        real_root, real_path = os.path.realpath(root), os.path.realpath(path)
+    else:
+        real_root, real_path = _real_folder(folders, str(root)), os.path.join(_real_folder(folders, str(path.parent)), path.name)
+    if os.path.commonpath([real_root, real_path]) != real_root:
         return unread("outside the scanned root")
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
@@ -99,6 +107,12 @@ def read_file(root: Path, relpath: str, max_bytes: int) -> Content:
     if size > max_bytes:
         return Content(path=path, sha256="", size_bytes=size, data=None, problem=size_limit_reason(size, max_bytes))
     return Content(path=path, sha256=digest.hexdigest(), size_bytes=size, data=b"".join(kept))
+
+
+def _real_folder(folders: dict[str, str], folder: str) -> str:
+    if folder not in folders:
+        folders[folder] = os.path.realpath(folder)
+    return folders[folder]
 
 
 MODULE_SUFFIXES = (".py", ".pyw", ".pyi")
@@ -181,10 +195,11 @@ def disk_hashes(root: Path, max_bytes: int) -> Callable[[str], str]:
     never through a link, never outside the root), or "" when it cannot be read whole (a
     link, unreadable, over ``max_bytes``); each path is read once per returned function."""
     known: dict[str, str] = {}
+    folders: dict[str, str] = {}
 
     def sha(relpath: str) -> str:
         if relpath not in known:
-            content = read_file(root, relpath, max_bytes)
+            content = read_file(root, relpath, max_bytes, folders=folders)
             known[relpath] = content.sha256 if content.problem is None else ""
         return known[relpath]
 

@@ -14,6 +14,7 @@ import hashlib
 import os
 import posixpath
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,13 +95,32 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Hashed:
+    """A file as ``discover`` hashed it: its ``lstat`` signature (``file_signature``), the
+    SHA-256 of its bytes, and when it was looked at (``time.time_ns()``, just after the
+    ``lstat`` and before the read)."""
+
+    signature: tuple[int, int, int, int, int]
+    sha256: str
+    looked_ns: int
+
+
+def file_signature(info: os.stat_result) -> tuple[int, int, int, int, int]:
+    """Device, inode, size, and modification and change times (ns) of a file's ``lstat``: a
+    write changes the times, and no program sets the change time, so an equal signature is the
+    same content (as git's index assumes), unless a write fell within the clock's resolution
+    of the look (``current_hashes`` reads such a file again)."""
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
 def size_limit_reason(size_bytes: int, max_bytes: int) -> str:
     """The reason given for a file over the size limit, the same at planning and at detect."""
     return f"exceeds size limit ({size_bytes} bytes > {max_bytes})"
 
 
 def discover(target: Path, *, exclude: tuple[Path, ...] = (), suffixes: tuple[str, ...] = SOURCE_SUFFIXES,
-             max_bytes: int = MAX_SOURCE_BYTES) -> list[PlannedFile]:
+             max_bytes: int = MAX_SOURCE_BYTES, hashed: dict[str, Hashed] | None = None) -> list[PlannedFile]:
     """Lists the Python source files (or the files with other ``suffixes``) under ``target``,
     sorted by relative path (read-only, deterministic).
 
@@ -118,6 +138,9 @@ def discover(target: Path, *, exclude: tuple[Path, ...] = (), suffixes: tuple[st
         exclude: Absolute folders to leave out.
         suffixes: The endings of the file names listed.
         max_bytes: Larger files are listed as not scanned, unread (bytes).
+        hashed: Filled with each file hashed, by relative path: the ``lstat`` it was hashed
+            under and when (``Hashed``), so that a later reader can tell it unchanged by its
+            ``lstat`` alone (``step_inputs.current_hashes``).
 
     Returns:
         The files, fingerprinted (SHA-256 of their bytes; empty for a link or a skipped entry).
@@ -152,16 +175,16 @@ def discover(target: Path, *, exclude: tuple[Path, ...] = (), suffixes: tuple[st
         listed += len(entries)
         folders = []
         for name, is_dir, is_link in sorted(entries):
+            if not is_dir and not name.endswith(suffixes):
+                continue
             path = here / name
             rel = f"{rel_here}/{name}" if rel_here else name
             if is_dir and is_link:  # never followed (it may point outside the repository), always reported
                 found.append(PlannedFile(path=rel, sha256="", size_bytes=0, link=True, skip_reason=LINKED_FOLDER))
                 continue
             if is_dir:
-                if name not in EXCLUDED_DIRS and path.resolve() not in excluded:
+                if name not in EXCLUDED_DIRS and not (excluded and path.resolve() in excluded):
                     folders.append((path, rel, depth + 1))
-                continue
-            if not name.endswith(suffixes):
                 continue
             try:
                 info = path.lstat()
@@ -175,7 +198,11 @@ def discover(target: Path, *, exclude: tuple[Path, ...] = (), suffixes: tuple[st
                     found.append(PlannedFile(path=rel, sha256="", size_bytes=info.st_size,
                                              skip_reason=size_limit_reason(info.st_size, max_bytes)))
                 else:
-                    found.append(PlannedFile(path=rel, sha256=_sha256_file(path), size_bytes=info.st_size))
+                    looked_ns = time.time_ns()
+                    digest = _sha256_file(path)
+                    found.append(PlannedFile(path=rel, sha256=digest, size_bytes=info.st_size))
+                    if hashed is not None:
+                        hashed[rel] = Hashed(signature=file_signature(info), sha256=digest, looked_ns=looked_ns)
         stack.extend(reversed(folders))
     found.sort(key=lambda f: f.path)
     return found

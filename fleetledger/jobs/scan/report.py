@@ -31,12 +31,18 @@ def _results(run: RunReader, sprint: str) -> Iterator[dict[str, Any]]:
 
 
 def planned_files(run: RunReader) -> dict[str, dict[str, Any]]:
-    """Returns ``{path: planned file}`` of every detect task, in plan order."""
-    out: dict[str, dict[str, Any]] = {}
-    for spec in run.planned(_tasks(run, "detect")):
-        for f in spec.inputs.get("files", ()):
-            out[f["path"]] = f
-    return out
+    """Returns ``{path: planned file}`` of every detect task, in plan order (read-only; kept
+    by the reader while the detect sprint has the same tasks, whose plans never change)."""
+    tasks = _tasks(run, "detect")
+
+    def read() -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for spec in run.planned(tasks):
+            for f in spec.inputs.get("files", ()):
+                out[f["path"]] = f
+        return out
+
+    return run.memo("scan.planned_files", tuple(tasks), read)
 
 
 def planned_templates(run: RunReader) -> dict[str, str] | None:
@@ -52,7 +58,22 @@ def planned_templates(run: RunReader) -> dict[str, str] | None:
 
 def file_reports(run: RunReader) -> dict[str, FileReport]:
     """Returns what detect recorded per file, by path. A planned file without a result is
-    reported as skipped, with the failure recorded for it (never silently dropped)."""
+    reported as skipped, with the failure recorded for it (never silently dropped).
+
+    Read-only; kept by the reader while no detect task changed: its status, assignments
+    (which record the denials of its steps) and step counts (``RunReader.memo``)."""
+    return run.memo("scan.file_reports", _signature(run, "detect"), lambda: _file_reports(run))
+
+
+def _signature(run: RunReader, sprint: str) -> tuple[tuple[str, str, int, int, int], ...]:
+    """What changes whenever the records a sprint's results are read from may have: each task
+    with its status, assignments (which record the denials of its steps) and step counts."""
+    tasks = run.view.tasks
+    return tuple((t, tasks[t].status, tasks[t].attempts, tasks[t].steps_done, tasks[t].steps_failed)
+                 for t in _tasks(run, sprint))
+
+
+def _file_reports(run: RunReader) -> dict[str, FileReport]:
     recorded = {r["path"]: FileReport.from_json(r) for r in _results(run, "detect") if "path" in r}
     planned = planned_files(run)
     failures: dict[str, str] = {}
@@ -83,8 +104,9 @@ def file_reports(run: RunReader) -> dict[str, FileReport]:
 
 
 def candidates(run: RunReader) -> list[Candidate]:
-    """Returns every candidate detect recorded, deduplicated by id, sorted by location."""
-    return _unique_candidates(file_reports(run))
+    """Returns every candidate detect recorded, deduplicated by id, sorted by location
+    (read-only; kept by the reader as ``file_reports`` is)."""
+    return run.memo("scan.candidates", _signature(run, "detect"), lambda: _unique_candidates(file_reports(run)))
 
 
 def _unique_candidates(files: dict[str, FileReport]) -> list[Candidate]:
@@ -121,8 +143,10 @@ def _merged(first: Candidate, second: Candidate) -> Candidate:
 
 
 def answers(run: RunReader, pass_name: str) -> dict[str, ModelAnswer]:
-    """Returns ``{candidate id: answer}`` recorded by the ``investigate`` or ``revalidate`` sprint."""
-    return {r["candidate"]: ModelAnswer.from_json(r["answer"]) for r in _results(run, pass_name)}
+    """Returns ``{candidate id: answer}`` recorded by the ``investigate`` or ``revalidate`` sprint
+    (read-only; kept by the reader while the sprint's tasks are unchanged)."""
+    return run.memo(f"scan.answers.{pass_name}", _signature(run, pass_name),
+                    lambda: {r["candidate"]: ModelAnswer.from_json(r["answer"]) for r in _results(run, pass_name)})
 
 
 def severities(run: RunReader) -> dict[str, tuple[str, str]]:
@@ -205,7 +229,7 @@ def build_report(run: RunReader, *, tool_version: str) -> ScanReport:
     triaged = severities(run)
     files = file_reports(run)
     findings = []
-    by_id = {c.id: c for c in _unique_candidates(files)}
+    by_id = {c.id: c for c in candidates(run)}
     for cid, answer in second.items():
         if cid in by_id and cid in first and cid in triaged and survives(answer):
             severity, reason = triaged[cid]

@@ -4,7 +4,8 @@
 are here, the model passes (investigate, revalidate) in ``investigate``. Every unit of work is a
 step (``ctx.step``), so a task that is run again after a crash skips what is already recorded.
 These modules run inside the worker process (and its sandbox): they are the only part of the
-scan that reads the repository.
+scan that reads the repository's content (the coordinator only hashes its files, to plan and
+to settle tasks whose every result is reused: ``step_inputs``).
 """
 
 from __future__ import annotations
@@ -13,14 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from ... import faults
-from ...analysis.definitions import module_index
 from ...steps import TaskContext, each, input_hash
 from .brief import BRIEF_FILES, brief_holds, derive_brief
-from .detect import DETECT_VERSION, detect_file
 from .investigate import judge
-from .modules import UNREAD_REASONS, disk_hashes, python_paths, still_holds
-from .plan import MAX_SOURCE_BYTES, MAX_TEMPLATE_BYTES
+from .modules import UNREAD_REASONS
 from .shapes import Candidate, FileReport, ModelAnswer
+from .step_inputs import current_hashes, detect_holds, detect_step, readable_modules, triage_step
 from .triage import triage
 
 
@@ -52,11 +51,15 @@ def _brief(ctx: TaskContext) -> dict[str, Any]:
 
 
 def _detect(ctx: TaskContext) -> dict[str, Any]:
+    # Imported by the first detect task: bandit and the taint engine take a third of a second
+    # to import, which a worker that only derives the brief or judges candidates never needs.
+    from .detect import detect_file
+
     root = Path(ctx.context["root"])
-    readable, module_paths, index = _readable(ctx.context.get("shas", {}), ctx.context.get("readable", []))
+    readable, module_paths, index = readable_modules(ctx.context.get("shas", {}), ctx.context.get("readable", []))
     # A recorded result is reused only for files still at their planned content, as this
     # task's own analysis would find them (one read of each file per task).
-    on_disk = disk_hashes(root, max(MAX_SOURCE_BYTES, MAX_TEMPLATE_BYTES))
+    on_disk = current_hashes(root)
 
     def one(f: dict[str, Any]) -> None:
         def run(key: str) -> dict[str, Any]:
@@ -77,34 +80,11 @@ def _detect(ctx: TaskContext) -> dict[str, Any]:
                                          f"now {report.sha256[:12]}); start a new run with --new").to_json()
             return report.to_json()
 
-        # The input hash holds the file and the detectors; what the analysis read besides the
-        # file is in the result (``depends``), checked before a recorded result is reused.
-        ctx.step(f"detect:{f['path']}", input_hash(f["path"], f["sha256"], DETECT_VERSION), run,
-                 why=f"detect {f['path']}", outcome=_detect_outcome,
-                 still_valid=lambda result: still_holds(result, f, readable, module_paths, on_disk, index))
+        ctx.step(*detect_step(f), run, why=f"detect {f['path']}", outcome=_detect_outcome,
+                 still_valid=detect_holds(f, readable, module_paths, index, on_disk))
 
     each(ctx.inputs["files"], one)
     return {"steps": ctx.ran_steps, "reused": ctx.reused_steps, "failed": len(ctx.failed_steps)}
-
-
-_derived: dict[tuple[int, int], tuple[Any, ...]] = {}
-
-
-def _readable(shas: dict[str, str], readable: list[str]) -> tuple[dict[str, str], tuple[str, ...], Any]:
-    """The files a detect step's engine may read (path -> planned hash), the Python files
-    among them, sorted, and their ``module_index`` (the module names an import may resolve to),
-    for ``still_holds``. Derived once per worker for
-    the same context objects (the worker hands every task the same ones), so that the engine's
-    caches keyed on the mapping hold across tasks."""
-    key = (id(shas), id(readable))
-    known = _derived.get(key)
-    if known is None or known[0] is not shas or known[1] is not readable:
-        allowed = {path: shas[path] for path in readable if path in shas}
-        _derived.clear()
-        paths = python_paths(allowed)
-        known = (shas, readable, allowed, paths, module_index(paths))
-        _derived[key] = known
-    return known[2], known[3], known[4]
 
 
 def _detect_outcome(report: dict[str, Any]) -> str:
@@ -122,7 +102,7 @@ def _triage(ctx: TaskContext) -> dict[str, Any]:
             severity, reason = triage(candidate, answer)
             return {"candidate": candidate.id, "severity": severity, "reason": reason}
 
-        ctx.step(f"triage:{candidate.id}", input_hash(item), run, outcome=lambda r: f"{r['severity']}: {r['reason']}",
+        ctx.step(*triage_step(item), run, outcome=lambda r: f"{r['severity']}: {r['reason']}",
                  why=f"triage {candidate.rule_id} at {candidate.path}:{candidate.line}")
 
     each(ctx.inputs["items"], one)
