@@ -76,7 +76,8 @@ _KEYS: dict[str, frozenset[str]] = {
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
                        "positions", "absent", "host_fixed", "program", "element", "channels", "what"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "when", "defaults", "positions", "what"}),
-    "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "what"}),
+    "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "joined_by",
+                        "what"}),
     "exit": frozenset({"call"}),
     "pure": frozenset({"call"}),
     "container": frozenset({"type", "store", "load", "key_args"}),
@@ -192,7 +193,8 @@ class _Builder:
                 target=target, is_method=is_method, arg=int(row.get("arg", 0)), keyword=str(row.get("keyword", "")),
                 kinds=self._kinds(row, where),
                 pattern=int(row.get("pattern", -1)), through=tuple(row.get("through", [])),
-                compare=bool(row.get("compare", False)), what=str(row.get("what", target))))
+                compare=bool(row.get("compare", False)), joined_by=tuple(row.get("joined_by", [])),
+                what=str(row.get("what", target))))
         elif table == "exit":
             self.exits.add(_str(row, "call", name, n))
         elif table == "pure":

@@ -133,7 +133,7 @@ def _guards_of(frame: Frame, call: ast.Call) -> list[tuple[Guard, ast.expr | Non
             for guard in catalog.guards.get(key, ()):
                 checked: ast.expr | None = func.value
                 if guard.through:
-                    checked = _unwrap(frame, func.value, guard.through)
+                    checked = _unwrap(frame, func.value, guard.through, guard.joined_by)
                     if checked is None:
                         continue
                 found.append((guard, checked))
@@ -148,9 +148,17 @@ def _guards_of(frame: Frame, call: ast.Call) -> list[tuple[Guard, ast.expr | Non
     return found
 
 
-def _unwrap(frame: Frame, expr: ast.expr, through: tuple[str, ...]) -> ast.expr | None:
-    """For ``realpath(p)`` (or ``Path(p).resolve()``) with the call among ``through``: ``p``."""
+def _unwrap(frame: Frame, expr: ast.expr, through: tuple[str, ...], joined_by: tuple[str, ...] = ()) -> ast.expr | None:
+    """For ``realpath(p)`` (or ``Path(p).resolve()``) with the call among ``through``: ``p``;
+    for ``realpath(join(base, name))`` with ``join`` among ``joined_by``: ``name``."""
+    unwrapped = False
     while isinstance(expr, ast.Call):
+        if unwrapped and joined_by and expr.args and not expr.keywords:
+            names = {t[1:] for t in frame.expr(expr.func).types if t.startswith("=")}
+            if names & set(joined_by):
+                expr = expr.args[-1]
+                break
+        unwrapped = True
         func = expr.func
         names: set[str] = set()
         if isinstance(func, ast.Attribute):

@@ -148,6 +148,9 @@ class Guard:
             receiver is the checked value itself.
         compare: The call is a projection of the checked value (``urlparse(url)``) whose
             attributes, compared with constants or tested for emptiness, check the value.
+        joined_by: With ``through``: calls that join a folder and a name (``os.path.join``);
+            a ``through`` call applied to one of them (``realpath(join(BASE, name))``) checks
+            the joined name, the call's last argument.
         what: Words for traces.
     """
 
@@ -159,6 +162,7 @@ class Guard:
     pattern: int = -1
     through: tuple[str, ...] = ()
     compare: bool = False
+    joined_by: tuple[str, ...] = ()
     what: str = ""
 
 

@@ -125,3 +125,13 @@ def escaped():
     tree.xpath("//person[@name='admin'" + closing + "]")  # $ xpath (after a closing quote)
     tree.xpath("//person[@id='" + closing.replace("%27", "'") + "']")  # $ xpath (a quote put back)
     return data
+
+
+@app.route("/contained")
+def contained():
+    name = request.args["file"]
+    if os.path.realpath(os.path.join(BASE, name)).startswith(BASE + "/"):
+        with open(os.path.join(BASE, name)) as handle:  # ok path (the joined name's real path stays in BASE)
+            return handle.read()
+    with open(os.path.join(BASE, name)) as handle:  # $ path (not checked on this path)
+        return handle.read()
