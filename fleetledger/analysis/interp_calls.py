@@ -73,8 +73,7 @@ class Calls(Objects):
             kept = self.container_method(func.value, receiver, method, args)
             if kept is not None:
                 return kept
-        # What a call returns is another text: a blocked-text check on its inputs says nothing of it.
-        result = unmarked(self.resolve_call(node, func, receiver, callee, method, args, kwargs, star))
+        result = self.resolve_call(node, func, receiver, callee, method, args, kwargs, star)
         removed = _removes(args) if method == "replace" and not kwargs and result.tainted() else None
         kinds = conditions.blocked_kinds(self.catalog, removed) if removed else frozenset()
         # ``s.replace("'", "&apos;")``: no ``'`` is left, as if its absence were checked.
@@ -83,7 +82,10 @@ class Calls(Objects):
     def resolve_call(self, node: ast.Call, func: ast.expr, receiver: Value | None, callee: Value, method: str | None,  # noqa: C901
                      args: list[Value], kwargs: dict[str, Value], star: list[Value]) -> Value:
         """Evaluates a call whose callee and arguments are evaluated: library models, the
-        analysed code's functions, or taint in, taint out."""
+        analysed code's functions, or taint in, taint out. What a library call returns is
+        another text: a blocked-text check on its inputs says nothing of it (``unmarked``);
+        a function of the analysed code returns what its summary shows (a validating helper's
+        check holds)."""
         site = self.site(node)
         results: list[Value] = []
         handled = False
@@ -97,11 +99,11 @@ class Calls(Objects):
                 # ``subprocess.py``) does not switch the library's sinks off.
                 shadowed = self.call_library(qualified, None, args, kwargs, star, node)
                 if shadowed is not None:
-                    results.append(shadowed)
+                    results.append(unmarked(shadowed))
                 continue
             result = self.call_library(qualified, None, args, kwargs, star, node)
             if result is not None:
-                results.append(result)
+                results.append(unmarked(result))
                 handled = True
         for fid in sorted(callee.functions):
             bound = receiver if any(t.startswith("bound:") for t in callee.types) or (
@@ -122,7 +124,7 @@ class Calls(Objects):
             for key in self.method_keys(receiver, method):
                 result = self.call_library(key, receiver, args, kwargs, star, node)
                 if result is not None:
-                    results.append(result)
+                    results.append(unmarked(result))
                     handled = True
         if handled and results:
             return join(*results)
@@ -138,6 +140,7 @@ class Calls(Objects):
             value = join(derived, rest)
         else:
             value = join(*(taint_only(v.flatten()) for v in everything))
+        value = unmarked(value)
         name = _callee_text(func)
         if value.tainted():
             return add_step(value, step(site, f"through {name}()"))

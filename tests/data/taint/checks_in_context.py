@@ -2,6 +2,7 @@
 # a match on a constant, and a shell chosen on either branch.
 import os
 import subprocess
+import urllib.parse
 
 import lxml.etree
 from flask import Flask, request
@@ -135,3 +136,19 @@ def contained():
             return handle.read()
     with open(os.path.join(BASE, name)) as handle:  # $ path (not checked on this path)
         return handle.read()
+
+
+def checked_name(name):
+    if ".." in name:
+        raise ValueError("no climbing")
+    return name
+
+
+@app.route("/validated")
+def validated():
+    name = checked_name(request.args["file"])
+    with open("/srv/files/" + name) as handle:  # ok path (a validating helper's check holds)
+        data = handle.read()
+    with open("/srv/files/" + urllib.parse.unquote(name)) as handle:  # $ path ("%2e%2e" becomes "..")
+        data += handle.read()
+    return data
