@@ -153,10 +153,7 @@ def merge(detected: list[Candidate], engine: list[Candidate], analysis: FileAnal
                 continue
             escaped = _escapes(analysis, c.path, c.line, byte_col)
             if escaped:
-                c = _with_evidence(c, {"kind": "secret", "state": "unknown",
-                                       "detail": f"the random value leaves what the engine follows ({'; '.join(escaped)}), "
-                                                 "so whether it becomes a secret is not shown",
-                                       "sanitisers": []})
+                c = _with_evidence(c, _escaped_evidence(escaped))
             elif (c.path, c.line, byte_col) not in random_sources:
                 c = _with_evidence(c, {"kind": "secret", "state": "no-security-use",
                                        "detail": "the engine follows this random value to every use and finds none that "
@@ -201,10 +198,16 @@ def _escaped_random(analysis: FileAnalysis, path: str, path_lines: Mapping[str, 
             detector_confidence="MEDIUM", scope="",
             message="A predictable pseudo-random number (the random module) leaves what the engine follows; "
                     "if it becomes a secret, a token or a key, use the secrets module.",
-            snippet="", evidence={"kind": "secret", "state": "unknown", "sanitisers": [],
-                                  "detail": f"the random value leaves what the engine follows ({'; '.join(how)}), "
-                                            "so whether it becomes a secret is not shown"}))
+            snippet="", evidence=_escaped_evidence(how)))
     return out
+
+
+def _escaped_evidence(how: list[str]) -> dict[str, Any]:
+    """The evidence of a weak random number that leaves what the engine follows (``how``: the
+    ways it left): its use is unknown, so the analyst keeps its candidate as uncertain."""
+    return {"kind": "secret", "state": "unknown", "sanitisers": [],
+            "detail": f"the random value leaves what the engine follows ({'; '.join(how)}), "
+                      "so whether it becomes a secret is not shown"}
 
 
 def _escapes(analysis: FileAnalysis, path: str, line: int, byte_col: int) -> list[str]:
