@@ -65,7 +65,7 @@ class ModelError(ValueError):
 
 _KEYS: dict[str, frozenset[str]] = {
     "meta": frozenset({"library", "about", "modules"}),
-    "kind": frozenset({"name", "cwe", "title", "channels", "blocked_by"}),
+    "kind": frozenset({"name", "cwe", "title", "channels", "blocked_by", "literal_quotes"}),
     "object": frozenset({"name", "type"}),
     "type": frozenset({"name", "bases"}),
     "returns": frozenset({"call", "method", "attribute", "type", "when"}),
@@ -123,7 +123,7 @@ def load(texts: Mapping[str, str]) -> Catalog:
                 if table == "kind":
                     kind = Kind(name=_str(row, "name", name, n), cwe=int(_need(row, "cwe", name, n)),
                                 title=_str(row, "title", name, n), channels=frozenset(_list(row, "channels", name, n)),
-                                blocked_by=_blocked_by(row, name, n))
+                                blocked_by=_blocked_by(row, name, n), literal_quotes=_quotes(row, name, n))
                     kinds[kind.name] = kind
                 elif table != "meta":
                     entries.append((name, table, n, row))
@@ -340,6 +340,14 @@ def _blocked_by(row: dict[str, Any], name: str, n: int) -> tuple[tuple[str, str,
                              f"{{ text = \"...\", after = \"...\" }} with an optional inside = true")
         out.append((entry["text"], entry["after"], bool(entry.get("inside", False))))
     return tuple(out)
+
+
+def _quotes(row: dict[str, Any], name: str, n: int) -> frozenset[str]:
+    """A kind's ``literal_quotes``: a list of one-character strings."""
+    quotes = _list(row, "literal_quotes", name, n, default=[])
+    if not all(isinstance(q, str) and len(q) == 1 for q in quotes):
+        raise ModelError(f"{name}: entry #{n}: literal_quotes must list one-character strings, like [\"'\"]")
+    return frozenset(quotes)
 
 
 def _list(row: dict[str, Any], key: str, name: str, n: int, default: list[Any] | None = None) -> list[Any]:

@@ -46,7 +46,7 @@ def proven(frame: Frame, test: ast.expr, truth: bool) -> list[Proof]:
             out: list[Proof] = []
             for value in test.values:
                 out.extend(proven(frame, value, truth))
-            return out
+            return out + _literal(frame, test, truth)
         return []
     if isinstance(test, ast.NamedExpr):
         return proven(frame, test.value, truth)
@@ -206,6 +206,62 @@ def blocked_kinds(catalog: Catalog, absent: str) -> frozenset[str]:
     contains ``absent`` (the value then holds none of that text either)."""
     return frozenset(f"{kind.name}@{after}" + ("@inside" if inside else "") for kind in catalog.kinds.values()
                      for blocked, after, inside in kind.blocked_by if absent in blocked)
+
+
+def _conjuncts(test: ast.expr, truth: bool) -> list[tuple[ast.expr, bool]]:
+    """The tests that all hold when ``test`` has ``truth`` (``a and b`` true, ``a or b`` false,
+    through ``not``), each with the truth it then has."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _conjuncts(test.operand, not truth)
+    if isinstance(test, ast.BoolOp) and (isinstance(test.op, ast.And) and truth or isinstance(test.op, ast.Or) and not truth):
+        return [c for value in test.values for c in _conjuncts(value, truth)]
+    return [(test, truth)]
+
+
+def _literal(frame: Frame, test: ast.BoolOp, truth: bool) -> list[Proof]:
+    """``x.startswith(q) and x.endswith(q) and q not in x[1:-1]`` (also ``x[0] == q``,
+    ``x[-1] == q``): ``x`` is one whole literal in the quote ``q`` with none inside, inert as
+    the whole input of a sink of a kind whose language delimits literals with ``q``
+    (``[[kind]] literal_quotes``). The value earns ``"<kind>@@whole"``, a mark that any string
+    built from it or call made on it drops (``values.unmarked``): ``"f" + x`` is code again."""
+    ends: dict[tuple[str, str], set[str]] = {}
+    empty_inside: set[tuple[str, str]] = set()
+    for expr, holds in _conjuncts(test, truth):
+        if isinstance(expr, ast.Call) and holds and isinstance(expr.func, ast.Attribute) and len(expr.args) == 1 \
+                and not expr.keywords and expr.func.attr in ("startswith", "endswith") and isinstance(expr.func.value, ast.Name):
+            quote = frame.expr(expr.args[0])
+            if quote.is_const and isinstance(quote.const, str) and len(quote.const) == 1:
+                ends.setdefault((expr.func.value.id, quote.const), set()).add(expr.func.attr)
+        elif isinstance(expr, ast.Compare) and len(expr.ops) == 1:
+            op, left, right = expr.ops[0], expr.left, expr.comparators[0]
+            if isinstance(op, (ast.Eq, ast.NotEq)) and (holds is isinstance(op, ast.Eq)) and isinstance(left, ast.Subscript):
+                index, quote = frame.expr(left.slice), frame.expr(right)
+                if isinstance(left.value, ast.Name) and index.is_const and index.const in (0, -1) and quote.is_const \
+                        and isinstance(quote.const, str) and len(quote.const) == 1:
+                    ends.setdefault((left.value.id, quote.const), set()).add("startswith" if index.const == 0 else "endswith")
+            elif isinstance(op, (ast.In, ast.NotIn)) and (holds is isinstance(op, ast.NotIn)) and _is_inner(right):
+                quote = frame.expr(left)
+                if quote.is_const and isinstance(quote.const, str) and len(quote.const) == 1:
+                    empty_inside.add((right.value.id, quote.const))  # type: ignore[union-attr]
+    out: list[Proof] = []
+    for (name, quote), sides in sorted(ends.items()):
+        if sides == {"startswith", "endswith"} and (name, quote) in empty_inside:
+            kinds = frozenset(f"{kind.name}@@whole" for kind in frame.catalog.kinds.values() if quote in kind.literal_quotes)
+            if kinds:
+                out.append((name, kinds, f"the check that it is one {quote}-quoted literal ({ast.unparse(test)[:60]})", None))
+    return out
+
+
+def _is_inner(expr: ast.expr) -> bool:
+    """True for ``x[1:-1]``: a variable without its first and last character."""
+    if not isinstance(expr, ast.Subscript) or not isinstance(expr.value, ast.Name) or not isinstance(expr.slice, ast.Slice):
+        return False
+    bounds = expr.slice
+    lower = bounds.lower.value if isinstance(bounds.lower, ast.Constant) else None
+    upper = bounds.upper
+    upper_value = -upper.operand.value if isinstance(upper, ast.UnaryOp) and isinstance(upper.op, ast.USub) \
+        and isinstance(upper.operand, ast.Constant) else None
+    return lower == 1 and upper_value == -1 and bounds.step is None
 
 
 def _projection(frame: Frame, expr: ast.expr, how: str) -> list[Proof]:

@@ -32,6 +32,10 @@ class Kind:
             after a folder's ``/``) and, with ``inside``, when that ``after`` opens a literal
             (an odd number of them before: a quote inside that quote). A check that the value
             holds no ``text`` makes it safe where it is so placed (``values.placed_after``).
+        literal_quotes: Quotes that delimit a literal in this kind's language: a value checked
+            to be one whole literal in such a quote, with none inside (``x.startswith("'") and
+            x.endswith("'") and "'" not in x[1:-1]``), is inert as the whole input of a sink of
+            this kind (``eval`` of a string literal only makes a string).
     """
 
     name: str
@@ -39,6 +43,7 @@ class Kind:
     title: str
     channels: frozenset[str]
     blocked_by: tuple[tuple[str, str, bool], ...] = ()
+    literal_quotes: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -142,8 +142,9 @@ class Label(NamedTuple):
         return self._replace(cleaned=self.cleaned | kinds, sanitisers=(self.sanitisers + (by,))[-4:])
 
     def safe_for(self, kind: str) -> bool:
-        """True when the data was sanitised for sinks of ``kind``."""
-        return kind in self.cleaned or "*" in self.cleaned
+        """True when the data was sanitised for sinks of ``kind`` (or, still as it was checked,
+        is one whole inert literal of it: ``"<kind>@@whole"``, ``conditions._literal``)."""
+        return kind in self.cleaned or "*" in self.cleaned or f"{kind}@@whole" in self.cleaned
 
     def to_json(self) -> dict[str, Any]:
         """Returns the source part of a trace as JSON (read-only)."""
