@@ -74,7 +74,7 @@ _KEYS: dict[str, frozenset[str]] = {
                           "request_parameter", "imports", "request_type", "annotations", "parameters",
                           "safe_annotations", "safe_converters", "excluded_defaults", "returns_sink", "channel"}),
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
-                       "positions", "absent", "host_fixed", "program", "element", "channels", "what"}),
+                       "positions", "absent", "host_fixed", "program", "element", "channels", "needs_file", "what"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "when", "defaults", "positions", "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "joined_by",
                         "what"}),
@@ -178,7 +178,7 @@ class _Builder:
                 host_fixed=_host_fixed(row.get("host_fixed", ""), where), program=bool(row.get("program", False)),
                 element=int(row["element"]) if "element" in row else None,
                 channels=frozenset(_list(row, "channels", name, n, default=[])),
-                what=str(row.get("what", "")), model=name))
+                needs_file=bool(row.get("needs_file", False)), what=str(row.get("what", "")), model=name))
             if not (row.get("args") or row.get("keywords") or row.get("receiver")):
                 raise ModelError(f"{where}: a sink needs args, keywords or receiver")
         elif table == "sanitiser":
@@ -328,17 +328,19 @@ def _str(row: dict[str, Any], key: str, name: str, n: int) -> str:
     return value
 
 
-def _blocked_by(row: dict[str, Any], name: str, n: int) -> tuple[tuple[str, str, bool], ...]:
-    """A kind's ``blocked_by``: a list of ``{ text = "...", after = "...", inside = bool }``
-    tables (``inside`` optional, false by default)."""
+def _blocked_by(row: dict[str, Any], name: str, n: int) -> tuple[tuple[str, str, str], ...]:
+    """A kind's ``blocked_by``: a list of ``{ text = "...", after = "..." }`` tables, each with
+    an optional ``inside = true`` or ``last = true``; returns ``(text, after, flag)`` with flag
+    ``"inside"``, ``"last"`` or ``""``."""
     out = []
     for entry in _list(row, "blocked_by", name, n, default=[]):
-        if (not isinstance(entry, dict) or not {"text", "after"} <= set(entry) <= {"text", "after", "inside"}
+        if (not isinstance(entry, dict) or not {"text", "after"} <= set(entry) <= {"text", "after", "inside", "last"}
                 or not all(isinstance(entry[k], str) and entry[k] for k in ("text", "after"))
-                or not isinstance(entry.get("inside", False), bool)):
+                or not all(isinstance(entry.get(k, False), bool) for k in ("inside", "last"))
+                or entry.get("inside") and entry.get("last")):
             raise ModelError(f"{name}: entry #{n}: each blocked_by entry must be "
-                             f"{{ text = \"...\", after = \"...\" }} with an optional inside = true")
-        out.append((entry["text"], entry["after"], bool(entry.get("inside", False))))
+                             f"{{ text = \"...\", after = \"...\" }} with an optional inside = true or last = true")
+        out.append((entry["text"], entry["after"], "inside" if entry.get("inside") else "last" if entry.get("last") else ""))
     return tuple(out)
 
 

@@ -201,11 +201,12 @@ def _absent(frame: Frame, text: ast.expr, checked: ast.expr, test: ast.Compare) 
 
 
 def blocked_kinds(catalog: Catalog, absent: str) -> frozenset[str]:
-    """The ``"<kind>@<after>"`` marks (``"...@inside"`` for a literal's delimiter) a value
+    """The ``"<kind>@<after>"`` marks (``"...@inside"`` for a literal's delimiter, ``"...@last"``
+    for a text whose absence protects only a path's last part) a value
     holding no ``absent`` text earns: one for each ``[[kind]] blocked_by`` entry whose text
     contains ``absent`` (the value then holds none of that text either)."""
-    return frozenset(f"{kind.name}@{after}" + ("@inside" if inside else "") for kind in catalog.kinds.values()
-                     for blocked, after, inside in kind.blocked_by if absent in blocked)
+    return frozenset(f"{kind.name}@{after}" + (f"@{flag}" if flag else "") for kind in catalog.kinds.values()
+                     for blocked, after, flag in kind.blocked_by if absent in blocked)
 
 
 def _conjuncts(test: ast.expr, truth: bool) -> list[tuple[ast.expr, bool]]:

@@ -197,7 +197,7 @@ def _api(program: Program, function: FunctionInfo, found: summaries.Summary) -> 
     """Reports the sinks a public function's parameters reach as flows from its callers."""
     for hit in found.sinks:
         for label in hit.value.all_labels():
-            if label.channel != "param" or label.safe_for(hit.sink.kind):
+            if label.channel != "param" or label.safe_for(hit.sink.kind, hit.sink.needs_file):
                 continue
             if function.bound and label.param == 0:
                 continue  # the instance: its state, not a caller's argument

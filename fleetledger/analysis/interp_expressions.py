@@ -290,9 +290,11 @@ class Expressions:
             if right.items is None:  # one value, placed at the first field
                 right = placed_after(right, prefix, prefix)
             return replace(unmarked(join(taint_only(left), taint_only(right.flatten()))), prefix=prefix or None)
-        if isinstance(op, ast.Add) and left.is_const and isinstance(left.const, str):
-            right = placed_after(right, left.const, left.const)
-        result = unmarked(join(taint_only(left.flatten()), taint_only(right.flatten())))
+        if isinstance(op, ast.Add):
+            text = left.const if left.is_const and isinstance(left.const, str) else ""
+            left = placed_after(left, "", None, right.const if right.is_const and isinstance(right.const, str) else None)
+            right = placed_after(right, text, text if text else None, "")
+        result = unmarked(join(taint_only(left.flatten()), taint_only(right.flatten())), placed=isinstance(op, ast.Add))
         if isinstance(op, ast.Add):
             prefix = left.prefix
             if left.is_const and isinstance(left.const, str) and right.prefix is not None:
@@ -305,8 +307,9 @@ class Expressions:
         prefix = ""
         fixed = True
         before = ""
-        for part in getattr(node, "values", []):
-            value = placed_after(self.expr(part), before, prefix if fixed else None)
+        values = [self.expr(part) for part in getattr(node, "values", [])]
+        for index, value in enumerate(values):
+            value = placed_after(value, before, prefix if fixed else None, _following(values[index + 1:]))
             before = value.const if value.is_const and isinstance(value.const, str) else ""
             parts.append(value)
             if fixed:
@@ -314,7 +317,7 @@ class Expressions:
                     prefix += value.const
                 else:
                     fixed = False
-        result = unmarked(join(*(taint_only(p) for p in parts)))
+        result = unmarked(join(*(taint_only(p) for p in parts)), placed=True)
         if fixed and all(p.is_const for p in parts):
             return constant(prefix)
         return replace(result, prefix=prefix or None, const=NOT_CONSTANT)
@@ -435,3 +438,9 @@ def getattr_call(node: ast.expr) -> ast.Attribute | None:
             and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier()):
         return ast.copy_location(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()), node)
     return None
+
+
+def _following(values: list[Value]) -> str | None:
+    """The text the values make when all are constant strings, else None."""
+    texts = [v.const for v in values if v.is_const and isinstance(v.const, str)]
+    return "".join(texts) if len(texts) == len(values) else None

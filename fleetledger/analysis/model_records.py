@@ -27,11 +27,14 @@ class Kind:
         title: A title for reports, e.g. ``"SQL injection"``.
         channels: Label channels that make a flow a finding of this kind (``"random"`` for
             weak randomness; the outside-data channels for injections).
-        blocked_by: ``(text, after, inside)``: a value without ``text`` cannot do this kind's
+        blocked_by: ``(text, after, flag)``: a value without ``text`` cannot do this kind's
             harm when placed in a string right after a text ending with ``after`` (``".."``
-            after a folder's ``/``) and, with ``inside``, when that ``after`` opens a literal
-            (an odd number of them before: a quote inside that quote). A check that the value
-            holds no ``text`` makes it safe where it is so placed (``values.placed_after``).
+            after a folder's ``/``); with flag ``"inside"``, only when that ``after`` opens a
+            literal (an odd number of them before: a quote inside that quote); with ``"last"``,
+            it can at most name a folder when nothing holding ``after`` follows it (``"../"``:
+            ``..`` alone, the folder's parent), harmless for sinks that need a file
+            (``Sink.needs_file``). A check that the value holds no ``text`` makes it safe
+            where it is so placed (``values.placed_after``).
         literal_quotes: Quotes that delimit a literal in this kind's language: a value checked
             to be one whole literal in such a quote, with none inside (``x.startswith("'") and
             x.endswith("'") and "'" not in x[1:-1]``), is inert as the whole input of a sink of
@@ -42,7 +45,7 @@ class Kind:
     cwe: int
     title: str
     channels: frozenset[str]
-    blocked_by: tuple[tuple[str, str, bool], ...] = ()
+    blocked_by: tuple[tuple[str, str, str], ...] = ()
     literal_quotes: frozenset[str] = frozenset()
 
 
@@ -91,6 +94,8 @@ class Sink:
         channels: When not empty, only data of these origins makes a flow here (narrower than
             the kind's: an existence check is a probe for a remote client, not for a caller of
             a library's function).
+        needs_file: The sink acts only on a file (``open``): a path naming a folder makes it
+            fail, so a name that can at most end in its folder's parent does no harm here.
         what: Words for reports, e.g. ``"the SQL text run by execute()"``.
         model: The model file it comes from.
     """
@@ -109,6 +114,7 @@ class Sink:
     program: bool = False
     element: int | None = None
     channels: frozenset[str] = frozenset()
+    needs_file: bool = False
     what: str = ""
     model: str = ""
 

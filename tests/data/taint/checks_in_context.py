@@ -118,8 +118,9 @@ def escaped():
     name = request.args["file"]
     with open("/srv/files/" + name.replace("../", "")) as handle:  # $ path ("....//" becomes "../")
         data = handle.read()
-    with open("/srv/files/" + name.replace("/", "_")) as handle:  # $ path (".." is left)
+    with open("/srv/files/" + name.replace("/", "_")) as handle:  # ok path (".." is left: a folder, which open() refuses)
         data += handle.read()
+    os.listdir("/srv/files/" + name.replace("/", "_"))  # $ path (".." is left: the folder's parent)
     with open("/srv/files/" + name.replace(".", "_")) as handle:  # ok path (no "." is left)
         data += handle.read()
     closing = uid.replace("'", "")
@@ -150,5 +151,27 @@ def validated():
     with open("/srv/files/" + name) as handle:  # ok path (a validating helper's check holds)
         data = handle.read()
     with open("/srv/files/" + urllib.parse.unquote(name)) as handle:  # $ path ("%2e%2e" becomes "..")
+        data += handle.read()
+    return data
+
+
+@app.route("/last")
+def last_part():
+    leaf = request.args["leaf"]
+    if "../" in leaf:
+        return "no"
+    with open(f"{BASE}/{leaf}") as handle:  # ok path (".." alone names a folder, which open() refuses)
+        data = handle.read()
+    with open(BASE + "/" + leaf + ".txt") as handle:  # ok path (nothing with a "/" follows it)
+        data += handle.read()
+    with open(f"{BASE}/{leaf}/index.html") as handle:  # $ path ("../index.html" after ".." climbs)
+        data += handle.read()
+    whole = f"{BASE}/{leaf}"
+    with open(whole + "/x") as handle:  # $ path (a "/" added later makes it a folder again)
+        data += handle.read()
+    os.listdir(f"{BASE}/{leaf}")  # $ path (listing the folder's parent)
+    with open(os.path.join(BASE, leaf)) as handle:  # $ path (an absolute name)
+        data += handle.read()
+    with open(f"{BASE}/{leaf}{request.args['tail']}") as handle:  # $ path (what follows is not known)
         data += handle.read()
     return data
