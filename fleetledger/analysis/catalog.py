@@ -31,6 +31,7 @@ A model file holds arrays of tables (each documented in ``models/README.md``):
                   a parser that resolves external entities); with ``removes``, loses it.
 ``[[constant]]``  a library constant: ``name`` (qualified) and ``value``.
 ``[[render]]``    a call that renders a repository template file with a context (``Render``).
+``[[invokes]]``   a call that calls a function it is given with arguments it is given (``Invoke``).
 
 In conditions (``when``, ``unless``, ``arg_in``), a value that is a library name (not a
 literal) compares as its qualified name: ``{ Loader = ["yaml.SafeLoader"] }``.
@@ -53,7 +54,7 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from .model_records import Catalog, Check, Condition, Container, Guard, Handler, Kind, Render, Sanitiser, Sink, Source
+from .model_records import Catalog, Check, Condition, Container, Guard, Handler, Invoke, Kind, Render, Sanitiser, Sink, Source
 
 MODELS_PACKAGE = "fleetledger.analysis"
 MODELS_FOLDER = "models"
@@ -83,6 +84,8 @@ _KEYS: dict[str, frozenset[str]] = {
     "container": frozenset({"type", "store", "load", "key_args"}),
     "reconfigure": frozenset({"method", "type", "when", "positions", "defaults", "removes"}),
     "constant": frozenset({"name", "value"}),
+    "invokes": frozenset({"call", "method", "function", "function_keyword", "args_from", "args_tuple", "args_keyword",
+                          "keywords"}),
     "render": frozenset({"call", "method", "template_arg", "template_keyword", "context_arg", "context_keyword",
                          "context_kwargs"}),
     "check": frozenset({"call", "method", "cwe", "kind", "title", "required", "positions", "arg_in", "arg", "when", "untracked",
@@ -151,6 +154,7 @@ class _Builder:
         self.pure: set[str] = set()
         self.containers: dict[str, Container] = {}
         self.reconfigures: dict[str, list[tuple[str, Condition | None, bool]]] = {}
+        self.invokes: dict[str, list[Invoke]] = {}
         self.constants: dict[str, Any] = {}
         self.renders: dict[str, list[Render]] = {}
 
@@ -211,6 +215,15 @@ class _Builder:
                 load=frozenset(_list(row, "load", name, n, default=[])), key_args=int(_need(row, "key_args", name, n)))
         elif table == "constant":
             self.constants[_str(row, "name", name, n)] = _need(row, "value", name, n)
+        elif table == "invokes":
+            target, _ = _target(row, where)
+            invoke = Invoke(target=target, function=int(row.get("function", -1)),
+                            function_keyword=str(row.get("function_keyword", "")), args_from=int(row.get("args_from", -1)),
+                            args_tuple=int(row.get("args_tuple", -1)), args_keyword=str(row.get("args_keyword", "")),
+                            keywords=bool(row.get("keywords", False)))
+            if invoke.function < 0 and not invoke.function_keyword:
+                raise ModelError(f"{where}: an invokes entry needs function or function_keyword")
+            self.invokes.setdefault(target, []).append(invoke)
         elif table == "render":
             target, _ = _target(row, where)
             self.renders.setdefault(target, []).append(Render(
@@ -269,7 +282,8 @@ class _Builder:
             guards={k: tuple(v) for k, v in self.guards.items()},
             checks={k: tuple(v) for k, v in self.checks.items()}, exits=frozenset(self.exits), pure=frozenset(self.pure),
             containers=dict(self.containers), reconfigures={k: tuple(v) for k, v in self.reconfigures.items()},
-            constants=self.constants, renders={k: tuple(v) for k, v in self.renders.items()}, files=files)
+            constants=self.constants, renders={k: tuple(v) for k, v in self.renders.items()}, files=files,
+            invokes={k: tuple(v) for k, v in self.invokes.items()})
 
 
 def _target(row: dict[str, Any], where: str, also: tuple[str, ...] = ()) -> tuple[str, bool]:

@@ -18,7 +18,7 @@ from . import conditions
 from .facts import Site, step
 from .interp_expressions import BUILTINS, getattr_call, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
-from .model_records import UNTYPED
+from .model_records import Invoke, UNTYPED
 from .values import EMPTY, Value, add_step, clean, constant, join, taint_only, unmarked
 
 _CONST_TYPE_NAMES = frozenset({"str", "int", "float", "bool", "bytes", "NoneType", "list", "dict", "tuple", "set"})
@@ -254,10 +254,15 @@ class Calls(Objects):
                 type_source = source_model
         constructor = receiver is None and target in catalog.bases
         reconfigured = catalog.reconfigures.get(target, ()) if receiver is not None else ()
+        invokes = catalog.invokes.get(target, ())
         if not (sinks or sanitisers or source or returned or checks or type_source or constructor or renders
-                or reconfigured):
+                or reconfigured or invokes):
             return None
         self.reconfigure(node, reconfigured, args, kwargs)
+        for invoke in invokes:
+            called = _invoked(invoke, node)
+            if called is not None:
+                self.call(called)
         for sink in sinks:
             self.check_sink(sink, receiver, args, kwargs, star, node, site)
         for render in renders:
@@ -353,3 +358,28 @@ def _removes(args: list[Value]) -> str | None:
     if not (old.is_const and new.is_const and isinstance(old.const, str) and isinstance(new.const, str)):
         return None
     return old.const if len(old.const) == 1 and old.const not in new.const else None
+
+
+def _invoked(invoke: Invoke, node: ast.Call) -> ast.Call | None:
+    """The call ``invoke`` makes, written as code at ``node``'s place: ``exec(code)`` for
+    ``loop.run_in_executor(None, exec, code)``, ``work(data)`` for ``Thread(target=work,
+    args=(data,))``; None when the function is not passed. An argument tuple that is not
+    written out (``args=values``) is passed starred."""
+    keywords = {k.arg: k.value for k in node.keywords if k.arg is not None}
+    positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+    if len(positional) != len(node.args) and max(invoke.function, invoke.args_tuple, invoke.args_from) >= len(positional):
+        return None  # a starred argument before the ones named: positions unknown
+    function = positional[invoke.function] if 0 <= invoke.function < len(positional) else keywords.get(invoke.function_keyword)
+    if function is None:
+        return None
+    args: list[ast.expr] = []
+    if invoke.args_from >= 0:
+        args.extend(node.args[invoke.args_from:])
+    packed = node.args[invoke.args_tuple] if 0 <= invoke.args_tuple < len(node.args) else keywords.get(invoke.args_keyword)
+    if isinstance(packed, (ast.Tuple, ast.List)):
+        args.extend(packed.elts)
+    elif packed is not None:
+        args.append(ast.copy_location(ast.Starred(value=packed, ctx=ast.Load()), packed))
+    named = {invoke.function_keyword, invoke.args_keyword}
+    passed = [k for k in node.keywords if invoke.keywords and k.arg not in named]
+    return ast.copy_location(ast.Call(func=function, args=args, keywords=passed), node)

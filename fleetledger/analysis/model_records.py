@@ -331,6 +331,33 @@ class Check:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Invoke:
+    """A library call that calls a function it is given with arguments it is given (an
+    executor, a thread, an event loop's callback): the engine evaluates that call as if the code
+    made it, so a sink passed as the function (``loop.run_in_executor(None, exec, code)``) or a
+    function of the analysed code (``Thread(target=work, args=(data,))``) sees the arguments.
+
+    Attributes:
+        target: ``call`` qualified name, or ``"Type.method"``.
+        function: Position of the function argument (-1: only by keyword).
+        function_keyword: Keyword of the function argument (``""``: only by position).
+        args_from: The positional arguments from this position on are the function's (-1: none).
+        args_tuple: Position of a tuple argument holding the function's positional arguments
+            (-1: none); ``args_keyword`` names it when passed by keyword.
+        args_keyword: See ``args_tuple``.
+        keywords: True when the call's other keyword arguments are the function's.
+    """
+
+    target: str
+    function: int = -1
+    function_keyword: str = ""
+    args_from: int = -1
+    args_tuple: int = -1
+    args_keyword: str = ""
+    keywords: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
 class Catalog:
     """Every model, indexed for the engine's look-ups (read-only after loading).
 
@@ -353,6 +380,7 @@ class Catalog:
             holding.
         constants: Library constants: qualified name -> value.
         renders: Calls that render a template file with a context.
+        invokes: Calls that call a function they are given (``Invoke``).
         files: The model files loaded, by name.
     """
 
@@ -375,6 +403,7 @@ class Catalog:
     constants: Mapping[str, Any]
     renders: Mapping[str, tuple[Render, ...]]
     files: tuple[str, ...]
+    invokes: Mapping[str, tuple[Invoke, ...]] = field(default_factory=dict)
 
     def knows(self, qualified: str) -> bool:
         """True when some model names ``qualified`` or a member of it (a call, a read, an
@@ -385,7 +414,7 @@ class Catalog:
     def _names(self) -> frozenset[str]:
         names: set[str] = set(self.exits) | set(self.pure) | set(self.reconfigures)
         for table in (self.sinks, self.sources_call, self.sources_read, self.objects, self.sanitisers, self.checks,
-                      self.returns, self.bases, self.constants, self.guards, self.renders):
+                      self.returns, self.bases, self.constants, self.guards, self.renders, self.invokes):
             for key in table:
                 parts = key.split(".")
                 names.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
