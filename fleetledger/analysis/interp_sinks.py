@@ -10,15 +10,10 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from . import argv
 from .facts import Evidence, Flow, Misuse, Site, SinkHit
 from .model_records import Check, Condition, Render, Sink, UNTYPED
 from .values import EMPTY, NOT_CONSTANT, Label, Value, join, of_labels
-
-# Shells and their "run this text" flags (POSIX and Windows conventions): in an argument
-# vector that starts a shell with such a flag, the text after the flag is a command line.
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "csh", "tcsh", "fish", "ash", "cmd", "cmd.exe",
-                    "powershell", "pwsh", "powershell.exe"})
-SHELL_FLAGS = frozenset({"-c", "/c", "/C", "/k", "/K", "-Command", "-command", "-lc", "-ec"})
 
 
 class Sinks:
@@ -112,7 +107,7 @@ class Sinks:
             dangerous.extend((v, "unpacked arguments") for v in star)
         for value, role in dangerous:
             if sink.program:
-                value = _program_part(value)
+                value = argv.program_part(value)
             elif sink.element is not None and value.items is not None and sink.element in value.items:
                 value = value.get(sink.element) or value
             self.sink_value(sink, site, value, role)
@@ -214,25 +209,6 @@ def _comparable(value: Value) -> Any:
         return value.const
     refs = [t[1:] for t in value.types if t.startswith("=")]
     return refs[0] if len(refs) == 1 and not value.labels else NOT_CONSTANT
-
-
-def _program_part(value: Value) -> Value:
-    """The part of an argument vector that names the program: element 0, or the command line
-    after a shell's ``-c``; a string is itself the program (or a shell command)."""
-    if value.items is None:
-        return value
-    first = value.items.get(0)
-    if first is None:
-        return value.flatten()
-    flag = value.items.get(1)
-    shell_flag = flag is not None and flag.is_const and flag.const in SHELL_FLAGS
-    command = value.items.get(2) or EMPTY
-    if first.is_const and isinstance(first.const, str):
-        return command if shell_flag and first.const.rsplit("/", 1)[-1] in SHELLS else first
-    # A program the engine cannot name (``"cmd.exe"`` on one branch, ``"sh"`` on another) given
-    # a shell's flag, or a flag it cannot name either: the command line may be a shell's.
-    maybe_flag = shell_flag or flag is not None and not flag.is_const and not flag.tainted()
-    return join(first, command) if maybe_flag else first
 
 
 def _host_fixed(prefix: str) -> bool:

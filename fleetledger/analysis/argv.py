@@ -1,0 +1,170 @@
+"""Which part of an argument vector chooses what runs: the program, or the code a shell or an
+interpreter is told to run.
+
+``subprocess.run(["ls", name])`` runs ``ls`` whatever ``name`` is (an argument, not a
+command); ``["sh", "-c", line]`` runs ``line`` as a shell command, and ``["env", "X=1",
+"python3", "-c", code]`` runs ``code`` as Python. The conventions are the operating system's
+and the programs' own (POSIX shells' ``-c`` in a group of short options, ``cmd.exe /c``,
+PowerShell's ``-Command``, interpreters' ``-c``/``-e``, wrappers that run the rest of their
+arguments as a command), not a library's API nor names chosen by the analysed code.
+"""
+
+from __future__ import annotations
+
+from .values import EMPTY, Value, join
+
+POSIX_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "csh", "tcsh", "fish", "ash", "busybox"})
+WINDOWS_SHELLS = frozenset({"cmd"})
+POWERSHELLS = frozenset({"powershell", "pwsh"})
+# Interpreters and the short option whose argument is code to run.
+INTERPRETERS = {"python": "c", "pypy": "c", "perl": "e", "ruby": "e", "node": "e", "nodejs": "e", "php": "r",
+                "lua": "e", "tclsh": "", "osascript": "e"}
+# Programs that run the rest of their arguments as a command, with the number of operands
+# they take before it (after their own options; ``env`` also skips ``NAME=value``).
+WRAPPERS = {"env": 0, "sudo": 0, "doas": 0, "nice": 0, "nohup": 0, "setsid": 0, "stdbuf": 0, "time": 0,
+            "exec": 0, "xargs": 0, "ionice": 0, "chrt": 1, "timeout": 1, "taskset": 1, "flock": 1, "chroot": 1,
+            "runuser": 0, "unshare": 0, "nsenter": 0, "firejail": 0, "strace": 0, "ltrace": 0}
+# Options of shells and interpreters that take a value as the next argument.
+_OPTIONS_WITH_VALUE = frozenset({"-o", "+o", "-O", "+O", "-W", "-X", "--rcfile", "--init-file"})
+# Options of wrappers that take a value as the next argument.
+_WRAPPER_OPTIONS_WITH_VALUE = frozenset({"-u", "-g", "-U", "-n", "-c", "-C", "-s", "-k", "-o", "-e", "-i", "-p",
+                                         "--user", "--group", "--signal", "--kill-after", "--chdir", "-D"})
+
+
+def program_part(value: Value) -> Value:
+    """Returns the part of an argument vector (a list or tuple the engine knows item by item)
+    that chooses what runs: the program, or the command line or code given to a shell or an
+    interpreter; a string is itself the program (or a shell command).
+
+    Args:
+        value: The vector as the engine knows it.
+
+    Returns:
+        The values that choose what runs (joined); items the engine cannot read (not
+        constant, not outside data) make the rest of the vector count, since they may be a
+        shell's ``-c``.
+    """
+    if value.items is None:
+        return value
+    items = [value.items.get(i) for i in range(len(value.items))]
+    if any(item is None for item in items) or not items:
+        return value.flatten()
+    return _run_by(items, 0)
+
+
+def _run_by(items: list[Value], start: int) -> Value:
+    """What chooses what runs when ``items[start]`` is the program."""
+    if start >= len(items):
+        return EMPTY
+    program = items[start]
+    if not (program.is_const and isinstance(program.const, str)):
+        # A program the engine cannot name (``"cmd.exe"`` on one branch, ``"sh"`` on another)
+        # may be a shell or a wrapper: given what may be a code option next, the rest counts.
+        following = items[start + 1] if start + 1 < len(items) else None
+        if following is not None and (not following.is_const and not following.tainted() or following.is_const
+                                      and isinstance(following.const, str) and _any_code_flag(following.const)):
+            return join(program, *items[start + 1:])
+        return program
+    name = _base_name(program.const)
+    if name in WRAPPERS:
+        after = _after_wrapper(items, start + 1, name)
+        return program if after is None else after if isinstance(after, Value) else _run_by(items, after)
+    if name in POSIX_SHELLS:
+        return _after_option(items, start + 1, "c", program)
+    letter = INTERPRETERS.get(name)
+    if letter is not None:
+        return _after_option(items, start + 1, letter, program) if letter else join(
+            program, *items[start + 1:start + 2])
+    if name in WINDOWS_SHELLS:
+        return _windows_rest(items, start + 1, ("/c", "/k", "/r"), program)
+    if name in POWERSHELLS:
+        return _windows_rest(items, start + 1, ("-c", "-command", "-encodedcommand", "-ec", "-file", "-f"), program)
+    return program
+
+
+def _base_name(path: str) -> str:
+    """``/usr/bin/python3.12`` -> ``python``; ``C:\\Windows\\cmd.EXE`` -> ``cmd``."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    if name.endswith(".exe"):
+        name = name[:-4]
+    stripped = name.rstrip("0123456789.")
+    return stripped if stripped in INTERPRETERS or stripped in POSIX_SHELLS else name
+
+
+def _any_code_flag(text: str) -> bool:
+    """True for an argument that may tell a shell or an interpreter to run the next one as
+    code (``-c``, ``-xc``, ``/c``, ``-e``, ``-Command``)."""
+    lowered = text.lower()
+    if lowered in ("/c", "/k", "/r", "-command", "-encodedcommand"):
+        return True
+    return lowered.startswith("-") and not lowered.startswith("--") and any(c in lowered[1:] for c in "cer")
+
+
+def _after_option(items: list[Value], index: int, letter: str, program: Value) -> Value:
+    """For a POSIX-style program whose option ``-<letter>`` (alone or in a group, ``-xc``)
+    makes its first operand code: that operand; without it, the first operand (a script it
+    runs) with the program. An item the engine cannot read at an option's place may be that
+    option: everything from there counts. The operands after it are the code's own arguments
+    (``["sh", "-c", "grep -- \"$1\" f", "sh", pattern]``), not code."""
+    coded = False
+    while index < len(items):
+        item = items[index]
+        if not item.is_const:
+            if item.tainted():
+                return join(program, item)  # outside data as an option or a script's path
+            return join(program, *items[index:])
+        text = str(item.const)
+        if text == "--":
+            index += 1
+            break
+        if text in _OPTIONS_WITH_VALUE:
+            index += 2
+            continue
+        if text.startswith("-") and len(text) > 1 and not text.startswith("--"):
+            coded = coded or letter in text[1:]
+            index += 1
+            continue
+        if text.startswith("--") or text.startswith("+"):
+            index += 1
+            continue
+        break
+    operand = items[index] if index < len(items) else EMPTY
+    return operand if coded else join(program, operand)
+
+
+def _windows_rest(items: list[Value], index: int, flags: tuple[str, ...], program: Value) -> Value:
+    """``cmd /c`` and PowerShell's ``-Command`` run the rest of the vector as one command line."""
+    for position in range(index, len(items)):
+        item = items[position]
+        if not item.is_const:
+            return join(program, *items[position:])
+        if str(item.const).lower() in flags:
+            return join(*items[position + 1:]) if position + 1 < len(items) else EMPTY
+    return program
+
+
+def _after_wrapper(items: list[Value], index: int, name: str) -> int | Value | None:
+    """The index of the command a wrapper runs (after its options, its operands and, for
+    ``env``, ``NAME=value`` settings); a value when an item the engine cannot read stands where
+    options end (the rest counts); None when it runs nothing."""
+    operands = WRAPPERS[name]
+    while index < len(items):
+        item = items[index]
+        if not item.is_const:
+            return join(*items[index:])
+        text = str(item.const)
+        if text == "--":
+            index += 1
+            break
+        if text.startswith("-") and len(text) > 1:
+            index += 2 if text in _WRAPPER_OPTIONS_WITH_VALUE else 1
+            continue
+        if name == "env" and "=" in text:
+            index += 1
+            continue
+        if operands:
+            operands -= 1
+            index += 1
+            continue
+        break
+    return index if index < len(items) else None
