@@ -169,3 +169,43 @@ def test_renaming_every_author_identifier_changes_no_verdict(name: str) -> None:
 def test_the_probe_with_newer_syntax_is_parsed_here_whatever_the_interpreter() -> None:
     parsed = parser.parse_module((PROBES / "modern_syntax.py").read_text())
     assert parsed.parser == ("cpython" if sys.version_info >= (3, 14) else "tree-sitter")
+
+
+_CYCLE = {
+    "pkg/__init__.py": "",
+    "pkg/walker.py": "from pkg import stepper\n\n\ndef walk(value, n):\n    if n:\n        return stepper.step(value, n - 1)\n"
+                     "    return value\n\n\ndef top(value):\n    return walk(value, 3)\n",
+    "pkg/stepper.py": "import os\nfrom pkg import walker\n\n\ndef step(value, n):\n    os.system(value)\n"
+                      "    return walker.walk(value, n)\n",
+    "pkg/first.py": "from flask import request\nfrom pkg import walker, stepper\n\n\ndef view():\n"
+                    "    stepper.step('ls', 1)\n    return walker.top(request.args['x'])\n",
+    "pkg/second.py": "import subprocess\nfrom flask import request\nfrom pkg import walker\n\n\ndef handler():\n"
+                     "    subprocess.call(walker.top(request.args['y']), shell=True)\n",
+}
+
+
+def test_what_a_recursive_cycle_across_modules_reaches_does_not_depend_on_the_order_files_are_analysed() -> None:
+    """Regression: summaries made inside a cycle were shared with the next files one worker
+    analysed, and a function entered at another member of the cycle missed the sinks of the
+    member in progress, so one file's flows depended on which files that worker saw before
+    (``pkg/first.py`` lost its flow after ``pkg/second.py``)."""
+    import hashlib
+    import itertools
+
+    from fleetledger.analysis import summaries
+
+    shas = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in _CYCLE.items()}
+
+    def load(path: str):  # type: ignore[no-untyped-def]
+        return (path, parser.parse_module(_CYCLE[path]).module) if path in _CYCLE else None
+
+    seen: dict[str, set[tuple[tuple[str, str, int, str], ...]]] = {}
+    names = sorted(p for p in _CYCLE if not p.endswith("__init__.py"))
+    for order in itertools.permutations(names):
+        summaries._SHARED.clear()
+        for path in order:
+            result = engine.analyse(path, parser.parse_module(_CYCLE[path]).module, paths=list(_CYCLE), loader=load, shas=shas)
+            seen.setdefault(path, set()).add(tuple(sorted((f.kind, f.site.path, f.site.line, f.label.channel) for f in result.flows)))
+    summaries._SHARED.clear()
+    assert {path: len(results) for path, results in seen.items()} == {path: 1 for path in names}
+    assert ("command", "pkg/stepper.py", 6, "http") in next(iter(seen["pkg/first.py"]))

@@ -66,6 +66,9 @@ class Program:
         self.classes: dict[str, ClassInfo] = {}
         self.summaries: dict[str, Summary] = {}
         self.in_progress: set[str] = set()
+        self.reentered: set[str] = set()  # functions called while their summary was being computed
+        self.provisional: dict[str, Summary] = {}  # a cycle head's summary of the round before
+        self.made: list[str] = []  # functions whose summaries this analysis made, in order
         self.flows: dict[tuple[str, int, int, str, str], list[Flow]] = {}
         self.misuses: dict[tuple[str, int, int, str], Misuse] = {}
         self.evidence: dict[tuple[str, int, int, str], Evidence] = {}

@@ -16,6 +16,7 @@ argument's value, so a typed request object passed to a helper yields its source
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import entries
@@ -31,19 +32,29 @@ if TYPE_CHECKING:
 
 MAX_CALL_DEPTH = 32
 """Summaries computed inside summaries at most this deep (deeper calls use taint in, taint out)."""
+MAX_ROUNDS = 3
+"""Rounds of computing a recursive cycle's summaries towards their fixed point."""
 
 
 def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary:
     """Returns the function's summary, computing it on first use.
 
-    A function whose summary is being computed (a recursive call) gets an incomplete empty
-    summary; a function cut short by the work budget gets an incomplete one and a note.
+    A function whose summary is being computed (a recursive call) gets the summary of the
+    round before, incomplete (none in the first round); the head of such a cycle is computed
+    again until its summary stops changing (at most ``MAX_ROUNDS`` rounds, Kleene iteration
+    towards the least fixed point), so what a cycle's functions reach does not depend on which
+    one the analysis entered first. A function cut short by the work budget gets an incomplete
+    summary and a note.
     """
     known = program.summaries.get(function.id)
     if known is not None:
         deps = program.summary_deps.get(function.id)
         if deps is not None:
             program.depend(deps)
+        if function.id in program.unstable:
+            # Made inside a cycle, it depends on where the cycle was entered: so does every
+            # summary that uses it.
+            program.unstable.update(program.stack)
         return known
     shared_key = program.shared_key(function)
     # The file being analysed computes its own functions' summaries afresh: what a summary
@@ -64,11 +75,44 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
                      f"than {MAX_CALL_DEPTH} calls (its arguments' data is assumed to reach its result; its sinks are not checked)")
     if function.id in program.in_progress or depth > MAX_CALL_DEPTH:
         # A recursive call (or one too deep): every summary being computed from the cycle's
-        # head up depends on where the computation started, so none of them is shared.
+        # head up depends on where the computation started, so none of them is shared. The
+        # call takes the head's summary of the round before (none in the first round).
         stack = program.stack
         start = stack.index(function.id) if function.id in stack else 0
         program.unstable.update(stack[start:])
-        return Summary(returns=EMPTY, complete=False)
+        if function.id in program.in_progress:
+            program.reentered.add(function.id)
+        return program.provisional.get(function.id) or Summary(returns=EMPTY, complete=False)
+    for round_number in range(1, MAX_ROUNDS + 1):
+        made = len(program.made)
+        result, deps = _compute(program, function, depth)
+        if function.id not in program.reentered:
+            break
+        # The head of a cycle: what its recursive calls took (the round before) may miss what
+        # it does. Compute it again with this round's summary, and every summary of the cycle
+        # made meanwhile, until nothing changes (a fixed point) or the rounds run out.
+        program.reentered.discard(function.id)
+        previous = program.provisional.get(function.id)
+        if round_number == MAX_ROUNDS or previous is not None and _shape(previous) == _shape(result):
+            break
+        program.provisional[function.id] = replace(result, complete=False)
+        for fid in program.made[made:]:
+            if fid in program.unstable:
+                program.summaries.pop(fid, None)
+        del program.made[made:]
+    program.provisional.pop(function.id, None)
+    program.summaries[function.id] = result
+    program.summary_deps[function.id] = deps
+    program.made.append(function.id)
+    if shared_key is not None and function.id not in program.unstable and result.complete:
+        if len(_SHARED) >= MAX_SHARED:
+            _SHARED.clear()
+        _SHARED[shared_key] = (result, deps)
+    return result
+
+
+def _compute(program: Program, function: FunctionInfo, depth: int) -> tuple[Summary, Dependencies]:
+    """Interprets the function with its parameters bound to parameter labels."""
     program.in_progress.add(function.id)
     program.stack.append(function.id)
     with program.tracking() as deps:
@@ -96,13 +140,19 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
         finally:
             program.in_progress.discard(function.id)
             program.stack.pop()
-    program.summaries[function.id] = result
-    program.summary_deps[function.id] = deps
-    if shared_key is not None and function.id not in program.unstable and result.complete:
-        if len(_SHARED) >= MAX_SHARED:
-            _SHARED.clear()
-        _SHARED[shared_key] = (result, deps)
-    return result
+            if function.id in program.unstable:
+                program.unstable.update(program.stack)
+    return result, deps
+
+
+def _shape(found: Summary) -> tuple[object, ...]:
+    """What a summary says, without the roads its labels took (which grow with each round of
+    a cycle): the origins its result carries, the sinks each origin reaches, its writes."""
+    def origins(value: Value) -> frozenset[tuple[object, ...]]:
+        return frozenset(label.key for label in value.all_labels()) | frozenset(value.types)
+
+    return (origins(found.returns), frozenset((hit.site, hit.sink.kind, hit.role, origins(hit.value)) for hit in found.sinks),
+            frozenset((key, origins(value)) for key, value in found.writes.items()), found.complete)
 
 
 _SHARED: dict[tuple[str, ...], tuple[Summary, Dependencies]] = {}
