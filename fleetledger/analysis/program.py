@@ -69,6 +69,7 @@ class Program:
         self.reentered: set[str] = set()  # functions called while their summary was being computed
         self.provisional: dict[str, Summary] = {}  # a cycle head's summary of the round before
         self.made: list[str] = []  # functions whose summaries this analysis made, in order
+        self.iterating = 0  # cycle heads whose second or later round is being computed
         self.flows: dict[tuple[str, int, int, str, str], list[Flow]] = {}
         self.misuses: dict[tuple[str, int, int, str], Misuse] = {}
         self.evidence: dict[tuple[str, int, int, str], Evidence] = {}

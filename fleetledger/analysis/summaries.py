@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 MAX_CALL_DEPTH = 32
 """Summaries computed inside summaries at most this deep (deeper calls use taint in, taint out)."""
-MAX_ROUNDS = 3
+MAX_ROUNDS = 2
 """Rounds of computing a recursive cycle's summaries towards their fixed point."""
 
 
@@ -83,9 +83,14 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
         if function.id in program.in_progress:
             program.reentered.add(function.id)
         return program.provisional.get(function.id) or Summary(returns=EMPTY, complete=False)
+    nested = program.iterating > 0
     for round_number in range(1, MAX_ROUNDS + 1):
         made = len(program.made)
-        result, deps = _compute(program, function, depth)
+        program.iterating += round_number > 1
+        try:
+            result, deps = _compute(program, function, depth)
+        finally:
+            program.iterating -= round_number > 1
         if function.id not in program.reentered:
             break
         # The head of a cycle: what its recursive calls took (the round before) may miss what
@@ -93,7 +98,12 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
         # made meanwhile, until nothing changes (a fixed point) or the rounds run out.
         program.reentered.discard(function.id)
         previous = program.provisional.get(function.id)
-        if round_number == MAX_ROUNDS or previous is not None and _shape(previous) == _shape(result):
+        if nested or round_number == MAX_ROUNDS or not _adds(result) or previous is not None and _shape(
+                previous) == _shape(result):
+            # A cycle met while another head's rounds run is not iterated itself (it is
+            # computed again in each of those rounds: nesting must not multiply the cost); a
+            # summary that adds nothing to what a recursive call assumed (the arguments' data
+            # in the result) needs no other round.
             break
         program.provisional[function.id] = replace(result, complete=False)
         for fid in program.made[made:]:
@@ -143,6 +153,14 @@ def _compute(program: Program, function: FunctionInfo, depth: int) -> tuple[Summ
             if function.id in program.unstable:
                 program.unstable.update(program.stack)
     return result, deps
+
+
+def _adds(found: Summary) -> bool:
+    """True when a summary says more than an incomplete empty one (a call then assumes its
+    arguments' data reaches the result): a sink, a write, or anything but parameters' data in
+    its result."""
+    return bool(found.sinks or found.writes or found.returns.types or any(
+        label.channel != "param" for label in found.returns.all_labels()))
 
 
 def _shape(found: Summary) -> tuple[object, ...]:
