@@ -89,7 +89,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "render": frozenset({"call", "method", "template_arg", "template_keyword", "context_arg", "context_keyword",
                          "context_kwargs"}),
     "check": frozenset({"call", "method", "cwe", "kind", "title", "required", "positions", "arg_in", "arg", "when", "untracked",
-                        "unless", "defaults", "message"}),
+                        "unless", "defaults", "message", "backtracks", "backtracks_keyword", "whole_match"}),
 }
 
 
@@ -238,7 +238,9 @@ class _Builder:
                 positions={k: int(v) for k, v in row.get("positions", {}).items()},
                 arg_in=frozenset(str(v).lower() for v in row.get("arg_in", [])), arg=int(row.get("arg", 0)),
                 when=_condition(row.get("when"), row, where), unless=_condition(row.get("unless"), row, where),
-                message=str(row.get("message", "")), untracked=bool(row.get("untracked", False))))
+                message=str(row.get("message", "")), untracked=bool(row.get("untracked", False)),
+                backtracks=int(row.get("backtracks", -1)), backtracks_keyword=str(row.get("backtracks_keyword", "")),
+                whole_match=bool(row.get("whole_match", False))))
 
     def _source(self, row: dict[str, Any], name: str, n: int, where: str) -> None:
         channel = _str(row, "channel", name, n)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from . import argv
+from . import argv, backtracking
 from .facts import Evidence, Flow, Misuse, Site, SinkHit
 from .model_records import Check, Condition, Render, Sink, UNTYPED
 from .values import EMPTY, NOT_CONSTANT, Label, Value, join, of_labels
@@ -178,6 +178,14 @@ class Sinks:
             return
         if check.when is not None and self.holds(check.when, args, kwargs) is not True:
             return
+        message = check.message
+        if check.backtracks >= 0 or check.backtracks_keyword:
+            pattern = args[check.backtracks] if 0 <= check.backtracks < len(args) else kwargs.get(check.backtracks_keyword)
+            shape = backtracking.exponential(pattern.const, check.whole_match) if pattern is not None and pattern.is_const \
+                and isinstance(pattern.const, (str, bytes)) else None
+            if shape is None:
+                return
+            message = f"{message}: {shape!r}"
         if check.arg_in:
             value = args[check.arg] if check.arg < len(args) else None
             known = _comparable(value) if value is not None else NOT_CONSTANT
@@ -199,7 +207,7 @@ class Sinks:
             return
         if not check.required:
             self.program.report_misuse(Misuse(kind=check.kind, cwe=check.cwe, title=check.title, site=site,
-                                              message=check.message))
+                                              message=message))
 
 
 def _comparable(value: Value) -> Any:

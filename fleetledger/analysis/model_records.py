@@ -313,6 +313,10 @@ class Check:
         untracked: A finding only where the receiver is an object the engine does not follow
             (a parameter, an attribute): where it does, a ``[[reconfigure]]`` of the same call
             carries the state to the sinks instead.
+        backtracks: Position of a regular expression argument (-1: none): the call is a
+            finding only when that argument is a constant pattern whose matching can take
+            exponential time (``backtracking.exponential``); ``backtracks_keyword`` names it
+            when passed by keyword, ``whole_match`` says the call matches the whole text.
     """
 
     target: str
@@ -328,6 +332,9 @@ class Check:
     unless: Condition | None = None
     message: str = ""
     untracked: bool = False
+    backtracks: int = -1
+    backtracks_keyword: str = ""
+    whole_match: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

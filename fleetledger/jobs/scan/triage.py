@@ -53,6 +53,7 @@ _IMPACT: dict[int, tuple[Severity, str, str]] = {
     113: ("medium", "HTTP header injection", "add headers or split the response"),
     117: ("low", "Log injection", "forge log entries"),
     730: ("medium", "Regular expression injection", "make the server spend its CPU on a crafted pattern"),
+    1333: ("medium", "Regular expression denial of service", "make the server spend its CPU on a crafted text"),
     614: ("low", "Cookie without Secure", "read the cookie on a plain-HTTP connection"),
     1004: ("low", "Cookie without HttpOnly", "read the cookie from a script injected into the page"),
 }

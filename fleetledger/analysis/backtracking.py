@@ -1,0 +1,249 @@
+"""Regular expressions whose matching can take exponential time (catastrophic backtracking,
+CWE-1333 "inefficient regular expression complexity", the ReDoS of many CVEs).
+
+Python's ``re`` is a backtracking matcher: when a repeated part can match the same text in
+more than one way, a failing match tries every way, 2^n of them for n characters. The classic
+shapes (Kirrage, Rathnayake and Thielecke, "Static analysis for regular expression denial-of-
+service attacks", NSS 2013; OWASP's ReDoS page) are an unbounded repetition whose body is
+itself ambiguous:
+
+* the body is, but for parts that may match nothing, one repetition of something that is not
+  empty: ``(a+)+``, ``(\\w+\\s?)*``, ``([a-z0-9]+[-.]?)+``;
+* two repetitions in the body, next to each other but for parts that may match nothing, can
+  take the same characters: ``(\\w+\\s*\\w+)*``, ``(a+a)+``;
+* two alternatives of the body can match the same text: each one character class (or a
+  repetition of one) sharing a character, ``(\\d+|\\w+)*``, or both empty, ``(a|a)+``
+  (``re`` merges ``(\\w|\\d)`` into one class, which is not ambiguous);
+
+and something after it can fail (an anchor, a required part, ``fullmatch``), so the matcher
+backtracks into it. Possessive repetitions and atomic groups never backtrack. The analysis
+reads the pattern with the running Python's own parser (``re._parser``, the parser ``re``
+compiles with) and compares character classes on a fixed sample alphabet (ASCII and a few
+characters beyond), which is exact for the classes that matter here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:  # Python 3.11+
+    from re import _constants as _c, _parser as _p  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - older interpreters are not supported by the product
+    import sre_constants as _c  # type: ignore[no-redef]
+    import sre_parse as _p  # type: ignore[no-redef]
+
+_ALPHABET = frozenset(range(128)) | frozenset(map(ord, "\u00a0\u00e9\u00df\u0431\u4e2d\u2028\u0660"))
+_MAX_PATTERN = 2000
+"""Longer patterns are not analysed (their parse is not what an attack shape looks like)."""
+
+
+def exponential(pattern: str | bytes, whole_match: bool = False) -> str | None:
+    """Tells whether matching ``pattern`` can backtrack exponentially.
+
+    Args:
+        pattern: The regular expression, as passed to ``re``.
+        whole_match: True for ``fullmatch`` (the end of the text must be reached, so the
+            match can fail after any part).
+
+    Returns:
+        The part of the pattern at fault, as the pattern writes it (``"(\\w+\\s?)*"``), or
+        None when no shape above is found (or the pattern is not valid, too long, or not a
+        text).
+    """
+    if isinstance(pattern, bytes):
+        pattern = pattern.decode("latin-1")
+    if not isinstance(pattern, str) or len(pattern) > _MAX_PATTERN:
+        return None
+    try:
+        parsed = _p.parse(pattern)
+    except Exception:
+        return None
+    found = _find(list(parsed.data), whole_match)
+    return _shown(pattern, found) if found is not None else None
+
+
+def _find(seq: list[Any], fails_after: bool) -> Any | None:
+    """The first repetition in ``seq`` (or nested in it) that is ambiguous and may be made to
+    backtrack: something after it, in this sequence or after it (``fails_after``), can fail."""
+    for index, (op, av) in enumerate(seq):
+        after = fails_after or any(_can_fail(element) for element in seq[index + 1:])
+        if op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
+            low, high, body = av
+            body = list(body)
+            if high > 1 and after and (high == _c.MAXREPEAT or high >= 16) and _ambiguous(_flat(body)):
+                return (op, av)
+            inner = _find(body, after or high > 1)
+            if inner is not None:
+                return inner
+        elif op == _c.SUBPATTERN:
+            inner = _find(list(av[-1]), after)
+            if inner is not None:
+                return inner
+        elif op == _c.BRANCH:
+            for alternative in av[1]:
+                inner = _find(list(alternative), after)
+                if inner is not None:
+                    return inner
+    return None
+
+
+def _flat(seq: list[Any]) -> list[Any]:
+    """The sequence with plain groups opened: ``(?:a(b+))c`` is ``a b+ c``."""
+    out: list[Any] = []
+    for op, av in seq:
+        if op == _c.SUBPATTERN:
+            out.extend(_flat(list(av[-1])))
+        else:
+            out.append((op, av))
+    return out
+
+
+def _ambiguous(body: list[Any]) -> bool:
+    """True when a repetition of ``body`` can split one text in more than one way."""
+    for index, element in enumerate(body):
+        if element[0] == _c.BRANCH and _overlapping_alternatives(element[1][1]):
+            return True  # (\w|\d)+
+        if not _repeats(element):
+            continue
+        if all(_nullable(e) for e in body[:index] + body[index + 1:]):
+            return True  # (E+)+
+        item = _item_chars(element)
+        for later in body[index + 1:] if item else ():
+            if item & _first(later) and (not _nullable(later) or _repeats(later)):
+                return True  # (a+ a)+, (\w+ \s* \w+)+
+            if not _nullable(later):
+                break
+    return False
+
+
+def _repeats(element: Any) -> bool:
+    """A backtracking repetition that can take a varying number of a non-empty item."""
+    op, av = element
+    if op not in (_c.MAX_REPEAT, _c.MIN_REPEAT):
+        return False
+    low, high, body = av
+    return high > 1 and high > low and not all(_nullable(e) for e in body)
+
+
+def _item_chars(element: Any) -> frozenset[int] | None:
+    """The characters a repetition's item is made of, when it is one character class."""
+    op, av = element
+    if op not in (_c.MAX_REPEAT, _c.MIN_REPEAT):
+        return None
+    body = _flat(list(av[2]))
+    if len(body) == 1:
+        return _chars(body[0])
+    return _first(body[0]) if body else None
+
+
+def _overlapping_alternatives(alternatives: list[Any]) -> bool:
+    """Two alternatives that can match the same text: both empty (``(a|a)`` is parsed as
+    ``a(?:|)``), or each one character class or a repetition of one, sharing a character."""
+    if sum(all(_nullable(e) for e in alternative) for alternative in alternatives) >= 2:
+        return True
+    sets = []
+    for alternative in alternatives:
+        flat = _flat(list(alternative))
+        if len(flat) != 1:
+            continue
+        element = flat[0]
+        chars = _chars(element) if element[0] not in (_c.MAX_REPEAT, _c.MIN_REPEAT) else _item_chars(element)
+        if chars:
+            sets.append(chars)
+    return any(a & b for i, a in enumerate(sets) for b in sets[i + 1:])
+
+
+def _chars(element: Any) -> frozenset[int] | None:
+    """The characters one single-character element matches (None for other elements)."""
+    op, av = element
+    if op == _c.LITERAL:
+        return frozenset({av})
+    if op == _c.NOT_LITERAL:
+        return _ALPHABET - {av}
+    if op == _c.ANY:
+        return _ALPHABET - {10}
+    if op == _c.IN:
+        chars: set[int] = set()
+        negate = False
+        for kind, value in av:
+            if kind == _c.NEGATE:
+                negate = True
+            elif kind == _c.LITERAL:
+                chars.add(value)
+            elif kind == _c.RANGE:
+                chars.update(c for c in _ALPHABET if value[0] <= c <= value[1])
+            elif kind == _c.CATEGORY:
+                chars.update(_category(value))
+        return _ALPHABET - chars if negate else frozenset(chars)
+    return None
+
+
+def _category(category: Any) -> frozenset[int]:
+    name = str(category)
+    tests = {"DIGIT": str.isdecimal, "SPACE": str.isspace, "WORD": lambda s: s.isalnum() or s == "_",
+             "LINEBREAK": lambda s: s in "\n\r\u2028"}
+    for key, test in tests.items():
+        if name.endswith(key):
+            matched = frozenset(c for c in _ALPHABET if test(chr(c)))
+            return _ALPHABET - matched if "_NOT_" in name else matched
+    return _ALPHABET
+
+
+def _first(element_or_seq: Any) -> frozenset[int]:
+    """The characters a match of an element (or a sequence) can start with."""
+    if isinstance(element_or_seq, list):
+        out: set[int] = set()
+        for element in element_or_seq:
+            out |= _first(element)
+            if not _nullable(element):
+                break
+        return frozenset(out)
+    op, av = element_or_seq
+    single = _chars(element_or_seq)
+    if single is not None:
+        return single
+    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT, getattr(_c, "POSSESSIVE_REPEAT", None)):
+        return _first(list(av[2]))
+    if op == _c.SUBPATTERN:
+        return _first(list(av[-1]))
+    if op == getattr(_c, "ATOMIC_GROUP", None):
+        return _first(list(av))
+    if op == _c.BRANCH:
+        return frozenset().union(*(_first(list(a)) for a in av[1]))
+    if op in (_c.AT, _c.ASSERT, _c.ASSERT_NOT):
+        return frozenset()
+    return _ALPHABET  # a back-reference, a conditional: anything
+
+
+def _nullable(element: Any) -> bool:
+    """True when an element can match the empty text."""
+    op, av = element
+    if op in (_c.AT, _c.ASSERT, _c.ASSERT_NOT):
+        return True
+    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT, getattr(_c, "POSSESSIVE_REPEAT", None)):
+        return av[0] == 0 or all(_nullable(e) for e in av[2])
+    if op == _c.SUBPATTERN:
+        return all(_nullable(e) for e in av[-1])
+    if op == getattr(_c, "ATOMIC_GROUP", None):
+        return all(_nullable(e) for e in av)
+    if op == _c.BRANCH:
+        return any(all(_nullable(e) for e in a) for a in av[1])
+    if op in (_c.GROUPREF, getattr(_c, "GROUPREF_EXISTS", None)):
+        return True
+    return False
+
+
+def _can_fail(element: Any) -> bool:
+    """True when an element can fail to match where it is tried (it needs some text, or it is
+    an anchor or a lookaround other than the start's)."""
+    op, av = element
+    if op == _c.AT:
+        return av not in (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING)
+    if op in (_c.ASSERT, _c.ASSERT_NOT):
+        return True
+    return not _nullable(element)
+
+
+def _shown(pattern: str, found: Any) -> str:
+    """A short text naming the repetition at fault (the pattern itself, cut)."""
+    return pattern if len(pattern) <= 80 else pattern[:77] + "..."

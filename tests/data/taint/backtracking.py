@@ -1,0 +1,21 @@
+# Engine probe: regular expressions whose matching can take exponential time (ReDoS), and
+# ones that look alike but cannot.
+import re
+
+WORDS = r"^(\w+\s?)*$"
+EMAIL = re.compile(r"^([a-zA-Z0-9]+[._-]?)+@example\.com$")  # $ redos
+ANCHORED = re.compile(WORDS)  # $ redos (the pattern held in a name)
+DOTTED = re.compile(r"^(\w+\.)*\w+$")  # ok redos (a dot ends each repetition)
+POSSESSIVE = re.compile(r"^(?:\w++\s?)*$")  # ok redos (a possessive repetition never backtracks)
+MERGED = re.compile(r"(\w|\d)+$")  # ok redos (re merges the alternatives into one class)
+OPEN_END = re.compile(r"(\w+\s?)*")  # ok redos (nothing after it can fail)
+
+
+def check(text):
+    if re.fullmatch(r"(\d+\.?\d*)+", text):  # $ redos (fullmatch must reach the end)
+        return True
+    return re.match(r"(a|a)+b", text) is not None  # $ redos
+
+
+def split(text):
+    return re.split(pattern=r"(?:.*,)*;", string=text)  # $ redos
