@@ -46,6 +46,15 @@ class FunctionInfo:
     params: list[ast.arg]
     closure: dict[str, Value] | None = None
     _names: tuple[frozenset[str], frozenset[str]] | None = None
+    _called: frozenset[str] | None = None
+
+    def called_parameters(self) -> frozenset[str]:
+        """The names of its parameters it calls (``f(x)`` for a parameter ``f``; computed once)."""
+        if self._called is None:
+            names = {param.arg for param in self.params}
+            self._called = frozenset(n.func.id for n in ast.walk(self.node)
+                                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names)
+        return self._called
 
     def names(self) -> tuple[frozenset[str], frozenset[str]]:
         """The names the function assigns, and those it declares ``global`` (computed once)."""

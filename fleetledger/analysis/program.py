@@ -70,6 +70,7 @@ class Program:
         self.provisional: dict[str, Summary] = {}  # a cycle head's summary of the round before
         self.made: list[str] = []  # functions whose summaries this analysis made, in order
         self.iterating = 0  # cycle heads whose second or later round is being computed
+        self.specialised: dict[tuple[object, ...], tuple[Summary, Dependencies]] = {}  # ``summaries.specialised``
         self.flows: dict[tuple[str, int, int, str, str], list[Flow]] = {}
         self.misuses: dict[tuple[str, int, int, str], Misuse] = {}
         self.evidence: dict[tuple[str, int, int, str], Evidence] = {}

@@ -121,14 +121,60 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
     return result
 
 
-def _compute(program: Program, function: FunctionInfo, depth: int) -> tuple[Summary, Dependencies]:
-    """Interprets the function with its parameters bound to parameter labels."""
+def specialised(program: Program, function: FunctionInfo, callables: dict[int, Value], depth: int) -> Summary:
+    """Returns the function's summary for calls that pass it these functions, which it calls
+    (``run(os.system, cmd)`` where ``run(f, x)`` calls ``f(x)``): computed with those
+    parameters bound to the functions as well as to their labels, so what the function does
+    through them (a sink, a function of the code) is in the summary. Kept for this analysis,
+    per function and functions passed.
+
+    Args:
+        program: The analysis.
+        function: The function called.
+        callables: Parameter index -> the functions passed there (``_callables``).
+        depth: Summaries being computed below this one.
+
+    Returns:
+        The summary; the plain one (``summary``) for a recursive call.
+    """
+    if function.id in program.in_progress:
+        return summary(program, function, depth)
+    key = (function.id, tuple(sorted((i, tuple(sorted(v.types)), tuple(sorted(v.functions))) for i, v in callables.items())))
+    known = program.specialised.get(key)
+    if known is not None:
+        program.depend(known[1])
+        return known[0]
+    result, deps = _compute(program, function, depth, callables)
+    program.specialised[key] = (result, deps)
+    return result
+
+
+def _callables(function: FunctionInfo, mapping: dict[int, Value]) -> dict[int, Value]:
+    """The arguments that are functions (of the code, or library ones) passed to parameters
+    the function calls by name: parameter index -> those functions."""
+    called = function.called_parameters()
+    out: dict[int, Value] = {}
+    for index, value in mapping.items():
+        if index < len(function.params) and function.params[index].arg in called:
+            refs = frozenset(t for t in value.types if t.startswith("="))
+            if refs or value.functions:
+                out[index] = Value(types=refs, functions=value.functions)
+    return out
+
+
+def _compute(program: Program, function: FunctionInfo, depth: int,
+             callables: dict[int, Value] | None = None) -> tuple[Summary, Dependencies]:
+    """Interprets the function with its parameters bound to parameter labels (and, for the
+    ``callables``, to the functions passed there)."""
     program.in_progress.add(function.id)
     program.stack.append(function.id)
     with program.tracking() as deps:
         try:
             program.depend(function.module.deps)
             env = parameter_values(program, function)
+            for index, passed in (callables or {}).items():
+                name = function.params[index].arg
+                env[name] = join(env[name], passed)
             frame = Frame(program, function.module, function, env, summarising=True, depth=depth)
             complete = True
             try:
@@ -265,8 +311,10 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
     alone = not data and function.module.path != frame.program.root
     if not alone and not data:
         _root_dependent(frame.program)
-    found = summary(frame.program, function, frame.depth + 1)
     mapping = bind_arguments(function, args, kwargs, star)
+    callables = _callables(function, mapping)
+    found = specialised(frame.program, function, callables, frame.depth + 1) if callables and not alone else summary(
+        frame.program, function, frame.depth + 1)
     _defaults(frame, function, mapping)
     call = step(site, f"passed to {function.name}()")
     result = substitute(frame, found.returns, mapping, call, node)
