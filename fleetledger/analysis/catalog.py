@@ -70,7 +70,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "object": frozenset({"name", "type"}),
     "type": frozenset({"name", "bases"}),
     "returns": frozenset({"call", "method", "attribute", "type", "when"}),
-    "source": frozenset({"call", "read", "type", "attributes", "methods", "channel", "what"}),
+    "source": frozenset({"call", "read", "type", "attributes", "methods", "channel", "what", "route_fixed"}),
     "handler": frozenset({"framework", "decorators", "decorator_receivers", "path_argument", "bases", "methods",
                           "request_parameter", "imports", "request_type", "annotations", "parameters",
                           "safe_annotations", "safe_converters", "excluded_defaults", "returns_sink", "channel"}),
@@ -250,8 +250,12 @@ class _Builder:
             old = self.sources_type.get(target)
             attributes = frozenset(row.get("attributes", [])) | (old.attributes if old else frozenset())
             methods = frozenset(row.get("methods", [])) | (old.methods if old else frozenset())
+            fixed = frozenset(row.get("route_fixed", [])) | (old.route_fixed if old else frozenset())
+            if not fixed <= attributes:
+                raise ModelError(f"{where}: route_fixed must name some of the source's attributes")
             self.sources_type[target] = Source(target=target, form="type", attributes=attributes, methods=methods,
-                                               channel=channel, what=what or (old.what if old else target))
+                                               channel=channel, what=what or (old.what if old else target),
+                                               route_fixed=fixed)
         elif "call" in row:
             self.sources_call[str(row["call"])] = Source(target=str(row["call"]), form="call", channel=channel,
                                                         what=what or f"{row['call']}()")

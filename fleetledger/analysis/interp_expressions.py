@@ -15,6 +15,7 @@ import builtins
 from dataclasses import replace
 from typing import Any
 
+from . import routes
 from .facts import Site
 from .values import EMPTY, NOT_CONSTANT, Label, Value, bounded, constant, join, of_labels, placed_after, taint_only, unmarked
 
@@ -163,6 +164,9 @@ class Expressions:
         """Reads ``owner.attr``: a library reference, a known item, a modelled source or type,
         a local class's attribute, or the owner's taint."""
         site = self.site(node)
+        fixed = self.route_fixed(owner, attr)
+        if fixed is not None:
+            return fixed
         refs = sorted(t[1:] for t in owner.types if t.startswith("="))
         if refs:
             named = join(*(self.library_name(f"{q}.{attr}", node) for q in refs))
@@ -213,6 +217,18 @@ class Expressions:
                     break
         derived = self.derive(owner, attr, site)
         return join(derived, *parts) if parts else derived
+
+    def route_fixed(self, owner: Value, attr: str) -> Value | None:
+        """``request.path`` where the routes reaching this function fix it (``routes``): the
+        route's text, not outside data; None elsewhere."""
+        if self.function is None or owner.labels or owner.items is not None:
+            return None
+        for type_name in owner.types:
+            for base in self.program.class_mro(type_name):
+                source = self.catalog.sources_type.get(base)
+                if source is not None and attr in source.route_fixed:
+                    return routes.fixed_path(self.program, self.function)
+        return None
 
     def derive(self, owner: Value, member: str, site: Site) -> Value:
         """The taint of a value read from ``owner`` (an attribute or a method's result):

@@ -239,6 +239,9 @@ class Source:
         methods: For ``"type"``: method names whose results are outside data.
         channel: Where the data comes from.
         what: Words for traces.
+        route_fixed: For ``"type"``: attributes a matched route fixes (the request's path):
+            read in a function that only routes without variable parts reach, they are that
+            route's text, not outside data (``routes.fixed_path``).
     """
 
     target: str
@@ -247,6 +250,7 @@ class Source:
     methods: frozenset[str] = frozenset()
     channel: str = "http"
     what: str = ""
+    route_fixed: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, kw_only=True)

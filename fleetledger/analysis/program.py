@@ -71,6 +71,7 @@ class Program:
         self.made: list[str] = []  # functions whose summaries this analysis made, in order
         self.iterating = 0  # cycle heads whose second or later round is being computed
         self.specialised: dict[tuple[object, ...], tuple[Summary, Dependencies]] = {}  # ``summaries.specialised``
+        self.fixed_paths: dict[str, tuple[str, ...] | None] = {}  # ``routes.fixed_path``, per function
         self.flows: dict[tuple[str, int, int, str, str], list[Flow]] = {}
         self.misuses: dict[tuple[str, int, int, str], Misuse] = {}
         self.evidence: dict[tuple[str, int, int, str], Evidence] = {}
