@@ -92,12 +92,12 @@ def _base_name(path: str) -> str:
 
 
 def _any_code_flag(text: str) -> bool:
-    """True for an argument that may tell a shell or an interpreter to run the next one as
-    code (``-c``, ``-xc``, ``/c``, ``-e``, ``-Command``)."""
+    """True for an argument that may tell a shell to run the next one as a command line
+    (``-c``, ``-xc``, ``/c``, ``/k``, ``-Command``), after a program the engine cannot name."""
     lowered = text.lower()
-    if lowered in ("/c", "/k", "/r", "-command", "-encodedcommand"):
+    if lowered in ("/c", "/k", "-command", "-encodedcommand"):
         return True
-    return lowered.startswith("-") and not lowered.startswith("--") and any(c in lowered[1:] for c in "cer")
+    return lowered.startswith("-") and not lowered.startswith("--") and lowered.endswith("c") and lowered[1:].isalpha()
 
 
 def _after_option(items: list[Value], index: int, letter: str, program: Value) -> Value:

@@ -1,5 +1,6 @@
 # Engine probe: which item of an argument vector chooses what runs (shells' -c in an option
 # group, wrappers, interpreters' code options, Windows shells), and which are only arguments.
+import shutil
 import subprocess
 
 from flask import Flask, request
@@ -24,4 +25,13 @@ def vectors():
     subprocess.run(["nice", "-n", "10", word])  # $ command (the program nice runs)
     subprocess.run(["nice", "-n", "10", "ls", word])  # ok command
     subprocess.run(["bash", word])  # $ command (the script bash runs)
+    return "ok"
+
+
+@app.route("/configured")
+def configured():
+    word = request.args["w"]
+    tool = shutil.which("grep")
+    subprocess.run([tool, "-r", word, "/srv"])  # ok command (an argument after an option that is not a shell's -c)
+    subprocess.run([tool, "-c", word])  # $ command (the program may be a shell)
     return "ok"
