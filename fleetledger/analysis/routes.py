@@ -75,35 +75,34 @@ def _rules(program: Program, function: FunctionInfo, cache: dict[str, tuple[str,
 
 
 def _static_rules(program: Program, function: FunctionInfo) -> tuple[str, ...] | None:
-    """The rules of a function registered only by routing decorators with constant rules
-    without variable parts; ``()`` for an undecorated function; None otherwise."""
-    decorators = function.decorators
-    if not decorators:
-        return ()
-    handlers = [h for h in program.catalog.handlers if h.path_argument and h.decorators]
-    frame = None
+    """The rules of a function registered only by routing decorators (``X.route(...)`` with a
+    ``[[handler]] path_argument`` decorator name) with constant rules without variable parts;
+    ``()`` for an undecorated function; None otherwise."""
+    names = {name for h in program.catalog.handlers if h.path_argument for name in h.decorators}
     rules: list[str] = []
-    for decorator in decorators:
-        if not isinstance(decorator, ast.Call) or not isinstance(decorator.func, ast.Attribute) or not any(
-                decorator.func.attr in h.decorators for h in handlers):
+    for decorator in function.decorators:
+        if not isinstance(decorator, ast.Call) or not isinstance(decorator.func, ast.Attribute) or (
+                decorator.func.attr not in names):
             return None
         first = decorator.args[0] if decorator.args else next(
             (k.value for k in decorator.keywords if k.arg in ("rule", "path")), None)
-        if first is None:
+        rule = _constant_text(program, function, first)
+        if rule is None or not rule.startswith("/") or any(mark in rule for mark in _VARIABLE):
             return None
-        if frame is None:
-            from .interp import Frame
+        rules.append(rule)
+    return tuple(rules)
 
-            program.run(function.module)
-            frame = Frame(program, function.module, None, dict(function.module.globals), summarising=False)
-        rule = frame.expr(first)
-        if not rule.is_const or not isinstance(rule.const, str) or not rule.const.startswith("/") or any(
-                mark in rule.const for mark in _VARIABLE):
-            return None
-        rules.append(rule.const)
-    from .entries import handler_of
 
-    return tuple(rules) if handler_of(program, function) is not None else None
+def _constant_text(program: Program, function: FunctionInfo, expr: ast.expr | None) -> str | None:
+    """A rule written as a literal, or as a module constant's name."""
+    if isinstance(expr, ast.Constant):
+        return expr.value if isinstance(expr.value, str) else None
+    if isinstance(expr, ast.Name):
+        program.run(function.module)
+        value = function.module.globals.get(expr.id)
+        if value is not None and value.is_const and isinstance(value.const, str):
+            return value.const
+    return None
 
 
 def _callers(program: Program, function: FunctionInfo) -> list[FunctionInfo] | None:
