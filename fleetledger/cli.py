@@ -177,11 +177,15 @@ def main() -> None:
 @click.option("--model", default="offline", show_default=True, envvar="FLEETLEDGER_MODEL", show_envvar=True,
               help="PROVIDER:MODEL that judges candidates: offline, openai:MODEL (any OpenAI-compatible endpoint) "
                    "or anthropic:MODEL; the policy's models must allow it (see docs/models.md).")
+@click.option("--fix", "fix", is_flag=True,
+              help="Propose a patch for each confirmed finding (the fix sprint, after revalidation), validated on a "
+                   "scratch copy and exported to patches/; `fleetledger patch apply` applies one with approval.")
 @code_scanning_options
 def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
          policy_path: str | None, progress: bool | None, allow_empty: bool, new_run: bool, cache: str | None,
-         reuse: bool, demo: bool, join: str | None, model: str, repo_root: str | None, category: str | None,
-         honour_nosec: bool, baseline: str | None, only_new: bool, absent_results: bool) -> None:
+         reuse: bool, demo: bool, join: str | None, model: str, fix: bool, repo_root: str | None,
+         category: str | None, honour_nosec: bool, baseline: str | None, only_new: bool,
+         absent_results: bool) -> None:
     """Scan the source repository at PATH (default: the current folder).
 
     Running the same command again resumes the same run and pays only for missing work. After
@@ -198,7 +202,7 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
         target = Path(__file__).resolve().parent / "demo_repo" if demo else Path(path)
         export, ref = export_options(ws.root, target, repo_root, category, honour_nosec, baseline, only_new,
                                      absent_results)
-        job = scan_job(target, ws, model=model, export=export)
+        job = scan_job(target, ws, model=model, export=export, fix=fix)
         options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
                              new_run=new_run, explicit_resume=join is None, join=join, reuse=reuse, cache=cache)
         if ref is not None:  # scan the ref's tree first, in its own workspace inside this one
@@ -211,7 +215,7 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
             path = baseline_from_ref(ws, target, ref, export, model=model, say=_echo, run=lambda nested_job, nested:
                                      _session(nested, nested_job, replace(options, new_run=False, join=None,
                                                                           explicit_resume=True), policy_path, progress)[1])
-            job = scan_job(target, ws, model=model, export=replace(export, baseline=path))
+            job = scan_job(target, ws, model=model, export=replace(export, baseline=path), fix=fix)
         _run(ws, job, options, policy_path, progress, allow_empty)
     except errors.FleetledgerError as exc:
         _fail(exc)

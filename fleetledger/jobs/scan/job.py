@@ -30,17 +30,23 @@ from .plan import (EXCLUDED_DIRS, MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_
                    candidate_blocks, discover)
 from .shapes import Candidate, survives
 
+MAX_FIX_CONTEXT = 200
+"""Most files copied beside a patched file for its re-scan (those the engine read for it)."""
+
 if TYPE_CHECKING:
     from ...coordinator import HostContext
     from ...reader import RunReader
 
 SPRINTS = ("detect", "investigate", "triage", "revalidate", "export")
+FIX_SPRINTS = ("detect", "investigate", "triage", "revalidate", "fix", "export")
+"""The sprints of a scan asked to propose patches (``--fix``): ``fix`` after revalidation."""
 
 SPRINT_CODE: dict[str, frozenset[str]] = {
     "detect": frozenset({"job", "detect", "bandit"}),
     "investigate": frozenset({"job", "analyst", "model", "prompt"}),
     "triage": frozenset({"job", "triage"}),
     "revalidate": frozenset({"job", "analyst", "model", "prompt"}),
+    "fix": frozenset({"job", "fix"}),
     "export": frozenset({"job", "export"}),
 }
 """The parts of the scan's code identity (``ScanJob.code_identity``) that decide each sprint's
@@ -51,8 +57,8 @@ def code_parts() -> dict[str, frozenset[str]]:
     """Returns the package files (relative paths) of each code part of the scan's identity:
     ``job`` (the step runtime, the planner and the worker's dispatch, which every sprint runs),
     ``detect`` (bandit's driver, the taint engine, the file walk and the brief), ``analyst`` (the
-    investigate and revalidate passes, the model providers, the offline analyst and the prompts), ``triage`` and ``export`` (the
-    reports), each with what it imports (``identity.closure``). Every module a worker can
+    investigate and revalidate passes, the model providers, the offline analyst and the prompts), ``triage``, ``export`` (the
+    reports) and ``fix`` (the rewrite library and its validation, imported by name), each with what it imports (``identity.closure``). Every module a worker can
     import is in some part (a test checks it).
 
     Raises:
@@ -67,6 +73,7 @@ def code_parts() -> dict[str, frozenset[str]]:
         "analyst": closure("models", "jobs/scan/investigate.py"),
         "triage": closure("jobs/scan/triage.py"),
         "export": closure("jobs/scan/export.py", "jobs/scan/report.py"),
+        "fix": closure("jobs/scan/fix_steps.py"),
     }
 
 
@@ -83,6 +90,8 @@ class ScanJob(Job):
         export: How the reports are written for code scanning (``ExportOptions``); recorded
             in ``describe()["options"]["export"]`` (non-default values only), never in the
             identity: it changes no step's result.
+        fix: Propose a patch for each confirmed finding (the ``fix`` sprint, before export).
+            Part of the identity when true: a scan with fixes is another run than one without.
 
     Raises:
         UsageError: ``target`` is not a folder, or ``model`` names no known provider.
@@ -95,7 +104,7 @@ class ScanJob(Job):
     worker_module = "fleetledger.jobs.scan.tasks"
 
     def __init__(self, target: Path, *, workspace: Path, argv: list[str], model: str = "offline",
-                 export: ExportOptions | None = None) -> None:
+                 export: ExportOptions | None = None, fix: bool = False) -> None:
         from ...errors import UsageError
         from ...models import parse_spec
 
@@ -107,6 +116,8 @@ class ScanJob(Job):
         self.argv = list(argv)
         self.model = model
         self.export = export or ExportOptions()
+        self.fix = fix
+        self.sprints = FIX_SPRINTS if fix else SPRINTS
         self.export.prefix(str(self.target))  # UsageError now, not at the end of the run
         self._modules_cache: tuple[str, dict[str, str]] | None = None
         self._reads_cache: tuple[dict[str, str], dict[str, str]] | None = None
@@ -119,6 +130,9 @@ class ScanJob(Job):
         options: dict[str, Any] = {"model": self.model}
         if self.export.to_json():
             options["export"] = self.export.to_json()
+        if self.fix:
+            identity["fix"] = True
+            options["fix"] = True
         return {"kind": "scan", "target": str(self.target), "argv": self.argv, "identity": identity, "options": options}
 
     def code_identity(self) -> dict[str, str]:
@@ -147,6 +161,8 @@ class ScanJob(Job):
     def plan(self, sprint: str, run: "RunReader") -> list[TaskSpec]:
         if sprint == "detect":
             return self._plan_detect()
+        if sprint == "fix":
+            return self._plan_fix(run)
         if sprint not in ("investigate", "triage", "revalidate"):
             return []
         # A sprint planned again (a later round, ``retry_sprint``) plans only what its earlier
@@ -166,6 +182,18 @@ class ScanJob(Job):
             items = [{"candidate": by_id[cid].to_json(), "answer": first[cid].to_json(), "severity": triaged[cid][0]}
                      for cid in triaged if cid in by_id and cid in first and (cid not in earlier or cid in again)]
         return self._plan_items(sprint, items, run, first_number=len(run.view.sprints[sprint].tasks) + 1)
+
+    def _plan_fix(self, run: "RunReader") -> list[TaskSpec]:
+        """One item per confirmed finding (revalidated, not yet planned for a fix), with the
+        files the engine read for its file (copied beside it when the patch is re-scanned)."""
+        earlier = report.planned_items(run, "fix") if run.view.sprints["fix"].tasks else set()
+        files = report.file_reports(run)
+        findings = report.build_report(run, tool_version=__version__).findings
+        items = [{"candidate": f.candidate.to_json(),
+                  "context": sorted(p for p in files[f.candidate.path].read if p != f.candidate.path)[:MAX_FIX_CONTEXT]
+                  if f.candidate.path in files else []}
+                 for f in findings if f.candidate.id not in earlier]
+        return self._plan_items("fix", items, run, first_number=len(run.view.sprints["fix"].tasks) + 1)
 
     def retry_sprint(self, run: "RunReader") -> tuple[str, str] | None:
         """Returns the first model sprint with steps a later session tries again (their last
@@ -294,6 +322,8 @@ class ScanJob(Job):
             return [Action(kind="tool", target="bandit"), read]
         if kind in ("investigate", "revalidate"):
             return [Action(kind="tool", target="analyst"), Action(kind="model", target=self.model), read]
+        if kind == "fix":  # the offline fixer is the analyst's own work: no model is called
+            return [Action(kind="tool", target="analyst"), read]
         return []
 
     def step_names(self, task: TaskSpec) -> frozenset[str] | None:
@@ -304,6 +334,8 @@ class ScanJob(Job):
             return frozenset(f"detect:{f['path']}" for f in task.inputs["files"])
         if kind in ("investigate", "triage", "revalidate"):
             return frozenset(f"{kind}:{it['candidate']['id']}" for it in task.inputs["items"])
+        if kind == "fix":  # a proposal without a diff has no check step: at most these
+            return frozenset(f"{step}:{it['candidate']['id']}" for it in task.inputs["items"] for step in ("fix", "fix-check"))
         return None
 
     def step_reads(self, task: TaskSpec) -> dict[str, str]:
@@ -314,6 +346,9 @@ class ScanJob(Job):
             return {f"detect:{f['path']}": str(self.target / f["path"]) for f in task.inputs["files"]}
         if kind in ("investigate", "revalidate"):
             return {f"{kind}:{it['candidate']['id']}": str(self.target / it["candidate"]["path"]) for it in task.inputs["items"]}
+        if kind == "fix":
+            return {f"{step}:{it['candidate']['id']}": str(self.target / it["candidate"]["path"])
+                    for it in task.inputs["items"] for step in ("fix", "fix-check")}
         return {}
 
     def known_steps(self, tasks: Sequence[tuple[TaskSpec, dict[str, Any]]], run: "RunReader") -> dict[str, KnownTask]:
@@ -338,12 +373,18 @@ class ScanJob(Job):
             context["model"] = self.model
         if task.inputs.get("kind") == "detect":
             context["shas"] = self._modules(run)
+        if task.inputs.get("kind") == "fix":  # recorded proposals: a resumed task validates them, never proposes again
+            context["proposals"] = {result["finding"]: result for steps in run.step_results([task.id]).values()
+                                    for payload in steps.values() if payload.get("name", "").startswith("fix:")
+                                    for result in (payload["result"],)}
         return context
 
     def context_reads(self, task: TaskSpec, run: "RunReader") -> dict[str, str]:
         """For a detect task: every Python file the run planned and every template file, which
         the taint engine may read to follow a file's imports and see what its views render
         unescaped (the gate decides which it may)."""
+        if task.inputs.get("kind") == "fix":
+            return {path: str(self.target / path) for it in task.inputs["items"] for path in it.get("context", ())}
         if task.inputs.get("kind") != "detect":
             return {}
         modules = self._modules(run)

@@ -1,0 +1,98 @@
+"""The fix sprint on the worker: for each confirmed finding, propose a patch (step
+``fix:<finding>``), then validate it on a scratch copy (step ``fix-check:<finding>``).
+
+The two are separate recorded steps, so a worker killed between them resumes with the
+proposal as recorded (the coordinator hands it back in the task's context, ``proposals``) and
+runs only the validation: neither is lost nor done twice. Both read the file inside the
+sandbox; the patch is applied only to a scratch copy in a temporary folder, never the
+repository.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ... import faults
+from ...ledger.records import canonical_json
+from ...steps import TaskContext, each, input_hash
+from .fixes import Proposal, propose, validate
+from .shapes import Candidate
+
+FIXER_VERSION = "1"
+"""The offline fixer's version, part of every fix step's input hash: a changed rewrite library
+proposes again."""
+
+
+def proposal_step(item: dict[str, Any], file_sha: str) -> tuple[str, str]:
+    """Returns the name and input hash of a finding's proposal step (the finding, its file's
+    planned hash, the fixer's version)."""
+    candidate = item["candidate"]
+    return (f"fix:{candidate['id']}",
+            input_hash("fix", FIXER_VERSION, canonical_json(candidate), file_sha))
+
+
+def check_step(proposal: dict[str, Any]) -> tuple[str, str]:
+    """Returns the name and input hash of a proposal's validation step (the proposal itself)."""
+    return (f"fix-check:{proposal['finding']}", input_hash("fix-check", FIXER_VERSION, canonical_json(proposal)))
+
+
+def run_fix(ctx: TaskContext) -> dict[str, Any]:
+    """Runs one fix task: a proposal and its validation per finding.
+
+    Returns:
+        The task's summary (``steps``, ``failed``).
+    """
+    root = Path(ctx.context["root"])
+    recorded: dict[str, dict[str, Any]] = ctx.context.get("proposals", {})
+    readable = set(ctx.context.get("readable", []))
+    files: dict[str, str] = ctx.inputs["files"]
+
+    def one(item: dict[str, Any]) -> None:
+        candidate = Candidate.from_json(item["candidate"])
+        planned = files.get(candidate.path, "")
+
+        def make(key: str) -> dict[str, Any]:
+            faults.hit(f"scan.fix.propose:{candidate.id}")
+            data = (root / candidate.path).read_bytes()
+            if hashlib.sha256(data).hexdigest() != planned:
+                return Proposal(finding=candidate.id, path=candidate.path, base_sha256=hashlib.sha256(data).hexdigest(),
+                                author="rule", rationale="no safe rewrite known: the file changed since the scan "
+                                                         f"(planned sha256 {planned[:12]}); start a new run").to_json()
+            return propose(candidate, data).to_json()
+
+        name, inputs = proposal_step(item, planned)
+        proposal = ctx.step(name, inputs, make, why=f"propose a patch for {candidate.rule_id} at "
+                                                   f"{candidate.path}:{candidate.line}",
+                            outcome=lambda p: (f"proposed by {p['author']}" if p.get("diff")
+                                               else p["rationale"][:300]))
+        if proposal is None:
+            proposal = recorded.get(candidate.id)
+            if proposal is None:  # denied, given up, or recorded but not handed back: nothing to check
+                return
+        faults.hit(f"scan.fix.before_check:{candidate.id}")
+        if not proposal.get("diff"):
+            return
+
+        def check(key: str) -> dict[str, Any]:
+            data = (root / candidate.path).read_bytes()
+            context = {}
+            for path in item.get("context", ()):
+                if path in readable and path != candidate.path:
+                    try:
+                        context[path] = (root / path).read_bytes()
+                    except OSError:
+                        continue
+            with tempfile.TemporaryDirectory(prefix="fleetledger-fix-") as scratch:
+                result = validate(Proposal.from_json(proposal), candidate, data, scratch=Path(scratch),
+                                  context=context)
+            return {"finding": candidate.id, **result.to_json()}
+
+        name, inputs = check_step(proposal)
+        ctx.step(name, inputs, check, why=f"validate the patch for {candidate.id} on a scratch copy",
+                 outcome=lambda v: "validated: all checks passed" if v["ok"] else f"rejected: {v['reason']}"[:300])
+
+    each(ctx.inputs["items"], one)
+    return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}
