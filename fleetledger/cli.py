@@ -346,6 +346,40 @@ def approve(workspace: str, target: str, expires: str | None, reason: str) -> No
     _echo(f"approved effect {target!r}{until}; run `fleetledger resume` to continue")
 
 
+@main.group()
+def patch() -> None:
+    """Patches the fix sprint proposed for confirmed findings (`scan --fix`)."""
+
+
+@patch.command("apply")
+@click.argument("finding")
+@_workspace_option
+@click.option("--policy", "policy_path", type=click.Path(dir_okay=False, exists=True), default=None,
+              envvar="FLEETLEDGER_POLICY", show_envvar=True,
+              help="Policy TOML file; its write patterns must allow the file (e.g. \"$TARGET/**\").")
+def patch_apply(finding: str, workspace: str, policy_path: str | None) -> None:
+    """Apply the validated patch of FINDING to the scanned tree: an effect that needs your approval
+    (`fleetledger approve --effect patch-apply:FINDING`); applying it twice changes nothing."""
+    from .jobs.registry import job_for_run
+    from .jobs.scan.patch_apply import apply_patch
+    from .trust import resolve_policy
+
+    try:
+        ws = Workspace.at(workspace)
+        view = current_view(ws, warn=_warn)
+        policy = resolve_policy(ws, policy_path, job_for_run(view, ws))
+        result = apply_patch(ws, finding, policy=policy, clock=wall_clock_ms)
+    except errors.FleetledgerError as exc:
+        _fail(exc)
+    if result.get("recorded"):
+        _echo(f"the patch for {finding} was applied to {result['file']} before (recorded); nothing changed")
+    elif result["changed"]:
+        _echo(f"applied the patch for {finding} to {result['file']} (sha256 {result['before_sha256'][:12]} -> "
+              f"{result['sha256'][:12]})")
+    else:
+        _echo(f"{result['file']} already has the patch for {finding}; nothing changed")
+
+
 @main.command()
 @click.argument("path")
 @_workspace_option
@@ -357,19 +391,29 @@ def audit(path: str, workspace: str, worker: str | None, task: str | None, since
     """Every recorded action that touched PATH (relative to the scanned root): by whom, when, and why."""
     from .audit import audit_line, audit_workspace
 
+    from .audit import patches_workspace
+    from .jobs.scan.patch_account import account_lines
+
     try:
         rows = audit_workspace(Workspace.at(workspace), path, worker=worker, task=task, since=since, warn=_warn)
+        patches = patches_workspace(Workspace.at(workspace), path, warn=_warn)
     except errors.FleetledgerError as exc:
         _fail(exc)
     if as_json:
         for row in rows:
             _echo_json(row)
+        for entry in patches:
+            _echo_json({"patch": entry})
         return
     if not rows:
         _echo(f"no recorded action touched {path}")
         return
     for row in rows:
         _echo(audit_line(row))
+    for entry in patches:
+        _echo("")
+        for line in account_lines(entry):
+            _echo(line)
 
 
 @main.command()

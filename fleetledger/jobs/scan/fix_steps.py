@@ -55,7 +55,7 @@ def run_fix(ctx: TaskContext) -> dict[str, Any]:
         planned = files.get(candidate.path, "")
 
         def make(key: str) -> dict[str, Any]:
-            faults.hit(f"scan.fix.propose:{candidate.id}")
+            faults.hit("scan.fix.propose")
             data = (root / candidate.path).read_bytes()
             if hashlib.sha256(data).hexdigest() != planned:
                 return Proposal(finding=candidate.id, path=candidate.path, base_sha256=hashlib.sha256(data).hexdigest(),
@@ -72,7 +72,7 @@ def run_fix(ctx: TaskContext) -> dict[str, Any]:
             proposal = recorded.get(candidate.id)
             if proposal is None:  # denied, given up, or recorded but not handed back: nothing to check
                 return
-        faults.hit(f"scan.fix.before_check:{candidate.id}")
+        faults.hit("scan.fix.before_check")
         if not proposal.get("diff"):
             return
 

@@ -25,6 +25,7 @@ from . import export, report
 from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
 from .export_options import ExportOptions
+from .fix_export import patch_files
 from .detect_version import DETECT_VERSION
 from .plan import (EXCLUDED_DIRS, MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, Hashed, blocks,
                    candidate_blocks, discover)
@@ -430,7 +431,7 @@ class ScanJob(Job):
         digest = hashlib.sha256(canonical_json(body).encode()).hexdigest()[:16]
         key = f"export:{'final' if final else 'partial'}:{digest}"
         workspace = host.workspace.root
-        for name in OUTPUT_NAMES:
+        for name in (*OUTPUT_NAMES, *patch_files(scan.findings)):
             decision = host.gate.check(Action(kind="write", target=str(workspace / name)))
             if not decision.allowed:
                 host.record("policy.denied", why=decision.rule, payload={"action": "write", "target": str(workspace / name)})
@@ -469,6 +470,11 @@ class ScanJob(Job):
             coverage += f", {partly} of them analysed in part (see File problems in findings.md)"
         for exclusion in scan.exclusions:  # never silent: the rule, how many files, which
             coverage += f"; {exclusion.describe(max_paths=5)}"
+        if self.fix:
+            kept = len(patch_files(scan.findings))
+            coverage += (f"; {kept} of {len(scan.findings)} finding(s) with a validated patch in "
+                         f"{Path(workspace) / 'patches'}")
+            outputs["patches"] = str(Path(workspace) / "patches")
         summary = (f"{len(scan.findings)} finding(s){f' ({by_sev})' if by_sev else ''}; {coverage}; "
                    f"{scan.dismissed} candidate verdict(s) dismissed; reports: {outputs['findings.sarif']}, "
                    f"{outputs['findings.md']}, {outputs['findings.json']}")
