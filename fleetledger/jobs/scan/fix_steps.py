@@ -72,9 +72,9 @@ def run_fix(ctx: TaskContext) -> dict[str, Any]:
             proposal = recorded.get(candidate.id)
             if proposal is None:  # denied, given up, or recorded but not handed back: nothing to check
                 return
-        faults.hit("scan.fix.before_check")
         if not proposal.get("diff"):
             return
+        faults.hit("scan.fix.before_check")  # a proposal with a patch is recorded, its validation not begun
 
         def check(key: str) -> dict[str, Any]:
             data = (root / candidate.path).read_bytes()
