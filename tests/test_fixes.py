@@ -85,7 +85,7 @@ def p():
     subprocess.run("ping -c 1 '%s'" % host, shell=True)
     return "ok"
 """, "FLT-command")
-    assert 'subprocess.run(["ping", "-c", "1", host])' in text
+    assert 'subprocess.run(["ping", "-c", "1", str(host)])' in text, "a value formatted in may be any type"
 
 
 def test_sql_built_from_strings_becomes_parameters_dbapi(tmp_path: Path) -> None:
@@ -231,8 +231,16 @@ def test_shapes_a_rewrite_cannot_be_sure_of_get_no_rewrite() -> None:
         "FLT-sql", 2, 0, api="pep249.Connection.execute")
     assert "driver" in refused("db.execute('SELECT * FROM t WHERE a = ' + x)\n", "FLT-sql", 1, 0,
                                api="pep249.Connection.execute")
-    assert "not built in place" in refused("import subprocess\nsubprocess.run(cmd, shell=True)\n", "FLT-command", 2, 0,
-                                           api="subprocess.run")
+    assert "not built in place" in refused("import subprocess\nsubprocess.run(make(), shell=True)\n", "FLT-command",
+                                           2, 0, api="subprocess.run")
+    assert "the variable cmd, assigned in 2 places" in refused(
+        "import subprocess\ncmd = 'ls ' + a\nif b:\n    cmd = 'du ' + a\nsubprocess.run(cmd, shell=True)\n",
+        "FLT-command", 5, 0, api="subprocess.run")
+    assert "parameter q of f()" in refused("import sqlite3\ndef f(q):\n    sqlite3.connect('x').execute(q)\n",
+                                           "FLT-sql", 3, 4, api="pep249.Connection.execute")
+    assert "also used at line 4" in refused(
+        "import sqlite3\ndb = sqlite3.connect('x')\nq = 'SELECT * FROM t WHERE a = ' + x\nlog(q)\ndb.execute(q)\n",
+        "FLT-sql", 5, 0, api="pep249.Connection.execute")
     assert "no rewrite for" in refused("import pickle\npickle.loads(d)\n", "FLT-code", 2, 0, api="pickle.loads")
 
 
@@ -281,3 +289,59 @@ def test_apply_diff_finds_hunks_that_moved_and_refuses_changed_context() -> None
         apply_diff(before.replace("line 19\n", "changed\n"), diff)
     no_newline = "a\nb"
     assert apply_diff(no_newline, unified_diff("f.py", no_newline, "a\nc")) == "a\nc"
+
+
+def test_sql_built_in_a_variable_first_gets_parameters_at_both_places(tmp_path: Path) -> None:
+    text, _ = fixed(tmp_path, FLASK + """
+import aiopg
+async def create(conn, name):
+    q = ("INSERT INTO students (name) "
+         "VALUES ('%(name)s')" % {'name': name})
+    async with conn.cursor() as cur:
+        print(q)
+        await cur.execute(q)
+
+@app.route("/s", methods=["POST"])
+async def s():
+    await create(None, request.form["name"])
+""", "FLT-sql")
+    assert """    q = ("INSERT INTO students (name) VALUES (%s)")\n""" in text
+    assert "await cur.execute(q, (name,))" in text
+
+
+def test_django_raw_gets_a_parameter_list(tmp_path: Path) -> None:
+    text, _ = fixed(tmp_path, """
+from django.db import models
+from django.http import HttpResponse
+
+class Login(models.Model):
+    user = models.CharField(max_length=20)
+
+def lab(request):
+    name = request.POST.get("name")
+    rows = Login.objects.raw("SELECT * FROM t WHERE user='" + name + "'")
+    return HttpResponse(str(len(list(rows))))
+""", "FLT-sql")
+    assert """Login.objects.raw("SELECT * FROM t WHERE user=%s", [name])""" in text
+
+
+def test_weak_hash_imported_by_name_or_named_by_a_constant(tmp_path: Path) -> None:
+    text, _ = fixed(tmp_path, """
+from hashlib import md5
+def check(stored, password):
+    return stored == md5(password.encode()).hexdigest()
+""", "FLC-weak-hash")
+    assert "hashlib.sha256(password.encode())" in text and "import hashlib" in text
+
+
+def test_bandit_sql_finding_on_the_text_rewrites_the_call_that_runs_it() -> None:
+    code = ("import sqlite3\ndef add(u, p):\n    c = sqlite3.connect('users.db').cursor()\n"
+            "    c.execute(\"INSERT INTO users (user, password, failures) VALUES ('%s', '%s', '%d')\" %(u, p, 0))\n")
+    # bandit's B608 points at the SQL text (column 14), not at the call
+    c = Candidate(id=candidate_id("app.py", 4, 14, "B608"), path="app.py", line=4, col=14, end_line=4, rule_id="B608",
+                  rule_name="hardcoded_sql_expressions", detector="bandit", cwe=89, detector_severity="MEDIUM",
+                  detector_confidence="LOW", message="m", snippet="", evidence={"state": "parameter"})
+    proposal = propose(c, code.encode())
+    assert proposal.diff is not None, proposal.rationale
+    after = patched_bytes(proposal, code.encode()).decode()
+    assert """c.execute("INSERT INTO users (user, password, failures) VALUES (?, ?, ?)", (u, p, 0))""" in after

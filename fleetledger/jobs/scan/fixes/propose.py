@@ -185,6 +185,10 @@ def find_node(src: Source, site: Site) -> ast.AST | None:
             _last(node.func) == site.api.rsplit(".", 1)[-1]
         found.append(((0 if end is None or b == end else 1, 0 if named else 1, 0 if isinstance(node, ast.Call) else 1,
                        b - a), node))
+    if not found and site.kind == "sql":  # bandit's B608 flags the SQL text, not the call that runs it
+        inner = {id(n) for n in ast.walk(src.tree) if isinstance(n, ast.expr) and src.span(n)[0] == start}
+        calls = [n for n in ast.walk(src.tree) if isinstance(n, ast.Call) and n.args and id(n.args[0]) in inner]
+        return calls[-1] if calls else None
     if not found:
         return None
     found.sort(key=lambda item: item[0])

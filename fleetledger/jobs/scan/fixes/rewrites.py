@@ -117,6 +117,52 @@ def _remove_keyword(src: Source, call: ast.Call, kw: ast.keyword) -> Edit:
     return Edit(start=start, end=end, new="")
 
 
+def _assigned(src: Source, call: ast.Call, arg: ast.expr) -> tuple[ast.expr, bool]:
+    """The value a sink's argument stands for: the argument itself, or, for a local name
+    assigned once before the call (``q = "..." + x; cur.execute(q)``), the assigned value.
+
+    Returns:
+        ``(value, through_name)``.
+
+    Raises:
+        NoRewrite: the name is a parameter, global, assigned more than once or after the call,
+            or read elsewhere (other than by ``print``), where a changed value would change
+            what that code does.
+    """
+    if not isinstance(arg, ast.Name):
+        return arg, False
+    name = arg.id
+    scope: ast.AST = src.tree
+    for node in ast.walk(src.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _contains(node, call):
+            scope = node  # the innermost: ast.walk visits outer functions first
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        params = scope.args
+        if name in {a.arg for a in [*params.posonlyargs, *params.args, *params.kwonlyargs,
+                                    *(x for x in (params.vararg, params.kwarg) if x)]}:
+            raise NoRewrite(f"the value comes in as the parameter {name} of {scope.name}(); a rewrite there is left "
+                            "to its callers")
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(scope)):
+        raise NoRewrite(f"{name} is declared global or nonlocal")
+    stores = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]
+    assigns = [n for n in ast.walk(scope) if isinstance(n, ast.Assign) and len(n.targets) == 1
+               and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
+    if len(stores) != 1 or len(assigns) != 1:
+        raise NoRewrite(f"the value is the variable {name}, assigned in {len(stores)} places; which value reaches the "
+                        "call is not certain")
+    assign = assigns[0]
+    if (assign.end_lineno or assign.lineno) >= call.lineno:
+        raise NoRewrite(f"{name} is assigned after the call (in a loop?)")
+    printed = {id(n) for p in ast.walk(scope) if isinstance(p, ast.Call) and _dotted(p.func) == "print"
+               for n in ast.walk(p)}
+    others = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+              and n is not arg and id(n) not in printed]
+    if others:
+        raise NoRewrite(f"{name} is also used at line {others[0].lineno}, where a changed value would change what that "
+                        "code does")
+    return assign.value, True
+
+
 # -- deserialization: yaml.load -> yaml.safe_load ----------------------------------------
 
 _YAML_SAFE = {"load": "safe_load", "load_all": "safe_load_all", "unsafe_load": "safe_load",
@@ -179,10 +225,11 @@ def shell_to_argv(src: Source, call: ast.Call, site: Site) -> Change:
     command = call.args[0] if call.args else (_keyword(call, "args").value if _keyword(call, "args") else None)  # type: ignore[union-attr]
     if command is None:
         raise NoRewrite("the command is not passed as the first argument")
-    parts = _constant_parts(command)
+    value, _ = _assigned(src, call, command)
+    parts = _constant_parts(value)
     argv = _split(parts, src)
     new = "[" + ", ".join(argv) + "]"
-    start, end = src.span(command)
+    start, end = src.span(value)
     return Change(name="shell-to-argv", edits=[Edit(start=start, end=end, new=new), _remove_keyword(src, call, shell)],
                   expected=("B603", "B607"),
                   rationale=f"the command string was run by a shell, so outside data in it could add commands; as "
@@ -228,8 +275,11 @@ def _split(parts: list[Piece], src: Source) -> list[str]:
     for word in words:
         if not word:
             continue
-        if len(word) == 1:
-            argv.append(literal(word[0].text) if word[0].text is not None else src.segment(word[0].node))  # type: ignore[arg-type]
+        if len(word) == 1 and word[0].text is not None:
+            argv.append(literal(word[0].text))
+        elif len(word) == 1:  # a value formatted in may be any type; an argument must be text
+            text = src.segment(word[0].node)  # type: ignore[arg-type]
+            argv.append(f"str({text})" if word[0].formatted else text)
         else:
             argv.append("f" + literal("".join(
                 (p.text or "").replace("{", "{{").replace("}", "}}") if p.node is None
@@ -242,7 +292,8 @@ def _split(parts: list[Piece], src: Source) -> list[str]:
 # -- SQL: string-built SQL -> parameters ---------------------------------------------------
 
 _PARAMSTYLE = (("sqlite3", "?"), ("aiosqlite", "?"), ("pysqlite2", "?"), ("psycopg2", "%s"), ("psycopg", "%s"),
-               ("pymysql", "%s"), ("MySQLdb", "%s"), ("mysql.connector", "%s"), ("pgdb", "%s"))
+               ("pymysql", "%s"), ("MySQLdb", "%s"), ("mysql.connector", "%s"), ("pgdb", "%s"), ("aiopg", "%s"),
+               ("aiomysql", "%s"), ("django.db", "%s"))
 """DB-API drivers and their parameter markers (PEP 249 ``paramstyle``: qmark or format)."""
 _BEFORE_VALUE = re.compile(r"(=|<|>|\(|,|\b(?:like|in|limit|offset|is|not|and|or|values|then|else|when|between))\s*$",
                            re.IGNORECASE)
@@ -257,20 +308,28 @@ def sql_parameters(src: Source, call: ast.Call, site: Site) -> Change:
     api = site.api or ""
     if api.startswith("sqlalchemy.") or _dotted(call.func) in ("text", "sqlalchemy.text", "sa.text"):
         return _sqlalchemy(src, call, site)
-    if site.api is not None and not api.startswith("pep249.") and not re.search(r"\.execute(many)?$", api):
+    raw = api.startswith("django.") and api.endswith(".raw")
+    if site.api is not None and not raw and not api.startswith("pep249.") and not re.search(r"\.execute(many)?$", api):
         raise NoRewrite(f"no safe rewrite known for SQL run by {api}")
     imports = src.imports()
-    style = next((marker for module, marker in _PARAMSTYLE if module in imports), None)
+    style = "%s" if raw else next((marker for module, marker in _PARAMSTYLE if module in imports), None)
     if style is None:
         raise NoRewrite("the database driver is not imported by this file, so its parameter marker (? or %s) is "
                         "not known")
     sql = _argument(call, site.role or "argument 1")
     if len(call.args) > 1 or call.keywords:
         raise NoRewrite("the call passes parameters already; merging them is left to a person")
-    text, values = _bind(_constant_parts(sql), lambda n: style, style == "%s")
-    start, end = src.span(sql)
-    params = "(" + ", ".join(src.segment(v) for v in values) + ("," if len(values) == 1 else "") + ")"
-    return Change(name="sql-parameters", edits=[Edit(start=start, end=end, new=f"{literal(text)}, {params}")],
+    value, through_name = _assigned(src, call, sql)
+    text, values = _bind(_constant_parts(value), lambda n: style, style == "%s")
+    listed = ", ".join(src.segment(v) for v in values)
+    params = f"[{listed}]" if raw else "(" + listed + ("," if len(values) == 1 else "") + ")"
+    start, end = src.span(value)
+    if through_name:  # q = "..." -> q = "... ?"; execute(q) -> execute(q, (x,))
+        after = src.span(sql)[1]
+        edits = [Edit(start=start, end=end, new=literal(text)), Edit(start=after, end=after, new=f", {params}")]
+    else:
+        edits = [Edit(start=start, end=end, new=f"{literal(text)}, {params}")]
+    return Change(name="sql-parameters", edits=edits,
                   rationale=f"the SQL text was built from outside data, so that data could change the statement; "
                             f"passed as parameters ({style}) the driver sends it as values, never as SQL")
 
@@ -388,17 +447,38 @@ def strong_hash(src: Source, call: ast.Call, site: Site) -> Change:
         start, end = src.span(call.func)
         edit = Edit(start=end - len(call.func.attr), end=end, new="sha256")
         weak = call.func.attr
-    elif name == "hashlib.new" and call.args and isinstance(call.args[0], ast.Constant) \
-            and str(call.args[0].value).lower().replace("-", "") in _WEAK:
+    elif isinstance(call.func, ast.Name) and call.func.id in _WEAK and _imported_from(src, call.func.id, "hashlib"):
+        start, end = src.span(call.func)
+        edit = Edit(start=start, end=end, new="hashlib.sha256")
+        weak = call.func.id
+        return Change(name="strong-hash", edits=[edit], imports=("hashlib",), rationale=_hash_rationale(weak))
+    elif name == "hashlib.new" and call.args and (_module_constant(src, call.args[0]) or "").lower().replace("-", "") in _WEAK:
         start, end = src.span(call.args[0])
         edit = Edit(start=start, end=end, new='"sha256"')
-        weak = str(call.args[0].value)
+        weak = _module_constant(src, call.args[0]) or ""
     else:
         raise NoRewrite(f"no safe rewrite known for {name}(): not a hashlib constructor of a weak hash")
-    return Change(name="strong-hash", edits=[edit],
-                  rationale=f"{weak.upper()} is broken for security uses (collisions can be made); SHA-256 is not. "
-                            "A digest stored earlier (a password table) no longer matches and needs a migration; "
-                            "where the hash protects nothing, usedforsecurity=False is the lighter change")
+    return Change(name="strong-hash", edits=[edit], rationale=_hash_rationale(weak))
+
+
+def _hash_rationale(weak: str) -> str:
+    return (f"{weak.upper()} is broken for security uses (collisions can be made); SHA-256 is not. A digest stored "
+            "earlier (a password table) no longer matches and needs a migration; where the hash protects nothing, "
+            "usedforsecurity=False is the lighter change")
+
+
+def _module_constant(src: Source, node: ast.expr) -> str | None:
+    """A string constant, or a module-level name assigned a string constant once."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        values = [n.value for n in src.tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1
+                  and isinstance(n.targets[0], ast.Name) and n.targets[0].id == node.id]
+        stores = [n for n in ast.walk(src.tree) if isinstance(n, ast.Name) and n.id == node.id
+                  and not isinstance(n.ctx, ast.Load)]
+        if len(values) == 1 == len(stores) and isinstance(values[0], ast.Constant) and isinstance(values[0].value, str):
+            return values[0].value
+    return None
 
 
 # -- XML parsing of outside input -> defusedxml ----------------------------------------
@@ -579,8 +659,9 @@ def escape_markup(src: Source, node: ast.AST, site: Site) -> Change:
         if isinstance(target, ast.Call) and _dotted(target.func) == "str":
             edits = [Edit(start=start, end=start, new="html.escape("), Edit(start=end, end=end, new=")")]
         elif isinstance(target, ast.Call):
-            raise NoRewrite(f"the response is what {_dotted(target.func) or 'a call'}() returns, whose type is not "
-                            "known (escaping bytes would change them); escape the value where it is made")
+            raise NoRewrite(f"the markup is what {_dotted(target.func) or 'a call'}() returns (a template or a "
+                            "library makes it, and escaping its result would escape its own markup, or change "
+                            "bytes); escape the value where it is put into markup")
         else:
             edits = [Edit(start=start, end=start, new="html.escape(str("), Edit(start=end, end=end, new="))")]
     else:

@@ -10,10 +10,13 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Piece:
-    """Constant text (``text``) or an expression put into the string (``node``)."""
+    """Constant text (``text``) or an expression put into the string (``node``); ``formatted``
+    when the expression is formatted in (an f-string, ``%``, ``format``: it may be any type),
+    not added to text (then it is text already)."""
 
     text: str | None = None
     node: ast.expr | None = None
+    formatted: bool = False
 
 
 _PERCENT = re.compile(r"%(?:\((\w+)\))?([-#0 +]*\d*(?:\.\d+)?)([sdirfa%])")
@@ -57,29 +60,36 @@ def _pieces(node: ast.expr) -> list[Piece] | None:
             if isinstance(value, ast.Constant):
                 out.append(Piece(text=value.value))
             elif isinstance(value, ast.FormattedValue) and value.conversion == -1 and value.format_spec is None:
-                out.append(Piece(node=value.value))
+                out.append(Piece(node=value.value, formatted=True))
             else:
                 return None
         return out
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) \
             and isinstance(node.left.value, str):
+        mapping: dict[str, ast.expr] | None = None
+        if isinstance(node.right, ast.Dict):  # "%(name)s" % {"name": value}: constant keys only
+            if not all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.right.keys):
+                return None
+            mapping = {k.value: v for k, v in zip(node.right.keys, node.right.values)}  # type: ignore[union-attr]
         values = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
-        if any(isinstance(v, ast.Starred) for v in values) or isinstance(node.right, (ast.Dict, ast.DictComp)):
+        if any(isinstance(v, ast.Starred) for v in values) or isinstance(node.right, ast.DictComp):
             return None
         out, at, used = [], 0, 0
         for match in _PERCENT.finditer(node.left.value):
-            if match.group(1) or match.group(2):
+            if match.group(2) or (match.group(1) is None) == (mapping is not None) and match.group(3) != "%":
                 return None
             out.append(Piece(text=node.left.value[at:match.start()]))
             if match.group(3) == "%":
                 out.append(Piece(text="%"))
-            elif match.group(3) == "s" and used < len(values):
-                out.append(Piece(node=values[used]))
+            elif match.group(3) in "sdi" and mapping is not None and match.group(1) in mapping:
+                out.append(Piece(node=mapping[match.group(1)], formatted=True))
+            elif match.group(3) in "sdi" and mapping is None and used < len(values):
+                out.append(Piece(node=values[used], formatted=True))
                 used += 1
             else:
                 return None
             at = match.end()
-        if used != len(values):
+        if mapping is None and used != len(values):
             return None
         out.append(Piece(text=node.left.value[at:]))
         return out
@@ -97,7 +107,7 @@ def _pieces(node: ast.expr) -> list[Piece] | None:
                 index = int(match.group(1)) if match.group(1) else used
                 if index >= len(node.args):
                     return None
-                out.append(Piece(node=node.args[index]))
+                out.append(Piece(node=node.args[index], formatted=True))
                 used += 1
             else:
                 return None
