@@ -201,6 +201,13 @@ def test_patch_apply_needs_the_policy_and_an_approval_and_applying_twice_changes
     assert "trace: sink: the SQL execute() runs" in block
     assert "validation: passed: all checks passed" in block
     assert ": read the diff" in block and "applied: applied at" in block
+    # the HTML report gives the same account
+    assert run_cli("report", "--html", "--workspace", str(ws)).returncode == 0
+    page = (ws / "report.html").read_text()
+    section = page.split('<section id="patches">')[1].split("</section>")[0]
+    row = next(r for r in section.split("<tr>") if fid in r)
+    assert "rule:sql-parameters" in row and finding["fix"]["worker"] in row and "read the diff" in row
+    assert "passed: all checks passed" in row and "<td>applied</td></tr>" in row
 
 
 @pytest.mark.parametrize("point", ["effect.after_intent", "effect.before_done"])
