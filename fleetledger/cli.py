@@ -196,6 +196,7 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
     pays only for what changed. See docs/ci.md for CI and code scanning.
     """
     from .jobs.registry import scan_job
+    from .trust import resolve_policy
 
     try:
         ws = Workspace.at(workspace)
@@ -203,6 +204,9 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
         export, ref = export_options(ws.root, target, repo_root, category, honour_nosec, baseline, only_new,
                                      absent_results)
         job = scan_job(target, ws, model=model, export=export, fix=fix)
+        if not fix and resolve_policy(ws, policy_path, job).fix:  # the user's policy asks for the fix sprint
+            fix = True
+            job = scan_job(target, ws, model=model, export=export, fix=fix)
         options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
                              new_run=new_run, explicit_resume=join is None, join=join, reuse=reuse, cache=cache)
         if ref is not None:  # scan the ref's tree first, in its own workspace inside this one

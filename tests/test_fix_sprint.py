@@ -231,3 +231,23 @@ def test_a_kill_between_approval_and_apply_resumes_without_losing_or_repeating_i
     done = [r for r in records(ws) if r.kind == "effect.done" and r.key == f"patch-apply:{fid}"]
     assert len(done) == 1 and done[0].payload["changed"] is (point == "effect.after_intent")
     assert verify_records(records(ws)).ok
+
+
+def test_the_users_policy_may_ask_for_the_fix_sprint_and_a_repository_may_not(tmp_path: Path) -> None:
+    from fleetledger.policy import Policy
+
+    assert Policy().body() == {k: v for k, v in Policy(fix=False).body().items()} and "fix" not in Policy().body()
+    assert Policy(fix=True).hash != Policy().hash
+    repo, ws = app_repo(tmp_path / "repo"), tmp_path / "ws"
+    (repo / ".fleetledger.toml").write_text("[rules]\nfix = true\n")
+    assert not Policy().narrowed_by(repo / ".fleetledger.toml").fix
+    plain = run_cli("scan", str(repo), "--workspace", str(tmp_path / "plain"), "--workers", "1", "--no-progress")
+    assert plain.returncode == 0, plain.stderr
+    assert not (tmp_path / "plain" / "patches").exists(), "the repository's rules cannot turn the fix sprint on"
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[policy]\nfix = true\n")
+    done = run_cli("scan", str(repo), "--workspace", str(ws), "--workers", "1", "--no-progress", "--policy", str(policy))
+    assert done.returncode == 0, done.stderr
+    started = next(r for r in records(ws) if r.kind == "run.started")
+    assert "fix" in started.payload["sprints"] and "--fix" in started.payload["job"]["argv"]
+    assert any((ws / "patches").iterdir())
