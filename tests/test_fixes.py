@@ -345,3 +345,34 @@ def test_bandit_sql_finding_on_the_text_rewrites_the_call_that_runs_it() -> None
     assert proposal.diff is not None, proposal.rationale
     after = patched_bytes(proposal, code.encode()).decode()
     assert """c.execute("INSERT INTO users (user, password, failures) VALUES (?, ?, ?)", (u, p, 0))""" in after
+
+
+def test_a_bom_and_wide_characters_before_the_call_on_its_line(tmp_path: Path) -> None:
+    code = '\ufeffimport yaml\nfrom flask import Flask, request\napp = Flask(__name__)\n' \
+           '@app.route("/a")\ndef a():\n    note = "héllo 😀"; return repr(yaml.load(request.data))\n'
+    root = tmp_path / "repo"
+    root.mkdir()
+    data = code.encode("utf-8")
+    (root / "app.py").write_bytes(data)
+    c = next(c for c in detect_file(root, "app.py").candidates if c.rule_id == "FLT-deserialization")
+    proposal = propose(c, data)
+    assert proposal.diff is not None, proposal.rationale
+    after = patched_bytes(proposal, data)
+    assert after == data.replace(b"yaml.load(", b"yaml.safe_load("), "the BOM kept, the call found after wide characters"
+    check = validate(proposal, c, data, scratch=tmp_path / "s")
+    assert check.ok, check
+
+
+def test_lines_added_to_a_crlf_file_end_in_crlf(tmp_path: Path) -> None:
+    code = (FLASK + '@app.route("/go")\ndef go():\n    return redirect(request.args["next"])').replace("\n", "\r\n")
+    root = tmp_path / "repo"
+    root.mkdir()
+    data = code.encode()
+    (root / "app.py").write_bytes(data)
+    c = next(c for c in detect_file(root, "app.py").candidates if c.rule_id == "FLT-redirect")
+    proposal = propose(c, data)
+    assert proposal.diff is not None, proposal.rationale
+    after = patched_bytes(proposal, data)
+    assert b"import urllib.parse\r\n" in after and b"def _same_site_url" in after
+    assert after.count(b"\n") == after.count(b"\r\n"), "every line ends in CRLF, the added ones too"
+    assert validate(proposal, c, data, scratch=tmp_path / "s").ok
