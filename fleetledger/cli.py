@@ -20,6 +20,7 @@ import click
 
 from . import errors
 from .cli_codescanning import EXIT_NEW_FINDINGS, baseline_from_ref, code_scanning_options, export_options
+from .cli_patch import patch_group
 from .coordinator import EXIT_HALTED, Coordinator, RunOptions, wall_clock_ms
 from .display import json_text, printable
 from .ledger import open_storage
@@ -177,9 +178,8 @@ def main() -> None:
 @click.option("--model", default="offline", show_default=True, envvar="FLEETLEDGER_MODEL", show_envvar=True,
               help="PROVIDER:MODEL that judges candidates: offline, openai:MODEL (any OpenAI-compatible endpoint) "
                    "or anthropic:MODEL; the policy's models must allow it (see docs/models.md).")
-@click.option("--fix", "fix", is_flag=True,
-              help="Propose a patch for each confirmed finding (the fix sprint, after revalidation), validated on a "
-                   "scratch copy and exported to patches/; `fleetledger patch apply` applies one with approval.")
+@click.option("--fix", "fix", is_flag=True, help="Propose a validated patch per confirmed finding, exported to "
+              "patches/ (docs/fixes.md); `fleetledger patch apply` applies one with your approval.")
 @code_scanning_options
 def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
          policy_path: str | None, progress: bool | None, allow_empty: bool, new_run: bool, cache: str | None,
@@ -205,8 +205,7 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
                                      absent_results)
         job = scan_job(target, ws, model=model, export=export, fix=fix)
         if not fix and resolve_policy(ws, policy_path, job).fix:  # the user's policy asks for the fix sprint
-            fix = True
-            job = scan_job(target, ws, model=model, export=export, fix=fix)
+            job = scan_job(target, ws, model=model, export=export, fix=(fix := True))
         options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
                              new_run=new_run, explicit_resume=join is None, join=join, reuse=reuse, cache=cache)
         if ref is not None:  # scan the ref's tree first, in its own workspace inside this one
@@ -350,38 +349,7 @@ def approve(workspace: str, target: str, expires: str | None, reason: str) -> No
     _echo(f"approved effect {target!r}{until}; run `fleetledger resume` to continue")
 
 
-@main.group()
-def patch() -> None:
-    """Patches the fix sprint proposed for confirmed findings (`scan --fix`)."""
-
-
-@patch.command("apply")
-@click.argument("finding")
-@_workspace_option
-@click.option("--policy", "policy_path", type=click.Path(dir_okay=False, exists=True), default=None,
-              envvar="FLEETLEDGER_POLICY", show_envvar=True,
-              help="Policy TOML file; its write patterns must allow the file (e.g. \"$TARGET/**\").")
-def patch_apply(finding: str, workspace: str, policy_path: str | None) -> None:
-    """Apply the validated patch of FINDING to the scanned tree: an effect that needs your approval
-    (`fleetledger approve --effect patch-apply:FINDING`); applying it twice changes nothing."""
-    from .jobs.registry import job_for_run
-    from .jobs.scan.patch_apply import apply_patch
-    from .trust import resolve_policy
-
-    try:
-        ws = Workspace.at(workspace)
-        view = current_view(ws, warn=_warn)
-        policy = resolve_policy(ws, policy_path, job_for_run(view, ws))
-        result = apply_patch(ws, finding, policy=policy, clock=wall_clock_ms)
-    except errors.FleetledgerError as exc:
-        _fail(exc)
-    if result.get("recorded"):
-        _echo(f"the patch for {finding} was applied to {result['file']} before (recorded); nothing changed")
-    elif result["changed"]:
-        _echo(f"applied the patch for {finding} to {result['file']} (sha256 {result['before_sha256'][:12]} -> "
-              f"{result['sha256'][:12]})")
-    else:
-        _echo(f"{result['file']} already has the patch for {finding}; nothing changed")
+main.add_command(patch_group(workspace_option=_workspace_option, echo=_echo, fail=_fail, warn=_warn))
 
 
 @main.command()
@@ -392,10 +360,9 @@ def patch_apply(finding: str, workspace: str, policy_path: str | None) -> None:
 @click.option("--since", default=None, help="Only actions at or after this UTC time (ISO-8601).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
 def audit(path: str, workspace: str, worker: str | None, task: str | None, since: str | None, as_json: bool) -> None:
-    """Every recorded action that touched PATH (relative to the scanned root): by whom, when, and why."""
-    from .audit import audit_line, audit_workspace
-
-    from .audit import patches_workspace
+    """Every recorded action that touched PATH (relative to the scanned root): by whom, when, and why;
+    then the account of each patch proposed for it (`scan --fix`)."""
+    from .audit import audit_line, audit_workspace, patches_workspace
     from .jobs.scan.patch_account import account_lines
 
     try:
@@ -404,19 +371,12 @@ def audit(path: str, workspace: str, worker: str | None, task: str | None, since
     except errors.FleetledgerError as exc:
         _fail(exc)
     if as_json:
-        for row in rows:
-            _echo_json(row)
-        for entry in patches:
-            _echo_json({"patch": entry})
-        return
-    if not rows:
+        for item in [*rows, *({"patch": entry} for entry in patches)]:
+            _echo_json(item)
+    elif not rows:
         _echo(f"no recorded action touched {path}")
-        return
-    for row in rows:
-        _echo(audit_line(row))
-    for entry in patches:
-        _echo("")
-        for line in account_lines(entry):
+    else:
+        for line in [*map(audit_line, rows), *(line for entry in patches for line in ("", *account_lines(entry)))]:
             _echo(line)
 
 

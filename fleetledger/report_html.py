@@ -28,7 +28,7 @@ from . import errors, fsutil
 from .version import __version__
 from .display import printable
 from .coordinator import current_run_id, wall_clock_ms
-from .jobs.scan.patch_account import patch_account
+from .jobs.scan.patch_account import account_html, patch_account
 from .jobs.scan.report import build_report
 from .jobs.scan.sarif import finding_cwe, finding_verdict
 from .jobs.scan.shapes import SEVERITIES, ScanReport
@@ -357,28 +357,6 @@ def _findings(scan: ScanReport) -> str:
             f'<tbody>{"".join(rows)}</tbody></table>')
 
 
-def _patches(entries: list[dict[str, Any]]) -> str:
-    """The account of each proposed patch (``patch_account``): file, finding, worker, author,
-    why it looks like that, its validation, who approved applying it, whether it was applied."""
-    if not entries:
-        return '<p class="empty">No patch was proposed (the run had no fix sprint, or no confirmed finding).</p>'
-    rows = []
-    for e in entries:
-        check = e["validation"]
-        checked = ("no patch" if e["diff"] is None else "not recorded" if check is None
-                   else f"{'passed' if check['ok'] else 'failed'}: {check['reason']}; tests: {check['tests']}")
-        approved = "; ".join(f"{a['by']} at {a['ts']}: {a['why']}" for a in e["approvals"]) or "nobody"
-        diff = f'<details><summary>diff</summary><pre>{_e(e["diff"])}</pre></details>' if e["diff"] else ""
-        trace = "<br>".join(_e(hop) for hop in e["trace"])
-        rows.append(f'<tr><td class="loc">{_e(e["path"])}:{_e(e["line"])}</td><td>{_e(e["finding"])}<div class="sub">'
-                    f'{_e(e["rule_id"])}</div></td><td>{_e(e["worker"])}</td><td>{_e(e["author"])}</td>'
-                    f'<td class="why">{_e(e["rationale"])}<div class="sub">{trace}</div>{diff}</td>'
-                    f'<td class="why">{_e(checked)}</td><td class="why">{_e(approved)}</td><td>{_e(e["apply_state"])}</td></tr>')
-    return ('<table class="patches"><thead><tr><th>file</th><th>finding</th><th>worker</th><th>written by</th>'
-            '<th>why it looks like that</th><th>validation</th><th>approved by</th><th>applied</th></tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
-
-
 def _skipped(scan: ScanReport) -> str:
     skipped = [f for f in scan.files if f.status == "skipped"]
     if not skipped:
@@ -469,7 +447,7 @@ def render(view: RunView, timeline: Timeline, scan: ScanReport | None, *, genera
         f'<section id="sprints"><h2>Sprint progress</h2>{_sprints(view)}</section>'
         f'<section id="findings"><h2>Findings{n_findings}</h2>{findings}</section>'
         f'<section id="skipped"><h2>Skipped files{n_skipped}</h2>{skipped}</section>'
-        + (f'<section id="patches"><h2>Patches ({len(patches)})</h2>{_patches(patches)}</section>'
+        + (f'<section id="patches"><h2>Patches ({len(patches)})</h2>{account_html(patches, _e)}</section>'
            if "fix" in view.sprints and patches is not None else "")
         + f"<footer>Made by fleetledger {_e(__version__)} at {_e(iso_utc(generated_ms))} from ledger record "
         f"#{view.last_seq} (hash {_e(view.last_hash[:16])}); a view of the ledger, not a statement of what is allowed."

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 from pathlib import Path
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,18 +20,15 @@ from ...version import __version__
 from ...gate import Action
 from ...ledger.records import canonical_json
 from ..base import Job, JobOutcome, KnownTask, TaskSpec, task_name
-from . import export, report
+from . import export, fix_plan, report
 from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
 from .export_options import ExportOptions
 from .fix_export import patch_files
 from .detect_version import DETECT_VERSION
-from .plan import (EXCLUDED_DIRS, MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, Hashed, blocks,
-                   candidate_blocks, discover)
+from .plan import (MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, Hashed, blocks,
+                   candidate_blocks, discover, nothing_to_scan)
 from .shapes import Candidate, survives
-
-MAX_FIX_CONTEXT = 200
-"""Most files copied beside a patched file for its re-scan (those the engine read for it)."""
 
 if TYPE_CHECKING:
     from ...coordinator import HostContext
@@ -58,9 +54,10 @@ def code_parts() -> dict[str, frozenset[str]]:
     """Returns the package files (relative paths) of each code part of the scan's identity:
     ``job`` (the step runtime, the planner and the worker's dispatch, which every sprint runs),
     ``detect`` (bandit's driver, the taint engine, the file walk and the brief), ``analyst`` (the
-    investigate and revalidate passes, the model providers, the offline analyst and the prompts), ``triage``, ``export`` (the
-    reports) and ``fix`` (the rewrite library and its validation, imported by name), each with what it imports (``identity.closure``). Every module a worker can
-    import is in some part (a test checks it).
+    investigate and revalidate passes, the model providers, the offline analyst and the prompts),
+    ``triage``, ``export`` (the reports) and ``fix`` (its planning, the rewrites and their
+    validation, imported by name), each with what it imports (``identity.closure``). Every
+    module a worker can import is in some part (a test checks it).
 
     Raises:
         OSError, SyntaxError: a file of the package cannot be read or parsed.
@@ -74,7 +71,7 @@ def code_parts() -> dict[str, frozenset[str]]:
         "analyst": closure("models", "jobs/scan/investigate.py"),
         "triage": closure("jobs/scan/triage.py"),
         "export": closure("jobs/scan/export.py", "jobs/scan/report.py"),
-        "fix": closure("jobs/scan/fix_steps.py"),
+        "fix": closure("jobs/scan/fix_steps.py", "jobs/scan/fix_plan.py"),
     }
 
 
@@ -131,9 +128,8 @@ class ScanJob(Job):
         options: dict[str, Any] = {"model": self.model}
         if self.export.to_json():
             options["export"] = self.export.to_json()
-        if self.fix:
-            identity["fix"] = True
-            options["fix"] = True
+        if self.fix:  # another run than a scan without fixes
+            identity["fix"] = options["fix"] = True
         return {"kind": "scan", "target": str(self.target), "argv": self.argv, "identity": identity, "options": options}
 
     def code_identity(self) -> dict[str, str]:
@@ -163,7 +159,7 @@ class ScanJob(Job):
         if sprint == "detect":
             return self._plan_detect()
         if sprint == "fix":
-            return self._plan_fix(run)
+            return self._plan_items("fix", fix_plan.plan_items(run), run, first_number=len(run.view.sprints["fix"].tasks) + 1)
         if sprint not in ("investigate", "triage", "revalidate"):
             return []
         # A sprint planned again (a later round, ``retry_sprint``) plans only what its earlier
@@ -183,18 +179,6 @@ class ScanJob(Job):
             items = [{"candidate": by_id[cid].to_json(), "answer": first[cid].to_json(), "severity": triaged[cid][0]}
                      for cid in triaged if cid in by_id and cid in first and (cid not in earlier or cid in again)]
         return self._plan_items(sprint, items, run, first_number=len(run.view.sprints[sprint].tasks) + 1)
-
-    def _plan_fix(self, run: "RunReader") -> list[TaskSpec]:
-        """One item per confirmed finding (revalidated, not yet planned for a fix), with the
-        files the engine read for its file (copied beside it when the patch is re-scanned)."""
-        earlier = report.planned_items(run, "fix") if run.view.sprints["fix"].tasks else set()
-        files = report.file_reports(run)
-        findings = report.build_report(run, tool_version=__version__).findings
-        items = [{"candidate": f.candidate.to_json(),
-                  "context": sorted(p for p in files[f.candidate.path].read if p != f.candidate.path)[:MAX_FIX_CONTEXT]
-                  if f.candidate.path in files else []}
-                 for f in findings if f.candidate.id not in earlier]
-        return self._plan_items("fix", items, run, first_number=len(run.view.sprints["fix"].tasks) + 1)
 
     def retry_sprint(self, run: "RunReader") -> tuple[str, str] | None:
         """Returns the first model sprint with steps a later session tries again (their last
@@ -336,7 +320,7 @@ class ScanJob(Job):
         if kind in ("investigate", "triage", "revalidate"):
             return frozenset(f"{kind}:{it['candidate']['id']}" for it in task.inputs["items"])
         if kind == "fix":  # a proposal without a diff has no check step: at most these
-            return frozenset(f"{step}:{it['candidate']['id']}" for it in task.inputs["items"] for step in ("fix", "fix-check"))
+            return fix_plan.step_names(task)
         return None
 
     def step_reads(self, task: TaskSpec) -> dict[str, str]:
@@ -348,8 +332,7 @@ class ScanJob(Job):
         if kind in ("investigate", "revalidate"):
             return {f"{kind}:{it['candidate']['id']}": str(self.target / it["candidate"]["path"]) for it in task.inputs["items"]}
         if kind == "fix":
-            return {f"{step}:{it['candidate']['id']}": str(self.target / it["candidate"]["path"])
-                    for it in task.inputs["items"] for step in ("fix", "fix-check")}
+            return fix_plan.step_reads(task, self.target)
         return {}
 
     def known_steps(self, tasks: Sequence[tuple[TaskSpec, dict[str, Any]]], run: "RunReader") -> dict[str, KnownTask]:
@@ -375,9 +358,7 @@ class ScanJob(Job):
         if task.inputs.get("kind") == "detect":
             context["shas"] = self._modules(run)
         if task.inputs.get("kind") == "fix":  # recorded proposals: a resumed task validates them, never proposes again
-            context["proposals"] = {result["finding"]: result for steps in run.step_results([task.id]).values()
-                                    for payload in steps.values() if payload.get("name", "").startswith("fix:")
-                                    for result in (payload["result"],)}
+            context["proposals"] = fix_plan.recorded_proposals(task, run)
         return context
 
     def context_reads(self, task: TaskSpec, run: "RunReader") -> dict[str, str]:
@@ -385,7 +366,7 @@ class ScanJob(Job):
         the taint engine may read to follow a file's imports and see what its views render
         unescaped (the gate decides which it may)."""
         if task.inputs.get("kind") == "fix":
-            return {path: str(self.target / path) for it in task.inputs["items"] for path in it.get("context", ())}
+            return fix_plan.context_reads(task, self.target)
         if task.inputs.get("kind") != "detect":
             return {}
         modules = self._modules(run)
@@ -452,7 +433,7 @@ class ScanJob(Job):
         skipped = sum(1 for f in scan.files if f.status == "skipped")
         partly = sum(1 for f in scan.files if f.status == "scanned" and (f.detectors_not_run or f.not_analysed))
         outputs = {name: str(Path(workspace) / name) for name in OUTPUT_NAMES}
-        nothing = self._nothing_to_scan(len(scan.files), skipped) if scan.complete else None
+        nothing = nothing_to_scan(self.target, self.workspace, len(scan.files), skipped) if scan.complete else None
         coverage = (nothing if nothing else
                     f"{len(scan.files) - skipped} file(s) scanned, {skipped} skipped (incomplete: see the skip "
                     f"reasons in findings.md)" if skipped
@@ -471,10 +452,9 @@ class ScanJob(Job):
         for exclusion in scan.exclusions:  # never silent: the rule, how many files, which
             coverage += f"; {exclusion.describe(max_paths=5)}"
         if self.fix:
-            kept = len(patch_files(scan.findings))
-            coverage += (f"; {kept} of {len(scan.findings)} finding(s) with a validated patch in "
-                         f"{Path(workspace) / 'patches'}")
             outputs["patches"] = str(Path(workspace) / "patches")
+            coverage += f"; {len(patch_files(scan.findings))} of {len(scan.findings)} finding(s) with a validated " \
+                        f"patch in {outputs['patches']}"
         summary = (f"{len(scan.findings)} finding(s){f' ({by_sev})' if by_sev else ''}; {coverage}; "
                    f"{scan.dismissed} candidate verdict(s) dismissed; reports: {outputs['findings.sarif']}, "
                    f"{outputs['findings.md']}, {outputs['findings.json']}")
@@ -504,22 +484,6 @@ class ScanJob(Job):
         if self._sarif is None or self._sarif[0] != scan:
             self._sarif = (scan, to_sarif(scan))
         return self._sarif[1]
-
-    def _nothing_to_scan(self, planned: int, skipped: int) -> str | None:
-        """Says why a finished scan scanned no file (None when it scanned one): the target
-        holds no Python file (with the number of other files there), or every one was skipped."""
-        if planned and skipped < planned:
-            return None
-        if planned:
-            return (f"nothing to scan: all {planned} Python file(s) under {self.target} were skipped "
-                    "(see the skip reasons in findings.md)")
-        others = 0
-        for folder, dirs, files in os.walk(self.target, followlinks=False):
-            here = Path(folder)
-            dirs[:] = [d for d in dirs if d not in EXCLUDED_DIRS and (here / d).resolve() != self.workspace]
-            others += len(files)
-        there = f"{others} other file(s) there, none of them Python" if others else "the folder is empty"
-        return f"nothing to scan: no Python file ({', '.join(SOURCE_SUFFIXES)}) under {self.target} ({there})"
 
 
 def brief_text(run: "RunReader") -> str:

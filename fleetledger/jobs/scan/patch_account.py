@@ -4,6 +4,7 @@ applying it (``fleetledger audit FILE`` and the HTML report). Read-only, from th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ...ledger.records import iso_utc
@@ -95,3 +96,26 @@ def account_lines(entry: dict[str, Any]) -> list[str]:
     lines.append(f"  applied: {entry['apply_state']}" + (f" at {applied['ts']} (sha256 {applied['before_sha256'][:12]} -> "
                                                          f"{applied['sha256'][:12]})" if applied else ""))
     return lines
+
+
+def account_html(entries: list[dict[str, Any]], _e: Callable[[object], str]) -> str:
+    """The HTML report's table of the patches (``patch_account``): file, finding, worker,
+    author, why it looks like that, its validation, who approved applying it, whether it was
+    applied; ``_e`` escapes a value for HTML (the report's own)."""
+    if not entries:
+        return '<p class="empty">No patch was proposed (the run had no fix sprint, or no confirmed finding).</p>'
+    rows = []
+    for e in entries:
+        check = e["validation"]
+        checked = ("no patch" if e["diff"] is None else "not recorded" if check is None
+                   else f"{'passed' if check['ok'] else 'failed'}: {check['reason']}; tests: {check['tests']}")
+        approved = "; ".join(f"{a['by']} at {a['ts']}: {a['why']}" for a in e["approvals"]) or "nobody"
+        diff = f'<details><summary>diff</summary><pre>{_e(e["diff"])}</pre></details>' if e["diff"] else ""
+        trace = "<br>".join(_e(hop) for hop in e["trace"])
+        rows.append(f'<tr><td class="loc">{_e(e["path"])}:{_e(e["line"])}</td><td>{_e(e["finding"])}<div class="sub">'
+                    f'{_e(e["rule_id"])}</div></td><td>{_e(e["worker"])}</td><td>{_e(e["author"])}</td>'
+                    f'<td class="why">{_e(e["rationale"])}<div class="sub">{trace}</div>{diff}</td>'
+                    f'<td class="why">{_e(checked)}</td><td class="why">{_e(approved)}</td><td>{_e(e["apply_state"])}</td></tr>')
+    return ('<table class="patches"><thead><tr><th>file</th><th>finding</th><th>worker</th><th>written by</th>'
+            '<th>why it looks like that</th><th>validation</th><th>approved by</th><th>applied</th></tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
