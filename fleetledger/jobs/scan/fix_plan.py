@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 MAX_FIX_CONTEXT = 200
 """Most files copied beside a patched file for its re-scan (those the engine read for it)."""
-STEPS = ("fix", "fix-check")
+STEPS = ("fix", "fix-model", "fix-check")
 
 
 def plan_items(run: "RunReader") -> list[dict[str, Any]]:
@@ -48,6 +48,14 @@ def context_reads(task: TaskSpec, target: Path) -> dict[str, str]:
 
 
 def recorded_proposals(task: TaskSpec, run: "RunReader") -> dict[str, dict[str, Any]]:
-    """``{finding id: proposal}`` the task's steps recorded (read-only)."""
-    return {payload["result"]["finding"]: payload["result"] for steps in run.step_results([task.id]).values()
-            for payload in steps.values() if payload.get("name", "").startswith("fix:")}
+    """``{step name: proposal}`` the task's proposal steps (``fix:``, ``fix-model:``) recorded
+    (read-only)."""
+    return {payload["name"]: payload["result"] for steps in run.step_results([task.id]).values()
+            for payload in steps.values() if payload.get("name", "").startswith(("fix:", "fix-model:"))}
+
+
+def calls_needed(task: TaskSpec, run: "RunReader") -> int:
+    """Model calls a fix task may still make with a paid model: one per finding whose model
+    proposal is not recorded (a finding a rule fixes makes none; the allowance is an upper bound)."""
+    done = sum(1 for name in recorded_proposals(task, run) if name.startswith("fix-model:"))
+    return max(0, len(task.inputs["items"]) - done)

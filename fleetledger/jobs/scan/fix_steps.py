@@ -39,16 +39,32 @@ def check_step(proposal: dict[str, Any]) -> tuple[str, str]:
     return (f"fix-check:{proposal['finding']}", input_hash("fix-check", FIXER_VERSION, canonical_json(proposal)))
 
 
+def model_step(item: dict[str, Any], file_sha: str, model: str) -> tuple[str, str]:
+    """Returns the name and input hash of a finding's model proposal step (asked of a paid
+    model where no rule rewrite is known): the finding, its file, the model and the prompt."""
+    from ...models.passes import FIX_PROMPT_VERSION
+
+    candidate = item["candidate"]
+    return (f"fix-model:{candidate['id']}",
+            input_hash("fix-model", FIX_PROMPT_VERSION, model, canonical_json(candidate), file_sha))
+
+
 def run_fix(ctx: TaskContext) -> dict[str, Any]:
-    """Runs one fix task: a proposal and its validation per finding.
+    """Runs one fix task: a proposal and its validation per finding. The offline fixer's rule
+    rewrites come first; where none is known and the job's model is a paid one, the model is
+    asked (through the coordinator, which holds the credentials) for a patch in the same shape.
 
     Returns:
         The task's summary (``steps``, ``failed``).
     """
+    from ...models import parse_spec
+
     root = Path(ctx.context["root"])
     recorded: dict[str, dict[str, Any]] = ctx.context.get("proposals", {})
     readable = set(ctx.context.get("readable", []))
     files: dict[str, str] = ctx.inputs["files"]
+    model = ctx.context.get("model", "offline")
+    remote = not parse_spec(model).runs_locally
 
     def one(item: dict[str, Any]) -> None:
         candidate = Candidate.from_json(item["candidate"])
@@ -69,9 +85,17 @@ def run_fix(ctx: TaskContext) -> dict[str, Any]:
                             outcome=lambda p: (f"proposed by {p['author']}" if p.get("diff")
                                                else p["rationale"][:300]))
         if proposal is None:
-            proposal = recorded.get(candidate.id)
+            proposal = recorded.get(name)
             if proposal is None:  # denied, given up, or recorded but not handed back: nothing to check
                 return
+        if not proposal.get("diff") and remote and proposal["base_sha256"] == planned:
+            name, inputs = model_step(item, planned, model)
+            asked = ctx.step(name, inputs, lambda key: _ask_model(ctx, key, candidate, root, model, planned),
+                             spends_call=True, why=f"ask {model} for a patch for {candidate.rule_id} at "
+                                                   f"{candidate.path}:{candidate.line} (no rule rewrite is known)",
+                             outcome=lambda p: (f"proposed by {p['author']}" if p.get("diff")
+                                                else p["rationale"][:300]))
+            proposal = asked if asked is not None else recorded.get(name, proposal)
         if not proposal.get("diff"):
             return
         faults.hit("scan.fix.before_check")  # a proposal with a patch is recorded, its validation not begun
@@ -96,3 +120,32 @@ def run_fix(ctx: TaskContext) -> dict[str, Any]:
 
     each(ctx.inputs["items"], one)
     return {"steps": ctx.ran_steps, "failed": len(ctx.failed_steps)}
+
+
+def _ask_model(ctx: TaskContext, key: str, candidate: Candidate, root: Path, model: str, planned: str) -> dict[str, Any]:
+    """A paid model's proposal for a finding, as a ``Proposal`` (its diff, or none with why).
+
+    Raises:
+        ValueError: the file changed since it was planned.
+    """
+    from ...models import request_to_json
+    from ...models.passes import build_fix_prompt
+    from .fixes.propose import decode
+    from .shapes import ModelRequest
+
+    data = (root / candidate.path).read_bytes()
+    if hashlib.sha256(data).hexdigest() != planned:
+        raise ValueError(f"{candidate.path} changed since it was planned")
+    text, encoding = decode(data)
+    request = ModelRequest(candidate=candidate, source=text, brief=ctx.context.get("brief", ""), pass_name="fix")
+    author = f"model:{model}"
+    try:
+        build_fix_prompt(request)
+    except ValueError as exc:  # nothing asked, nothing spent beyond the allowance
+        return Proposal(finding=candidate.id, path=candidate.path, base_sha256=planned, encoding=encoding,
+                        author=author, rationale=f"no safe rewrite known: {exc}").to_json()
+    answer = ctx.ask_model(key, request_to_json(request))
+    diff = (answer.get("signals") or {}).get("diff") or None
+    rationale = answer.get("rationale", "")
+    return Proposal(finding=candidate.id, path=candidate.path, base_sha256=planned, encoding=encoding, author=author,
+                    rationale=rationale if diff else f"no safe rewrite known: {rationale}", diff=diff).to_json()

@@ -294,6 +294,8 @@ class ScanJob(Job):
     # -- what tasks need ----------------------------------------------------------------
 
     def calls_needed(self, task: TaskSpec, run: "RunReader") -> int:
+        if task.inputs.get("kind") == "fix":  # a paid model proposes where no rule does: one call at most each
+            return fix_plan.calls_needed(task, run) if self.model != "offline" else 0
         if task.inputs.get("kind") not in ("investigate", "revalidate"):
             return 0
         return max(0, len(task.inputs["items"]) - run.view.tasks[task.id].steps_done)
@@ -305,10 +307,8 @@ class ScanJob(Job):
             return [Action(kind="tool", target="brief"), read]
         if kind == "detect":
             return [Action(kind="tool", target="bandit"), read]
-        if kind in ("investigate", "revalidate"):
+        if kind in ("investigate", "revalidate", "fix"):  # the offline fixer is the analyst's own work
             return [Action(kind="tool", target="analyst"), Action(kind="model", target=self.model), read]
-        if kind == "fix":  # the offline fixer is the analyst's own work: no model is called
-            return [Action(kind="tool", target="analyst"), read]
         return []
 
     def step_names(self, task: TaskSpec) -> frozenset[str] | None:
@@ -352,7 +352,7 @@ class ScanJob(Job):
 
     def task_context(self, task: TaskSpec, run: "RunReader") -> dict[str, Any]:
         context: dict[str, Any] = {"root": str(self.target)}
-        if task.inputs.get("kind") in ("investigate", "revalidate"):
+        if task.inputs.get("kind") in ("investigate", "revalidate", "fix"):
             context["brief"] = brief_text(run)
             context["model"] = self.model
         if task.inputs.get("kind") == "detect":

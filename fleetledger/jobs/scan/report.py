@@ -170,7 +170,7 @@ def fixes(run: RunReader) -> dict[str, dict[str, Any]]:
             if r.kind != "step.done":
                 continue
             name, result = r.payload.get("name", ""), r.payload.get("result") or {}
-            if name.startswith("fix:"):
+            if name.startswith(("fix:", "fix-model:")):  # a model's proposal comes after the rules found none
                 worker = r.actor if r.actor != "coordinator" else holders.get((r.task, r.epoch), "coordinator")
                 out[result["finding"]] = {"proposal": result, "validation": None, "worker": worker}
             elif name.startswith("fix-check:") and result.get("finding") in out:

@@ -213,14 +213,14 @@ class ModelRequest:
             that sends text to a paid API cuts it down to the enclosing function).
         brief: The repository brief (a few hundred words at most).
         pass_name: ``"investigate"`` for the first look, ``"revalidate"`` for the sceptical
-            second pass.
+            second pass, ``"fix"`` for a patch of a confirmed finding (``models.passes``).
         prior: The first pass's answer (``ModelAnswer.to_json()``) on ``"revalidate"``, else None.
     """
 
     candidate: Candidate
     source: str
     brief: str
-    pass_name: Literal["investigate", "revalidate"] = "investigate"
+    pass_name: Literal["investigate", "revalidate", "fix"] = "investigate"
     prior: dict[str, Any] | None = None
 
 
