@@ -251,3 +251,29 @@ def test_the_users_policy_may_ask_for_the_fix_sprint_and_a_repository_may_not(tm
     started = next(r for r in records(ws) if r.kind == "run.started")
     assert "fix" in started.payload["sprints"] and "--fix" in started.payload["job"]["argv"]
     assert any((ws / "patches").iterdir())
+
+
+def test_the_repositorys_tests_run_on_the_patched_copy_when_the_policy_lists_pytest(tmp_path: Path) -> None:
+    repo, ws = app_repo(tmp_path / "repo"), tmp_path / "ws"
+    (repo / "tests").mkdir()
+    # the digest's length is part of what the repository's tests promise: the sha256 patch breaks it
+    (repo / "tests" / "test_account.py").write_text(
+        "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parent.parent))\n"
+        "from account import digest\n\n\ndef test_digest_is_32_hex_digits():\n    assert len(digest('pw')) == 32\n")
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[policy]\ntools = ["bandit", "analyst", "brief", "pytest"]\n')
+    done = run_cli(*scan_args(repo, ws), "--policy", str(policy))
+    assert done.returncode == 0, done.stderr
+    shown = {f["candidate"]["rule_id"]: f for f in findings(ws)}
+    hashed = shown["FLC-weak-hash"]["fix"]["validation"]
+    assert not hashed["ok"] and hashed["tests"].startswith("failed: pytest exit 1 with the patch, 0 without"), hashed
+    assert "the repository's tests failed" in hashed["reason"]
+    assert not (ws / "patches" / f"{shown['FLC-weak-hash']['candidate']['id']}.diff").exists()
+    sql = shown["FLT-sql"]["fix"]["validation"]
+    assert sql["ok"] and sql["tests"].startswith("passed"), sql
+    assert (repo / "account.py").read_text() == ACCOUNT, "the tests ran on a copy"
+    # without pytest in the policy's tools they are not run, and the record says why
+    plain = tmp_path / "plain"
+    assert run_cli(*scan_args(repo, plain)).returncode == 0
+    assert all("the policy's tools do not include" in f["fix"]["validation"]["tests"]
+               for f in findings(plain) if f["fix"]["proposal"]["diff"])

@@ -59,3 +59,11 @@ def calls_needed(task: TaskSpec, run: "RunReader") -> int:
     proposal is not recorded (a finding a rule fixes makes none; the allowance is an upper bound)."""
     done = sum(1 for name in recorded_proposals(task, run) if name.startswith("fix-model:"))
     return max(0, len(task.inputs["items"]) - done)
+
+
+def task_context(task: TaskSpec, run: "RunReader") -> dict[str, Any]:
+    """What a fix task's worker gets besides the root: the proposals its steps recorded (a
+    resumed task validates them without proposing again), and whether the repository's tests
+    may run: only when the policy in force (this session's, read afresh) lists ``pytest``."""
+    return {"proposals": recorded_proposals(task, run),
+            "run_tests": "pytest" in run.view.policy.get("body", {}).get("tools", ())}

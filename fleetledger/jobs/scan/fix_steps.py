@@ -34,9 +34,11 @@ def proposal_step(item: dict[str, Any], file_sha: str) -> tuple[str, str]:
             input_hash("fix", FIXER_VERSION, canonical_json(candidate), file_sha))
 
 
-def check_step(proposal: dict[str, Any]) -> tuple[str, str]:
-    """Returns the name and input hash of a proposal's validation step (the proposal itself)."""
-    return (f"fix-check:{proposal['finding']}", input_hash("fix-check", FIXER_VERSION, canonical_json(proposal)))
+def check_step(proposal: dict[str, Any], run_tests: bool = False) -> tuple[str, str]:
+    """Returns the name and input hash of a proposal's validation step (the proposal itself,
+    and whether the repository's tests may run)."""
+    parts = ("fix-check", FIXER_VERSION, canonical_json(proposal)) + (("tests",) if run_tests else ())
+    return (f"fix-check:{proposal['finding']}", input_hash(*parts))
 
 
 def model_step(item: dict[str, Any], file_sha: str, model: str) -> tuple[str, str]:
@@ -65,6 +67,7 @@ def run_fix(ctx: TaskContext) -> dict[str, Any]:
     files: dict[str, str] = ctx.inputs["files"]
     model = ctx.context.get("model", "offline")
     remote = not parse_spec(model).runs_locally
+    run_tests = bool(ctx.context.get("run_tests"))
 
     def one(item: dict[str, Any]) -> None:
         candidate = Candidate.from_json(item["candidate"])
@@ -111,10 +114,11 @@ def run_fix(ctx: TaskContext) -> dict[str, Any]:
                         continue
             with tempfile.TemporaryDirectory(prefix="fleetledger-fix-") as scratch:
                 result = validate(Proposal.from_json(proposal), candidate, data, scratch=Path(scratch),
-                                  context=context)
+                                  context=context,
+                                  tests=(lambda after: _tests(root, candidate.path, after)) if run_tests else None)
             return {"finding": candidate.id, **result.to_json()}
 
-        name, inputs = check_step(proposal)
+        name, inputs = check_step(proposal, run_tests)
         ctx.step(name, inputs, check, why=f"validate the patch for {candidate.id} on a scratch copy",
                  outcome=lambda v: "validated: all checks passed" if v["ok"] else f"rejected: {v['reason']}"[:300])
 
@@ -149,3 +153,28 @@ def _ask_model(ctx: TaskContext, key: str, candidate: Candidate, root: Path, mod
     rationale = answer.get("rationale", "")
     return Proposal(finding=candidate.id, path=candidate.path, base_sha256=planned, encoding=encoding, author=author,
                     rationale=rationale if diff else f"no safe rewrite known: {rationale}", diff=diff).to_json()
+
+
+_unpatched: dict[str, Any] = {}
+"""The suite's run on the unpatched tree, per root: once per worker process (the tree is the
+planned one: every step checks its file's hash)."""
+
+
+def _tests(root: Path, path: str, after: bytes) -> str:
+    """Runs the repository's tests on a scratch copy with the patched file, and without it
+    (once per process), and says what they say about the patch (``repo_tests.compare``)."""
+    from .fixes import repo_tests
+
+    if not repo_tests.pytest_available():
+        return "not run: pytest is not installed where the workers run"
+    if not repo_tests.has_tests(root):
+        return "not run: the repository has no pytest tests (test_*.py, *_test.py)"
+    with tempfile.TemporaryDirectory(prefix="fleetledger-tests-") as scratch:
+        tree = Path(scratch) / "tree"
+        too_large = repo_tests.copy_tree(root, tree)
+        if too_large is not None:
+            return f"not run: {too_large}"
+        if str(root) not in _unpatched:
+            _unpatched[str(root)] = repo_tests.run_suite(tree)
+        (tree / path).write_bytes(after)
+        return repo_tests.compare(_unpatched[str(root)], repo_tests.run_suite(tree))

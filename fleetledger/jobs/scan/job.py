@@ -357,8 +357,8 @@ class ScanJob(Job):
             context["model"] = self.model
         if task.inputs.get("kind") == "detect":
             context["shas"] = self._modules(run)
-        if task.inputs.get("kind") == "fix":  # recorded proposals: a resumed task validates them, never proposes again
-            context["proposals"] = fix_plan.recorded_proposals(task, run)
+        if task.inputs.get("kind") == "fix":  # recorded proposals (a resumed task validates them); may tests run?
+            context.update(fix_plan.task_context(task, run))
         return context
 
     def context_reads(self, task: TaskSpec, run: "RunReader") -> dict[str, str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,8 +76,11 @@ def patched_bytes(proposal: Proposal, data: bytes) -> bytes:
     return encode(apply_diff(text, proposal.diff), encoding)
 
 
+NOT_RUN = "not run: the policy's tools do not include \"pytest\" (list it to run the repository's tests in the sandbox)"
+
+
 def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: Path,
-             context: Mapping[str, bytes] | None = None, tests: str | None = None) -> Validation:
+             context: Mapping[str, bytes] | None = None, tests: Callable[[bytes], str] | None = None) -> Validation:
     """Checks a proposed patch on a scratch copy of its file.
 
     Args:
@@ -87,8 +90,10 @@ def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: 
         scratch: An empty folder to write the copies in (never the repository).
         context: Other files of the repository the engine read for this file (path -> bytes),
             copied beside it so both re-scans follow the same imports.
-        tests: The result of the repository's tests, when the caller ran them; else a
-            ``"not run: <why>"`` is recorded.
+        tests: Runs the repository's tests on the patched bytes and says how they ended
+            (``repo_tests.compare``: ``passed``, ``failed: ...``, ``not comparable: ...``,
+            ``not run: ...``), called only when every other check passed; None: not run
+            (``NOT_RUN``).
 
     Returns:
         The ``Validation``; ``ok`` only when every check passed.
@@ -127,7 +132,7 @@ def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: 
     grown = now - was
     accepted = tuple(sorted(f"{rule} in {scope}" for (rule, scope) in grown if rule in proposal.expected))
     new = tuple(sorted(f"{rule} in {scope}" for (rule, scope) in grown if rule not in proposal.expected))
-    tests_result = tests or "not run: running the repository's tests needs its dependencies in the sandbox, which the scan does not install"
+    tests_result = "not run: the checks before them failed"
     if not cleared:
         return Validation(ok=False, applies=True, parses=True, cleared=False, new=new, accepted=accepted,
                           tests=tests_result, patched_sha256=sha,
@@ -136,6 +141,7 @@ def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: 
         return Validation(ok=False, applies=True, parses=True, cleared=True, new=new, accepted=accepted,
                           tests=tests_result, patched_sha256=sha,
                           reason=f"the re-scan of the patched copy reports something new: {', '.join(new)}")
+    tests_result = tests(after) if tests is not None else NOT_RUN
     if tests_result.startswith("failed"):
         return Validation(ok=False, applies=True, parses=True, cleared=True, accepted=accepted, tests=tests_result,
                           patched_sha256=sha, reason=f"the repository's tests {tests_result}")
