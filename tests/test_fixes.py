@@ -376,3 +376,19 @@ def test_lines_added_to_a_crlf_file_end_in_crlf(tmp_path: Path) -> None:
     assert b"import urllib.parse\r\n" in after and b"def _same_site_url" in after
     assert after.count(b"\n") == after.count(b"\r\n"), "every line ends in CRLF, the added ones too"
     assert validate(proposal, c, data, scratch=tmp_path / "s").ok
+
+
+def test_a_finding_the_rescan_of_the_file_does_not_show_cannot_be_shown_cleared(tmp_path: Path) -> None:
+    # the finding came from a flow the copy does not hold (another module's data, say): the
+    # re-scan of the unpatched file does not report it, so "no longer reported" proves nothing
+    code = "import sqlite3\ndb = sqlite3.connect('x')\nx = '1'\ndb.execute('SELECT * FROM t WHERE a = ' + x)\n"
+    trace = {"traces": [{"source": {"channel": "http", "what": "x", "path": "app.py", "line": 3, "col": 0},
+                         "steps": [], "sink": {"path": "app.py", "line": 4, "col": 0, "api": "pep249.Connection.execute",
+                                               "role": "argument 1"}, "sanitisers": []}], "also": []}
+    c = Candidate(id=candidate_id("app.py", 4, 0, "FLT-sql"), path="app.py", line=4, col=0, end_line=4,
+                  rule_id="FLT-sql", rule_name="sql", detector="fleetledger-taint", cwe=89, detector_severity="HIGH",
+                  detector_confidence="HIGH", message="m", snippet="", trace=trace)
+    proposal = propose(c, code.encode())
+    assert proposal.diff is not None, proposal.rationale
+    check = validate(proposal, c, code.encode(), scratch=tmp_path / "s")
+    assert not check.ok and "does not report FLT-sql in <module> either" in check.reason

@@ -127,8 +127,11 @@ def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: 
                           reason=f"the patched copy could not be re-scanned: {patched.reason}")
     was, now = _counts(before), _counts(patched)
     key = (candidate.rule_id, candidate.scope)
-    cleared = now[key] < was[key] if was[key] else not any(c.rule_id == candidate.rule_id and c.scope == candidate.scope
-                                                             for c in patched.candidates)
+    if not was[key]:  # the file alone (with what it read) does not show it: a clearing cannot be shown either
+        return Validation(ok=False, applies=True, parses=True, patched_sha256=sha,
+                          reason=f"the re-scan of the unpatched copy does not report {candidate.rule_id} in "
+                                 f"{candidate.scope} either, so whether the patch clears it cannot be shown")
+    cleared = now[key] < was[key]
     grown = now - was
     accepted = tuple(sorted(f"{rule} in {scope}" for (rule, scope) in grown if rule in proposal.expected))
     new = tuple(sorted(f"{rule} in {scope}" for (rule, scope) in grown if rule not in proposal.expected))
@@ -150,8 +153,9 @@ def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: 
 
 
 def _counts(report: FileReport) -> Counter[tuple[str, str]]:
-    """How many candidates of each (rule, scope) a report holds, with the rules folded into
-    engine candidates counted too (a fold that comes apart must count as new)."""
+    """How many candidates of each (rule, scope) a report holds (lines move with a patch;
+    scopes do not). A detector's finding folded into an engine candidate is not counted, so a
+    fold that comes apart (bandit's B506 alone once the engine's flow is gone) counts as new."""
     counts: Counter[tuple[str, str]] = Counter()
     for c in report.candidates:
         counts[(c.rule_id, c.scope)] += 1
