@@ -392,3 +392,28 @@ def test_a_finding_the_rescan_of_the_file_does_not_show_cannot_be_shown_cleared(
     assert proposal.diff is not None, proposal.rationale
     check = validate(proposal, c, code.encode(), scratch=tmp_path / "s")
     assert not check.ok and "does not report FLT-sql in <module> either" in check.reason
+
+
+@pytest.mark.parametrize("rule, code, line, api, says", [
+    # constant values: nothing from outside reaches the call
+    ("FLT-xml-bomb", "import xml.etree.ElementTree as ET\nET.fromstring('<a/>')\n", 2, "xml.etree.ElementTree.fromstring",
+     None),
+    ("FLT-xss", "def v():\n    return '<p>hi</p>'\n", 2, None, "constant"),
+    ("FLT-redirect", "from flask import redirect\nredirect('/' + 'home')\n", 2, "flask.redirect", "constant"),
+    # already safe
+    ("FLT-xml-bomb", "import defusedxml.ElementTree as D\nD.fromstring(d)\n", 2, "defusedxml.ElementTree.fromstring",
+     "defusedxml has no equivalent"),
+    ("FLT-xss", "import html\ndef v(x):\n    return html.escape(x)\n", 3, None, "already safe"),
+    ("FLT-sql", "import sqlite3\ndb = sqlite3.connect('x')\ndb.execute('SELECT * FROM t WHERE a = ?', (x,))\n", 3,
+     "pep249.Connection.execute", "parameters already"),
+    ("FLT-path", "import os\nopen(os.path.basename(name))\n", 2, "open", "not joined onto a base folder"),
+    ("FLC-cookie-httponly", "r.set_cookie('a', 'b', **flags)\n", 1, None, "**keywords"),
+])
+def test_no_rewrite_where_the_value_is_constant_or_the_call_already_safe(rule: str, code: str, line: int,
+                                                                          api: str | None, says: str | None) -> None:
+    col = len(code.splitlines()[line - 1]) - len(code.splitlines()[line - 1].lstrip())
+    if rule == "FLT-xss":
+        col += len("return ")
+    reason = refused(code, rule, line, col, api=api, role="the returned value" if rule == "FLT-xss" else "argument 1",
+                     evidence={"state": "constant"} if says is None else None)
+    assert says is None and "constant" in reason or says in reason, reason

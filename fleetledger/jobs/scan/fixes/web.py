@@ -20,7 +20,8 @@ def same_site_redirect(src: Source, call: ast.Call, site: Site) -> Change:
     keeps a URL without a scheme or a host (a path on this site) and sends anything else to
     ``/``."""
     target = argument(call, site.role or "argument 1")
-    if isinstance(target, ast.Constant):
+    parts = pieces(target)
+    if isinstance(target, ast.Constant) or (parts is not None and all(p.node is None for p in parts)):
         raise NoRewrite("the value is constant: the redirect goes where the code says")
     start, end = src.span(target)
     edits = [Edit(start=start, end=start, new=f"{SAME_SITE_HELPER}("), Edit(start=end, end=end, new=")")]
