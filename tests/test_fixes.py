@@ -408,6 +408,9 @@ def test_a_finding_the_rescan_of_the_file_does_not_show_cannot_be_shown_cleared(
      "pep249.Connection.execute", "parameters already"),
     ("FLT-path", "import os\nopen(os.path.basename(name))\n", 2, "open", "not joined onto a base folder"),
     ("FLC-cookie-httponly", "r.set_cookie('a', 'b', **flags)\n", 1, None, "**keywords"),
+    # a parser of its own, which defusedxml would use as it is
+    ("FLT-xxe", "from xml.dom.pulldom import parseString\nparseString(d, parser=p)\n", 2,
+     "xml.dom.pulldom.parseString", "its own parser"),
 ])
 def test_no_rewrite_where_the_value_is_constant_or_the_call_already_safe(rule: str, code: str, line: int,
                                                                           api: str | None, says: str | None) -> None:

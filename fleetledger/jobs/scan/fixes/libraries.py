@@ -147,6 +147,10 @@ def defused_xml(src: Source, call: ast.Call, site: Site) -> Change:
         return _lxml(src, call, api)
     if module not in _DEFUSED or function not in _DEFUSED[module][1]:
         raise NoRewrite(f"no safe rewrite known for {api or dotted(call.func)}(): defusedxml has no equivalent")
+    if function in ("parse", "parseString", "iterparse", "fromstring", "XML") and (
+            keyword(call, "parser") is not None or len(call.args) > (2 if function == "iterparse" else 1)):
+        raise NoRewrite("the call passes its own parser, which defusedxml would use as it is (unsafe features "
+                        "included); make that parser safe by hand")
     safe = _DEFUSED[module][0]
     start, end = src.span(call.func)
     return Change(name="defusedxml", edits=[Edit(start=start, end=end, new=f"{safe}.{function}")], imports=(safe,),
