@@ -420,3 +420,15 @@ def test_no_rewrite_where_the_value_is_constant_or_the_call_already_safe(rule: s
     reason = refused(code, rule, line, col, api=api, role="the returned value" if rule == "FLT-xss" else "argument 1",
                      evidence={"state": "constant"} if says is None else None)
     assert says is None and "constant" in reason or says in reason, reason
+
+
+def test_a_weak_algorithm_named_by_a_module_constant_is_changed_there(tmp_path: Path) -> None:
+    text, _ = fixed(tmp_path, """
+import hashlib
+ALGORITHM = 'md5'
+def step(key):
+    return hashlib.new(ALGORITHM, key).hexdigest()
+def check(key, last):
+    return hashlib.new(ALGORITHM, key.encode()).hexdigest() == last
+""", "FLC-weak-hash")
+    assert "ALGORITHM = \"sha256\"" in text and text.count("hashlib.new(ALGORITHM,") == 2, "every use agrees"

@@ -99,7 +99,8 @@ def strong_hash(src: Source, call: ast.Call, site: Site) -> Change:
         weak = call.func.id
         return Change(name="strong-hash", edits=[edit], imports=("hashlib",), rationale=_hash_rationale(weak))
     elif name == "hashlib.new" and call.args and (_module_constant(src, call.args[0]) or "").lower().replace("-", "") in _WEAK:
-        start, end = src.span(call.args[0])
+        # a module constant names the algorithm: the constant changes, so every call that uses it agrees
+        start, end = src.span(_constant_node(src, call.args[0]))
         edit = Edit(start=start, end=end, new='"sha256"')
         weak = _module_constant(src, call.args[0]) or ""
     else:
@@ -111,6 +112,16 @@ def _hash_rationale(weak: str) -> str:
     return (f"{weak.upper()} is broken for security uses (collisions can be made); SHA-256 is not. A digest stored "
             "earlier (a password table) no longer matches and needs a migration; where the hash protects nothing, "
             "usedforsecurity=False is the lighter change")
+
+
+def _constant_node(src: Source, node: ast.expr) -> ast.expr:
+    """The string literal a name stands for (``_module_constant``), or the node itself."""
+    if isinstance(node, ast.Name):
+        for n in src.tree.body:
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                    and n.targets[0].id == node.id:
+                return n.value
+    return node
 
 
 def _module_constant(src: Source, node: ast.expr) -> str | None:
