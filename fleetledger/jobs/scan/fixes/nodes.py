@@ -78,7 +78,9 @@ def argument(call: ast.Call, role: str) -> ast.expr:
     match = re.match(r"argument (\d+)", role)
     index = int(match.group(1)) - 1 if match else 0
     if index >= len(call.args) or isinstance(call.args[index], ast.Starred):
-        raise NoRewrite(f"the value is not a plain positional argument of {dotted(call.func) or 'the call'}()")
+        called = dotted(call.func)
+        raise NoRewrite(f"the value is not a plain positional argument of {f'{called}()' if called else 'the call'} "
+                        f"(a method of an object built in place, a keyword, *args)")
     return call.args[index]
 
 
