@@ -124,6 +124,23 @@ def audit_workspace(workspace: "Workspace", path: str, *, worker: str | None = N
         return audit(RunReader(storage, view), path, worker=worker, task=task, since_ms=since_ms)
 
 
+def patches_workspace(workspace: "Workspace", path: str, *, warn: Callable[[str], None]) -> list[dict[str, Any]]:
+    """The account of each patch proposed for a file at or under ``path`` in the workspace's
+    current run (``patch_account``; [] for a run without a fix sprint; read-only).
+
+    Raises:
+        NoRunError, LedgerDamagedError, LedgerError: as ``status.current_run``.
+    """
+    from .jobs.scan.patch_account import patch_account
+    from .status import current_run, require_ledger
+
+    require_ledger(workspace)
+    with current_run(workspace, warn=warn) as (storage, view):
+        if view.job.get("kind") != "scan":
+            return []
+        return patch_account(RunReader(storage, view), path)
+
+
 def parse_since(since: str | None) -> int | None:
     """Returns ``--since`` (an ISO-8601 time such as ``2026-11-29T10:00:00Z``; without a zone,
     UTC) as epoch ms, or None for None.

@@ -20,6 +20,7 @@ import click
 
 from . import errors
 from .cli_codescanning import EXIT_NEW_FINDINGS, baseline_from_ref, code_scanning_options, export_options
+from .cli_patch import patch_group
 from .coordinator import EXIT_HALTED, Coordinator, RunOptions, wall_clock_ms
 from .display import json_text, printable
 from .ledger import open_storage
@@ -177,11 +178,14 @@ def main() -> None:
 @click.option("--model", default="offline", show_default=True, envvar="FLEETLEDGER_MODEL", show_envvar=True,
               help="PROVIDER:MODEL that judges candidates: offline, openai:MODEL (any OpenAI-compatible endpoint) "
                    "or anthropic:MODEL; the policy's models must allow it (see docs/models.md).")
+@click.option("--fix", "fix", is_flag=True, help="Propose a validated patch per confirmed finding, exported to "
+              "patches/ (docs/fixes.md); `fleetledger patch apply` applies one with your approval.")
 @code_scanning_options
 def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
          policy_path: str | None, progress: bool | None, allow_empty: bool, new_run: bool, cache: str | None,
-         reuse: bool, demo: bool, join: str | None, model: str, repo_root: str | None, category: str | None,
-         honour_nosec: bool, baseline: str | None, only_new: bool, absent_results: bool) -> None:
+         reuse: bool, demo: bool, join: str | None, model: str, fix: bool, repo_root: str | None,
+         category: str | None, honour_nosec: bool, baseline: str | None, only_new: bool,
+         absent_results: bool) -> None:
     """Scan the source repository at PATH (default: the current folder).
 
     Running the same command again resumes the same run and pays only for missing work. After
@@ -192,13 +196,16 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
     pays only for what changed. See docs/ci.md for CI and code scanning.
     """
     from .jobs.registry import scan_job
+    from .trust import resolve_policy
 
     try:
         ws = Workspace.at(workspace)
         target = Path(__file__).resolve().parent / "demo_repo" if demo else Path(path)
         export, ref = export_options(ws.root, target, repo_root, category, honour_nosec, baseline, only_new,
                                      absent_results)
-        job = scan_job(target, ws, model=model, export=export)
+        job = scan_job(target, ws, model=model, export=export, fix=fix)
+        if not fix and resolve_policy(ws, policy_path, job).fix:  # the user's policy asks for the fix sprint
+            job = scan_job(target, ws, model=model, export=export, fix=(fix := True))
         options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
                              new_run=new_run, explicit_resume=join is None, join=join, reuse=reuse, cache=cache)
         if ref is not None:  # scan the ref's tree first, in its own workspace inside this one
@@ -211,7 +218,7 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
             path = baseline_from_ref(ws, target, ref, export, model=model, say=_echo, run=lambda nested_job, nested:
                                      _session(nested, nested_job, replace(options, new_run=False, join=None,
                                                                           explicit_resume=True), policy_path, progress)[1])
-            job = scan_job(target, ws, model=model, export=replace(export, baseline=path))
+            job = scan_job(target, ws, model=model, export=replace(export, baseline=path), fix=fix)
         _run(ws, job, options, policy_path, progress, allow_empty)
     except errors.FleetledgerError as exc:
         _fail(exc)
@@ -342,6 +349,9 @@ def approve(workspace: str, target: str, expires: str | None, reason: str) -> No
     _echo(f"approved effect {target!r}{until}; run `fleetledger resume` to continue")
 
 
+main.add_command(patch_group(workspace_option=_workspace_option, echo=_echo, fail=_fail, warn=_warn))
+
+
 @main.command()
 @click.argument("path")
 @_workspace_option
@@ -350,22 +360,24 @@ def approve(workspace: str, target: str, expires: str | None, reason: str) -> No
 @click.option("--since", default=None, help="Only actions at or after this UTC time (ISO-8601).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
 def audit(path: str, workspace: str, worker: str | None, task: str | None, since: str | None, as_json: bool) -> None:
-    """Every recorded action that touched PATH (relative to the scanned root): by whom, when, and why."""
-    from .audit import audit_line, audit_workspace
+    """Every recorded action that touched PATH (relative to the scanned root): by whom, when, and why;
+    then the account of each patch proposed for it (`scan --fix`)."""
+    from .audit import audit_line, audit_workspace, patches_workspace
+    from .jobs.scan.patch_account import account_lines
 
     try:
         rows = audit_workspace(Workspace.at(workspace), path, worker=worker, task=task, since=since, warn=_warn)
+        patches = patches_workspace(Workspace.at(workspace), path, warn=_warn)
     except errors.FleetledgerError as exc:
         _fail(exc)
     if as_json:
-        for row in rows:
-            _echo_json(row)
-        return
-    if not rows:
+        for item in [*rows, *({"patch": entry} for entry in patches)]:
+            _echo_json(item)
+    elif not rows:
         _echo(f"no recorded action touched {path}")
-        return
-    for row in rows:
-        _echo(audit_line(row))
+    else:
+        for line in [*map(audit_line, rows), *(line for entry in patches for line in ("", *account_lines(entry)))]:
+            _echo(line)
 
 
 @main.command()

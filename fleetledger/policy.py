@@ -14,6 +14,7 @@ A policy file is TOML with a ``[policy]`` table (see ``docs/policy.md``)::
     max_cost_usd = 5.0                       # prices: models.toml (fleetledger.models.config)
     approval_required = ["ticket"]           # effect kinds that need `fleetledger approve`
     repository_may_exclude = false           # may the repository's rules hide files the job analyses?
+    fix = false                              # propose a patch per confirmed finding (as `scan --fix`)
 
 Repository rules (``.fleetledger.toml`` in the scanned repository, ``[rules]`` table) may only
 narrow the policy: exclude paths, lower the budgets, drop tools or models. The
@@ -67,6 +68,9 @@ class Policy:
             are read all the same and the reports say the rule was refused; the patterns still
             keep other files (README, packaging) from the workers. Only the user's policy may
             set it.
+        fix: Whether a scan proposes patches for its confirmed findings (the ``fix`` sprint),
+            as ``scan --fix`` does; only the user's policy may set it. Left out of the hash
+            while false, so the policies written before it keep their hashes.
         source: Where the policy came from; not part of the hash.
         refused_rules: Repository rules that were refused (they would widen the policy),
             one sentence each; not part of the hash.
@@ -84,12 +88,13 @@ class Policy:
     max_cost_usd: float | None = None
     approval_required: tuple[str, ...] = ()
     repository_may_exclude: bool = False
+    fix: bool = False
     source: str = field(default="defaults", compare=False)
     refused_rules: tuple[str, ...] = field(default=(), compare=False)
 
     def body(self) -> dict[str, Any]:
         """The policy's content (what the hash covers), JSON-ready."""
-        return {k: v for k, v in asdict(self).items() if k not in ("source", "refused_rules")}
+        return {k: v for k, v in asdict(self).items() if k not in ("source", "refused_rules") and (k != "fix" or v)}
 
     @functools.cached_property
     def hash(self) -> str:
@@ -155,7 +160,7 @@ class Policy:
                 changes[key] = tuple(v for v in getattr(self, key) if v in value)
             elif key in BUDGETS:
                 refused.append(f"{key} = {value!r} refused: a budget is a non-negative finite number")
-            elif key in ("egress", "read", "write", "approval_required", "repository_may_exclude"):
+            elif key in ("egress", "read", "write", "approval_required", "repository_may_exclude", "fix"):
                 refused.append(f"{key} refused: only the user's policy may set it (a repository can only narrow)")
             else:
                 refused.append(f"{key} refused: not a key repository rules may set (exclude, {', '.join(BUDGETS)}, tools, models)")
@@ -186,7 +191,7 @@ def _budget_ok(key: str, value: Any) -> bool:
 
 
 def _value(key: str, value: Any, path: Path) -> Any:
-    if key == "repository_may_exclude":
+    if key in ("repository_may_exclude", "fix"):
         if not isinstance(value, bool):
             raise errors.PolicyError(f"policy {path}: {key} must be true or false")
         return value

@@ -22,11 +22,13 @@ import html
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import errors, fsutil
 from .version import __version__
 from .display import printable
 from .coordinator import current_run_id, wall_clock_ms
+from .jobs.scan.patch_account import account_html, patch_account
 from .jobs.scan.report import build_report
 from .jobs.scan.sarif import finding_cwe, finding_verdict
 from .jobs.scan.shapes import SEVERITIES, ScanReport
@@ -407,7 +409,8 @@ _PALETTE = ("#2f6fb3", "#7a4fb5", "#1f8a70", "#c27c0e", "#b8447a", "#4d7c0f")
 _SPRINT_CSS = "".join(f".sprint-{i}{{fill:{c}}}.swatch.sprint-{i}{{background:{c}}}" for i, c in enumerate(_PALETTE))
 
 
-def render(view: RunView, timeline: Timeline, scan: ScanReport | None, *, generated_ms: int) -> str:
+def render(view: RunView, timeline: Timeline, scan: ScanReport | None, *, generated_ms: int,
+           patches: list[dict[str, Any]] | None = None) -> str:
     """Renders the whole page (pure).
 
     Args:
@@ -415,6 +418,8 @@ def render(view: RunView, timeline: Timeline, scan: ScanReport | None, *, genera
         timeline: Its timeline, from the same records.
         scan: The scan report, or None for a job that is not a scan.
         generated_ms: When the page is made (epoch ms UTC), shown in the footer.
+        patches: The account of each proposed patch (``patch_account``); a section only for
+            a run with a fix sprint.
 
     Returns:
         The HTML document.
@@ -442,7 +447,9 @@ def render(view: RunView, timeline: Timeline, scan: ScanReport | None, *, genera
         f'<section id="sprints"><h2>Sprint progress</h2>{_sprints(view)}</section>'
         f'<section id="findings"><h2>Findings{n_findings}</h2>{findings}</section>'
         f'<section id="skipped"><h2>Skipped files{n_skipped}</h2>{skipped}</section>'
-        f"<footer>Made by fleetledger {_e(__version__)} at {_e(iso_utc(generated_ms))} from ledger record "
+        + (f'<section id="patches"><h2>Patches ({len(patches)})</h2>{account_html(patches, _e)}</section>'
+           if "fix" in view.sprints and patches is not None else "")
+        + f"<footer>Made by fleetledger {_e(__version__)} at {_e(iso_utc(generated_ms))} from ledger record "
         f"#{view.last_seq} (hash {_e(view.last_hash[:16])}); a view of the ledger, not a statement of what is allowed."
         f"</footer><script>{_SCRIPT}</script></body></html>\n")
 
@@ -467,7 +474,8 @@ def write_report(workspace: Workspace, out: Path | None = None) -> Path:
         run_id = current_run_id(workspace, storage)
         view, timeline = fold_with_timeline(storage.read(run_id), run_id)
         scan = build_report(RunReader(storage, view), tool_version=__version__) if view.job.get("kind") == "scan" else None
-    page = render(view, timeline, scan, generated_ms=wall_clock_ms())
+        patches = patch_account(RunReader(storage, view)) if scan is not None and "fix" in view.sprints else None
+    page = render(view, timeline, scan, generated_ms=wall_clock_ms(), patches=patches)
     path = out if out is not None else workspace.root / REPORT_FILE
     try:
         fsutil.atomic_write(path, page.encode("utf-8"), fault_prefix="report_html")

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def scan_job(target: Path, workspace: "Workspace", *, model: str = "offline",
-             export: "ExportOptions | None" = None) -> Job:
+             export: "ExportOptions | None" = None, fix: bool = False) -> Job:
     """Builds a new scan of ``target`` (``fleetledger scan``).
 
     Args:
@@ -29,6 +29,7 @@ def scan_job(target: Path, workspace: "Workspace", *, model: str = "offline",
         workspace: The workspace the run writes.
         model: ``PROVIDER:MODEL`` that judges candidates (``offline`` by default).
         export: The export's code-scanning options (``ExportOptions``), or the defaults.
+        fix: Propose a patch for each confirmed finding (the ``fix`` sprint).
 
     Returns:
         The ``ScanJob``; its recorded command is ``scan_command``'s.
@@ -39,11 +40,12 @@ def scan_job(target: Path, workspace: "Workspace", *, model: str = "offline",
     """
     from .scan.job import ScanJob
 
-    return ScanJob(target, workspace=workspace.root, argv=scan_command(target, workspace, model, export), model=model,
-                   export=export)
+    return ScanJob(target, workspace=workspace.root, argv=scan_command(target, workspace, model, export, fix=fix),
+                   model=model, export=export, fix=fix)
 
 
-def scan_command(target: Path, workspace: "Workspace", model: str, export: "ExportOptions | None" = None) -> list[str]:
+def scan_command(target: Path, workspace: "Workspace", model: str, export: "ExportOptions | None" = None, *,
+                 fix: bool = False) -> list[str]:
     """Returns the scan's command as recorded in the ledger and the run-state file: absolute
     paths, so that it means the same job from any folder (never a password: ``--ledger`` is
     left out). ``model`` and each export option are named only when not the default."""
@@ -54,6 +56,7 @@ def scan_command(target: Path, workspace: "Workspace", model: str, export: "Expo
         command += [flag, str(given[key])] if key in given else []
     command += ["--honour-nosec"] if given.get("honour_nosec") else []
     command += ["--no-absent-results"] if "absent_results" in given else []
+    command += ["--fix"] if fix else []
     return command + (["--only-new"] if given.get("only_new") else [])
 
 
@@ -97,7 +100,8 @@ def job_from_view(view: "RunView", workspace: "Workspace", target: str | None = 
         found = find_repository_root(Path(target))  # this host's checkout: its own repository root
         export = dataclasses.replace(export, repo_root=str(found) if found is not None else None)
     return ScanJob(Path(target or job["target"]), workspace=workspace.root, argv=job.get("argv", []),
-                   model=job.get("options", {}).get("model", "offline"), export=export)
+                   model=job.get("options", {}).get("model", "offline"), export=export,
+                   fix=bool(job.get("options", {}).get("fix", False)))
 
 
 def job_for_run(view: "RunView", workspace: "Workspace") -> Job:

@@ -26,9 +26,10 @@ from ..jobs.scan.shapes import ModelRequest
 from .provider import CallResult
 from .config import Price, ProviderSettings
 from .failures import MalformedAnswer, TransientModelError, classify as classify_error, classify_object, error_object
-from .prompts import ANSWER_SCHEMA, build_prompt, parse_answer
+from .passes import request_prompt
 
 TOOL = "record_verdict"
+FIX_TOOL = "record_patch"
 
 
 class AnthropicProvider:
@@ -65,13 +66,15 @@ class AnthropicProvider:
             MalformedAnswer: the answer is not a JSON object that follows the schema (its
                 tokens are in ``input_tokens``/``output_tokens``).
         """
-        prompt = build_prompt(request)
+        prompt, schema, parse = request_prompt(request)
+        tool = TOOL if request.pass_name != "fix" else FIX_TOOL
         try:
             message = self._client.messages.create(
                 model=self.model, max_tokens=self._settings.max_output_tokens, system=prompt.system,
                 messages=[{"role": "user", "content": prompt.user}],
-                tools=[{"name": TOOL, "description": "Record the verdict on the finding.", "input_schema": ANSWER_SCHEMA}],
-                tool_choice={"type": "tool", "name": TOOL})
+                tools=[{"name": tool, "description": "Record the verdict on the finding." if tool == TOOL
+                        else "Record the patch for the finding.", "input_schema": schema}],
+                tool_choice={"type": "tool", "name": tool})
         except anthropic.APIError as exc:
             raise classify(exc) from exc
         error = error_object({"type": message.type, **(getattr(message, "model_extra", None) or {})})
@@ -81,7 +84,7 @@ class AnthropicProvider:
         cost = self._price.cost_usd(tokens_in, tokens_out) if self._price is not None else 0.0
         raw: Any = None
         for block in message.content:
-            if block.type == "tool_use" and block.name == TOOL:
+            if block.type == "tool_use" and block.name == tool:
                 raw = block.input
                 break
             if block.type == "text" and raw is None:
@@ -90,7 +93,7 @@ class AnthropicProvider:
             error = error_object(raw)
             if error is not None:  # an upstream error passed through as the answer
                 raise classify_object(error, provider="anthropic", envelope="text")
-            answer = parse_answer(raw)
+            answer = parse(raw)
         except MalformedAnswer as exc:
             raise MalformedAnswer(str(exc), input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost) from exc
         return CallResult(answer=answer, input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost,

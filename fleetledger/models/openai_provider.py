@@ -24,7 +24,7 @@ from ..jobs.scan.shapes import ModelRequest
 from .provider import CallResult
 from .config import Price, ProviderSettings
 from .failures import MalformedAnswer, TransientModelError, classify as classify_error, classify_object, error_object
-from .prompts import ANSWER_SCHEMA, build_prompt, parse_answer
+from .passes import request_prompt
 
 
 class OpenAIProvider:
@@ -48,10 +48,10 @@ class OpenAIProvider:
         self._price = price
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=settings.timeout_s)
 
-    def _response_format(self) -> dict[str, Any]:
+    def _response_format(self, schema: dict[str, Any], name: str) -> dict[str, Any]:
         if self._settings.response_format == "json_object":
             return {"type": "json_object"}
-        return {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": ANSWER_SCHEMA}}
+        return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
 
     def close(self) -> None:
         """Closes the SDK client's connections."""
@@ -66,12 +66,12 @@ class OpenAIProvider:
             MalformedAnswer: the answer is not a JSON object that follows the schema (its
                 tokens are in ``input_tokens``/``output_tokens``).
         """
-        prompt = build_prompt(request)
+        prompt, schema, parse = request_prompt(request)
         try:
             completion = self._client.chat.completions.create(
                 model=self.model, messages=[{"role": "system", "content": prompt.system},
                                             {"role": "user", "content": prompt.user}],
-                response_format=self._response_format(),  # type: ignore[arg-type]
+                response_format=self._response_format(schema, "patch" if request.pass_name == "fix" else "verdict"),  # type: ignore[arg-type]
                 max_completion_tokens=self._settings.max_output_tokens)
         except openai.APIError as exc:
             raise classify(exc) from exc
@@ -88,7 +88,7 @@ class OpenAIProvider:
             error = error_object(message.content) if message is not None else None
             if error is not None:  # an upstream error passed through as the message text
                 raise classify_object(error, provider="openai", envelope="text")
-            answer = parse_answer(message.content if message is not None else None)
+            answer = parse(message.content if message is not None else None)
         except MalformedAnswer as exc:
             raise MalformedAnswer(str(exc), input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost) from exc
         return CallResult(answer=answer, input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost,

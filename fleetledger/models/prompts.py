@@ -159,7 +159,7 @@ def build_prompt(request: ModelRequest) -> Prompt:
         f"Code ({c.path}, lines {context.first_line}-{context.last_line}; the flagged line is marked >>):\n"
         f"{context.text}",
     ]
-    facts = _tool_facts(c)
+    facts = tool_facts(c)
     if facts:
         parts.insert(2, facts)
     if request.pass_name == "revalidate" and request.prior:
@@ -177,7 +177,7 @@ def build_prompt(request: ModelRequest) -> Prompt:
     return Prompt(system=system, user=user, summary=summary)
 
 
-def _tool_facts(c: Candidate) -> str:
+def tool_facts(c: Candidate) -> str:
     """The tool's own analysis of the finding, for the model to check: the taint traces
     (source, steps, sink), an API misuse, or what reached the sink of another detector's
     finding."""

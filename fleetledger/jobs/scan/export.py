@@ -16,6 +16,7 @@ from . import nosec
 from .codescanning import candidate_states, json_bytes
 from .exclusions import counts
 from .export_options import ExportOptions
+from .fix_export import PATCHES_DIR, patch_files
 from .markdown import to_markdown
 from .sarif import finding_cwe, finding_verdict, order_key, to_sarif
 from .shapes import SEVERITIES, ScanReport
@@ -106,7 +107,8 @@ def write_outputs(report: ScanReport, workspace: Path, *, log: dict[str, Any] | 
         log: ``sarif.to_sarif(report)`` when the caller has it (it is built otherwise).
 
     Returns:
-        ``{file name: SHA-256 hex of the bytes written}`` for ``OUTPUT_NAMES``.
+        ``{file name: SHA-256 hex of the bytes written}`` for ``OUTPUT_NAMES`` and each
+        validated patch (``patches/<finding-id>.diff``, ``fix_export.patch_files``).
 
     Raises:
         OSError: a file could not be written (the workspace is missing, the disk failed...).
@@ -119,9 +121,12 @@ def write_outputs(report: ScanReport, workspace: Path, *, log: dict[str, Any] | 
         "findings.md": _utf8(to_markdown(report, states)),
         "findings.json": json_bytes(to_json(report, states)),
     }
-    for name, data in outputs.items():
+    patches = patch_files(report.findings)
+    if patches:
+        (Path(workspace) / PATCHES_DIR).mkdir(exist_ok=True)
+    for name, data in {**patches, **outputs}.items():  # the patches first: the reports name them
         fsutil.atomic_write(Path(workspace) / name, data, fault_prefix=f"export.{name}")
-    return {name: hashlib.sha256(data).hexdigest() for name, data in outputs.items()}
+    return {name: hashlib.sha256(data).hexdigest() for name, data in {**outputs, **patches}.items()}
 
 
 def _status(c: Any, options: ExportOptions, states: dict[str, dict[str, Any]] | None) -> dict[str, Any]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 from pathlib import Path
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,13 +20,14 @@ from ...version import __version__
 from ...gate import Action
 from ...ledger.records import canonical_json
 from ..base import Job, JobOutcome, KnownTask, TaskSpec, task_name
-from . import export, report
+from . import export, fix_plan, report
 from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
 from .export_options import ExportOptions
+from .fix_export import patch_files
 from .detect_version import DETECT_VERSION
-from .plan import (EXCLUDED_DIRS, MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, Hashed, blocks,
-                   candidate_blocks, discover)
+from .plan import (MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, Hashed, blocks,
+                   candidate_blocks, discover, nothing_to_scan)
 from .shapes import Candidate, survives
 
 if TYPE_CHECKING:
@@ -35,12 +35,15 @@ if TYPE_CHECKING:
     from ...reader import RunReader
 
 SPRINTS = ("detect", "investigate", "triage", "revalidate", "export")
+FIX_SPRINTS = ("detect", "investigate", "triage", "revalidate", "fix", "export")
+"""The sprints of a scan asked to propose patches (``--fix``): ``fix`` after revalidation."""
 
 SPRINT_CODE: dict[str, frozenset[str]] = {
     "detect": frozenset({"job", "detect", "bandit"}),
     "investigate": frozenset({"job", "analyst", "model", "prompt"}),
     "triage": frozenset({"job", "triage"}),
     "revalidate": frozenset({"job", "analyst", "model", "prompt"}),
+    "fix": frozenset({"job", "fix"}),
     "export": frozenset({"job", "export"}),
 }
 """The parts of the scan's code identity (``ScanJob.code_identity``) that decide each sprint's
@@ -51,9 +54,10 @@ def code_parts() -> dict[str, frozenset[str]]:
     """Returns the package files (relative paths) of each code part of the scan's identity:
     ``job`` (the step runtime, the planner and the worker's dispatch, which every sprint runs),
     ``detect`` (bandit's driver, the taint engine, the file walk and the brief), ``analyst`` (the
-    investigate and revalidate passes, the model providers, the offline analyst and the prompts), ``triage`` and ``export`` (the
-    reports), each with what it imports (``identity.closure``). Every module a worker can
-    import is in some part (a test checks it).
+    investigate and revalidate passes, the model providers, the offline analyst and the prompts),
+    ``triage``, ``export`` (the reports) and ``fix`` (its planning, the rewrites and their
+    validation, imported by name), each with what it imports (``identity.closure``). Every
+    module a worker can import is in some part (a test checks it).
 
     Raises:
         OSError, SyntaxError: a file of the package cannot be read or parsed.
@@ -67,6 +71,7 @@ def code_parts() -> dict[str, frozenset[str]]:
         "analyst": closure("models", "jobs/scan/investigate.py"),
         "triage": closure("jobs/scan/triage.py"),
         "export": closure("jobs/scan/export.py", "jobs/scan/report.py"),
+        "fix": closure("jobs/scan/fix_steps.py", "jobs/scan/fix_plan.py"),
     }
 
 
@@ -83,6 +88,8 @@ class ScanJob(Job):
         export: How the reports are written for code scanning (``ExportOptions``); recorded
             in ``describe()["options"]["export"]`` (non-default values only), never in the
             identity: it changes no step's result.
+        fix: Propose a patch for each confirmed finding (the ``fix`` sprint, before export).
+            Part of the identity when true: a scan with fixes is another run than one without.
 
     Raises:
         UsageError: ``target`` is not a folder, or ``model`` names no known provider.
@@ -95,7 +102,7 @@ class ScanJob(Job):
     worker_module = "fleetledger.jobs.scan.tasks"
 
     def __init__(self, target: Path, *, workspace: Path, argv: list[str], model: str = "offline",
-                 export: ExportOptions | None = None) -> None:
+                 export: ExportOptions | None = None, fix: bool = False) -> None:
         from ...errors import UsageError
         from ...models import parse_spec
 
@@ -107,6 +114,8 @@ class ScanJob(Job):
         self.argv = list(argv)
         self.model = model
         self.export = export or ExportOptions()
+        self.fix = fix
+        self.sprints = FIX_SPRINTS if fix else SPRINTS
         self.export.prefix(str(self.target))  # UsageError now, not at the end of the run
         self._modules_cache: tuple[str, dict[str, str]] | None = None
         self._reads_cache: tuple[dict[str, str], dict[str, str]] | None = None
@@ -119,6 +128,8 @@ class ScanJob(Job):
         options: dict[str, Any] = {"model": self.model}
         if self.export.to_json():
             options["export"] = self.export.to_json()
+        if self.fix:  # another run than a scan without fixes
+            identity["fix"] = options["fix"] = True
         return {"kind": "scan", "target": str(self.target), "argv": self.argv, "identity": identity, "options": options}
 
     def code_identity(self) -> dict[str, str]:
@@ -147,6 +158,8 @@ class ScanJob(Job):
     def plan(self, sprint: str, run: "RunReader") -> list[TaskSpec]:
         if sprint == "detect":
             return self._plan_detect()
+        if sprint == "fix":
+            return self._plan_items("fix", fix_plan.plan_items(run), run, first_number=len(run.view.sprints["fix"].tasks) + 1)
         if sprint not in ("investigate", "triage", "revalidate"):
             return []
         # A sprint planned again (a later round, ``retry_sprint``) plans only what its earlier
@@ -281,6 +294,8 @@ class ScanJob(Job):
     # -- what tasks need ----------------------------------------------------------------
 
     def calls_needed(self, task: TaskSpec, run: "RunReader") -> int:
+        if task.inputs.get("kind") == "fix":  # a paid model proposes where no rule does: one call at most each
+            return fix_plan.calls_needed(task, run) if self.model != "offline" else 0
         if task.inputs.get("kind") not in ("investigate", "revalidate"):
             return 0
         return max(0, len(task.inputs["items"]) - run.view.tasks[task.id].steps_done)
@@ -292,7 +307,7 @@ class ScanJob(Job):
             return [Action(kind="tool", target="brief"), read]
         if kind == "detect":
             return [Action(kind="tool", target="bandit"), read]
-        if kind in ("investigate", "revalidate"):
+        if kind in ("investigate", "revalidate", "fix"):  # the offline fixer is the analyst's own work
             return [Action(kind="tool", target="analyst"), Action(kind="model", target=self.model), read]
         return []
 
@@ -304,6 +319,8 @@ class ScanJob(Job):
             return frozenset(f"detect:{f['path']}" for f in task.inputs["files"])
         if kind in ("investigate", "triage", "revalidate"):
             return frozenset(f"{kind}:{it['candidate']['id']}" for it in task.inputs["items"])
+        if kind == "fix":  # a proposal without a diff has no check step: at most these
+            return fix_plan.step_names(task)
         return None
 
     def step_reads(self, task: TaskSpec) -> dict[str, str]:
@@ -314,6 +331,8 @@ class ScanJob(Job):
             return {f"detect:{f['path']}": str(self.target / f["path"]) for f in task.inputs["files"]}
         if kind in ("investigate", "revalidate"):
             return {f"{kind}:{it['candidate']['id']}": str(self.target / it["candidate"]["path"]) for it in task.inputs["items"]}
+        if kind == "fix":
+            return fix_plan.step_reads(task, self.target)
         return {}
 
     def known_steps(self, tasks: Sequence[tuple[TaskSpec, dict[str, Any]]], run: "RunReader") -> dict[str, KnownTask]:
@@ -333,17 +352,21 @@ class ScanJob(Job):
 
     def task_context(self, task: TaskSpec, run: "RunReader") -> dict[str, Any]:
         context: dict[str, Any] = {"root": str(self.target)}
-        if task.inputs.get("kind") in ("investigate", "revalidate"):
+        if task.inputs.get("kind") in ("investigate", "revalidate", "fix"):
             context["brief"] = brief_text(run)
             context["model"] = self.model
         if task.inputs.get("kind") == "detect":
             context["shas"] = self._modules(run)
+        if task.inputs.get("kind") == "fix":  # recorded proposals (a resumed task validates them); may tests run?
+            context.update(fix_plan.task_context(task, run))
         return context
 
     def context_reads(self, task: TaskSpec, run: "RunReader") -> dict[str, str]:
         """For a detect task: every Python file the run planned and every template file, which
         the taint engine may read to follow a file's imports and see what its views render
         unescaped (the gate decides which it may)."""
+        if task.inputs.get("kind") == "fix":
+            return fix_plan.context_reads(task, self.target)
         if task.inputs.get("kind") != "detect":
             return {}
         modules = self._modules(run)
@@ -389,7 +412,7 @@ class ScanJob(Job):
         digest = hashlib.sha256(canonical_json(body).encode()).hexdigest()[:16]
         key = f"export:{'final' if final else 'partial'}:{digest}"
         workspace = host.workspace.root
-        for name in OUTPUT_NAMES:
+        for name in (*OUTPUT_NAMES, *patch_files(scan.findings)):
             decision = host.gate.check(Action(kind="write", target=str(workspace / name)))
             if not decision.allowed:
                 host.record("policy.denied", why=decision.rule, payload={"action": "write", "target": str(workspace / name)})
@@ -410,7 +433,7 @@ class ScanJob(Job):
         skipped = sum(1 for f in scan.files if f.status == "skipped")
         partly = sum(1 for f in scan.files if f.status == "scanned" and (f.detectors_not_run or f.not_analysed))
         outputs = {name: str(Path(workspace) / name) for name in OUTPUT_NAMES}
-        nothing = self._nothing_to_scan(len(scan.files), skipped) if scan.complete else None
+        nothing = nothing_to_scan(self.target, self.workspace, len(scan.files), skipped) if scan.complete else None
         coverage = (nothing if nothing else
                     f"{len(scan.files) - skipped} file(s) scanned, {skipped} skipped (incomplete: see the skip "
                     f"reasons in findings.md)" if skipped
@@ -428,6 +451,10 @@ class ScanJob(Job):
             coverage += f", {partly} of them analysed in part (see File problems in findings.md)"
         for exclusion in scan.exclusions:  # never silent: the rule, how many files, which
             coverage += f"; {exclusion.describe(max_paths=5)}"
+        if self.fix:
+            outputs["patches"] = str(Path(workspace) / "patches")
+            coverage += f"; {len(patch_files(scan.findings))} of {len(scan.findings)} finding(s) with a validated " \
+                        f"patch in {outputs['patches']}"
         summary = (f"{len(scan.findings)} finding(s){f' ({by_sev})' if by_sev else ''}; {coverage}; "
                    f"{scan.dismissed} candidate verdict(s) dismissed; reports: {outputs['findings.sarif']}, "
                    f"{outputs['findings.md']}, {outputs['findings.json']}")
@@ -457,22 +484,6 @@ class ScanJob(Job):
         if self._sarif is None or self._sarif[0] != scan:
             self._sarif = (scan, to_sarif(scan))
         return self._sarif[1]
-
-    def _nothing_to_scan(self, planned: int, skipped: int) -> str | None:
-        """Says why a finished scan scanned no file (None when it scanned one): the target
-        holds no Python file (with the number of other files there), or every one was skipped."""
-        if planned and skipped < planned:
-            return None
-        if planned:
-            return (f"nothing to scan: all {planned} Python file(s) under {self.target} were skipped "
-                    "(see the skip reasons in findings.md)")
-        others = 0
-        for folder, dirs, files in os.walk(self.target, followlinks=False):
-            here = Path(folder)
-            dirs[:] = [d for d in dirs if d not in EXCLUDED_DIRS and (here / d).resolve() != self.workspace]
-            others += len(files)
-        there = f"{others} other file(s) there, none of them Python" if others else "the folder is empty"
-        return f"nothing to scan: no Python file ({', '.join(SOURCE_SUFFIXES)}) under {self.target} ({there})"
 
 
 def brief_text(run: "RunReader") -> str:

@@ -17,6 +17,7 @@ from ...display import printable
 from . import nosec
 from .exclusions import counts as exclusion_counts
 from .export_options import ExportOptions
+from .fix_export import markdown_section
 from .sarif import finding_cwe, finding_verdict, order_key
 from .shapes import SEVERITIES, Finding, ModelAnswer, ScanReport
 
@@ -200,6 +201,7 @@ def _detail(number: int, f: Finding, status: str) -> str:
         _answer("Investigation", f.investigation),
         "",
         _answer("Revalidation", f.revalidation),
+        *markdown_section(f, _fenced),
     ]
     return "\n".join(lines)
 
@@ -270,7 +272,7 @@ def _inline(text: str) -> str:
     return "<br>".join(_SPECIAL.sub(r"\\\g<0>", line) for line in printable(text, keep="\n\t").splitlines())
 
 
-def _fenced(snippet: str) -> str:
+def _fenced(snippet: str, language: str = "python") -> str:
     """Returns a code block whose fence is longer than any backtick run inside (CommonMark §4.5).
 
     The snippet's control and format characters become visible escapes (``display.printable``;
@@ -279,4 +281,4 @@ def _fenced(snippet: str) -> str:
     snippet = printable(snippet.replace("\r\n", "\n"), keep="\n\t")
     longest = max((len(run) for run in re.findall(r"`+", snippet)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"{fence}python\n{snippet.rstrip()}\n{fence}"
+    return f"{fence}{language}\n{snippet.rstrip()}\n{fence}"

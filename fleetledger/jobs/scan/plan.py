@@ -271,3 +271,28 @@ def candidate_blocks(candidates: list[Candidate], *, max_items: int = BLOCK_CAND
     if current:
         out.append(current)
     return out
+
+
+def nothing_to_scan(target: Path, workspace: Path, planned: int, skipped: int) -> str | None:
+    """Says why a finished scan scanned no file (None when it scanned one): the target holds no
+    Python file (with the number of other files there, the workspace left out), or every one
+    was skipped.
+
+    Args:
+        target: The scanned folder.
+        workspace: The run's workspace (not counted when inside the target).
+        planned: Python files planned.
+        skipped: Of those, skipped.
+    """
+    if planned and skipped < planned:
+        return None
+    if planned:
+        return (f"nothing to scan: all {planned} Python file(s) under {target} were skipped "
+                "(see the skip reasons in findings.md)")
+    others = 0
+    for folder, dirs, files in os.walk(target, followlinks=False):
+        here = Path(folder)
+        dirs[:] = [d for d in dirs if d not in EXCLUDED_DIRS and (here / d).resolve() != workspace]
+        others += len(files)
+    there = f"{others} other file(s) there, none of them Python" if others else "the folder is empty"
+    return f"nothing to scan: no Python file ({', '.join(SOURCE_SUFFIXES)}) under {target} ({there})"

@@ -154,6 +154,32 @@ def severities(run: RunReader) -> dict[str, tuple[str, str]]:
     return {r["candidate"]: (r["severity"], r["reason"]) for r in _results(run, "triage")}
 
 
+def fixes(run: RunReader) -> dict[str, dict[str, Any]]:
+    """Returns ``{finding id: {"proposal", "validation", "worker"}}`` recorded by the fix sprint
+    (``Finding.fix``; ``validation`` None until its check step is recorded; read-only)."""
+    tasks = _tasks(run, "fix")
+    if not tasks:
+        return {}
+
+    def read() -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        holders: dict[tuple[str | None, int | None], str] = {}
+        for r in run.history(tasks):
+            if r.kind == "task.assigned":
+                holders[(r.task, r.epoch)] = r.payload.get("worker", "?")
+            if r.kind != "step.done":
+                continue
+            name, result = r.payload.get("name", ""), r.payload.get("result") or {}
+            if name.startswith(("fix:", "fix-model:")):  # a model's proposal comes after the rules found none
+                worker = r.actor if r.actor != "coordinator" else holders.get((r.task, r.epoch), "coordinator")
+                out[result["finding"]] = {"proposal": result, "validation": None, "worker": worker}
+            elif name.startswith("fix-check:") and result.get("finding") in out:
+                out[result["finding"]]["validation"] = {k: v for k, v in result.items() if k != "finding"}
+        return out
+
+    return run.memo("scan.fixes", _signature(run, "fix"), read)
+
+
 def step_failures(run: RunReader, sprint: str) -> dict[str, tuple[int, dict[str, Any], str]]:
     """Returns, per step name of the sprint's tasks (every round), ``(failures, last step.failed
     payload, its why)``: the count is over every session, read from the ledger."""
@@ -230,11 +256,12 @@ def build_report(run: RunReader, *, tool_version: str) -> ScanReport:
     files = file_reports(run)
     findings = []
     by_id = {c.id: c for c in candidates(run)}
+    fixed = fixes(run)
     for cid, answer in second.items():
         if cid in by_id and cid in first and cid in triaged and survives(answer):
             severity, reason = triaged[cid]
             findings.append(Finding(candidate=by_id[cid], investigation=first[cid], severity=severity,
-                                    severity_reason=reason, revalidation=answer))
+                                    severity_reason=reason, revalidation=answer, fix=fixed.get(cid)))
     dismissed = sum(1 for a in first.values() if not survives(a)) + sum(1 for a in second.values() if not survives(a))
     before_export = [s for s in view.sprints.values() if s.id != "export"]
     failed = [t for t in view.tasks.values() if t.status == "failed"]

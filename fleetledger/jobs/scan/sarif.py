@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from . import codescanning
 from .exclusions import MAX_LISTED_PATHS, Exclusion
+from .fix_export import sarif_fixes
 from .shapes import SEVERITIES, Candidate, FileReport, Finding, Gap, ModelAnswer, ScanReport
 
 SARIF_VERSION = "2.1.0"
@@ -279,6 +280,9 @@ def _result(group: tuple[Finding, ...], rule_index: dict[str, int]) -> dict[str,
     flows = [_code_flow(trace) for trace in (c.trace or {}).get("traces", [])]
     if flows:
         result["codeFlows"] = flows
+    fixes = sarif_fixes(group, _artifact)
+    if fixes:
+        result["fixes"] = fixes
     return result
 
 

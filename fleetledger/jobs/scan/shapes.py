@@ -213,14 +213,14 @@ class ModelRequest:
             that sends text to a paid API cuts it down to the enclosing function).
         brief: The repository brief (a few hundred words at most).
         pass_name: ``"investigate"`` for the first look, ``"revalidate"`` for the sceptical
-            second pass.
+            second pass, ``"fix"`` for a patch of a confirmed finding (``models.passes``).
         prior: The first pass's answer (``ModelAnswer.to_json()``) on ``"revalidate"``, else None.
     """
 
     candidate: Candidate
     source: str
     brief: str
-    pass_name: Literal["investigate", "revalidate"] = "investigate"
+    pass_name: Literal["investigate", "revalidate", "fix"] = "investigate"
     prior: dict[str, Any] | None = None
 
 
@@ -294,6 +294,10 @@ class Finding:
         severity_reason: Why triage chose that severity.
         revalidation: The sceptical pass's answer (its verdict is ``"vulnerable"`` or
             ``"uncertain"`` for a finding that is kept).
+        fix: What the fix sprint recorded for it, or None (no fix sprint, or not reached):
+            ``{"proposal": fixes.Proposal.to_json(), "validation": fixes.Validation.to_json()
+            or None, "worker": the worker that proposed it}``. Only a validation with ``ok``
+            exports the patch as a fix.
     """
 
     candidate: Candidate
@@ -301,6 +305,13 @@ class Finding:
     severity: Severity
     severity_reason: str
     revalidation: ModelAnswer
+    fix: dict[str, Any] | None = None
+
+    @property
+    def validated_fix(self) -> dict[str, Any] | None:
+        """The recorded fix when its patch passed every check (exported as a fix), else None."""
+        fix = self.fix
+        return fix if fix and fix.get("proposal", {}).get("diff") and (fix.get("validation") or {}).get("ok") else None
 
     def to_json(self) -> dict[str, Any]:
         """Returns the finding as a JSON-ready dict (read-only)."""
@@ -310,6 +321,7 @@ class Finding:
             "severity": self.severity,
             "severity_reason": self.severity_reason,
             "revalidation": self.revalidation.to_json(),
+            **({"fix": self.fix} if self.fix is not None else {}),
         }
 
     @classmethod
@@ -321,6 +333,7 @@ class Finding:
             severity=data["severity"],
             severity_reason=data["severity_reason"],
             revalidation=ModelAnswer.from_json(data["revalidation"]),
+            fix=data.get("fix"),
         )
 
 

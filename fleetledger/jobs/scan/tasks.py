@@ -31,11 +31,19 @@ def run_task(ctx: TaskContext) -> dict[str, Any]:
     """
     kind = ctx.inputs["kind"]
     handler = {"brief": _brief, "detect": _detect, "investigate": judge, "revalidate": judge,
-               "triage": _triage}.get(kind)
+               "triage": _triage, "fix": _fix}.get(kind)
     if handler is None:
         raise ValueError(f"unknown scan task kind {kind!r}")
     return handler(ctx)
 
+
+
+def _fix(ctx: TaskContext) -> dict[str, Any]:
+    # By name: the fixer is its own part of the scan's code identity (``job.code_parts``), so a
+    # changed rewrite library redoes the fix sprint only, not every sprint whose worker imports it.
+    import importlib
+
+    return importlib.import_module("fleetledger.jobs.scan.fix_steps").run_fix(ctx)
 
 
 def _brief(ctx: TaskContext) -> dict[str, Any]:

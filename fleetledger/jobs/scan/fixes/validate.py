@@ -1,0 +1,162 @@
+"""Validation of a proposed patch on a scratch copy: it applies cleanly, the file still parses,
+and a re-scan of the patched copy no longer reports the finding and reports nothing new.
+
+The re-scan runs the same detectors (bandit and the taint engine, ``detect_file``) on the file
+before and after the patch, in a scratch folder holding the file and the other files the
+engine read for it, so that both scans see the same context and only the patch differs.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..shapes import Candidate, FileReport
+from .propose import Proposal, decode, encode
+from .text import DiffDoesNotApply, apply_diff
+
+
+@dataclass(frozen=True, kw_only=True)
+class Validation:
+    """What the checks of one patch found.
+
+    Attributes:
+        ok: Every check passed; only then is the patch exported as a fix.
+        reason: Why it failed (the first failing check), or ``"all checks passed"``.
+        applies: The diff applied to the file it was made against.
+        parses: The patched file parses.
+        cleared: The re-scan of the patched copy no longer reports the finding (None when
+            not reached).
+        new: What the re-scan reports on the patched copy that it did not before
+            (``"RULE in SCOPE"``), the rewrite's known residue left out.
+        accepted: The rewrite's known residue the re-scan reported (``Proposal.expected``).
+        tests: The repository's tests: ``"passed"``, ``"failed: ..."`` or ``"not run: <why>"``.
+        patched_sha256: SHA-256 of the patched file's bytes, or None.
+    """
+
+    ok: bool
+    reason: str
+    applies: bool
+    parses: bool = False
+    cleared: bool | None = None
+    new: tuple[str, ...] = ()
+    accepted: tuple[str, ...] = ()
+    tests: str = "not run: the checks before it failed"
+    patched_sha256: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the validation as a JSON-ready dict (read-only)."""
+        return {"ok": self.ok, "reason": self.reason, "applies": self.applies, "parses": self.parses,
+                "cleared": self.cleared, "new": list(self.new), "accepted": list(self.accepted), "tests": self.tests,
+                "patched_sha256": self.patched_sha256}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Validation":
+        """Builds a validation from ``to_json()`` output."""
+        return cls(ok=data["ok"], reason=data["reason"], applies=data["applies"], parses=data.get("parses", False),
+                   cleared=data.get("cleared"), new=tuple(data.get("new", ())), accepted=tuple(data.get("accepted", ())),
+                   tests=data.get("tests", ""), patched_sha256=data.get("patched_sha256"))
+
+
+def patched_bytes(proposal: Proposal, data: bytes) -> bytes:
+    """Returns the file's bytes with the proposal's diff applied.
+
+    Raises:
+        DiffDoesNotApply: the diff does not apply (the bytes differ from the patch's base).
+        ValueError: the proposal has no diff, or the bytes cannot be decoded.
+    """
+    if proposal.diff is None:
+        raise ValueError("the proposal has no diff")
+    text, encoding = decode(data)
+    return encode(apply_diff(text, proposal.diff), encoding)
+
+
+NOT_RUN = "not run: the policy's tools do not include \"pytest\" (list it to run the repository's tests in the sandbox)"
+
+
+def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: Path,
+             context: Mapping[str, bytes] | None = None, tests: Callable[[bytes], str] | None = None) -> Validation:
+    """Checks a proposed patch on a scratch copy of its file.
+
+    Args:
+        proposal: The patch (with a diff).
+        candidate: The finding it is for.
+        data: The file's bytes the patch was made against.
+        scratch: An empty folder to write the copies in (never the repository).
+        context: Other files of the repository the engine read for this file (path -> bytes),
+            copied beside it so both re-scans follow the same imports.
+        tests: Runs the repository's tests on the patched bytes and says how they ended
+            (``repo_tests.compare``: ``passed``, ``failed: ...``, ``not comparable: ...``,
+            ``not run: ...``), called only when every other check passed; None: not run
+            (``NOT_RUN``).
+
+    Returns:
+        The ``Validation``; ``ok`` only when every check passed.
+    """
+    from ..detect import detect_file
+
+    if hashlib.sha256(data).hexdigest() != proposal.base_sha256:
+        return Validation(ok=False, applies=False, reason="the file is not the one the patch was made against")
+    try:
+        after = patched_bytes(proposal, data)
+    except (DiffDoesNotApply, ValueError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        return Validation(ok=False, applies=False, reason=f"the patch does not apply: {exc}")
+    sha = hashlib.sha256(after).hexdigest()
+    try:
+        ast.parse(decode(after)[0])
+    except (SyntaxError, ValueError) as exc:
+        return Validation(ok=False, applies=True, parses=False, patched_sha256=sha,
+                          reason=f"the patched file does not parse: {exc}")
+    reports = []
+    for side, content in (("before", data), ("after", after)):
+        root = scratch / side
+        for path, other in {**(context or {}), proposal.path: content}.items():
+            target = root / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(other)
+        readable = {path: hashlib.sha256(b).hexdigest() for path, b in (context or {}).items()}
+        reports.append(detect_file(root, proposal.path, readable=readable or None))
+    before, patched = reports
+    if patched.status != "scanned":
+        return Validation(ok=False, applies=True, parses=True, patched_sha256=sha,
+                          reason=f"the patched copy could not be re-scanned: {patched.reason}")
+    was, now = _counts(before), _counts(patched)
+    key = (candidate.rule_id, candidate.scope)
+    if not was[key]:  # the file alone (with what it read) does not show it: a clearing cannot be shown either
+        return Validation(ok=False, applies=True, parses=True, patched_sha256=sha,
+                          reason=f"the re-scan of the unpatched copy does not report {candidate.rule_id} in "
+                                 f"{candidate.scope} either, so whether the patch clears it cannot be shown")
+    cleared = now[key] < was[key]
+    grown = now - was
+    accepted = tuple(sorted(f"{rule} in {scope}" for (rule, scope) in grown if rule in proposal.expected))
+    new = tuple(sorted(f"{rule} in {scope}" for (rule, scope) in grown if rule not in proposal.expected))
+    tests_result = "not run: the checks before them failed"
+    if not cleared:
+        return Validation(ok=False, applies=True, parses=True, cleared=False, new=new, accepted=accepted,
+                          tests=tests_result, patched_sha256=sha,
+                          reason=f"the re-scan of the patched copy still reports {candidate.rule_id} in {candidate.scope}")
+    if new:
+        return Validation(ok=False, applies=True, parses=True, cleared=True, new=new, accepted=accepted,
+                          tests=tests_result, patched_sha256=sha,
+                          reason=f"the re-scan of the patched copy reports something new: {', '.join(new)}")
+    tests_result = tests(after) if tests is not None else NOT_RUN
+    if tests_result.startswith("failed"):
+        return Validation(ok=False, applies=True, parses=True, cleared=True, accepted=accepted, tests=tests_result,
+                          patched_sha256=sha, reason=f"the repository's tests {tests_result}")
+    return Validation(ok=True, applies=True, parses=True, cleared=True, accepted=accepted, tests=tests_result,
+                      patched_sha256=sha, reason="all checks passed")
+
+
+def _counts(report: FileReport) -> Counter[tuple[str, str]]:
+    """How many candidates of each (rule, scope) a report holds (lines move with a patch;
+    scopes do not). A detector's finding folded into an engine candidate is not counted, so a
+    fold that comes apart (bandit's B506 alone once the engine's flow is gone) counts as new."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for c in report.candidates:
+        counts[(c.rule_id, c.scope)] += 1
+    return counts
