@@ -27,6 +27,8 @@ async def on_loop():
     await loop.run_in_executor(None, eval, text)  # $ code
     await loop.run_in_executor(None, eval, "1 + 1")  # ok code (a constant)
     await asyncio.to_thread(os.system, text)  # $ command
+    await loop.subprocess_shell(asyncio.SubprocessProtocol, text)  # $ command
+    await asyncio.subprocess.create_subprocess_shell(text)  # $ command
     return "ok"
 
 
