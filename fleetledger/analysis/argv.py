@@ -52,6 +52,35 @@ def program_part(value: Value) -> Value:
     return _run_by(items, 0)
 
 
+def started_vector(program: Value, args: list[Value], start: int) -> Value:
+    """The vector a program started by path runs with, its path first: ``os.execv(path,
+    ["sh", "-c", line])`` and ``os.execl(path, "sh", "-c", line)`` give ``[path, "-c",
+    line]`` (the vector's first item only names the program).
+
+    Args:
+        program: The path of the program started.
+        args: The call's positional arguments.
+        start: Where the vector starts: a list or tuple the engine knows item by item there
+            (and nothing but an environment after it), or the arguments from there on.
+
+    Returns:
+        A vector value: the program, then the vector's items where the engine knows them one
+        by one, else everything the vector holds as one item.
+    """
+    rest = args[start:]
+    if not rest:
+        return program
+    first = rest[0]
+    if first.items is not None and all(isinstance(k, int) for k in first.items):
+        known = [first.items.get(i) for i in range(len(first.items))]
+        if all(item is not None for item in known):
+            return Value(items={i: item for i, item in enumerate([program, *known[1:]])})  # type: ignore[list-item]
+    if first.items is not None or len(rest) == 1 and not first.is_const:
+        # A vector known only as a whole: what follows the program, all of it in one place.
+        return Value(items={0: program, 1: first.flatten()})
+    return Value(items={i: item for i, item in enumerate([program, *rest[1:]])})
+
+
 def _run_by(items: list[Value], start: int) -> Value:
     """What chooses what runs when ``items[start]`` is the program."""
     if start >= len(items):

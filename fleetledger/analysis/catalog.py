@@ -75,7 +75,8 @@ _KEYS: dict[str, frozenset[str]] = {
                           "request_parameter", "imports", "request_type", "annotations", "parameters",
                           "safe_annotations", "safe_converters", "excluded_defaults", "returns_sink", "channel"}),
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
-                       "positions", "absent", "host_fixed", "program", "element", "channels", "needs_file", "what"}),
+                       "positions", "absent", "host_fixed", "program", "element", "channels", "needs_file", "argv_from",
+                       "what"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "when", "defaults", "positions", "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "joined_by",
                         "what"}),
@@ -182,7 +183,8 @@ class _Builder:
                 host_fixed=_host_fixed(row.get("host_fixed", ""), where), program=bool(row.get("program", False)),
                 element=int(row["element"]) if "element" in row else None,
                 channels=frozenset(_list(row, "channels", name, n, default=[])),
-                needs_file=bool(row.get("needs_file", False)), what=str(row.get("what", "")), model=name))
+                needs_file=bool(row.get("needs_file", False)), argv_from=int(row.get("argv_from", -1)),
+                what=str(row.get("what", "")), model=name))
             if not (row.get("args") or row.get("keywords") or row.get("receiver")):
                 raise ModelError(f"{where}: a sink needs args, keywords or receiver")
         elif table == "sanitiser":

@@ -105,6 +105,8 @@ class Sinks:
             # A method matched by its name alone on a receiver of unknown type is a sink only
             # where the call shows the argument: unpacked arguments forward whatever came in.
             dangerous.extend((v, "unpacked arguments") for v in star)
+        if sink.argv_from >= 0 and dangerous:
+            dangerous = [(argv.program_part(argv.started_vector(dangerous[0][0], args, sink.argv_from)), dangerous[0][1])]
         for value, role in dangerous:
             if sink.program:
                 value = argv.program_part(value)

@@ -96,6 +96,11 @@ class Sink:
             a library's function).
         needs_file: The sink acts only on a file (``open``): a path naming a folder makes it
             fail, so a name that can at most end in its folder's parent does no harm here.
+        argv_from: For a program started with an argument vector of its own (``os.execv``,
+            ``os.spawnl``): the position from which the arguments are that vector (a list or
+            tuple there, or the positional arguments from there on), whose first item only
+            names the program; the program (``args``) and the rest of the vector then choose
+            what runs as ``program`` says (a shell's ``-c`` text). -1: not such a sink.
         what: Words for reports, e.g. ``"the SQL text run by execute()"``.
         model: The model file it comes from.
     """
@@ -115,6 +120,7 @@ class Sink:
     element: int | None = None
     channels: frozenset[str] = frozenset()
     needs_file: bool = False
+    argv_from: int = -1
     what: str = ""
     model: str = ""
 

@@ -1,5 +1,6 @@
 # Engine probe: which item of an argument vector chooses what runs (shells' -c in an option
 # group, wrappers, interpreters' code options, Windows shells), and which are only arguments.
+import os
 import shutil
 import subprocess
 
@@ -35,3 +36,15 @@ def configured():
     subprocess.run([tool, "-r", word, "/srv"])  # ok command (an argument after an option that is not a shell's -c)
     subprocess.run([tool, "-c", word])  # $ command (the program may be a shell)
     return "ok"
+
+
+@app.route("/exec")
+def started_by_path():
+    word = request.args["w"]
+    os.spawnl(os.P_WAIT, "/bin/ls", "ls", "-l", word)  # ok command (an argument of ls)
+    os.spawnv(os.P_WAIT, "/bin/sh", ["sh", "-c", "ls " + word])  # $ command (the shell's -c text)
+    os.spawnve(os.P_WAIT, "/bin/bash", ["bash", "-xc", word], os.environ)  # $ command
+    os.execl("/bin/sh", "sh", "-c", "echo " + word)  # $ command
+    listed = ["ls", "-l"] + request.args.getlist("f")
+    os.execv("/bin/ls", listed)  # ok command (arguments of ls, however many)
+    os.execv(word, ["x"])  # $ command (the program itself)
