@@ -51,3 +51,13 @@ def on_thread():
     packed = [text]
     threading.Timer(1.0, os.system, packed).start()  # $ command (the arguments as a list)
     return "ok"
+
+
+@app.route("/console")
+def console():
+    import code
+
+    shell = code.InteractiveConsole()
+    shell.push(request.args["line"])  # $ code
+    code.InteractiveInterpreter().runsource("print(1)")  # ok code (a constant)
+    return "ok"
