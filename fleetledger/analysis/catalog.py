@@ -315,6 +315,11 @@ def _condition(value: Any, row: dict[str, Any], where: str) -> Condition | None:
         return None
     if not isinstance(value, dict):
         raise ModelError(f"{where}: a condition must be a table of keyword = constant")
+    for keyword, wanted in value.items():
+        if isinstance(wanted, dict) and not (len(wanted) == 1 and (
+                isinstance(wanted.get("contains"), list) or isinstance(wanted.get("has"), dict))):
+            raise ModelError(f"{where}: the condition on {keyword!r} must be a constant, a list of constants, "
+                             "{ contains = [...] } or { has = { key = constant } }")
     return Condition(keywords=dict(value), defaults=dict(row.get("defaults", {})),
                      positions={k: int(v) for k, v in row.get("positions", {}).items()})
 

@@ -61,6 +61,12 @@ class Sinks:
                 if condition.defaults.get(keyword, None) != wanted:
                     return False
                 continue
+            if isinstance(wanted, dict):
+                matched = _container_test(value, wanted)
+                if matched is False:
+                    return False
+                unknown = unknown or matched is None
+                continue
             known = _comparable(value)
             if known is NOT_CONSTANT:
                 library_types = {t for t in value.types if "." in t and not t.startswith(("=", "bound:"))}
@@ -210,6 +216,30 @@ class Sinks:
         if not check.required:
             self.program.report_misuse(Misuse(kind=check.kind, cwe=check.cwe, title=check.title, site=site,
                                               message=message))
+
+
+def _container_test(value: Value, test: dict[str, Any]) -> bool | None:
+    """A condition's ``{ contains = [...] }`` (a list or tuple holding one of these constants)
+    or ``{ has = { key = constant } }`` (a dict holding each key with that value) on an
+    argument the engine knows item by item: True, False, or None (not known)."""
+    items = value.items
+    if items is None or value.labels:
+        return None
+    if "contains" in test:
+        found = [_comparable(item) for item in items.values()]
+        if any(known is not NOT_CONSTANT and known in test["contains"] for known in found):
+            return True
+        return None if NOT_CONSTANT in found else False
+    for key, wanted in test["has"].items():
+        item = items.get(key)
+        if item is None:
+            return False
+        known = _comparable(item)
+        if known is NOT_CONSTANT:
+            return None
+        if (bool(known) != wanted) if isinstance(wanted, bool) else known != wanted:
+            return False
+    return True
 
 
 def _comparable(value: Value) -> Any:

@@ -54,8 +54,11 @@ class Condition:
     """A condition on a call's arguments, read from the constants the engine knows.
 
     Attributes:
-        keywords: Keyword name -> constant it must equal (``{"shell": True}``); a keyword
-            that is not passed takes the value in ``defaults``.
+        keywords: Keyword name -> constant it must equal (``{"shell": True}``), one of a
+            list of constants, or a table naming a test of a container argument:
+            ``{ contains = ["none"] }`` (a list or tuple holding one of them) or ``{ has =
+            { verify_signature = false } }`` (a dict holding that key with that value); a
+            keyword that is not passed takes the value in ``defaults``.
         defaults: Keyword name -> the value the library uses when it is not passed.
         positions: Keyword name -> the position the same parameter has when passed
             positionally.

@@ -36,6 +36,7 @@ _IMPACT: dict[int, tuple[Severity, str, str]] = {
     295: ("medium", "Certificate verification off", "read and change the traffic as a man in the middle"),
     327: ("medium", "Weak cryptography", "forge or reverse what the algorithm protects"),
     328: ("medium", "Weak hash", "forge collisions or crack what the hash protects"),
+    347: ("high", "Signature not verified", "forge the tokens the application trusts"),
     703: ("high", "Check removed by python -O", "get past a check that optimised Python drops"),
     636: ("high", "Check that fails open", "get past a check whose failure is swallowed"),
     79: ("medium", "Cross-site scripting", "run script in other users' browsers"),
