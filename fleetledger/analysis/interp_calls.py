@@ -105,10 +105,15 @@ class Calls(Objects):
             if result is not None:
                 results.append(unmarked(result))
                 handled = True
+        instances = frozenset(t[len("bound:"):] for t in callee.types if t.startswith("bound:"))
         for fid in sorted(callee.functions):
-            bound = receiver if any(t.startswith("bound:") for t in callee.types) or (
+            bound = receiver if instances or (
                 receiver is not None and fid in self.program.functions and self.program.functions[fid].bound
                 and not refs) else None
+            if bound is None and instances and fid in self.program.functions and self.program.functions[fid].bound:
+                # A bound method called through a name (``step = obj.run; step(x)``): its
+                # instance is an object of its class, whose state the value did not keep.
+                bound = Value(types=instances)
             results.append(self.call_local(fid, bound, args, kwargs, star, node))
             handled = True
         if receiver is not None and method == "get" and receiver.items is not None and not receiver.types and args:

@@ -156,7 +156,7 @@ def _callables(function: FunctionInfo, mapping: dict[int, Value]) -> dict[int, V
     out: dict[int, Value] = {}
     for index, value in mapping.items():
         if index < len(function.params) and function.params[index].arg in called:
-            refs = frozenset(t for t in value.types if t.startswith("="))
+            refs = frozenset(t for t in value.types if t.startswith(("=", "bound:")))
             if refs or value.functions:
                 out[index] = Value(types=refs, functions=value.functions)
     return out

@@ -40,3 +40,31 @@ def retry():
     safe = with_retries(len, text)
     os.system("ls " + str(safe))  # ok command (len() of it is a number)
     return "ok"
+
+
+class _Runner:
+    def __init__(self, db):
+        self.db = db
+
+    def execute(self, sql, params=None):
+        return self._wrapped(sql, params, self._execute)
+
+    def _wrapped(self, sql, params, executor):
+        return executor(sql, params)
+
+    def _execute(self, sql, params):
+        return self.db.execute(sql, params)  # ok sql (the parameters are bound, not the SQL text)
+
+    def _run(self, sql):
+        return self.db.execute(sql)  # $ sql (a bound method called through a name, with request data)
+
+
+@app.route("/bound")
+def bound_methods():
+    import sqlite3
+
+    runner = _Runner(sqlite3.connect("app.db"))
+    runner.execute("SELECT * FROM t WHERE a = ?", (request.args["a"],))
+    step = runner._run
+    step(request.args["q"])
+    return "ok"
