@@ -115,7 +115,7 @@ class _PostgresSchema:
         self._cur.execute(Q["set_version"], (str(version),))
 
 
-_row_to_record = rec.Record._make
+_row_to_record = rec.from_row
 """A row of the named queries that select whole records (their columns in ``Record``'s order)."""
 
 

@@ -176,7 +176,7 @@ def _damaged(path: Path, complaints: list[str], wal: damage.WalScan | None) -> e
         "what was lost", path=str(path))
 
 
-_row_to_record = rec.Record._make
+_row_to_record = rec.from_row
 """A row of the named queries that select whole records (their columns in ``Record``'s order)."""
 
 
@@ -273,9 +273,18 @@ class SQLiteStorage(Storage):
             if run_id is None:
                 cursor = self._conn.execute(Q["read_all"], (after_seq,))
             else:
-                cursor = self._conn.execute(Q["read_run"], (run_id, after_seq))
+                cursor = self._run_cursor(run_id, after_seq)
             while rows := cursor.fetchmany(2048):
                 yield from map(_row_to_record, rows)
+
+    def _run_cursor(self, run_id: str, after_seq: int) -> sqlite3.Cursor:
+        """A cursor over the run's records after ``after_seq``: by the table's order over the
+        run's span when the run holds at least half of it (the usual case: one run at a time
+        in a workspace's ledger), else through ``records_by_run``."""
+        first, last, count = self._conn.execute(Q["run_span"], (run_id, after_seq)).fetchone()
+        if count and 2 * count >= last - first + 1:
+            return self._conn.execute(Q["read_span"], (first, last, run_id))
+        return self._conn.execute(Q["read_run"], (run_id, after_seq))
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[None]:
