@@ -165,19 +165,24 @@ def table(title: str, unit: str, rows: list[Row], *, floor: float | None, lower_
     fleetledger (>1: that many times slower than fleetledger)."""
     lines = [f"### {title}", f"disk weather before the block: write+fsync {sky['fsync_us']:.0f} us, "
                              f"floor transaction {sky['floor_us']:.0f} us", "",
-             f"| system | min | median | max ({unit}) | x floor | x fleetledger |", "|---|---:|---:|---:|---:|---:|"]
+             f"| system | min | median | max ({unit}) | x floor | x fleetledger | note |", "|---|---:|---:|---:|---:|---:|---|"]
     fleet = next((statistics.median(r.values) for r in rows if r.system is FLEET and r.values), None)
     for row in rows:
         if not row.values:
-            lines.append(f"| {row.system.name} | - | - | - | - | {row.note or 'not measured'} |")
+            lines.append(f"| {row.system.name} | - | - | - | - | - | {row.note or 'not measured'} |")
             continue
         lo, mid, hi = stats(row.values)
         vs_floor = f"{mid / floor:.2f}" if floor and lower_is_better else (f"{floor / mid:.2f}" if floor else "")
         vs_fleet = ""
         if fleet:
             vs_fleet = f"{mid / fleet:.2f}" if lower_is_better else f"{fleet / mid:.2f}"
-        lines.append(f"| {row.system.name} | {lo:,.3g} | {mid:,.3g} | {hi:,.3g} | {vs_floor} | {vs_fleet} |")
+        lines.append(f"| {row.system.name} | {_num(lo)} | {_num(mid)} | {_num(hi)} | {vs_floor} | {vs_fleet} | {row.note} |")
     return "\n".join(lines)
+
+
+def _num(value: float) -> str:
+    """Three significant digits, without exponents (1,490 rather than 1.49e+03)."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
 def block_steps(runner: Runner, systems: list[System], reps: int, n: int) -> str:
@@ -195,6 +200,7 @@ def block_steps(runner: Runner, systems: list[System], reps: int, n: int) -> str
 def block_resume(runner: Runner, systems: list[System], reps: int, n: int, work_us: int) -> str:
     sky = weather(runner)
     rows = {s.name: Row(s) for s in systems}
+    rows[FLEET.name].note = "a coordinator and 4 sandboxed worker processes (the peers run steps in their own process)"
     for rep in range(reps):
         for system in rotated(systems, rep):
             folder = runner.folder()
@@ -268,6 +274,7 @@ def block_fanout(runner: Runner, systems: list[System], reps: int, procs: int, n
     sky = weather(runner)
     coord = System("fleetledger through the coordinator", "fleetledger_peer.py", peer=False)
     rows = {s.name: Row(s) for s in [*systems, coord]}
+    rows[coord.name].note = f"{procs} sandboxed workers, one task each; timed by the records' own timestamps"
     for rep in range(reps):
         for system in rotated([*systems, coord], rep):
             folder = runner.folder()

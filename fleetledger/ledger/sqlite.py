@@ -274,8 +274,7 @@ class SQLiteStorage(Storage):
                 cursor = self._conn.execute(Q["read_all"], (after_seq,))
             else:
                 cursor = self._run_cursor(run_id, after_seq)
-            while rows := cursor.fetchmany(2048):
-                yield from map(_row_to_record, rows)
+            yield from map(_row_to_record, cursor)  # row by row: a replay's rows stay in the CPU's cache
 
     def _run_cursor(self, run_id: str, after_seq: int) -> sqlite3.Cursor:
         """A cursor over the run's records after ``after_seq``: by the table's order over the
@@ -312,14 +311,12 @@ class SQLiteStorage(Storage):
                 cursor = self._conn.execute(Q["task_records"], (run_id, ids))
             else:
                 cursor = self._conn.execute(Q["task_records_of_kind"], (run_id, ids, kind))
-            while rows := cursor.fetchmany(2048):
-                yield from map(_row_to_record, rows)
+            yield from map(_row_to_record, cursor)  # row by row: a replay's rows stay in the CPU's cache
 
     def kind_records(self, kind: str, *, containing: str = "") -> Iterator[rec.Record]:
         with self._reading():
             cursor = self._conn.execute(Q["kind_records"], (kind, containing))
-            while rows := cursor.fetchmany(2048):
-                yield from map(_row_to_record, rows)
+            yield from map(_row_to_record, cursor)  # row by row: a replay's rows stay in the CPU's cache
 
     def latest_checkpoint(self, run_id: str) -> rec.Record | None:
         with self._reading():
