@@ -188,13 +188,18 @@ def _num(value: float) -> str:
 def block_steps(runner: Runner, systems: list[System], reps: int, n: int) -> str:
     sky = weather(runner)
     rows = {s.name: Row(s) for s in [FLOOR, *systems]}
+    cpu = {s.name: Row(s) for s in [FLOOR, *systems]}
     for rep in range(reps):
         for system in rotated([FLOOR, *systems], rep):
             result = runner.measure(system, "steps", runner.folder(), n=n)
             _add(rows[system.name], result, lambda r: r["seconds"] / r["steps"] * 1e6)
-    floor = statistics.median(rows[FLOOR.name].values)
-    return table(f"Sequential durable no-op steps ({n} a process, {reps} reps)", "us/step", list(rows.values()),
-                 floor=floor, lower_is_better=True, sky=sky)
+            _add(cpu[system.name], result, lambda r: r["cpu_seconds"] / r["steps"] * 1e6)
+    wall = table(f"Sequential durable no-op steps ({n} a process, {reps} reps)", "us/step", list(rows.values()),
+                 floor=statistics.median(rows[FLOOR.name].values), lower_is_better=True, sky=sky)
+    spent = table("The same steps' CPU (the process's, user + system: the kernel's side of an fsync included)",
+                  "CPU us/step", list(cpu.values()), floor=statistics.median(cpu[FLOOR.name].values),
+                  lower_is_better=True, sky=sky)
+    return f"{wall}\n\n{spent}"
 
 
 def block_resume(runner: Runner, systems: list[System], reps: int, n: int, work_us: int) -> str:

@@ -50,6 +50,25 @@ def not_measured(why: str) -> None:
     sys.exit(NOT_MEASURED)
 
 
+class Timed:
+    """Times a block: ``seconds`` of wall time, ``cpu_seconds`` of this process's CPU (every
+    thread, user and system: the system part includes the kernel's side of each fsync), and
+    ``start``/``end`` in epoch seconds (the fan-out lines up its processes by them)."""
+
+    def __enter__(self) -> "Timed":
+        self.start = time.time()
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self._wall
+        self.cpu_seconds = time.process_time() - self._cpu
+        self.end = self.start + self.seconds
+
+    def fields(self) -> dict[str, float]:
+        return {"seconds": self.seconds, "cpu_seconds": self.cpu_seconds, "start": self.start, "end": self.end}
+
+
 def burn(us: int) -> None:
     """Spends ``us`` microseconds of CPU (a step's own work in the resume workload)."""
     end = time.perf_counter() + us / 1e6

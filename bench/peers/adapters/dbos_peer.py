@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from _common import burn, emit, not_measured, parse
+from _common import Timed, burn, emit, not_measured, parse
 
 from dbos import DBOS, SetWorkflowID
 
@@ -59,12 +59,10 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     if args.workload == "steps":
         launch(folder)
-        start = time.perf_counter()
-        with SetWorkflowID(f"{RUN}-{args.id}"):
+        with Timed() as timed, SetWorkflowID(f"{RUN}-{args.id}"):
             steps_wf(args.n)
-        seconds = time.perf_counter() - start
         DBOS.destroy()
-        emit(seconds=seconds, steps=args.n)
+        emit(**timed.fields(), steps=args.n)
     elif args.workload in ("build", "start"):
         if args.workload == "build":
             os.environ["PEERS_DBOS_STOP_AT_END"] = "1"

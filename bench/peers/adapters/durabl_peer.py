@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from _common import burn, emit, not_measured, parse
+from _common import Timed, burn, emit, not_measured, parse
 
 from durabl import Runtime, Tool, ToolCall, ToolMode, workflow
 
@@ -51,11 +51,9 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     if args.workload in ("steps", "child"):
         with runtime(folder, args.durability) as rt:
-            wall = time.time()
-            start = time.perf_counter()
-            rt.run(steps_wf, {"n": args.n}, run_id=f"{RUN}-{args.id}")
-            seconds = time.perf_counter() - start
-        emit(seconds=seconds, steps=args.n, start=wall, end=wall + seconds)
+            with Timed() as timed:
+                rt.run(steps_wf, {"n": args.n}, run_id=f"{RUN}-{args.id}")
+        emit(**timed.fields(), steps=args.n)
     elif args.workload == "build":
         with runtime(folder, synchronous="OFF") as rt:
             rt.run(steps_wf, {"n": args.n}, run_id=RUN)

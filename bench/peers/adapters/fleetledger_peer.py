@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import emit, not_measured, parse
+from _common import Timed, emit, not_measured, parse
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
@@ -44,16 +44,14 @@ def _step(run: str, task: str, i: int) -> list[NewRecord]:
                       payload={"name": f"s{i}", "input_hash": f"{i:016x}", "result": {"value": f"{i:016x}"}})]
 
 
-def steps(folder: Path, n: int, run: str = RUN) -> tuple[float, float, float]:
-    """N durable steps one after another; returns (seconds, start, end) of the steps alone."""
+def steps(folder: Path, n: int, run: str = RUN) -> Timed:
+    """N durable steps one after another; returns the timing of the steps alone."""
     with open_storage(_url(folder)) as store:
         _lease(store, run, "t")
-        start = time.perf_counter()
-        wall = time.time()
-        for i in range(n):
-            store.append(_step(run, "t", i), now_ms=int(time.time() * 1000))
-        seconds = time.perf_counter() - start
-    return seconds, wall, wall + seconds
+        with Timed() as timed:
+            for i in range(n):
+                store.append(_step(run, "t", i), now_ms=int(time.time() * 1000))
+    return timed
 
 
 def build(folder: Path, n_steps: int) -> int:
@@ -116,11 +114,9 @@ def main() -> None:
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
     if args.workload == "steps":
-        seconds, _, _ = steps(folder, args.n)
-        emit(seconds=seconds, steps=args.n)
+        emit(**steps(folder, args.n).fields(), steps=args.n)
     elif args.workload == "child":
-        seconds, start, end = steps(folder, args.n, run=f"{RUN}-{args.id}")
-        emit(seconds=seconds, steps=args.n, start=start, end=end)
+        emit(**steps(folder, args.n, run=f"{RUN}-{args.id}").fields(), steps=args.n)
     elif args.workload == "coord":
         emit(**coord(folder, args.n, args.procs))
     elif args.workload == "build":

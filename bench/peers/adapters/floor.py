@@ -12,22 +12,21 @@ import sqlite3
 import time
 from pathlib import Path
 
-from _common import emit, not_measured, parse
+from _common import Timed, emit, not_measured, parse
 
 
-def floor(folder: Path, n: int) -> float:
+def floor(folder: Path, n: int) -> Timed:
     conn = sqlite3.connect(folder / "floor.sqlite3", isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
-    start = time.perf_counter()
-    for i in range(n):
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("INSERT INTO t (body) VALUES (?)", (f'{{"name":"s{i}","result":{{"value":"{i:016x}"}}}}',))
-        conn.execute("COMMIT")
-    seconds = time.perf_counter() - start
+    with Timed() as timed:
+        for i in range(n):
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO t (body) VALUES (?)", (f'{{"name":"s{i}","result":{{"value":"{i:016x}"}}}}',))
+            conn.execute("COMMIT")
     conn.close()
-    return seconds
+    return timed
 
 
 def probe(folder: Path, n: int) -> float:
@@ -48,7 +47,7 @@ def main() -> None:
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
     if args.workload == "steps":
-        emit(seconds=floor(folder, args.n), steps=args.n)
+        emit(**floor(folder, args.n).fields(), steps=args.n)
     elif args.workload == "probe":
         emit(seconds=probe(folder, args.n), steps=args.n)
     else:

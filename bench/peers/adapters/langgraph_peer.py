@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TypedDict
 
-from _common import burn, emit, not_measured, parse
+from _common import Timed, burn, emit, not_measured, parse
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
@@ -70,13 +70,11 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     if args.workload in ("steps", "child"):
         graph, conn = app(folder)
-        wall = time.time()
-        start = time.perf_counter()
-        graph.invoke({"i": 0, "n": args.n, "work_us": 0}, config(f"bench-{args.id}", args.n),
-                     durability=mode(args.durability))
-        seconds = time.perf_counter() - start
+        with Timed() as timed:
+            graph.invoke({"i": 0, "n": args.n, "work_us": 0}, config(f"bench-{args.id}", args.n),
+                         durability=mode(args.durability))
         conn.close()
-        emit(seconds=seconds, steps=args.n, start=wall, end=wall + seconds)
+        emit(**timed.fields(), steps=args.n)
     elif args.workload == "start":
         graph, conn = app(folder)
         graph.invoke({"i": 0, "n": args.n, "work_us": args.work_us}, config("bench", args.n), durability=mode(args.durability))
