@@ -20,8 +20,11 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
 from fleetledger import open_storage  # noqa: E402
+from fleetledger.coordinator import Coordinator, RunOptions  # noqa: E402  (imported before any timing, as the peers' are)
+from fleetledger.jobs.synthetic import SyntheticJob  # noqa: E402
 from fleetledger.ledger import NewRecord  # noqa: E402
 from fleetledger.replay import fold  # noqa: E402
+from fleetledger.workspace import Workspace  # noqa: E402
 
 RUN = "bench"
 
@@ -79,17 +82,13 @@ def replay(folder: Path) -> dict[str, float]:
     return {"seconds": seconds, "open_seconds": opened, "records": view.records, "steps": view.steps_done}
 
 
-def _job(n: int, procs: int, work_us: int = 0):  # type: ignore[no-untyped-def]
-    from fleetledger.jobs.synthetic import SyntheticJob
-
+def _job(n: int, procs: int, work_us: int = 0) -> SyntheticJob:
     return SyntheticJob("bench", tasks=procs, steps=max(1, n // procs), work_us=work_us)
 
 
 def coord(folder: Path, n: int, procs: int, work_us: int = 0) -> dict[str, float]:
     """N steps over ``procs`` tasks, one worker process each, through the coordinator; the
     steady part is timed by the records' own timestamps (first assignment to last finish)."""
-    from fleetledger.coordinator import Coordinator, RunOptions
-    from fleetledger.workspace import Workspace
 
     result = Coordinator(_job(n, procs, work_us), Workspace.at(folder),
                          RunOptions(workers=procs, state_interval_s=1.0)).run()
