@@ -18,7 +18,7 @@ import hashlib
 import os
 import secrets
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ... import errors, fsutil
@@ -122,10 +122,10 @@ def apply_patch(workspace: Workspace, finding: str, *, policy: Policy, clock: Ca
                         payload={"action": "write", "target": str(path)})
             raise EffectDenied(f"writing {path} denied: {decision.rule}; allow it in your policy's write list "
                                "(e.g. \"$TARGET/**\") to apply patches", key=effect_key(finding))
-        _check_file(path, proposal, validation)  # before the intent: a changed file records nothing
+        _check_file(path, proposal, validation, target)  # before the intent: a changed file records nothing
 
         def do(key: str) -> dict[str, Any]:
-            data = _check_file(path, proposal, validation)
+            data = _check_file(path, proposal, validation, target)
             before = hashlib.sha256(data).hexdigest()
             if before == validation["patched_sha256"]:
                 return {"file": proposal.path, "sha256": before, "before_sha256": before, "changed": False}
@@ -152,12 +152,24 @@ def apply_patch(workspace: Workspace, finding: str, *, policy: Policy, clock: Ca
                                key=effect_key(finding)) from exc
 
 
-def _check_file(path: Path, proposal: Proposal, validation: dict[str, Any]) -> bytes:
-    """The file's bytes when they are the patch's base or its validated result.
+def _check_file(path: Path, proposal: Proposal, validation: dict[str, Any], target: Path) -> bytes:
+    """The file's bytes when they are the patch's base or its validated result, and the file
+    is where the scan found it: inside the scanned tree, through no link. A folder on its way
+    replaced by a link since the scan (``pkg -> /elsewhere``), or a path that leaves the tree
+    (absolute, ``..``), would make the write land outside the repository, which the policy's
+    ``$TARGET/**`` pattern, a plain string match, cannot see.
 
     Raises:
-        FileChangedSinceScan: they are neither (or the file is gone, or is a link).
+        FileChangedSinceScan: they are neither (or the file is gone, is a link, is reached
+            through a link, or lies outside the scanned tree).
     """
+    relative = PurePosixPath(proposal.path)
+    if not relative.parts or relative.is_absolute() or ".." in relative.parts:
+        raise FileChangedSinceScan(f"{proposal.path!r} is not a path inside the scanned tree; nothing written")
+    root = target.resolve()
+    if os.path.realpath(path) != str(root.joinpath(*relative.parts)):
+        raise FileChangedSinceScan(f"{path} is reached through a link (a folder on its way was replaced since the "
+                                   "scan?) or lies outside the scanned tree; nothing written")
     if path.is_symlink() or not path.is_file():
         raise FileChangedSinceScan(f"{path} is no longer a regular file; nothing written")
     data = path.read_bytes()
