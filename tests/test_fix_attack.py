@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from e2e import count, run_cli
+from test_models import keys, serve  # noqa: F401 - the fake model endpoints and their keys
 
 VIEWS = '''\
 import yaml
@@ -46,3 +47,53 @@ def test_patch_apply_refuses_a_file_reached_through_a_folder_replaced_by_a_link(
     assert refused.returncode == 75 and "link" in refused.stderr, refused.stderr
     assert (outside / "views.py").read_text() == VIEWS, "nothing is written outside the repository"
     assert count(ws, "effect.intent", f"patch-apply:{fid}") == 0
+
+
+def _model_scan(serve, tmp_path: Path, diff: str) -> list[dict]:
+    """A scan with --fix and a paid model whose every fix answer is ``diff``: the findings."""
+    from test_fix_models import VIEWS as PICKLED, is_fix, patch_answer
+    from test_models import MODELS, model_config, success, verdict
+
+    from fleetledger.coordinator import Coordinator, RunOptions
+    from fleetledger.jobs.scan.job import ScanJob
+    from fleetledger.policy import Policy
+    from fleetledger.workspace import Workspace
+
+    api = serve("openai", lambda asked: patch_answer("openai", {"diff": diff, "rationale": "json is plain data"})
+                if is_fix(asked) else success("openai", verdict(cwe=502)))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "views.py").write_text(PICKLED)
+    spec = f"openai:{MODELS['openai']}"
+    job = ScanJob(repo, workspace=tmp_path / "ws", argv=["fleetledger", "scan", str(repo), "--model", spec, "--fix"],
+                  model=spec, fix=True)
+    result = Coordinator(job, Workspace.at(tmp_path / "ws"), RunOptions(workers=1, sandbox="bubblewrap"),
+                         policy=Policy(models=("offline", "openai")), model_config=model_config(api)).run()
+    assert result.exit_code == 0, result.message
+    shown = json.loads((tmp_path / "ws" / "findings.json").read_text())["findings"]
+    return [f for f in shown if f["fix"]["proposal"]["author"].startswith("model:")
+            and f["candidate"]["rule_id"] == "FLT-deserialization"]
+
+
+def test_a_models_patch_naming_another_file_is_not_exported(serve, tmp_path: Path) -> None:
+    from test_fix_models import DIFF
+
+    # the hunks fit views.py, the headers name a file outside the repository: `git apply` or
+    # `patch -p1` of the exported diff would write there, not where the patch was validated
+    hostile = DIFF.replace("a/views.py", "a/../../home/user/.bashrc").replace("b/views.py", "b/../../home/user/.bashrc")
+    (pickled,) = _model_scan(serve, tmp_path, hostile)
+    check = pickled["fix"]["validation"]
+    assert not check["ok"] and "names another file" in check["reason"], check
+    assert not (tmp_path / "ws" / "patches" / f"{pickled['candidate']['id']}.diff").exists()
+
+
+def test_a_models_patch_is_exported_as_the_change_it_makes_to_the_findings_file(serve, tmp_path: Path) -> None:
+    from test_fix_models import DIFF
+
+    # a sloppy but applicable diff (no headers, hunk counts wrong, a trailing note) is recorded,
+    # validated and exported in the form `unified_diff` writes: headers naming views.py only
+    body = DIFF.split("\n", 2)[2].replace("@@ -1,4 +1,4 @@", "@@ -1,9 +1,9 @@") + "some trailing note\n"
+    (pickled,) = _model_scan(serve, tmp_path, body)
+    assert pickled["fix"]["validation"]["ok"], pickled["fix"]
+    exported = (tmp_path / "ws" / "patches" / f"{pickled['candidate']['id']}.diff").read_text()
+    assert exported == DIFF

@@ -135,6 +135,7 @@ def _ask_model(ctx: TaskContext, key: str, candidate: Candidate, root: Path, mod
     from ...models import request_to_json
     from ...models.passes import build_fix_prompt
     from .fixes.propose import decode
+    from .fixes.text import canonical_diff
     from .shapes import ModelRequest
 
     data = (root / candidate.path).read_bytes()
@@ -151,6 +152,11 @@ def _ask_model(ctx: TaskContext, key: str, candidate: Candidate, root: Path, mod
     answer = ctx.ask_model(key, request_to_json(request))
     diff = (answer.get("signals") or {}).get("diff") or None
     rationale = answer.get("rationale", "")
+    if diff:  # recorded as the change it makes to this file alone; else as given, for validation to refuse
+        try:
+            diff = canonical_diff(candidate.path, text, diff) or None
+        except ValueError:
+            pass
     return Proposal(finding=candidate.id, path=candidate.path, base_sha256=planned, encoding=encoding, author=author,
                     rationale=rationale if diff else f"no safe rewrite known: {rationale}", diff=diff).to_json()
 

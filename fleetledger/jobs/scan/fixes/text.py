@@ -222,3 +222,47 @@ def _same(have: str, want: str) -> bool:
     if have == want:
         return True
     return want.endswith("\n") and have.endswith("\n") and have[:-1] == want[:-1]
+
+
+def header_paths(diff: str) -> list[str]:
+    """The file names a diff's headers give (``--- a/PATH``, ``+++ b/PATH``, ``diff --git a/X
+    b/Y``), the ``a/``/``b/`` prefix and a tab-separated timestamp left off; lines inside a
+    hunk (as many as its header counts) are not headers."""
+    names: list[str] = []
+    left = 0  # body lines of the current hunk still to come (old and new counted apart)
+    right = 0
+    for line in diff.split("\n"):
+        match = _HUNK.match(line)
+        if match:
+            left = int(match.group(2) or 1)
+            right = int(match.group(4) or 1)
+            continue
+        if left > 0 or right > 0:
+            tag = line[:1]
+            left -= tag in (" ", "-")
+            right -= tag in (" ", "+")
+            continue
+        if line.startswith(("--- ", "+++ ")):
+            name = line[4:].split("\t")[0].strip()
+            names.append(name[2:] if name.startswith(("a/", "b/")) else name)
+        elif line.startswith("diff --git "):
+            names += [n[2:] if n.startswith(("a/", "b/")) else n for n in line[11:].split()]
+    return names
+
+
+def canonical_diff(path: str, before: str, diff: str) -> str:
+    """Returns the diff as ``unified_diff`` writes it for ``path``: what applying ``diff`` to
+    ``before`` changes, and nothing else, under headers naming ``path`` only. A diff written by
+    someone else (a model) is exported and applied in this form, so the file it names and the
+    change it carries are the ones validated.
+
+    Raises:
+        ValueError: a header names another file (or ``/dev/null``), or the diff has no hunk.
+        DiffDoesNotApply: its hunks are not in ``before``.
+    """
+    others = sorted({name for name in header_paths(diff) if name != path})
+    if others:
+        raise ValueError(f"the diff names another file than {path}: {', '.join(others)[:200]}")
+    if not any(_HUNK.match(line) for line in diff.split("\n")):
+        raise ValueError("the diff has no hunk")
+    return unified_diff(path, before, apply_diff(before, diff))

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..shapes import Candidate, FileReport
 from .propose import Proposal, decode, encode
-from .text import DiffDoesNotApply, apply_diff
+from .text import DiffDoesNotApply, apply_diff, header_paths
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,6 +102,10 @@ def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: 
 
     if hashlib.sha256(data).hexdigest() != proposal.base_sha256:
         return Validation(ok=False, applies=False, reason="the file is not the one the patch was made against")
+    others = sorted({name for name in header_paths(proposal.diff or "") if name != proposal.path})
+    if others:  # exported as it is, it would change another file than the one checked here
+        return Validation(ok=False, applies=False, reason=f"the patch names another file than {proposal.path}: "
+                                                          f"{', '.join(others)[:200]}")
     try:
         after = patched_bytes(proposal, data)
     except (DiffDoesNotApply, ValueError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
