@@ -97,3 +97,21 @@ def test_a_models_patch_is_exported_as_the_change_it_makes_to_the_findings_file(
     assert pickled["fix"]["validation"]["ok"], pickled["fix"]
     exported = (tmp_path / "ws" / "patches" / f"{pickled['candidate']['id']}.diff").read_text()
     assert exported == DIFF
+
+
+def test_the_repositorys_tests_never_run_unconfined(tmp_path: Path) -> None:
+    repo, ws, marker = tmp_path / "repo", tmp_path / "ws", tmp_path / "ran-on-the-host"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "views.py").write_text(VIEWS)
+    # a hostile conftest.py: under --sandbox none it would run on the host, the user's files in reach
+    (repo / "tests" / "conftest.py").write_text(f"open({str(marker)!r}, 'w').write('pwned')\n")
+    (repo / "tests" / "test_views.py").write_text("def test_nothing():\n    pass\n")
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[policy]\ntools = ["bandit", "analyst", "brief", "pytest"]\n')
+    done = run_cli("scan", str(repo), "--workspace", str(ws), "--workers", "1", "--fix", "--no-progress",
+                   "--sandbox", "none", "--policy", str(policy))
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists(), "the repository's code ran outside a sandbox"
+    checks = [f["fix"]["validation"] for f in json.loads((ws / "findings.json").read_text())["findings"]
+              if f["fix"]["proposal"]["diff"]]
+    assert checks and all(c["tests"].startswith("not run: the workers run without a sandbox") for c in checks), checks

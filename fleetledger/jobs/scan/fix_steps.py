@@ -68,6 +68,7 @@ def run_fix(ctx: TaskContext) -> dict[str, Any]:
     model = ctx.context.get("model", "offline")
     remote = not parse_spec(model).runs_locally
     run_tests = bool(ctx.context.get("run_tests"))
+    not_run = ctx.context.get("tests_not_run")  # why the policy's pytest is not honoured (no sandbox)
 
     def one(item: dict[str, Any]) -> None:
         candidate = Candidate.from_json(item["candidate"])
@@ -115,7 +116,8 @@ def run_fix(ctx: TaskContext) -> dict[str, Any]:
             with tempfile.TemporaryDirectory(prefix="fleetledger-fix-") as scratch:
                 result = validate(Proposal.from_json(proposal), candidate, data, scratch=Path(scratch),
                                   context=context,
-                                  tests=(lambda after: _tests(root, candidate.path, after)) if run_tests else None)
+                                  tests=(lambda after: _tests(root, candidate.path, after)) if run_tests
+                                  else (lambda after: not_run) if not_run else None)
             return {"finding": candidate.id, **result.to_json()}
 
         name, inputs = check_step(proposal, run_tests)
