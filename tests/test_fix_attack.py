@@ -3,8 +3,11 @@ user. Each test is a regression test of a defect found and fixed."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
+
+import pytest
 
 from e2e import count, run_cli
 from test_models import keys, serve  # noqa: F401 - the fake model endpoints and their keys
@@ -115,3 +118,42 @@ def test_the_repositorys_tests_never_run_unconfined(tmp_path: Path) -> None:
     checks = [f["fix"]["validation"] for f in json.loads((ws / "findings.json").read_text())["findings"]
               if f["fix"]["proposal"]["diff"]]
     assert checks and all(c["tests"].startswith("not run: the workers run without a sandbox") for c in checks), checks
+
+
+EVAL_VIEW = '''\
+from flask import Flask, request
+
+app = Flask(__name__)
+
+
+@app.route("/x")
+def x():
+    return eval(request.args["d"])
+'''
+
+
+@pytest.mark.parametrize("disguise", [
+    '    return getattr(__builtins__, "ev" + "al")(request.args["d"])',
+    '    return __builtins__.__dict__["eval"](request.args["d"])',
+    '    import functools\n    return functools.partial(eval)(request.args["d"])',
+    '    return list(map(eval, [request.args["d"]]))[0]',
+])
+def test_a_patch_that_hides_the_sink_from_the_re_scan_is_not_validated(tmp_path: Path, disguise: str) -> None:
+    from fleetledger.jobs.scan.detect import detect_file
+    from fleetledger.jobs.scan.fixes import Proposal, validate
+    from fleetledger.jobs.scan.fixes.text import unified_diff
+
+    (tmp_path / "views.py").write_text(EVAL_VIEW)
+    (finding,) = [c for c in detect_file(tmp_path, "views.py").candidates if c.rule_id == "FLT-code"]
+    after = EVAL_VIEW.replace('    return eval(request.args["d"])', disguise)
+    proposal = Proposal(finding=finding.id, path="views.py", base_sha256=hashlib.sha256(EVAL_VIEW.encode()).hexdigest(),
+                        author="model:openai:x", rationale="eval is gone", diff=unified_diff("views.py", EVAL_VIEW, after))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    check = validate(proposal, finding, EVAL_VIEW.encode(), scratch=scratch)
+    assert not check.ok and "a re-scan cannot follow" in check.reason, check
+    # a real fix of the same finding still passes
+    safe = EVAL_VIEW.replace("from flask", "import ast\nfrom flask").replace("return eval(", "return ast.literal_eval(")
+    fixed = validate(Proposal(**{**proposal.__dict__, "diff": unified_diff("views.py", EVAL_VIEW, safe)}), finding,
+                     EVAL_VIEW.encode(), scratch=tmp_path / "scratch2")
+    assert fixed.ok, fixed

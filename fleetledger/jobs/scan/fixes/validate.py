@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..shapes import Candidate, FileReport
-from .propose import Proposal, decode, encode
+from .propose import Proposal, decode, encode, site_of
 from .text import DiffDoesNotApply, apply_diff, header_paths
 
 
@@ -116,6 +116,14 @@ def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: 
     except (SyntaxError, ValueError) as exc:
         return Validation(ok=False, applies=True, parses=False, patched_sha256=sha,
                           reason=f"the patched file does not parse: {exc}")
+    hidden = _opaque(decode(after)[0]) - _opaque(decode(data)[0])
+    sink = (site_of(candidate).api or "").rsplit(".", 1)[-1]
+    if sink.isidentifier() and _uncalled(decode(after)[0], sink) > _uncalled(decode(data)[0], sink):
+        hidden["the sink's function passed as a value"] += 1  # map(eval, [x]), functools.partial(eval)
+    if hidden:  # e.g. eval(x) -> getattr(__builtins__, "ev" + "al")(x): the sink is still there, unseen
+        return Validation(ok=False, applies=True, parses=True, patched_sha256=sha,
+                          reason=f"the patch adds code whose calls a re-scan cannot follow ({', '.join(sorted(hidden))}), "
+                                 "so that it clears the finding cannot be shown")
     reports = []
     for side, content in (("before", data), ("after", after)):
         root = scratch / side
@@ -164,3 +172,48 @@ def _counts(report: FileReport) -> Counter[tuple[str, str]]:
     for c in report.candidates:
         counts[(c.rule_id, c.scope)] += 1
     return counts
+
+
+OPAQUE_CALLS = frozenset({"getattr", "setattr", "__import__", "eval", "exec", "compile", "globals", "locals", "vars"})
+"""Built-in functions (called by name) that name what they call, import or run with a value, so
+a static re-scan cannot tell what runs: a patch must not add one (a sink moved behind one would
+look cleared)."""
+OPAQUE_METHODS = frozenset({"import_module", "methodcaller", "attrgetter", "reload"})
+"""The same, called as ``module.function`` (``importlib.import_module``, ``operator.methodcaller``)."""
+OPAQUE_NAMES = frozenset({"__builtins__", "builtins", "__dict__", "__getattribute__", "__globals__", "importlib"})
+"""Names through which a call hides what it calls (``__builtins__.__dict__["eval"]``)."""
+
+
+def _opaque(text: str) -> Counter[str]:
+    """How many times the text's code calls each of ``OPAQUE_CALLS`` and ``OPAQUE_METHODS`` and uses ``OPAQUE_NAMES``
+    (read or imported); a text that does not parse counts nothing."""
+    found: Counter[str] = Counter()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return found
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in OPAQUE_CALLS:
+                found[f"{func.id}()"] += 1
+            elif isinstance(func, ast.Attribute) and func.attr in OPAQUE_METHODS:
+                found[f"{func.attr}()"] += 1
+        elif isinstance(node, ast.Name) and node.id in OPAQUE_NAMES:
+            found[node.id] += 1
+        elif isinstance(node, ast.Attribute) and node.attr in OPAQUE_NAMES:
+            found[node.attr] += 1
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found.update(m.split(".")[0] for m in modules if m.split(".")[0] in OPAQUE_NAMES)
+    return found
+
+
+def _uncalled(text: str, name: str) -> int:
+    """How many times the text names ``name`` (a name, an attribute, an imported name) other
+    than as the function of a call: the sink's function handed to code that calls it later."""
+    tree = ast.parse(text)
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    return sum(1 for node in ast.walk(tree) if id(node) not in called and (
+        isinstance(node, ast.Name) and node.id == name or isinstance(node, ast.Attribute) and node.attr == name
+        or isinstance(node, ast.alias) and node.name.rsplit(".", 1)[-1] == name))
