@@ -52,7 +52,7 @@ def test_patch_apply_refuses_a_file_reached_through_a_folder_replaced_by_a_link(
     assert count(ws, "effect.intent", f"patch-apply:{fid}") == 0
 
 
-def _model_scan(serve, tmp_path: Path, diff: str) -> list[dict]:
+def _model_scan(serve, tmp_path: Path, diff: str, rationale: str = "json is plain data") -> list[dict]:
     """A scan with --fix and a paid model whose every fix answer is ``diff``: the findings."""
     from test_fix_models import VIEWS as PICKLED, is_fix, patch_answer
     from test_models import MODELS, model_config, success, verdict
@@ -62,7 +62,7 @@ def _model_scan(serve, tmp_path: Path, diff: str) -> list[dict]:
     from fleetledger.policy import Policy
     from fleetledger.workspace import Workspace
 
-    api = serve("openai", lambda asked: patch_answer("openai", {"diff": diff, "rationale": "json is plain data"})
+    api = serve("openai", lambda asked: patch_answer("openai", {"diff": diff, "rationale": rationale})
                 if is_fix(asked) else success("openai", verdict(cwe=502)))
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -157,3 +157,49 @@ def test_a_patch_that_hides_the_sink_from_the_re_scan_is_not_validated(tmp_path:
     fixed = validate(Proposal(**{**proposal.__dict__, "diff": unified_diff("views.py", EVAL_VIEW, safe)}), finding,
                      EVAL_VIEW.encode(), scratch=tmp_path / "scratch2")
     assert fixed.ok, fixed
+
+
+def test_escape_sequences_in_a_models_rationale_reach_no_report_or_terminal(serve, tmp_path: Path) -> None:
+    from test_fix_models import DIFF
+
+    hostile = "fine\x1b]0;owned\x07\x1b[2J\u202e evil"
+    (pickled,) = _model_scan(serve, tmp_path, DIFF, rationale=hostile)
+    assert pickled["fix"]["validation"]["ok"]
+    ws = tmp_path / "ws"
+    assert "\x1b" not in (ws / "findings.md").read_text() and "\u202e" not in (ws / "findings.md").read_text()
+    audit = run_cli("audit", "views.py", "--workspace", str(ws))
+    assert audit.returncode == 0 and "fine" in audit.stdout, audit.stderr
+    assert "\x1b" not in audit.stdout and "\u202e" not in audit.stdout
+    assert run_cli("report", "--html", "--workspace", str(ws)).returncode == 0
+    assert "\x1b" not in (ws / "report.html").read_text()
+
+
+def test_patch_apply_refuses_a_patch_whose_records_were_edited(tmp_path: Path) -> None:
+    import sqlite3
+
+    from fleetledger.jobs.scan.fixes import Proposal
+    from fleetledger.jobs.scan.fixes.validate import patched_bytes
+
+    repo, ws, fid = _scan_package(tmp_path)
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[policy]\nwrite = ["$WORKSPACE/**", "$TARGET/**"]\n')
+    # someone who can write the ledger file edits the recorded patch and its validated hash (no re-chaining)
+    db = sqlite3.connect(ws / "ledger.sqlite3")
+    db.execute("DROP TRIGGER records_no_update")
+    done = {json.loads(p)["name"]: (seq, json.loads(p)) for seq, p in
+            db.execute("SELECT seq, payload FROM records WHERE kind = 'step.done'") if "name" in json.loads(p)}
+    seq, proposal = done[f"fix:{fid}"]
+    proposal["result"]["diff"] = proposal["result"]["diff"].replace(
+        "safe_load(request.data))", "safe_load(request.data)) or __import__('os').system('id')")
+    forged = patched_bytes(Proposal.from_json(proposal["result"]), VIEWS.encode())
+    db.execute("UPDATE records SET payload = ? WHERE seq = ?", (json.dumps(proposal), seq))
+    seq, check = done[f"fix-check:{fid}"]
+    check["result"]["patched_sha256"] = hashlib.sha256(forged).hexdigest()
+    db.execute("UPDATE records SET payload = ? WHERE seq = ?", (json.dumps(check), seq))
+    db.commit()
+    db.close()
+    run_cli("approve", "--workspace", str(ws), "--effect", f"patch-apply:{fid}", "--reason", "ok")
+    refused = run_cli("patch", "apply", fid, "--workspace", str(ws), "--policy", str(policy))
+    assert refused.returncode != 0 and "edited" in refused.stderr, (refused.returncode, refused.stderr)
+    assert (repo / "pkg" / "views.py").read_text() == VIEWS
+    assert count(ws, "effect.intent", f"patch-apply:{fid}") == 0

@@ -93,6 +93,8 @@ def apply_patch(workspace: Workspace, finding: str, *, policy: Policy, clock: Ca
         FileChangedSinceScan: the file changed since the scan (nothing written).
         EffectDenied: the policy does not allow writing the file, or no approval covers it
             (the denial is recorded; ``fleetledger approve --effect patch-apply:FINDING``).
+        LedgerDamagedError: a record of the run was edited, or its history contradicts its
+            signed head (nothing appended).
         EffectUncertain, RunLockedError, NoRunError: as ``effects.perform`` and the lock.
     """
     from ...effects import EffectDenied, perform
@@ -101,6 +103,7 @@ def apply_patch(workspace: Workspace, finding: str, *, policy: Policy, clock: Ca
 
     with workspace.lock(f"patch-{secrets.token_hex(2)}"), open_storage(workspace.ledger_url) as storage:
         view = load_view(storage, current_run_id(workspace, storage))
+        _refuse_an_edited_run(storage, view, workspace)
         fix = fixes(RunReader(storage, view)).get(finding)
         if fix is None or not fix["proposal"].get("diff") or not (fix.get("validation") or {}).get("ok"):
             why = ("it has none" if fix is None else fix["proposal"]["rationale"] if not fix["proposal"].get("diff")
@@ -150,6 +153,28 @@ def apply_patch(workspace: Workspace, finding: str, *, policy: Policy, clock: Ca
             raise EffectDenied(f"applying the patch for {finding} needs your approval: read patches/{finding}.diff, "
                                f"then `fleetledger approve --effect {effect_key(finding)} --reason WHY` ({exc})",
                                key=effect_key(finding)) from exc
+
+
+def _refuse_an_edited_run(storage: Any, view: RunView, workspace: Workspace) -> None:
+    """Refuses a run whose records were edited (a record's hash or its link to the one before
+    does not match) or rewritten against its signed head: the patch, its validation and the
+    approvals are read from them, so an edited diff would be written to the user's tree.
+
+    Raises:
+        LedgerDamagedError: what ``fleetledger verify`` would report as an edited record, or a
+            history that contradicts the run's head; nothing is appended.
+    """
+    from ...heads import refuse_if_contradicted
+    from ...ledger.records import GENESIS_HASH, expected_hash
+
+    prev = GENESIS_HASH
+    for record in storage.read(view.run_id):
+        if record.prev_hash != prev or expected_hash(record) != record.hash:
+            raise errors.LedgerDamagedError(
+                f"run {view.run_id}: record {record.seq} was edited (its hash or its link does not match); no patch "
+                "is applied from an edited history. Nothing was appended; `fleetledger verify` shows what differs")
+        prev = record.hash
+    refuse_if_contradicted(storage, view.run_id, view.last_seq, workspace.state_path)
 
 
 def _check_file(path: Path, proposal: Proposal, validation: dict[str, Any], target: Path) -> bytes:
