@@ -203,3 +203,21 @@ def test_patch_apply_refuses_a_patch_whose_records_were_edited(tmp_path: Path) -
     assert refused.returncode != 0 and "edited" in refused.stderr, (refused.returncode, refused.stderr)
     assert (repo / "pkg" / "views.py").read_text() == VIEWS
     assert count(ws, "effect.intent", f"patch-apply:{fid}") == 0
+
+
+@pytest.mark.parametrize("odd", ["x = 1 \x0c\n", "# a\u2028b\n", "S = 'a\x85b'\n", "\x0c\n"])
+def test_a_line_break_python_does_not_count_does_not_move_the_patch(tmp_path: Path, odd: str) -> None:
+    """``str.splitlines`` breaks at form feeds, ``\\x85``, ``\\u2028``; the parser does not."""
+    from fleetledger.jobs.scan.detect import detect_file
+    from fleetledger.jobs.scan.fixes import propose, validate
+    from fleetledger.jobs.scan.fixes.validate import patched_bytes
+
+    text = VIEWS.replace("app = Flask", odd + "app = Flask")
+    (tmp_path / "views.py").write_text(text)
+    (finding,) = [c for c in detect_file(tmp_path, "views.py").candidates if c.rule_id == "FLT-deserialization"]
+    proposal = propose(finding, text.encode())
+    assert proposal.diff is not None, proposal.rationale
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    assert validate(proposal, finding, text.encode(), scratch=scratch).ok
+    assert patched_bytes(proposal, text.encode()).decode() == text.replace("yaml.load(", "yaml.safe_load(")

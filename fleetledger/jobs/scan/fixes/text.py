@@ -14,6 +14,16 @@ import re
 from dataclasses import dataclass
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """The text's lines as Python's parser counts them, each with its ending (``\n``, ``\r\n``
+    or ``\r``). ``str.splitlines`` also breaks at form feeds, ``\x85``, ``\u2028``..., which
+    the parser does not, so a line number after one would name the wrong line."""
+    return _LINE.findall(text)
+
+
 class DiffDoesNotApply(ValueError):
     """A diff's context is not in the text it is applied to (the file changed since the patch
     was made); nothing was changed."""
@@ -41,7 +51,7 @@ class Source:
     def __init__(self, text: str) -> None:
         self.text = text
         self.tree = ast.parse(text)
-        self.lines = text.splitlines(keepends=True)
+        self.lines = split_lines(text)
         self._starts = [0]
         for line in self.lines:
             self._starts.append(self._starts[-1] + len(line))
@@ -141,7 +151,7 @@ class Source:
 def unified_diff(path: str, before: str, after: str) -> str:
     """Returns a unified diff (``a/PATH`` -> ``b/PATH``, 3 lines of context) of two texts; each
     line keeps its own ending, so a CRLF file's diff carries its CRs."""
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+    lines = difflib.unified_diff(split_lines(before), split_lines(after),
                                  fromfile=f"a/{path}", tofile=f"b/{path}", n=3)
     out = []
     for line in lines:
@@ -169,7 +179,7 @@ def apply_diff(before: str, diff: str) -> str:
     Raises:
         DiffDoesNotApply: a hunk's old lines are not in the text (the file changed).
     """
-    lines = before.splitlines(keepends=True)
+    lines = split_lines(before)
     hunks: list[tuple[int, list[str], list[str]]] = []
     current: tuple[int, list[str], list[str]] | None = None
     raw = diff.split("\n")
