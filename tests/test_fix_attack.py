@@ -221,3 +221,18 @@ def test_a_line_break_python_does_not_count_does_not_move_the_patch(tmp_path: Pa
     scratch.mkdir()
     assert validate(proposal, finding, text.encode(), scratch=scratch).ok
     assert patched_bytes(proposal, text.encode()).decode() == text.replace("yaml.load(", "yaml.safe_load(")
+
+
+def test_validation_writes_nothing_outside_its_scratch_folder(tmp_path: Path) -> None:
+    from fleetledger.jobs.scan.detect import detect_file
+    from fleetledger.jobs.scan.fixes import propose, validate
+
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "views.py").write_text(VIEWS)
+    (finding,) = [c for c in detect_file(tmp_path / "repo", "views.py").candidates if c.rule_id == "FLT-deserialization"]
+    proposal = propose(finding, VIEWS.encode())
+    scratch = tmp_path / "work" / "scratch"
+    scratch.mkdir(parents=True)
+    check = validate(proposal, finding, VIEWS.encode(), scratch=scratch, context={"../../escaped.py": b"x = 1\n"})
+    assert not (tmp_path / "work" / "escaped.py").exists() and not (tmp_path / "escaped.py").exists()
+    assert not check.ok and "not a path inside" in check.reason

@@ -13,7 +13,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..shapes import Candidate, FileReport
@@ -128,6 +128,9 @@ def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: 
     for side, content in (("before", data), ("after", after)):
         root = scratch / side
         for path, other in {**(context or {}), proposal.path: content}.items():
+            if not _inside(path):  # never written outside the scratch folder, whatever a record says
+                return Validation(ok=False, applies=True, parses=True, patched_sha256=sha,
+                                  reason=f"{path!r} is not a path inside the repository")
             target = root / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(other)
@@ -217,3 +220,9 @@ def _uncalled(text: str, name: str) -> int:
     return sum(1 for node in ast.walk(tree) if id(node) not in called and (
         isinstance(node, ast.Name) and node.id == name or isinstance(node, ast.Attribute) and node.attr == name
         or isinstance(node, ast.alias) and node.name.rsplit(".", 1)[-1] == name))
+
+
+def _inside(path: str) -> bool:
+    """True for a relative path that stays below the folder it is joined to (no ``..``)."""
+    parts = PurePosixPath(path).parts
+    return bool(parts) and not PurePosixPath(path).is_absolute() and ".." not in parts
