@@ -236,3 +236,43 @@ def test_validation_writes_nothing_outside_its_scratch_folder(tmp_path: Path) ->
     check = validate(proposal, finding, VIEWS.encode(), scratch=scratch, context={"../../escaped.py": b"x = 1\n"})
     assert not (tmp_path / "work" / "escaped.py").exists() and not (tmp_path / "escaped.py").exists()
     assert not check.ok and "not a path inside" in check.reason
+
+
+PROBE = '''\
+import atexit, os, sys
+
+
+def _probe():
+    parent, seen = os.getppid(), []
+    for fd in os.listdir(f"/proc/{parent}/fd"):
+        try:
+            open(f"/proc/{parent}/fd/{fd}", "w").close()
+            seen.append(f"wrote-to-worker-fd-{fd}")
+        except OSError:
+            pass
+    seen.append("stdin=" + os.readlink("/proc/self/fd/0"))
+    sys.stdout.write(" ".join(seen) + "\\n")
+    sys.stdout.flush()
+
+
+atexit.register(_probe)
+'''
+
+
+def test_the_repositorys_tests_cannot_reach_the_workers_pipes(tmp_path: Path) -> None:
+    """The suite runs as the worker's user; through the worker's stdin or ``/proc/PPID/fd`` it
+    could read its commands or write records in its name (a forged passing validation)."""
+    repo, ws = tmp_path / "repo", tmp_path / "ws"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "views.py").write_text(VIEWS)
+    (repo / "tests" / "conftest.py").write_text(PROBE)
+    (repo / "tests" / "test_views.py").write_text("def test_nothing():\n    pass\n")
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[policy]\ntools = ["bandit", "analyst", "brief", "pytest"]\n')
+    done = run_cli("scan", str(repo), "--workspace", str(ws), "--workers", "1", "--fix", "--no-progress",
+                   "--policy", str(policy))
+    assert done.returncode == 0, done.stderr
+    (check,) = [f["fix"]["validation"] for f in json.loads((ws / "findings.json").read_text())["findings"]
+                if f["fix"]["proposal"]["diff"]]
+    assert check["tests"].startswith("passed") and "stdin=/dev/null" in check["tests"], check
+    assert "wrote-to-worker-fd" not in check["tests"], check
