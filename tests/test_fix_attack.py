@@ -276,3 +276,14 @@ def test_the_repositorys_tests_cannot_reach_the_workers_pipes(tmp_path: Path) ->
                 if f["fix"]["proposal"]["diff"]]
     assert check["tests"].startswith("passed") and "stdin=/dev/null" in check["tests"], check
     assert "wrote-to-worker-fd" not in check["tests"], check
+
+
+def test_a_finding_id_from_a_taken_over_worker_names_no_file_outside_the_workspace() -> None:
+    from types import SimpleNamespace
+
+    from fleetledger.jobs.scan.fix_export import patch_files
+
+    fix = {"proposal": {"diff": "--- a/x.py\n+++ b/x.py\n"}, "validation": {"ok": True}}
+    found = [SimpleNamespace(candidate=SimpleNamespace(id=i), validated_fix=fix)
+             for i in ("0123456789abcdef", "../../../../home/user/.bashrc", "/etc/cron.d/x")]
+    assert list(patch_files(found)) == ["patches/0123456789abcdef.diff"]
