@@ -287,3 +287,24 @@ def test_a_finding_id_from_a_taken_over_worker_names_no_file_outside_the_workspa
     found = [SimpleNamespace(candidate=SimpleNamespace(id=i), validated_fix=fix)
              for i in ("0123456789abcdef", "../../../../home/user/.bashrc", "/etc/cron.d/x")]
     assert list(patch_files(found)) == ["patches/0123456789abcdef.diff"]
+
+
+def test_a_patch_that_moves_the_sink_into_another_module_of_the_repository_is_not_validated(tmp_path: Path) -> None:
+    from fleetledger.jobs.scan.detect import detect_file
+    from fleetledger.jobs.scan.fix_steps import _local
+    from fleetledger.jobs.scan.fixes import Proposal, validate
+    from fleetledger.jobs.scan.fixes.text import unified_diff
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "views.py").write_text(VIEWS)
+    (repo / "util.py").write_text("import yaml\n\n\ndef parse(data):\n    return yaml.load(data)\n")
+    (repo / "html").mkdir()  # templates: no package, does not shadow the standard html module
+    (finding,) = [c for c in detect_file(repo, "views.py").candidates if c.rule_id == "FLT-deserialization"]
+    after = VIEWS.replace("import yaml\n", "import yaml\nfrom util import parse\n").replace("yaml.load(", "parse(")
+    proposal = Proposal(finding=finding.id, path="views.py", base_sha256=hashlib.sha256(VIEWS.encode()).hexdigest(),
+                        author="model:openai:x", rationale="moved", diff=unified_diff("views.py", VIEWS, after))
+    (tmp_path / "s").mkdir()
+    check = validate(proposal, finding, VIEWS.encode(), scratch=tmp_path / "s", local=lambda m: _local(repo, m))
+    assert not check.ok and "imports the repository's own util" in check.reason, check
+    assert not _local(repo, "html") and not _local(repo, "json") and _local(repo, "util.x")

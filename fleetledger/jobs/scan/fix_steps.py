@@ -115,7 +115,7 @@ def run_fix(ctx: TaskContext) -> dict[str, Any]:
                         continue
             with tempfile.TemporaryDirectory(prefix="fleetledger-fix-") as scratch:
                 result = validate(Proposal.from_json(proposal), candidate, data, scratch=Path(scratch),
-                                  context=context,
+                                  context=context, local=lambda module: _local(root, module),
                                   tests=(lambda after: _tests(root, candidate.path, after)) if run_tests
                                   else (lambda after: not_run) if not_run else None)
             return {"finding": candidate.id, **result.to_json()}
@@ -186,3 +186,15 @@ def _tests(root: Path, path: str, after: bytes) -> str:
             _unpatched[str(root)] = repo_tests.run_suite(tree)
         (tree / path).write_bytes(after)
         return repo_tests.compare(_unpatched[str(root)], repo_tests.run_suite(tree))
+
+
+def _local(root: Path, module: str) -> bool:
+    """True when a module's top-level name is a file or package of the repository (at its root
+    or under ``src/``): importing it runs the repository's code, not a library's. A folder
+    without ``__init__.py`` named like a standard module (``html/`` of templates) does not
+    shadow it, so it does not count."""
+    import sys
+
+    top = module.split(".")[0]
+    return any((base / f"{top}.py").is_file() or (base / top / "__init__.py").is_file()
+               or ((base / top).is_dir() and top not in sys.stdlib_module_names) for base in (root, root / "src"))

@@ -80,7 +80,8 @@ NOT_RUN = "not run: the policy's tools do not include \"pytest\" (list it to run
 
 
 def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: Path,
-             context: Mapping[str, bytes] | None = None, tests: Callable[[bytes], str] | None = None) -> Validation:
+             context: Mapping[str, bytes] | None = None, tests: Callable[[bytes], str] | None = None,
+             local: Callable[[str], bool] = lambda module: False) -> Validation:
     """Checks a proposed patch on a scratch copy of its file.
 
     Args:
@@ -94,6 +95,9 @@ def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: 
             (``repo_tests.compare``: ``passed``, ``failed: ...``, ``not comparable: ...``,
             ``not run: ...``), called only when every other check passed; None: not run
             (``NOT_RUN``).
+        local: Whether a module name is the repository's own (a file of it): a patch that adds
+            an import of one (or a relative import) is refused, since the re-scan has only the
+            files the unpatched one read, and a sink moved into that module would look cleared.
 
     Returns:
         The ``Validation``; ``ok`` only when every check passed.
@@ -117,6 +121,11 @@ def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: 
         return Validation(ok=False, applies=True, parses=False, patched_sha256=sha,
                           reason=f"the patched file does not parse: {exc}")
     hidden = _opaque(decode(after)[0]) - _opaque(decode(data)[0])
+    added = sorted(m for m in _imports(decode(after)[0]) - _imports(decode(data)[0]) if m.startswith(".") or local(m))
+    if added:
+        return Validation(ok=False, applies=True, parses=True, patched_sha256=sha,
+                          reason=f"the patch imports the repository's own {', '.join(added)[:200]}, which the re-scan "
+                                 "of this file does not read, so that it clears the finding cannot be shown")
     sink = (site_of(candidate).api or "").rsplit(".", 1)[-1]
     if sink.isidentifier() and _uncalled(decode(after)[0], sink) > _uncalled(decode(data)[0], sink):
         hidden["the sink's function passed as a value"] += 1  # map(eval, [x]), functools.partial(eval)
@@ -226,3 +235,18 @@ def _inside(path: str) -> bool:
     """True for a relative path that stays below the folder it is joined to (no ``..``)."""
     parts = PurePosixPath(path).parts
     return bool(parts) and not PurePosixPath(path).is_absolute() and ".." not in parts
+
+
+def _imports(text: str) -> set[str]:
+    """The modules a text imports (``from . import x`` as ``.x``, ``from .a import b`` as ``.a``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            prefix = "." * node.level
+            if node.module:
+                found.add(prefix + node.module)
+            else:
+                found.update(prefix + alias.name for alias in node.names)
+    return found
