@@ -308,3 +308,28 @@ def test_a_patch_that_moves_the_sink_into_another_module_of_the_repository_is_no
     check = validate(proposal, finding, VIEWS.encode(), scratch=tmp_path / "s", local=lambda m: _local(repo, m))
     assert not check.ok and "imports the repository's own util" in check.reason, check
     assert not _local(repo, "html") and not _local(repo, "json") and _local(repo, "util.x")
+
+
+@pytest.mark.parametrize("path", ["../outside.py", "/etc/x.py", ".git/hooks/pre-commit", "a/../../b.py"])
+def test_patch_apply_refuses_a_recorded_path_outside_what_the_scan_reads(tmp_path: Path, path: str) -> None:
+    """A finding's path comes from a worker's record (a worker may be taken over)."""
+    from fleetledger.jobs.scan.fixes import Proposal
+    from fleetledger.jobs.scan.patch_apply import FileChangedSinceScan, _check_file
+
+    proposal = Proposal(finding="0123456789abcdef", path=path, base_sha256="0" * 64, author="rule", rationale="r",
+                        diff="")
+    with pytest.raises(FileChangedSinceScan, match="nothing written"):
+        _check_file(tmp_path / path, proposal, {"patched_sha256": "1" * 64}, tmp_path)
+
+
+def test_patch_apply_refuses_a_file_in_a_folder_the_scan_never_reads(tmp_path: Path) -> None:
+    from fleetledger.jobs.scan.fixes import Proposal
+    from fleetledger.jobs.scan.patch_apply import FileChangedSinceScan, _check_file
+
+    hook = tmp_path / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True)
+    hook.write_bytes(b"#!/bin/sh\n")
+    proposal = Proposal(finding="0123456789abcdef", path=".git/hooks/pre-commit", author="rule", rationale="r",
+                        base_sha256=hashlib.sha256(b"#!/bin/sh\n").hexdigest(), diff="")
+    with pytest.raises(FileChangedSinceScan, match="never reads"):
+        _check_file(hook, proposal, {"patched_sha256": "1" * 64}, tmp_path)

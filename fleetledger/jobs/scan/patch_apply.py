@@ -30,6 +30,7 @@ from ...replay import RunView
 from ...workspace import Workspace
 from .fixes import Proposal
 from .fixes.validate import patched_bytes
+from .plan import EXCLUDED_DIRS
 from .report import fixes
 
 EFFECT_KIND = "patch-apply"
@@ -191,6 +192,8 @@ def _check_file(path: Path, proposal: Proposal, validation: dict[str, Any], targ
     relative = PurePosixPath(proposal.path)
     if not relative.parts or relative.is_absolute() or ".." in relative.parts:
         raise FileChangedSinceScan(f"{proposal.path!r} is not a path inside the scanned tree; nothing written")
+    if EXCLUDED_DIRS.intersection(relative.parts[:-1]):  # never scanned (.git/hooks...): no patch is for it
+        raise FileChangedSinceScan(f"{proposal.path!r} lies in a folder the scan never reads; nothing written")
     root = target.resolve()
     if os.path.realpath(path) != str(root.joinpath(*relative.parts)):
         raise FileChangedSinceScan(f"{path} is reached through a link (a folder on its way was replaced since the "
