@@ -333,3 +333,11 @@ def test_patch_apply_refuses_a_file_in_a_folder_the_scan_never_reads(tmp_path: P
                         base_sha256=hashlib.sha256(b"#!/bin/sh\n").hexdigest(), diff="")
     with pytest.raises(FileChangedSinceScan, match="never reads"):
         _check_file(hook, proposal, {"patched_sha256": "1" * 64}, tmp_path)
+
+
+def test_the_header_check_accepts_a_file_name_with_a_tab_and_a_timestamped_header() -> None:
+    from fleetledger.jobs.scan.fixes.text import other_files, unified_diff
+
+    assert other_files(unified_diff("odd\tname.py", "x = 1\n", "x = 2\n"), "odd\tname.py") == []
+    assert other_files("--- a/v.py\t2026-01-01 00:00\n+++ b/v.py\t2026-01-01\n@@ -1 +1 @@\n-x\n+y\n", "v.py") == []
+    assert other_files("--- a/v.py\n+++ b/setup.py\n@@ -1 +1 @@\n-x\n+y\n", "v.py") == ["setup.py"]

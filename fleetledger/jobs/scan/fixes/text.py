@@ -234,10 +234,16 @@ def _same(have: str, want: str) -> bool:
     return want.endswith("\n") and have.endswith("\n") and have[:-1] == want[:-1]
 
 
+def other_files(diff: str, path: str) -> list[str]:
+    """The file names a diff's headers give other than ``path`` (a header may end in a tab and
+    a timestamp, as ``diff -u`` writes them)."""
+    return sorted({name for name in header_paths(diff) if path not in (name, name.split("\t")[0].rstrip())})
+
+
 def header_paths(diff: str) -> list[str]:
     """The file names a diff's headers give (``--- a/PATH``, ``+++ b/PATH``, ``diff --git a/X
-    b/Y``), the ``a/``/``b/`` prefix and a tab-separated timestamp left off; lines inside a
-    hunk (as many as its header counts) are not headers."""
+    b/Y``), the ``a/``/``b/`` prefix left off; lines inside a hunk (as many as its header
+    counts) are not headers."""
     names: list[str] = []
     left = 0  # body lines of the current hunk still to come (old and new counted apart)
     right = 0
@@ -253,7 +259,7 @@ def header_paths(diff: str) -> list[str]:
             right -= tag in (" ", "+")
             continue
         if line.startswith(("--- ", "+++ ")):
-            name = line[4:].split("\t")[0].strip()
+            name = line[4:].rstrip("\r")
             names.append(name[2:] if name.startswith(("a/", "b/")) else name)
         elif line.startswith("diff --git "):
             names += [n[2:] if n.startswith(("a/", "b/")) else n for n in line[11:].split()]
@@ -270,7 +276,7 @@ def canonical_diff(path: str, before: str, diff: str) -> str:
         ValueError: a header names another file (or ``/dev/null``), or the diff has no hunk.
         DiffDoesNotApply: its hunks are not in ``before``.
     """
-    others = sorted({name for name in header_paths(diff) if name != path})
+    others = other_files(diff, path)
     if others:
         raise ValueError(f"the diff names another file than {path}: {', '.join(others)[:200]}")
     if not any(_HUNK.match(line) for line in diff.split("\n")):

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..shapes import Candidate, FileReport
 from .propose import Proposal, decode, encode, site_of
-from .text import DiffDoesNotApply, apply_diff, header_paths
+from .text import DiffDoesNotApply, apply_diff, other_files
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,7 +106,7 @@ def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: 
 
     if hashlib.sha256(data).hexdigest() != proposal.base_sha256:
         return Validation(ok=False, applies=False, reason="the file is not the one the patch was made against")
-    others = sorted({name for name in header_paths(proposal.diff or "") if name != proposal.path})
+    others = other_files(proposal.diff or "", proposal.path)
     if others:  # exported as it is, it would change another file than the one checked here
         return Validation(ok=False, applies=False, reason=f"the patch names another file than {proposal.path}: "
                                                           f"{', '.join(others)[:200]}")
