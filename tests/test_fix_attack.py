@@ -341,3 +341,14 @@ def test_the_header_check_accepts_a_file_name_with_a_tab_and_a_timestamped_heade
     assert other_files(unified_diff("odd\tname.py", "x = 1\n", "x = 2\n"), "odd\tname.py") == []
     assert other_files("--- a/v.py\t2026-01-01 00:00\n+++ b/v.py\t2026-01-01\n@@ -1 +1 @@\n-x\n+y\n", "v.py") == []
     assert other_files("--- a/v.py\n+++ b/setup.py\n@@ -1 +1 @@\n-x\n+y\n", "v.py") == ["setup.py"]
+
+
+def test_a_file_with_lone_carriage_returns_gets_no_patch_and_says_why(tmp_path: Path) -> None:
+    from fleetledger.jobs.scan.detect import detect_file
+    from fleetledger.jobs.scan.fixes import propose
+
+    data = VIEWS.replace("\n", "\r").encode()
+    (tmp_path / "views.py").write_bytes(data)
+    (finding,) = [c for c in detect_file(tmp_path, "views.py").candidates if c.rule_id == "FLT-deserialization"]
+    proposal = propose(finding, data)
+    assert proposal.diff is None and "lone carriage return" in proposal.rationale
