@@ -24,6 +24,10 @@ from .options import BROKER_POLL_S, MAX_FAILED_STARTS, SHARED_POLL_S, RunResult,
 LARGE_CONTEXT = 64
 """A context value with more items than this (a listing of the repository's files) is sent to a
 worker once, then named by its digest."""
+UNCONFINED_TESTS = ("not run: the workers run without a sandbox (--sandbox none), and the repository's tests are "
+                    "its own code: they run only in a sandbox (no network, no host files)")
+"""Why a task's ``run_tests`` (a job asking to run the repository's code) is turned off under
+``--sandbox none``; handed to the worker as ``tests_not_run``."""
 
 
 class DispatchMixin:
@@ -225,6 +229,10 @@ class DispatchMixin:
         values (more than ``LARGE_CONTEXT`` items), their digests, so that each goes to a worker
         once (``WorkerProc.compact``)."""
         context = self.job.task_context(task, run)
+        if context.get("run_tests") and self.sandbox.name == "none":
+            # the repository's own tests are its code: run only in a sandbox (no network, no host files)
+            context["run_tests"] = False
+            context["tests_not_run"] = UNCONFINED_TESTS
         reads = self.job.context_reads(task, run)
         if reads:
             known = self._large.get(id(reads))

@@ -22,10 +22,17 @@ def patch_name(finding_id: str) -> str:
     return f"{PATCHES_DIR}/{finding_id}.diff"
 
 
+_ID = re.compile(r"[0-9a-f]{16}")
+"""A candidate's id as ``shapes.candidate_id`` makes it: the only names a patch file gets."""
+
+
 def patch_files(findings: tuple[Finding, ...] | list[Finding]) -> dict[str, bytes]:
-    """Returns ``{patches/<id>.diff: the diff's bytes}`` for every validated fix (read-only)."""
+    """Returns ``{patches/<id>.diff: the diff's bytes}`` for every validated fix (read-only).
+
+    The id comes from a worker's record (a worker may be taken over by what it reads): one that
+    is not 16 hex digits (``../../x``) would name a file outside the workspace, and gets none."""
     return {patch_name(f.candidate.id): f.validated_fix["proposal"]["diff"].encode("utf-8", "surrogateescape")
-            for f in findings if f.validated_fix}
+            for f in findings if f.validated_fix and _ID.fullmatch(f.candidate.id)}
 
 
 def sarif_fixes(group: tuple[Finding, ...], artifact: Any) -> list[dict[str, Any]]:

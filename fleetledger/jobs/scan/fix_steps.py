@@ -68,6 +68,7 @@ def run_fix(ctx: TaskContext) -> dict[str, Any]:
     model = ctx.context.get("model", "offline")
     remote = not parse_spec(model).runs_locally
     run_tests = bool(ctx.context.get("run_tests"))
+    not_run = ctx.context.get("tests_not_run")  # why the policy's pytest is not honoured (no sandbox)
 
     def one(item: dict[str, Any]) -> None:
         candidate = Candidate.from_json(item["candidate"])
@@ -114,8 +115,9 @@ def run_fix(ctx: TaskContext) -> dict[str, Any]:
                         continue
             with tempfile.TemporaryDirectory(prefix="fleetledger-fix-") as scratch:
                 result = validate(Proposal.from_json(proposal), candidate, data, scratch=Path(scratch),
-                                  context=context,
-                                  tests=(lambda after: _tests(root, candidate.path, after)) if run_tests else None)
+                                  context=context, local=lambda module: _local(root, module),
+                                  tests=(lambda after: _tests(root, candidate.path, after)) if run_tests
+                                  else (lambda after: not_run) if not_run else None)
             return {"finding": candidate.id, **result.to_json()}
 
         name, inputs = check_step(proposal, run_tests)
@@ -135,6 +137,7 @@ def _ask_model(ctx: TaskContext, key: str, candidate: Candidate, root: Path, mod
     from ...models import request_to_json
     from ...models.passes import build_fix_prompt
     from .fixes.propose import decode
+    from .fixes.text import canonical_diff
     from .shapes import ModelRequest
 
     data = (root / candidate.path).read_bytes()
@@ -151,6 +154,11 @@ def _ask_model(ctx: TaskContext, key: str, candidate: Candidate, root: Path, mod
     answer = ctx.ask_model(key, request_to_json(request))
     diff = (answer.get("signals") or {}).get("diff") or None
     rationale = answer.get("rationale", "")
+    if diff:  # recorded as the change it makes to this file alone; else as given, for validation to refuse
+        try:
+            diff = canonical_diff(candidate.path, text, diff) or None
+        except ValueError:
+            pass
     return Proposal(finding=candidate.id, path=candidate.path, base_sha256=planned, encoding=encoding, author=author,
                     rationale=rationale if diff else f"no safe rewrite known: {rationale}", diff=diff).to_json()
 
@@ -178,3 +186,15 @@ def _tests(root: Path, path: str, after: bytes) -> str:
             _unpatched[str(root)] = repo_tests.run_suite(tree)
         (tree / path).write_bytes(after)
         return repo_tests.compare(_unpatched[str(root)], repo_tests.run_suite(tree))
+
+
+def _local(root: Path, module: str) -> bool:
+    """True when a module's top-level name is a file or package of the repository (at its root
+    or under ``src/``): importing it runs the repository's code, not a library's. A folder
+    without ``__init__.py`` named like a standard module (``html/`` of templates) does not
+    shadow it, so it does not count."""
+    import sys
+
+    top = module.split(".")[0]
+    return any((base / f"{top}.py").is_file() or (base / top / "__init__.py").is_file()
+               or ((base / top).is_dir() and top not in sys.stdlib_module_names) for base in (root, root / "src"))

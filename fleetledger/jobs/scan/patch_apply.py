@@ -18,7 +18,7 @@ import hashlib
 import os
 import secrets
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ... import errors, fsutil
@@ -30,6 +30,7 @@ from ...replay import RunView
 from ...workspace import Workspace
 from .fixes import Proposal
 from .fixes.validate import patched_bytes
+from .plan import EXCLUDED_DIRS
 from .report import fixes
 
 EFFECT_KIND = "patch-apply"
@@ -93,6 +94,8 @@ def apply_patch(workspace: Workspace, finding: str, *, policy: Policy, clock: Ca
         FileChangedSinceScan: the file changed since the scan (nothing written).
         EffectDenied: the policy does not allow writing the file, or no approval covers it
             (the denial is recorded; ``fleetledger approve --effect patch-apply:FINDING``).
+        LedgerDamagedError: a record of the run was edited, or its history contradicts its
+            signed head (nothing appended).
         EffectUncertain, RunLockedError, NoRunError: as ``effects.perform`` and the lock.
     """
     from ...effects import EffectDenied, perform
@@ -101,6 +104,7 @@ def apply_patch(workspace: Workspace, finding: str, *, policy: Policy, clock: Ca
 
     with workspace.lock(f"patch-{secrets.token_hex(2)}"), open_storage(workspace.ledger_url) as storage:
         view = load_view(storage, current_run_id(workspace, storage))
+        _refuse_an_edited_run(storage, view, workspace)
         fix = fixes(RunReader(storage, view)).get(finding)
         if fix is None or not fix["proposal"].get("diff") or not (fix.get("validation") or {}).get("ok"):
             why = ("it has none" if fix is None else fix["proposal"]["rationale"] if not fix["proposal"].get("diff")
@@ -122,10 +126,10 @@ def apply_patch(workspace: Workspace, finding: str, *, policy: Policy, clock: Ca
                         payload={"action": "write", "target": str(path)})
             raise EffectDenied(f"writing {path} denied: {decision.rule}; allow it in your policy's write list "
                                "(e.g. \"$TARGET/**\") to apply patches", key=effect_key(finding))
-        _check_file(path, proposal, validation)  # before the intent: a changed file records nothing
+        _check_file(path, proposal, validation, target)  # before the intent: a changed file records nothing
 
         def do(key: str) -> dict[str, Any]:
-            data = _check_file(path, proposal, validation)
+            data = _check_file(path, proposal, validation, target)
             before = hashlib.sha256(data).hexdigest()
             if before == validation["patched_sha256"]:
                 return {"file": proposal.path, "sha256": before, "before_sha256": before, "changed": False}
@@ -152,12 +156,48 @@ def apply_patch(workspace: Workspace, finding: str, *, policy: Policy, clock: Ca
                                key=effect_key(finding)) from exc
 
 
-def _check_file(path: Path, proposal: Proposal, validation: dict[str, Any]) -> bytes:
-    """The file's bytes when they are the patch's base or its validated result.
+def _refuse_an_edited_run(storage: Any, view: RunView, workspace: Workspace) -> None:
+    """Refuses a run whose records were edited (a record's hash or its link to the one before
+    does not match) or rewritten against its signed head: the patch, its validation and the
+    approvals are read from them, so an edited diff would be written to the user's tree.
 
     Raises:
-        FileChangedSinceScan: they are neither (or the file is gone, or is a link).
+        LedgerDamagedError: what ``fleetledger verify`` would report as an edited record, or a
+            history that contradicts the run's head; nothing is appended.
     """
+    from ...heads import refuse_if_contradicted
+    from ...ledger.records import GENESIS_HASH, expected_hash
+
+    prev = GENESIS_HASH
+    for record in storage.read(view.run_id):
+        if record.prev_hash != prev or expected_hash(record) != record.hash:
+            raise errors.LedgerDamagedError(
+                f"run {view.run_id}: record {record.seq} was edited (its hash or its link does not match); no patch "
+                "is applied from an edited history. Nothing was appended; `fleetledger verify` shows what differs")
+        prev = record.hash
+    refuse_if_contradicted(storage, view.run_id, view.last_seq, workspace.state_path)
+
+
+def _check_file(path: Path, proposal: Proposal, validation: dict[str, Any], target: Path) -> bytes:
+    """The file's bytes when they are the patch's base or its validated result, and the file
+    is where the scan found it: inside the scanned tree, through no link. A folder on its way
+    replaced by a link since the scan (``pkg -> /elsewhere``), or a path that leaves the tree
+    (absolute, ``..``), would make the write land outside the repository, which the policy's
+    ``$TARGET/**`` pattern, a plain string match, cannot see.
+
+    Raises:
+        FileChangedSinceScan: they are neither (or the file is gone, is a link, is reached
+            through a link, or lies outside the scanned tree).
+    """
+    relative = PurePosixPath(proposal.path)
+    if not relative.parts or relative.is_absolute() or ".." in relative.parts:
+        raise FileChangedSinceScan(f"{proposal.path!r} is not a path inside the scanned tree; nothing written")
+    if EXCLUDED_DIRS.intersection(relative.parts[:-1]):  # never scanned (.git/hooks...): no patch is for it
+        raise FileChangedSinceScan(f"{proposal.path!r} lies in a folder the scan never reads; nothing written")
+    root = target.resolve()
+    if os.path.realpath(path) != str(root.joinpath(*relative.parts)):
+        raise FileChangedSinceScan(f"{path} is reached through a link (a folder on its way was replaced since the "
+                                   "scan?) or lies outside the scanned tree; nothing written")
     if path.is_symlink() or not path.is_file():
         raise FileChangedSinceScan(f"{path} is no longer a regular file; nothing written")
     data = path.read_bytes()

@@ -146,6 +146,9 @@ def propose(candidate: Candidate, data: bytes) -> Proposal:
         src = Source(text)
     except (SyntaxError, UnicodeDecodeError, LookupError, ValueError) as exc:
         return none(f"the file does not parse ({type(exc).__name__}: {exc})")
+    if any(line.endswith("\r") for line in src.lines):  # a diff's lines end in \n: it cannot carry these
+        return none("the file ends lines with a lone carriage return (classic Mac OS), which a unified diff "
+                    "cannot carry; convert its line endings to patch it")
     node = find_node(src, site)
     if node is None:
         return none(f"no call at line {site.line}, column {site.col + 1} where the trace points (the file changed?)")

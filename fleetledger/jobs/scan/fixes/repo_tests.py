@@ -73,12 +73,21 @@ def copy_tree(root: Path, into: Path) -> str | None:
 
 
 def run_suite(tree: Path, *, timeout_s: float = TESTS_TIMEOUT_S) -> SuiteRun:
-    """Runs ``python -m pytest`` in ``tree`` (a scratch copy) and returns how it ended."""
+    """Runs ``python -m pytest`` in ``tree`` (a scratch copy) and returns how it ended.
+
+    The suite is the repository's code, run by the worker's user: it gets no stdin (the
+    worker's is the coordinator's command pipe), and the worker makes itself non-dumpable first,
+    so the suite cannot open the worker's pipes through ``/proc/PPID/fd`` and speak for it (a
+    forged ``fix-check`` record saying a patch passed)."""
+    from ....sandbox import shield_from_same_user
+
+    shield_from_same_user()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tree), "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONHASHSEED": "0", "LANG": "C.UTF-8"}
     try:
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--no-header"],
-                              cwd=tree, env=env, capture_output=True, text=True, timeout=timeout_s)
+                              cwd=tree, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return SuiteRun(code=None, note=f"did not finish in {timeout_s:g} s")
     except OSError as exc:

@@ -14,6 +14,16 @@ import re
 from dataclasses import dataclass
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """The text's lines as Python's parser counts them, each with its ending (``\n``, ``\r\n``
+    or ``\r``). ``str.splitlines`` also breaks at form feeds, ``\x85``, ``\u2028``..., which
+    the parser does not, so a line number after one would name the wrong line."""
+    return _LINE.findall(text)
+
+
 class DiffDoesNotApply(ValueError):
     """A diff's context is not in the text it is applied to (the file changed since the patch
     was made); nothing was changed."""
@@ -41,7 +51,7 @@ class Source:
     def __init__(self, text: str) -> None:
         self.text = text
         self.tree = ast.parse(text)
-        self.lines = text.splitlines(keepends=True)
+        self.lines = split_lines(text)
         self._starts = [0]
         for line in self.lines:
             self._starts.append(self._starts[-1] + len(line))
@@ -141,7 +151,7 @@ class Source:
 def unified_diff(path: str, before: str, after: str) -> str:
     """Returns a unified diff (``a/PATH`` -> ``b/PATH``, 3 lines of context) of two texts; each
     line keeps its own ending, so a CRLF file's diff carries its CRs."""
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+    lines = difflib.unified_diff(split_lines(before), split_lines(after),
                                  fromfile=f"a/{path}", tofile=f"b/{path}", n=3)
     out = []
     for line in lines:
@@ -169,7 +179,7 @@ def apply_diff(before: str, diff: str) -> str:
     Raises:
         DiffDoesNotApply: a hunk's old lines are not in the text (the file changed).
     """
-    lines = before.splitlines(keepends=True)
+    lines = split_lines(before)
     hunks: list[tuple[int, list[str], list[str]]] = []
     current: tuple[int, list[str], list[str]] | None = None
     raw = diff.split("\n")
@@ -222,3 +232,53 @@ def _same(have: str, want: str) -> bool:
     if have == want:
         return True
     return want.endswith("\n") and have.endswith("\n") and have[:-1] == want[:-1]
+
+
+def other_files(diff: str, path: str) -> list[str]:
+    """The file names a diff's headers give other than ``path`` (a header may end in a tab and
+    a timestamp, as ``diff -u`` writes them)."""
+    return sorted({name for name in header_paths(diff) if path not in (name, name.split("\t")[0].rstrip())})
+
+
+def header_paths(diff: str) -> list[str]:
+    """The file names a diff's headers give (``--- a/PATH``, ``+++ b/PATH``, ``diff --git a/X
+    b/Y``), the ``a/``/``b/`` prefix left off; lines inside a hunk (as many as its header
+    counts) are not headers."""
+    names: list[str] = []
+    left = 0  # body lines of the current hunk still to come (old and new counted apart)
+    right = 0
+    for line in diff.split("\n"):
+        match = _HUNK.match(line)
+        if match:
+            left = int(match.group(2) or 1)
+            right = int(match.group(4) or 1)
+            continue
+        if left > 0 or right > 0:
+            tag = line[:1]
+            left -= tag in (" ", "-")
+            right -= tag in (" ", "+")
+            continue
+        if line.startswith(("--- ", "+++ ")):
+            name = line[4:].rstrip("\r")
+            names.append(name[2:] if name.startswith(("a/", "b/")) else name)
+        elif line.startswith("diff --git "):
+            names += [n[2:] if n.startswith(("a/", "b/")) else n for n in line[11:].split()]
+    return names
+
+
+def canonical_diff(path: str, before: str, diff: str) -> str:
+    """Returns the diff as ``unified_diff`` writes it for ``path``: what applying ``diff`` to
+    ``before`` changes, and nothing else, under headers naming ``path`` only. A diff written by
+    someone else (a model) is exported and applied in this form, so the file it names and the
+    change it carries are the ones validated.
+
+    Raises:
+        ValueError: a header names another file (or ``/dev/null``), or the diff has no hunk.
+        DiffDoesNotApply: its hunks are not in ``before``.
+    """
+    others = other_files(diff, path)
+    if others:
+        raise ValueError(f"the diff names another file than {path}: {', '.join(others)[:200]}")
+    if not any(_HUNK.match(line) for line in diff.split("\n")):
+        raise ValueError("the diff has no hunk")
+    return unified_diff(path, before, apply_diff(before, diff))

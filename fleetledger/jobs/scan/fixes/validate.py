@@ -13,12 +13,12 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..shapes import Candidate, FileReport
-from .propose import Proposal, decode, encode
-from .text import DiffDoesNotApply, apply_diff
+from .propose import Proposal, decode, encode, site_of
+from .text import DiffDoesNotApply, apply_diff, other_files
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,7 +80,8 @@ NOT_RUN = "not run: the policy's tools do not include \"pytest\" (list it to run
 
 
 def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: Path,
-             context: Mapping[str, bytes] | None = None, tests: Callable[[bytes], str] | None = None) -> Validation:
+             context: Mapping[str, bytes] | None = None, tests: Callable[[bytes], str] | None = None,
+             local: Callable[[str], bool] = lambda module: False) -> Validation:
     """Checks a proposed patch on a scratch copy of its file.
 
     Args:
@@ -94,6 +95,9 @@ def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: 
             (``repo_tests.compare``: ``passed``, ``failed: ...``, ``not comparable: ...``,
             ``not run: ...``), called only when every other check passed; None: not run
             (``NOT_RUN``).
+        local: Whether a module name is the repository's own (a file of it): a patch that adds
+            an import of one (or a relative import) is refused, since the re-scan has only the
+            files the unpatched one read, and a sink moved into that module would look cleared.
 
     Returns:
         The ``Validation``; ``ok`` only when every check passed.
@@ -102,6 +106,10 @@ def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: 
 
     if hashlib.sha256(data).hexdigest() != proposal.base_sha256:
         return Validation(ok=False, applies=False, reason="the file is not the one the patch was made against")
+    others = other_files(proposal.diff or "", proposal.path)
+    if others:  # exported as it is, it would change another file than the one checked here
+        return Validation(ok=False, applies=False, reason=f"the patch names another file than {proposal.path}: "
+                                                          f"{', '.join(others)[:200]}")
     try:
         after = patched_bytes(proposal, data)
     except (DiffDoesNotApply, ValueError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
@@ -112,10 +120,26 @@ def validate(proposal: Proposal, candidate: Candidate, data: bytes, *, scratch: 
     except (SyntaxError, ValueError) as exc:
         return Validation(ok=False, applies=True, parses=False, patched_sha256=sha,
                           reason=f"the patched file does not parse: {exc}")
+    hidden = _opaque(decode(after)[0]) - _opaque(decode(data)[0])
+    added = sorted(m for m in _imports(decode(after)[0]) - _imports(decode(data)[0]) if m.startswith(".") or local(m))
+    if added:
+        return Validation(ok=False, applies=True, parses=True, patched_sha256=sha,
+                          reason=f"the patch imports the repository's own {', '.join(added)[:200]}, which the re-scan "
+                                 "of this file does not read, so that it clears the finding cannot be shown")
+    sink = (site_of(candidate).api or "").rsplit(".", 1)[-1]
+    if sink.isidentifier() and _uncalled(decode(after)[0], sink) > _uncalled(decode(data)[0], sink):
+        hidden["the sink's function passed as a value"] += 1  # map(eval, [x]), functools.partial(eval)
+    if hidden:  # e.g. eval(x) -> getattr(__builtins__, "ev" + "al")(x): the sink is still there, unseen
+        return Validation(ok=False, applies=True, parses=True, patched_sha256=sha,
+                          reason=f"the patch adds code whose calls a re-scan cannot follow ({', '.join(sorted(hidden))}), "
+                                 "so that it clears the finding cannot be shown")
     reports = []
     for side, content in (("before", data), ("after", after)):
         root = scratch / side
         for path, other in {**(context or {}), proposal.path: content}.items():
+            if not _inside(path):  # never written outside the scratch folder, whatever a record says
+                return Validation(ok=False, applies=True, parses=True, patched_sha256=sha,
+                                  reason=f"{path!r} is not a path inside the repository")
             target = root / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(other)
@@ -160,3 +184,69 @@ def _counts(report: FileReport) -> Counter[tuple[str, str]]:
     for c in report.candidates:
         counts[(c.rule_id, c.scope)] += 1
     return counts
+
+
+OPAQUE_CALLS = frozenset({"getattr", "setattr", "__import__", "eval", "exec", "compile", "globals", "locals", "vars"})
+"""Built-in functions (called by name) that name what they call, import or run with a value, so
+a static re-scan cannot tell what runs: a patch must not add one (a sink moved behind one would
+look cleared)."""
+OPAQUE_METHODS = frozenset({"import_module", "methodcaller", "attrgetter", "reload"})
+"""The same, called as ``module.function`` (``importlib.import_module``, ``operator.methodcaller``)."""
+OPAQUE_NAMES = frozenset({"__builtins__", "builtins", "__dict__", "__getattribute__", "__globals__", "importlib"})
+"""Names through which a call hides what it calls (``__builtins__.__dict__["eval"]``)."""
+
+
+def _opaque(text: str) -> Counter[str]:
+    """How many times the text's code calls each of ``OPAQUE_CALLS`` and ``OPAQUE_METHODS`` and uses ``OPAQUE_NAMES``
+    (read or imported); a text that does not parse counts nothing."""
+    found: Counter[str] = Counter()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return found
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in OPAQUE_CALLS:
+                found[f"{func.id}()"] += 1
+            elif isinstance(func, ast.Attribute) and func.attr in OPAQUE_METHODS:
+                found[f"{func.attr}()"] += 1
+        elif isinstance(node, ast.Name) and node.id in OPAQUE_NAMES:
+            found[node.id] += 1
+        elif isinstance(node, ast.Attribute) and node.attr in OPAQUE_NAMES:
+            found[node.attr] += 1
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found.update(m.split(".")[0] for m in modules if m.split(".")[0] in OPAQUE_NAMES)
+    return found
+
+
+def _uncalled(text: str, name: str) -> int:
+    """How many times the text names ``name`` (a name, an attribute, an imported name) other
+    than as the function of a call: the sink's function handed to code that calls it later."""
+    tree = ast.parse(text)
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    return sum(1 for node in ast.walk(tree) if id(node) not in called and (
+        isinstance(node, ast.Name) and node.id == name or isinstance(node, ast.Attribute) and node.attr == name
+        or isinstance(node, ast.alias) and node.name.rsplit(".", 1)[-1] == name))
+
+
+def _inside(path: str) -> bool:
+    """True for a relative path that stays below the folder it is joined to (no ``..``)."""
+    parts = PurePosixPath(path).parts
+    return bool(parts) and not PurePosixPath(path).is_absolute() and ".." not in parts
+
+
+def _imports(text: str) -> set[str]:
+    """The modules a text imports (``from . import x`` as ``.x``, ``from .a import b`` as ``.a``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            prefix = "." * node.level
+            if node.module:
+                found.add(prefix + node.module)
+            else:
+                found.update(prefix + alias.name for alias in node.names)
+    return found
