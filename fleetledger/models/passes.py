@@ -12,15 +12,13 @@ fixer makes, and validates it the same way.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import jsonschema
 
 from ..jobs.scan.shapes import ModelAnswer, ModelRequest
-from .failures import MalformedAnswer
-from .prompts import ANSWER_SCHEMA, Prompt, build_prompt, parse_answer, tool_facts
+from .prompts import ANSWER_SCHEMA, Prompt, build_prompt, decode_answer, parse_answer, tool_facts
 
 FIX_PROMPT_VERSION = "1"
 """Part of every fix step's input hash with a paid model: a new prompt is a new step."""
@@ -96,20 +94,6 @@ def parse_fix_answer(raw: str | Mapping[str, Any] | None) -> ModelAnswer:
     Raises:
         MalformedAnswer: no answer, not JSON, or it breaks ``FIX_SCHEMA``.
     """
-    if raw is None:
-        raise MalformedAnswer("the model gave no answer")
-    data: Any = raw
-    if isinstance(raw, str):
-        text = raw.strip()
-        if text.startswith("```"):
-            text = text.split("\n", 1)[1].rsplit("```", 1)[0] if "\n" in text else ""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise MalformedAnswer(f"the answer is not JSON ({exc.msg} at {exc.pos}): {raw[:200]!r}") from exc
-    problems = sorted(_FIX_VALIDATOR.iter_errors(data), key=lambda e: list(e.path))
-    if problems:
-        where = "/".join(str(p) for p in problems[0].path) or "answer"
-        raise MalformedAnswer(f"the answer breaks the fix schema at {where}: {problems[0].message[:200]}")
+    data = decode_answer(raw, _FIX_VALIDATOR, "the fix schema")
     return ModelAnswer(verdict="vulnerable", confidence=0, cwe=None, rationale=data["rationale"],
                        signals={"diff": data["diff"], "pass": "fix"})

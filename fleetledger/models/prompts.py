@@ -205,6 +205,29 @@ def _strip_fence(text: str) -> str:
     return text.strip()
 
 
+def decode_answer(raw: str | Mapping[str, Any] | None, validator: Any, schema: str) -> Any:
+    """A model's answer as JSON data that ``validator`` accepts (its text may be in a Markdown
+    code fence).
+
+    Raises:
+        MalformedAnswer: no answer, not JSON, or it breaks the schema (named ``schema`` in the
+            message, which says where).
+    """
+    if raw is None:
+        raise MalformedAnswer("the model gave no answer")
+    data: Any = raw
+    if isinstance(raw, str):
+        try:
+            data = json.loads(_strip_fence(raw))
+        except json.JSONDecodeError as exc:
+            raise MalformedAnswer(f"the answer is not JSON ({exc.msg} at {exc.pos}): {raw[:200]!r}") from exc
+    problems = sorted(validator.iter_errors(data), key=lambda e: list(e.path))
+    if problems:
+        where = "/".join(str(p) for p in problems[0].path) or "answer"
+        raise MalformedAnswer(f"the answer breaks {schema} at {where}: {problems[0].message[:200]}")
+    return data
+
+
 def parse_answer(raw: str | Mapping[str, Any] | None) -> ModelAnswer:
     """Reads a model's answer: a JSON object (or its text, a Markdown code fence allowed).
 
@@ -215,18 +238,7 @@ def parse_answer(raw: str | Mapping[str, Any] | None) -> ModelAnswer:
         MalformedAnswer: no answer, not JSON, not an object, or it breaks ``ANSWER_SCHEMA``
             (the message says how).
     """
-    if raw is None:
-        raise MalformedAnswer("the model gave no answer")
-    data: Any = raw
-    if isinstance(raw, str):
-        try:
-            data = json.loads(_strip_fence(raw))
-        except json.JSONDecodeError as exc:
-            raise MalformedAnswer(f"the answer is not JSON ({exc.msg} at {exc.pos}): {raw[:200]!r}") from exc
-    problems = sorted(_VALIDATOR.iter_errors(data), key=lambda e: list(e.path))
-    if problems:
-        where = "/".join(str(p) for p in problems[0].path) or "answer"
-        raise MalformedAnswer(f"the answer breaks the schema at {where}: {problems[0].message[:200]}")
+    data = decode_answer(raw, _VALIDATOR, "the schema")
     try:
         return ModelAnswer(verdict=data["verdict"], confidence=data["confidence"], cwe=data["cwe"],
                            rationale=data["rationale"], signals={"severity": data["severity"]})
