@@ -33,11 +33,40 @@ this id (task ids never start with ``@``).
 """
 
 
+LEASE_END_KINDS: frozenset[str] = frozenset({"lease.expired", "lease.released", "task.finished", "task.failed"})
+"""Kinds that end the lease at their epoch; after one, records at that epoch are fenced."""
+
+
 class LeaseEvent(NamedTuple):
-    """The last lease event of a task: ``kind`` is task.assigned or a lease-ending kind."""
+    """The last lease event of a task: ``kind`` is task.assigned, a lease-ending kind or
+    task.reopened (whose ``epoch`` is then the task's last assigned epoch, 0 if none)."""
 
     kind: str
     epoch: int
+
+
+def lease_event_after(last: LeaseEvent | None, kind: str, epoch: int | None) -> LeaseEvent | None:
+    """The task's last lease event once a record of ``kind`` at ``epoch`` is stored after ``last``.
+
+    A record that is no lease event leaves ``last`` as it is; ``task.reopened`` carries no
+    epoch and keeps the task's last one (the next assignment is at that epoch + 1).
+    """
+    if kind == "task.reopened":
+        return LeaseEvent(kind, last.epoch if last is not None else 0)
+    if epoch is not None and (kind == "task.assigned" or kind in LEASE_END_KINDS):
+        return LeaseEvent(kind, epoch)
+    return last
+
+
+def remember_lease_event(known: "dict[tuple[str, str], LeaseEvent | None]", key: tuple[str, str], kind: str,
+                         epoch: int | None) -> None:
+    """Updates a writer's cache of last lease events (``(run, task)`` -> event) for a stored
+    record. A ``task.reopened`` of a task the cache does not hold leaves it out (its epoch is
+    the stored last one, which the storage looks up)."""
+    if kind == "task.reopened" and key not in known:
+        return
+    if kind == "task.reopened" or (epoch is not None and (kind == "task.assigned" or kind in LEASE_END_KINDS)):
+        known[key] = lease_event_after(known.get(key), kind, epoch)
 
 
 def check_fence(new: "rec.NewRecord", last: LeaseEvent | None) -> errors.LedgerError | None:
@@ -45,7 +74,10 @@ def check_fence(new: "rec.NewRecord", last: LeaseEvent | None) -> errors.LedgerE
 
     Rules:
         * ``task.assigned`` at epoch E needs E == previous epoch + 1 (1 for a first assignment)
-          and no open lease (a lease ends with lease.expired, task.finished or task.failed).
+          and no open lease (a lease ends with lease.expired, task.finished or task.failed);
+          a task whose last lease event is ``task.finished`` is never assigned again (only
+          after ``task.reopened``): a coordinator that decided from a view older than the
+          finish (another host's worker finished it meanwhile) is refused here.
         * any other record at epoch E needs the open lease to be at E.
 
     Args:
@@ -64,6 +96,10 @@ def check_fence(new: "rec.NewRecord", last: LeaseEvent | None) -> errors.LedgerE
             return errors.LeaseHeldError(
                 f"task {new.task} is still leased at epoch {last.epoch}; record lease.expired first",
                 task=new.task, epoch=last.epoch)
+        if last is not None and last.kind == "task.finished":
+            return errors.StaleEpochError(
+                f"assignment of task {new.task} refused: it finished at epoch {last.epoch} (a finished task is "
+                "assigned again only after task.reopened)", task=new.task, epoch=new.epoch, current=last.epoch)
         if new.epoch != expected:
             return errors.StaleEpochError(
                 f"assignment of task {new.task} at epoch {new.epoch}, expected {expected}",

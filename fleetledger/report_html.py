@@ -33,8 +33,8 @@ from .jobs.scan.report import build_report
 from .jobs.scan.sarif import finding_cwe, finding_verdict
 from .jobs.scan.shapes import SEVERITIES, ScanReport
 from .ledger import Record, open_storage
-from .leases import LEADER_TASK
-from .ledger.records import LEASE_END_KINDS, iso_utc
+from .leases import LEADER_TASK, LEASE_END_KINDS
+from .ledger.records import iso_utc
 from .reader import RunReader
 from .replay import RunView
 from .workspace import Workspace

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .heads import HeadCheck
-from .leases import LeaseEvent, check_fence
-from .ledger.records import (GENESIS_HASH, LEASE_END_KINDS, UNIQUE_KINDS, NewRecord, Record, canonical_json,
+from .leases import LeaseEvent, check_fence, lease_event_after
+from .ledger.records import (GENESIS_HASH, UNIQUE_KINDS, NewRecord, Record, canonical_json,
                              expected_hash)
 from .reader import checkpoint_payload
 from .replay import CHECKPOINT_FORMAT, RunView
@@ -110,8 +110,9 @@ def verify_records(records: Iterable[Record], heads: HeadCheck | None = None) ->
             problem = check_fence(new, leases.get(lease_key))
             if problem is not None:
                 problems.append(f"seq {r.seq} (run {r.run_id}): stale epoch: {problem}")
-            if r.kind == "task.assigned" or r.kind in LEASE_END_KINDS:
-                leases[lease_key] = LeaseEvent(r.kind, r.epoch)
+            leases[lease_key] = lease_event_after(leases.get(lease_key), r.kind, r.epoch)
+        elif r.kind == "task.reopened" and r.task is not None:
+            leases[(r.run_id, r.task)] = lease_event_after(leases.get((r.run_id, r.task)), r.kind, None)
         problem = folds.check_and_apply(r)
         if problem is not None:
             problems.append(problem)

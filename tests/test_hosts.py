@@ -26,9 +26,8 @@ from rich.console import Console
 from netcut import Link
 from e2e import REPO_ROOT, normalized_sarif, real_repo, sarif_differences, run_cli, start_cli, stopped_child, wait_for
 from fleetledger.coordinator import wall_clock_ms
-from fleetledger.leases import LEADER_TASK, Lease, leader_action
+from fleetledger.leases import LEADER_TASK, LEASE_END_KINDS, Lease, leader_action
 from fleetledger.ledger import Record, open_storage
-from fleetledger.ledger.records import LEASE_END_KINDS
 from fleetledger.verify import verify_records
 from fleetledger.watch import Watcher, render
 from fleetledger.workspace import Workspace
@@ -62,7 +61,8 @@ def _no_host_outlives_its_test() -> Iterator[None]:
             for child in psutil.Process(proc.pid).children(recursive=True):
                 child.kill()
             proc.kill()
-            proc.communicate(timeout=60)
+        proc.communicate(timeout=60)  # also closes the pipes of a host that ended unread (else the next test's
+        # garbage collection reports them as unraisable ResourceWarnings, failing that test)
     _STARTED.clear()
 
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fleetledger import errors
-from fleetledger.ledger import Appended, Duplicate, NewRecord, Refused, Storage
+from fleetledger.ledger import Appended, Duplicate, NewRecord, Refused, Storage, open_storage
 from fleetledger.ledger.records import GENESIS_HASH, expected_hash
 from fleetledger.verify import verify_records
 
@@ -91,6 +91,30 @@ def test_assigning_a_held_task_is_refused(storage: Storage) -> None:
     skip = storage.append([rec("lease.expired", task="t", epoch=1),
                            rec("task.assigned", task="t", epoch=5, payload={"worker": "w2", "expires_ms": 9})], now_ms=3)
     assert isinstance(skip[0], Appended) and isinstance(skip[1], Refused), "epochs grow by exactly one"
+
+
+def test_a_finished_task_is_assigned_again_only_after_it_is_reopened(storage: Storage, ledger_url: str) -> None:
+    """Regression: a coordinator that decided from a view older than the finish (another host's
+    worker finished the task meanwhile) leased the finished task at the next epoch; its lease
+    then expired and the task was handed to a worker again, whose result conflicted with the
+    stored one and halted the run (tests/test_hosts.py, four hosts)."""
+    _lease_setup(storage)
+    storage.append([rec("task.finished", actor="w1", key="t", task="t", epoch=1, payload={"r": 1})], now_ms=2)
+    again = rec("task.assigned", task="t", epoch=2, payload={"worker": "coordinator", "expires_ms": 9})
+    with open_storage(ledger_url) as cold:  # a writer that has cached nothing answers from the stored records
+        for writer in (storage, cold):
+            (out,) = writer.append([again], now_ms=3)
+            assert isinstance(out, Refused) and isinstance(out.error, errors.StaleEpochError)
+            assert "finished at epoch 1" in str(out.error)
+    storage.append([rec("task.reopened", task="t", why="the policy now allows a step it denied")], now_ms=4)
+    with open_storage(ledger_url) as cold:
+        (stale,) = cold.append([rec("task.assigned", task="t", epoch=1, payload={"worker": "w2", "expires_ms": 9})],
+                               now_ms=5)
+        assert isinstance(stale, Refused), "a reopened task keeps its epochs: the next is 2"
+        (out,) = cold.append([again], now_ms=5)
+        assert isinstance(out, Appended)
+    report = verify_records(list(storage.read(RUN)))
+    assert report.ok, report.problems
 
 
 def test_only_one_completion_is_accepted(storage: Storage) -> None:

@@ -34,7 +34,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from .. import errors, faults
-from ..leases import LeaseEvent
+from ..leases import LeaseEvent, remember_lease_event
 from . import migrations
 from . import records as rec
 from .storage import CachedLookups, Storage
@@ -75,7 +75,7 @@ class _PostgresTxn(CachedLookups):
         assert self._cache.last_seq is not None, "the transaction reads the tail first"
         return self._cache.last_seq
 
-    def _fetchone(self, name: str, params: tuple[Any, ...]) -> Any:
+    def _fetchone(self, name: str, params: tuple[Any, ...] | dict[str, Any]) -> Any:
         return self._cur.execute(Q[name], params).fetchone()
 
     def insert(self, r: rec.Record) -> tuple[int, str] | None:
@@ -89,10 +89,8 @@ class _PostgresTxn(CachedLookups):
         cache = self._cache
         cache.last_seq = r.seq
         cache.heads[r.run_id] = r.hash
-        if r.task is not None and r.epoch is not None and (
-            r.kind == "task.assigned" or r.kind in rec.LEASE_END_KINDS
-        ):
-            cache.leases[(r.run_id, r.task)] = LeaseEvent(r.kind, r.epoch)
+        if r.task is not None:
+            remember_lease_event(cache.leases, (r.run_id, r.task), r.kind, r.epoch)
         return None
 
 

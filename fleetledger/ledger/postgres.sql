@@ -124,10 +124,15 @@ WHERE run_id = %s AND key = %s AND kind = %s
                'effect.done', 'model.call');
 
 -- name: lease_state
-SELECT kind, epoch FROM records
-WHERE run_id = %s AND task = %s
-  AND kind IN ('task.assigned', 'lease.expired', 'lease.released', 'task.finished', 'task.failed')
-ORDER BY seq DESC LIMIT 1;
+-- The task's last lease event (records_lease_events), or task.reopened at that event's epoch
+-- when the task was reopened after it (records_by_task).
+SELECT CASE WHEN r.seq > l.seq THEN 'task.reopened' ELSE l.kind END, l.epoch
+FROM (SELECT seq, kind, epoch FROM records
+      WHERE run_id = %(run)s AND task = %(task)s
+        AND kind IN ('task.assigned', 'lease.expired', 'lease.released', 'task.finished', 'task.failed')
+      ORDER BY seq DESC LIMIT 1) AS l
+LEFT JOIN (SELECT max(seq) AS seq FROM records
+           WHERE run_id = %(run)s AND task = %(task)s AND kind = 'task.reopened') AS r ON 1 = 1;
 
 -- name: insert
 -- A record whose (run, key, kind) is already stored under a unique kind inserts nothing.

@@ -46,10 +46,6 @@ Appending a second one is a no-op when its payload is equal, and ``ConflictingRe
 when it differs.
 """
 
-LEASE_END_KINDS: frozenset[str] = frozenset({"lease.expired", "lease.released", "task.finished", "task.failed"})
-"""Kinds that end the lease at their epoch; after one, records at that epoch are fenced."""
-
-
 def canonical_json(value: Any) -> str:
     """Returns the canonical JSON text of ``value`` (sorted keys, no spaces, ASCII only).
 

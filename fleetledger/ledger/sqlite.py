@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .. import errors, faults
-from ..leases import LeaseEvent
+from ..leases import LeaseEvent, remember_lease_event
 from . import damage, migrations
 from . import records as rec
 from .storage import CachedLookups, Storage
@@ -68,7 +68,7 @@ class _SQLiteTxn(CachedLookups):
             self._cache.last_seq = self._conn.execute(Q["last_seq"]).fetchone()[0]
         return self._cache.last_seq
 
-    def _fetchone(self, name: str, params: tuple[Any, ...]) -> Any:
+    def _fetchone(self, name: str, params: tuple[Any, ...] | dict[str, Any]) -> Any:
         return self._conn.execute(Q[name], params).fetchone()
 
     def insert(self, r: rec.Record) -> tuple[int, str] | None:
@@ -86,10 +86,8 @@ class _SQLiteTxn(CachedLookups):
         cache = self._cache
         cache.last_seq = r.seq
         cache.heads[r.run_id] = r.hash
-        if r.task is not None and r.epoch is not None and (
-            r.kind == "task.assigned" or r.kind in rec.LEASE_END_KINDS
-        ):
-            cache.leases[(r.run_id, r.task)] = LeaseEvent(r.kind, r.epoch)
+        if r.task is not None:
+            remember_lease_event(cache.leases, (r.run_id, r.task), r.kind, r.epoch)
         return None
 
 

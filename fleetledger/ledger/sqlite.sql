@@ -99,10 +99,15 @@ WHERE run_id = ? AND key = ? AND kind = ?
                'effect.done', 'model.call');
 
 -- name: lease_state
-SELECT kind, epoch FROM records
-WHERE run_id = ? AND task = ?
-  AND kind IN ('task.assigned', 'lease.expired', 'lease.released', 'task.finished', 'task.failed')
-ORDER BY seq DESC LIMIT 1;
+-- The task's last lease event (records_lease_events), or task.reopened at that event's epoch
+-- when the task was reopened after it (records_by_task).
+SELECT CASE WHEN r.seq > l.seq THEN 'task.reopened' ELSE l.kind END, l.epoch
+FROM (SELECT seq, kind, epoch FROM records
+      WHERE run_id = :run AND task = :task
+        AND kind IN ('task.assigned', 'lease.expired', 'lease.released', 'task.finished', 'task.failed')
+      ORDER BY seq DESC LIMIT 1) AS l
+LEFT JOIN (SELECT max(seq) AS seq FROM records
+           WHERE run_id = :run AND task = :task AND kind = 'task.reopened') AS r ON 1 = 1;
 
 -- name: insert
 INSERT INTO records (seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload,

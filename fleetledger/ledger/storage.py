@@ -59,7 +59,7 @@ class CachedLookups:
 
     _cache: Any
 
-    def _fetchone(self, name: str, params: tuple[Any, ...]) -> Any:
+    def _fetchone(self, name: str, params: tuple[Any, ...] | dict[str, Any]) -> Any:
         raise NotImplementedError
 
     def run_head(self, run_id: str) -> str | None:
@@ -73,7 +73,7 @@ class CachedLookups:
         leases = self._cache.leases
         key = (run_id, task)
         if key not in leases:
-            row = self._fetchone("lease_state", (run_id, task))
+            row = self._fetchone("lease_state", {"run": run_id, "task": task})
             leases[key] = LeaseEvent(row[0], row[1]) if row else None
         return leases[key]
 

@@ -112,7 +112,7 @@ class ReuseMixin:
             return []
         checked = self._settle_checked
         tasks = [self.view.tasks[t] for t in self.view.sprints[sprint].tasks if t not in checked]
-        tasks = [t for t in tasks if t.status == "pending" and t.steps_done == 0 and t.steps_failed == 0]
+        tasks = [t for t in tasks if _untouched(t)]
         checked.update(self.view.sprints[sprint].tasks)
         if not tasks:
             return []
@@ -173,10 +173,18 @@ class ReuseMixin:
 
     def _settle_batch(self, batch: list[Settled]) -> None:
         """Leases a batch of tasks to the coordinator (one commit), then records the reused
-        steps and the end of each task whose lease the ledger accepted (a second commit)."""
+        steps and the end of each task whose lease the ledger accepted (a second commit).
+
+        A task is leased only if the view still has it pending and untouched: the check that
+        found it ran on an older view, and the appends since (the other tasks' assignments)
+        folded what other hosts recorded meanwhile (a worker there may have finished it). The
+        epoch comes from that same, current view, so the ledger's fence refuses the lease if
+        the view is older than the ledger."""
         now = self.clock()
         assignments = []
+        batch = [item for item in batch if _untouched(self.view.tasks[item[0].id])]
         for task, _, _ in batch:
+            task = self.view.tasks[task.id]
             ttl_ms = lease_ttl_ms(self.options.lease_ttl_s, task.attempts)
             assignments.append(self.new_record(
                 "task.assigned", task=task.id, epoch=task.epoch + 1,
@@ -226,3 +234,8 @@ class ReuseMixin:
         except OSError as exc:
             print(f"warning: the result cache {self.options.cache} could not be filled ({exc}); later runs will "
                   "redo this run's work", file=sys.stderr)
+
+
+def _untouched(task: TaskView) -> bool:
+    """True for a pending task no worker has recorded a step of (the coordinator may settle it)."""
+    return task.status == "pending" and task.steps_done == 0 and task.steps_failed == 0
