@@ -22,6 +22,7 @@ What each record kind does to the view (and the task and sprint entries it creat
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -148,27 +149,34 @@ class RunView:
         Raises:
             ValueError: the record belongs to another run, or comes out of order.
         """
-        if r.run_id != self.run_id:
-            raise ValueError(f"record {r.seq} is of run {r.run_id}, not {self.run_id}")
-        if r.seq <= self.last_seq:
-            raise ValueError(f"record {r.seq} comes after {self.last_seq}: records must be folded in order")
+        # The fields read once, by position (``Record`` is a tuple): this runs once per record
+        # of every replay, a million times for a long history.
+        seq, run_id, ts_ms, actor, kind = r[0], r[1], r[2], r[3], r[4]
+        if run_id != self.run_id:
+            raise ValueError(f"record {seq} is of run {run_id}, not {self.run_id}")
+        if seq <= self.last_seq:
+            raise ValueError(f"record {seq} comes after {self.last_seq}: records must be folded in order")
         if self.records == 0:
-            self.started_ms = r.ts_ms
+            self.started_ms = ts_ms
         self.records += 1
-        if r.actor != "coordinator":
-            worker = self.workers.setdefault(r.actor, new_worker(r.ts_ms))
-            worker["last_seen_ms"] = r.ts_ms
-        handler = HANDLERS.get(r.kind)
+        if actor == "coordinator":
+            if r[10]:  # policy_hash
+                self.policy_hash = r[10]
+        else:
+            worker = self.workers.get(actor)
+            if worker is None:
+                self.workers[actor] = new_worker(ts_ms)
+            else:
+                worker["last_seen_ms"] = ts_ms
+        handler = HANDLERS.get(kind)
         if handler is not None:
             handler(self, r)
-        if r.kind in EVENT_KINDS:
-            self.recent.append([r.ts_ms, r.kind, r.why])
+        if kind in EVENT_KINDS:
+            self.recent.append([ts_ms, kind, r[8]])
             del self.recent[:-RECENT_EVENTS]
-        self.last_seq = r.seq
-        self.last_hash = r.hash
-        self.last_activity_ms = r.ts_ms
-        if r.actor == "coordinator" and r.policy_hash:
-            self.policy_hash = r.policy_hash
+        self.last_seq = seq
+        self.last_hash = r[12]
+        self.last_activity_ms = ts_ms
 
     def to_json(self) -> dict[str, Any]:
         """Returns the view as JSON-ready data (the ``view`` of a ``checkpoint`` payload).
@@ -246,12 +254,19 @@ def fold(records: Iterable[Record], *, run_id: str | None = None, base: RunView 
         ValueError: records of several runs without ``run_id``, or records out of order.
     """
     view = RunView.from_json(base.to_json()) if base is not None else None
-    for r in records:
-        if view is None:
-            view = RunView(run_id=run_id or r.run_id)
-        if run_id is not None and r.run_id != run_id:
-            continue
-        view.apply(r)
+    records = iter(records)
     if view is None:
-        view = RunView(run_id=run_id or "")
+        first = next(records, None)
+        if first is None:
+            return RunView(run_id=run_id or "")
+        view = RunView(run_id=run_id or first.run_id)
+        records = itertools.chain((first,), records)
+    apply = view.apply
+    if run_id is None:
+        for r in records:
+            apply(r)
+    else:
+        for r in records:
+            if r[1] == run_id:  # run_id
+                apply(r)
     return view

@@ -8,6 +8,7 @@ its checkpoint layout and ``fold``; it imports this module, never the other way 
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -214,7 +215,22 @@ def _task_reopened(v: RunView, r: Record) -> None:
 def _step_intent(v: RunView, r: Record) -> None:
     t = v.tasks.get(r.task) if r.task is not None else None
     if t is not None and t.lease is not None:
-        v.open_steps.setdefault(t.id, {})[r.key] = r.payload.get("name", "")
+        v.open_steps.setdefault(t.id, {})[r.key] = intent_name(r.payload_json)
+
+
+def intent_name(payload_json: str) -> str:
+    """Returns the ``name`` of a ``step.intent`` payload (``""`` when it has none).
+
+    A worker's intent is ``{"name": NAME}``, whose canonical text is ``{"name":"NAME"}``: when
+    NAME holds no quote and no backslash (no escape), it is that text's middle, read without
+    decoding the JSON (one intent in two records of a replay); any other text is decoded.
+    """
+    if payload_json.startswith('{"name":"') and payload_json.endswith('"}'):
+        name = payload_json[9:-2]
+        if '"' not in name and "\\" not in name:
+            return name
+    value = json.loads(payload_json).get("name", "")
+    return value
 
 
 def _close_step(v: RunView, r: Record) -> TaskView | None:

@@ -79,9 +79,7 @@ class _PostgresTxn(CachedLookups):
         return self._cur.execute(Q[name], params).fetchone()
 
     def insert(self, r: rec.Record) -> tuple[int, str] | None:
-        cur = self._cur.execute(Q["insert"], (
-            r.seq, r.run_id, r.ts_ms, r.actor, r.kind, r.key, r.task, r.epoch, r.why,
-            r.payload_json, r.policy_hash, r.prev_hash, r.hash))
+        cur = self._cur.execute(Q["insert"], r)  # a Record's fields are the insert's columns, in order
         if cur.rowcount == 0:
             row = self._cur.execute(Q["find_unique"], (r.run_id, r.key, r.kind)).fetchone()
             assert row is not None, "ON CONFLICT skipped a row only for a stored unique key"
@@ -115,11 +113,8 @@ class _PostgresSchema:
         self._cur.execute(Q["set_version"], (str(version),))
 
 
-def _row_to_record(row: tuple[Any, ...]) -> rec.Record:
-    return rec.Record(
-        seq=row[0], run_id=row[1], ts_ms=row[2], actor=row[3], kind=row[4], key=row[5],
-        task=row[6], epoch=row[7], why=row[8], payload_json=row[9], policy_hash=row[10],
-        prev_hash=row[11], hash=row[12])
+_row_to_record = rec.from_row
+"""A row of the named queries that select whole records (their columns in ``Record``'s order)."""
 
 
 def public_url(url: str) -> str:
@@ -246,8 +241,7 @@ class PostgresStorage(Storage):
                 rows = self._query(Q["read_all"], (after_seq, READ_PAGE))
             else:
                 rows = self._query(Q["read_run"], (run_id, after_seq, READ_PAGE))
-            for row in rows:
-                yield _row_to_record(row)
+            yield from map(_row_to_record, rows)
             if len(rows) < READ_PAGE:
                 return
             after_seq = rows[-1][0]

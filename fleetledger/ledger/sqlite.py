@@ -73,9 +73,7 @@ class _SQLiteTxn(CachedLookups):
 
     def insert(self, r: rec.Record) -> tuple[int, str] | None:
         try:
-            self._conn.execute(Q["insert"], (
-                r.seq, r.run_id, r.ts_ms, r.actor, r.kind, r.key, r.task, r.epoch, r.why,
-                r.payload_json, r.policy_hash, r.prev_hash, r.hash))
+            self._conn.execute(Q["insert"], r)  # a Record's fields are the insert's columns, in order
         except sqlite3.IntegrityError:
             if r.kind not in rec.UNIQUE_KINDS:
                 raise
@@ -176,11 +174,8 @@ def _damaged(path: Path, complaints: list[str], wal: damage.WalScan | None) -> e
         "what was lost", path=str(path))
 
 
-def _row_to_record(row: tuple[Any, ...]) -> rec.Record:
-    return rec.Record(
-        seq=row[0], run_id=row[1], ts_ms=row[2], actor=row[3], kind=row[4], key=row[5],
-        task=row[6], epoch=row[7], why=row[8], payload_json=row[9], policy_hash=row[10],
-        prev_hash=row[11], hash=row[12])
+_row_to_record = rec.from_row
+"""A row of the named queries that select whole records (their columns in ``Record``'s order)."""
 
 
 def _refuse_links(path: Path) -> None:
@@ -276,10 +271,17 @@ class SQLiteStorage(Storage):
             if run_id is None:
                 cursor = self._conn.execute(Q["read_all"], (after_seq,))
             else:
-                cursor = self._conn.execute(Q["read_run"], (run_id, after_seq))
-            while rows := cursor.fetchmany(2048):
-                for row in rows:
-                    yield _row_to_record(row)
+                cursor = self._run_cursor(run_id, after_seq)
+            yield from map(_row_to_record, cursor)  # row by row: a replay's rows stay in the CPU's cache
+
+    def _run_cursor(self, run_id: str, after_seq: int) -> sqlite3.Cursor:
+        """A cursor over the run's records after ``after_seq``: by the table's order over the
+        run's span when the run holds at least half of it (the usual case: one run at a time
+        in a workspace's ledger), else through ``records_by_run``."""
+        first, last, count = self._conn.execute(Q["run_span"], (run_id, after_seq)).fetchone()
+        if count and 2 * count >= last - first + 1:
+            return self._conn.execute(Q["read_span"], (first, last, run_id))
+        return self._conn.execute(Q["read_run"], (run_id, after_seq))
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[None]:
@@ -307,16 +309,12 @@ class SQLiteStorage(Storage):
                 cursor = self._conn.execute(Q["task_records"], (run_id, ids))
             else:
                 cursor = self._conn.execute(Q["task_records_of_kind"], (run_id, ids, kind))
-            while rows := cursor.fetchmany(2048):
-                for row in rows:
-                    yield _row_to_record(row)
+            yield from map(_row_to_record, cursor)  # row by row: a replay's rows stay in the CPU's cache
 
     def kind_records(self, kind: str, *, containing: str = "") -> Iterator[rec.Record]:
         with self._reading():
             cursor = self._conn.execute(Q["kind_records"], (kind, containing))
-            while rows := cursor.fetchmany(2048):
-                for row in rows:
-                    yield _row_to_record(row)
+            yield from map(_row_to_record, cursor)  # row by row: a replay's rows stay in the CPU's cache
 
     def latest_checkpoint(self, run_id: str) -> rec.Record | None:
         with self._reading():

@@ -119,6 +119,19 @@ SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_h
        prev_hash, hash
 FROM records WHERE run_id = ? AND seq > ? ORDER BY seq;
 
+-- name: run_span
+-- The first and last seq and the number of a run's records after a seq: an index-only pass
+-- over records_by_run, so that read() can choose how to fetch the rows.
+SELECT min(seq), max(seq), count(*) FROM records WHERE run_id = ? AND seq > ?;
+
+-- name: read_span
+-- A run's records between two seqs by the table's own order (rowid), other runs' rows skipped
+-- (the + keeps records_by_run out of the plan): when the run fills most of its span, this
+-- reads each row once instead of an index entry and then the row.
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records WHERE seq BETWEEN ? AND ? AND +run_id = ? ORDER BY seq;
+
 -- name: read_all
 SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
        prev_hash, hash
