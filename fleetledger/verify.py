@@ -66,7 +66,7 @@ def verify_records(records: Iterable[Record], heads: HeadCheck | None = None) ->
     intents: dict[tuple[str, str], int] = {}
     effects: set[tuple[str, str]] = set()
     unique: dict[tuple[str, str, str], int] = {}
-    leases: dict[tuple[str, str], LeaseEvent] = {}
+    leases: dict[tuple[str, str], LeaseEvent | None] = {}
     folds = _Folds()
     expected_seq = 1
     for r in records:
@@ -110,9 +110,8 @@ def verify_records(records: Iterable[Record], heads: HeadCheck | None = None) ->
             problem = check_fence(new, leases.get(lease_key))
             if problem is not None:
                 problems.append(f"seq {r.seq} (run {r.run_id}): stale epoch: {problem}")
-            leases[lease_key] = lease_event_after(leases.get(lease_key), r.kind, r.epoch)
-        elif r.kind == "task.reopened" and r.task is not None:
-            leases[(r.run_id, r.task)] = lease_event_after(leases.get((r.run_id, r.task)), r.kind, None)
+        if r.task is not None:
+            leases[(r.run_id, r.task)] = lease_event_after(leases.get((r.run_id, r.task)), r.kind, r.epoch)
         problem = folds.check_and_apply(r)
         if problem is not None:
             problems.append(problem)
