@@ -363,7 +363,8 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
             if since:
                 payload["changed_since"] = since
                 why += f": it changed since run {since['run']} finished ({since['changed']})"
-            self._begin_session(self.new_record("run.started", key=self.view.run_id, payload=payload, why=why))
+            self._begin_session(self.new_record("run.started", key=self.view.run_id, payload=payload, why=why),
+                                *self._whole_loss_note())
         else:
             self.view = found.view
             why = "resume after a crash" if self.view.state == "RUNNING" else f"explicit resume of a HALTED run ({self.view.halt and self.view.halt.get('reason')})"

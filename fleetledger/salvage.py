@@ -27,6 +27,7 @@ their target as after any crash (``effects``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from . import errors, fsutil, heads
-from .ledger import damage
+from .ledger import Storage, damage
 from .ledger.records import GENESIS_HASH, NewRecord, Record, expected_hash
 from .ledger.sqlite import SQLiteStorage
 from .verify import verify_records
@@ -158,6 +159,42 @@ def _loss_notes(report: SalvageReport, lasts: dict[str, Record]) -> list[NewReco
                       payload={"salvage": {"kept_upto": lasts[run].seq, "lost": report.lost_by_run.get(run, []),
                                            "unknown_run": report.unknown_run}})
             for run in sorted(maybe & set(lasts))]
+
+
+def unnoted_whole_loss(workspace: Workspace, storage: Storage) -> dict[str, Any] | None:
+    """The ``salvage`` note a run starting now records first, when the workspace's last salvage
+    lost runs it kept nothing of and no run has noted that salvage yet; else None.
+
+    A run that keeps records carries its own note (``_loss_notes``). A run salvage kept nothing
+    of has no record left to carry one: the same job command then starts a new run, whose
+    effects may have happened under the lost one, so they are settled with their target before
+    they are performed (``effects.perform`` reads ``RunView.salvaged``), as in a run that kept
+    records. The report (``salvage.json``) only ever adds that caution, so an unreadable one
+    adds it too. It is noted once: the note names the report by its SHA-256.
+
+    Raises:
+        LedgerError: the ledger cannot be read.
+    """
+    try:
+        data = (workspace.root / REPORT_FILE).read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        data = f"unreadable: {exc}".encode()
+    report_id = hashlib.sha256(data).hexdigest()
+    if next(iter(storage.kind_records("decision", containing=report_id)), None) is not None:
+        return None
+    try:
+        report = json.loads(data)
+        lost, unknown = dict(report["lost_by_run"]), list(report.get("unknown_run") or [])
+    except (ValueError, KeyError, TypeError):
+        return {"kept_upto": 0, "lost": [], "runs": [], "unknown_run": [], "report": report_id, "report_unreadable": True}
+    present = {record.run_id for record in storage.first_records()}
+    gone = sorted(run for run in lost if run not in present)
+    if not gone and not unknown:
+        return None
+    return {"kept_upto": 0, "lost": sorted(r for run in gone for r in lost[run]), "runs": gone, "unknown_run": unknown,
+            "report": report_id}
 
 
 def _ledger_path(workspace: Workspace) -> Path:

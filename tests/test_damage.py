@@ -276,6 +276,37 @@ def test_effects_whose_records_were_lost_are_settled_with_their_target_not_repea
     assert verify_records(_all_records(ws / "ledger.sqlite3")).ok
 
 
+def test_effects_of_a_run_salvage_kept_nothing_of_are_settled_with_their_target_not_repeated(tmp_path: Path) -> None:
+    """Regression (chaos scenario synthetic:nul:1:200): a finished run, then the page holding its
+    first records is lost, so salvage keeps none of its records and the same command starts a
+    new run. Its effects may all have happened under the lost run: it asks the target first
+    (and notes the salvage once; a later run performs its effects as usual)."""
+    ws, target = tmp_path / "ws", tmp_path / "target"
+    args = ("--tasks", "4", "--steps", "3", "--workers", "2", "--sandbox", "none", "--target", str(target))
+    assert run_synthetic(ws, *args).returncode == 0
+    with sqlite3.connect(ws / "ledger.sqlite3") as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = next(p for p, lo, hi in _leaf_ranges(ws / "ledger.sqlite3") if lo <= 1 <= hi)
+    with open(ws / "ledger.sqlite3", "r+b") as handle:
+        handle.seek((page - 1) * 4096)
+        handle.write(NUL_BLOCK)
+    assert run_cli("salvage", "--workspace", str(ws)).returncode == 0
+    assert _all_records(ws / "ledger.sqlite3") == [], "salvage kept nothing (the prefix ends before seq 1)"
+    again = run_synthetic(ws, *args)
+    assert again.returncode == 0, again.stderr
+    assert deliveries(target) == {f"publish:t{t:04d}": 1 for t in range(4)}, "every ticket opened exactly once"
+    records = _all_records(ws / "ledger.sqlite3")
+    notes = [r for r in records if r.kind == "decision" and "salvage" in r.payload]
+    assert len(notes) == 1 and notes[0].payload["salvage"]["runs"] and "kept no record" in notes[0].why
+    assert len([r for r in records if r.kind == "effect.done" and "reconciled" in r.why]) == 4
+    assert verify_records(records).ok
+    later = run_synthetic(ws, *args, "--name", "another")  # another job in the workspace: a new run
+    assert later.returncode == 0, later.stderr
+    records = _all_records(ws / "ledger.sqlite3")
+    assert len([r for r in records if r.kind == "decision" and "salvage" in r.payload]) == 1, "noted once"
+    assert deliveries(target) == {f"publish:t{t:04d}": 2 for t in range(4)}, "a new run's effects are its own"
+
+
 def test_a_damaged_root_page_costs_no_record_that_a_whole_leaf_holds(tmp_path: Path) -> None:
     """NULs over the root page of the records table: SQLite can reach no row below it, but the
     leaves are whole. Salvage reads them page by page and keeps every record."""

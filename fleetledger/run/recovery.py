@@ -15,6 +15,7 @@ from ..ledger import Appended, NewRecord
 from ..ledger.records import canonical_json
 from ..reader import Loaded, load, load_view
 from ..replay import RunView
+from ..salvage import unnoted_whole_loss
 from ..upgrade import Upgrade
 from ..workspace import owner_key
 from .host import atomic
@@ -48,6 +49,23 @@ class RecoveryMixin:
         outcome = self.append(atomic([record, *more]))[0]
         if isinstance(outcome, Appended) and self.session_seq is None:
             self.session_seq = outcome.record.seq
+
+    def _whole_loss_note(self) -> list[NewRecord]:
+        """The ``decision`` a new run records with its ``run.started`` when the workspace's last
+        salvage kept nothing of some run (``salvage.unnoted_whole_loss``): its effects are then
+        settled with their target before they are performed.
+
+        Raises:
+            LedgerError: the ledger cannot be read.
+        """
+        assert self.storage is not None
+        note = unnoted_whole_loss(self.workspace, self.storage)
+        if note is None:
+            return []
+        lost = ", ".join(note["runs"]) or "of unknown runs"
+        return [self.new_record("decision", payload={"salvage": note},
+                                why=f"`fleetledger salvage` kept no record of run(s) {lost}: their effects may have "
+                                    "happened, so this run settles each effect with its target before performing it")]
 
     def _check_head(self, view: RunView) -> None:
         """Refuses to go on with a run whose ledger contradicts the head this user signed last
