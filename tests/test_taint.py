@@ -209,3 +209,33 @@ def test_what_a_recursive_cycle_across_modules_reaches_does_not_depend_on_the_or
     summaries._SHARED.clear()
     assert {path: len(results) for path, results in seen.items()} == {path: 1 for path in names}
     assert ("command", "pkg/stepper.py", 6, "http") in next(iter(seen["pkg/first.py"]))
+
+
+_STAR = {
+    "app/__init__.py": "",
+    "app/helpers.py": "import os\nimport subprocess as sp\n\n\ndef here():\n    return os.path.dirname(__file__)\n",
+    "app/limited.py": "import os\n__all__ = ['nothing']\nnothing = 1\n",
+    "app/views.py": "from flask import request\nfrom app.helpers import *\n\n\ndef view():\n"
+                    "    sp.call(request.args['c'], shell=True)\n"
+                    "    with open(os.path.join(here(), 'hooks', 'user.py'), 'w') as f:\n"
+                    "        f.write(request.form['code'])\n",
+    "app/other.py": "from flask import request\nfrom app.limited import *\n\n\ndef view():\n"
+                    "    os.system(request.args['c'])\n",
+}
+
+
+def test_a_star_import_binds_the_library_modules_the_other_module_imported() -> None:
+    """Regression (pygoat's apis.py): ``from app.helpers import *`` binds the modules
+    helpers.py imported (``os``, ``sp``), as Python does for a module without ``__all__``;
+    they were taken for unknown names, so their sinks were not seen. A module with ``__all__``
+    binds only what it lists."""
+
+    def load(path: str):  # type: ignore[no-untyped-def]
+        return (path, parser.parse_module(_STAR[path]).module) if path in _STAR else None
+
+    def flows(path: str) -> set[tuple[str, int]]:
+        result = engine.analyse(path, parser.parse_module(_STAR[path]).module, paths=list(_STAR), loader=load)
+        return {(f.kind, f.site.line) for f in result.flows if f.site.path == path}
+
+    assert flows("app/views.py") == {("command", 6), ("code", 8)}
+    assert flows("app/other.py") == set()

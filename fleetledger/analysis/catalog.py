@@ -69,7 +69,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "kind": frozenset({"name", "cwe", "title", "channels", "blocked_by", "literal_quotes"}),
     "object": frozenset({"name", "type"}),
     "type": frozenset({"name", "bases"}),
-    "returns": frozenset({"call", "method", "attribute", "type", "when"}),
+    "returns": frozenset({"call", "method", "attribute", "type", "when", "defaults", "positions"}),
     "source": frozenset({"call", "read", "type", "attributes", "methods", "channel", "what", "route_fixed"}),
     "handler": frozenset({"framework", "decorators", "decorator_receivers", "path_argument", "bases", "methods",
                           "request_parameter", "imports", "request_type", "annotations", "parameters",
@@ -81,7 +81,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "joined_by",
                         "what"}),
     "exit": frozenset({"call"}),
-    "pure": frozenset({"call"}),
+    "pure": frozenset({"call", "ends_as_last"}),
     "container": frozenset({"type", "store", "load", "key_args"}),
     "reconfigure": frozenset({"method", "type", "when", "positions", "defaults", "removes"}),
     "constant": frozenset({"name", "value"}),
@@ -153,6 +153,7 @@ class _Builder:
         self.checks: dict[str, list[Check]] = {}
         self.exits: set[str] = set()
         self.pure: set[str] = set()
+        self.ends_as_last: set[str] = set()
         self.containers: dict[str, Container] = {}
         self.reconfigures: dict[str, list[tuple[str, Condition | None, bool]]] = {}
         self.invokes: dict[str, list[Invoke]] = {}
@@ -205,6 +206,8 @@ class _Builder:
             self.exits.add(_str(row, "call", name, n))
         elif table == "pure":
             self.pure.add(_str(row, "call", name, n))
+            if row.get("ends_as_last", False) is True:
+                self.ends_as_last.add(_str(row, "call", name, n))
         elif table == "reconfigure":
             target, _ = _target(row, where)
             self.reconfigures.setdefault(target, []).append((_str(row, "type", name, n),
@@ -289,6 +292,7 @@ class _Builder:
             sanitisers={k: tuple(v) for k, v in self.sanitisers.items()},
             guards={k: tuple(v) for k, v in self.guards.items()},
             checks={k: tuple(v) for k, v in self.checks.items()}, exits=frozenset(self.exits), pure=frozenset(self.pure),
+            ends_as_last=frozenset(self.ends_as_last),
             containers=dict(self.containers), reconfigures={k: tuple(v) for k, v in self.reconfigures.items()},
             constants=self.constants, renders={k: tuple(v) for k, v in self.renders.items()}, files=files,
             invokes={k: tuple(v) for k, v in self.invokes.items()})
@@ -317,11 +321,18 @@ def _condition(value: Any, row: dict[str, Any], where: str) -> Condition | None:
         raise ModelError(f"{where}: a condition must be a table of keyword = constant")
     for keyword, wanted in value.items():
         if isinstance(wanted, dict) and not (len(wanted) == 1 and (
-                isinstance(wanted.get("contains"), list) or isinstance(wanted.get("has"), dict))):
+                isinstance(wanted.get("contains"), list) or isinstance(wanted.get("has"), dict)
+                or _texts(wanted.get("endswith")) or _texts(wanted.get("has_text")))):
             raise ModelError(f"{where}: the condition on {keyword!r} must be a constant, a list of constants, "
-                             "{ contains = [...] } or { has = { key = constant } }")
+                             "{ contains = [...] }, { has = { key = constant } }, { endswith = [texts] } or "
+                             "{ has_text = [texts] }")
     return Condition(keywords=dict(value), defaults=dict(row.get("defaults", {})),
                      positions={k: int(v) for k, v in row.get("positions", {}).items()})
+
+
+def _texts(value: Any) -> bool:
+    """True for a non-empty list of non-empty strings."""
+    return isinstance(value, list) and bool(value) and all(isinstance(t, str) and t for t in value)
 
 
 def _handler(row: dict[str, Any], where: str) -> Handler:

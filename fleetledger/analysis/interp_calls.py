@@ -146,6 +146,9 @@ class Calls(Objects):
         else:
             value = join(*(taint_only(v.flatten()) for v in everything))
         value = unmarked(value)
+        if refs and args and all(r in self.catalog.ends_as_last for r in refs):
+            last = args[-1]
+            value = replace(value, suffix=last.const if last.is_const and isinstance(last.const, str) else last.suffix)
         name = _callee_text(func)
         if value.tainted():
             return add_step(value, step(site, f"through {name}()"))

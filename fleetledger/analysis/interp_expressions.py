@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -47,7 +48,8 @@ class Expressions:
         if isinstance(node, ast.Constant):
             value = node.value
             if isinstance(value, (str, bytes)) and len(value) > _MAX_CONST_LEN:
-                return Value(prefix=value[:_MAX_CONST_LEN] if isinstance(value, str) else None)
+                return Value(prefix=value[:_MAX_CONST_LEN] if isinstance(value, str) else None,
+                             suffix=value[-_MAX_CONST_LEN:] if isinstance(value, str) else None)
             return constant(value) if isinstance(value, CONST_TYPES) else EMPTY
         if isinstance(node, ast.Name):
             return self.name(node)
@@ -158,6 +160,9 @@ class Expressions:
             qualified = f"{base}.{name}"
             if self.catalog.knows(qualified) or self.program.resolve(qualified) is not None:
                 return self.library_name(qualified, node)
+            imported = self.program.imported_name(base, name)
+            if imported is not None:
+                return imported
         return opaque(f"{name} (not defined where the engine can see)", self.site(node))
 
     def attribute(self, owner: Value, attr: str, node: ast.AST) -> Value:
@@ -305,7 +310,8 @@ class Expressions:
             prefix = left.const.split("%", 1)[0]
             if right.items is None:  # one value, placed at the first field
                 right = placed_after(right, prefix, prefix)
-            return replace(unmarked(join(taint_only(left), taint_only(right.flatten()))), prefix=prefix or None)
+            return replace(unmarked(join(taint_only(left), taint_only(right.flatten()))), prefix=prefix or None,
+                           suffix=_format_tail(left.const))
         if isinstance(op, ast.Add):
             text = left.const if left.is_const and isinstance(left.const, str) else ""
             left = placed_after(left, "", None, right.const if right.is_const and isinstance(right.const, str) else None)
@@ -315,7 +321,10 @@ class Expressions:
             prefix = left.prefix
             if left.is_const and isinstance(left.const, str) and right.prefix is not None:
                 prefix = left.const + right.prefix
-            return replace(result, prefix=prefix)
+            suffix = right.suffix
+            if right.is_const and isinstance(right.const, str) and left.suffix is not None:
+                suffix = left.suffix + right.const
+            return replace(result, prefix=prefix, suffix=suffix)
         return result
 
     def fstring(self, node: ast.AST) -> Value:
@@ -336,7 +345,7 @@ class Expressions:
         result = unmarked(join(*(taint_only(p) for p in parts)), placed=True)
         if fixed and all(p.is_const for p in parts):
             return constant(prefix)
-        return replace(result, prefix=prefix or None, const=NOT_CONSTANT)
+        return replace(result, prefix=prefix or None, suffix=_tail(parts), const=NOT_CONSTANT)
 
     def sequence(self, elements: list[ast.expr]) -> Value:
         if any(isinstance(e, ast.Starred) for e in elements):
@@ -460,3 +469,25 @@ def _following(values: list[Value]) -> str | None:
     """The text the values make when all are constant strings, else None."""
     texts = [v.const for v in values if v.is_const and isinstance(v.const, str)]
     return "".join(texts) if len(texts) == len(values) else None
+
+
+def _tail(parts: list[Value]) -> str | None:
+    """The constant text every string built from ``parts`` in order ends with, or None."""
+    tail = ""
+    for part in reversed(parts):
+        if part.is_const and isinstance(part.const, str):
+            tail = part.const + tail
+            continue
+        return (part.suffix or "") + tail or None
+    return tail or None
+
+
+_CONVERSION = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[diouxXeEfFgGcrsa]")
+
+
+def _format_tail(template: str) -> str | None:
+    """The constant text a ``%`` format's result ends with: what follows its last conversion
+    (``%%`` is a literal ``%``), or None when nothing does."""
+    ends = [m.end() for m in _CONVERSION.finditer(template.replace("%%", "\0\0"))]
+    tail = template[ends[-1]:] if ends else ""
+    return tail.replace("%%", "%") or None

@@ -62,7 +62,8 @@ class Sinks:
                     return False
                 continue
             if isinstance(wanted, dict):
-                matched = _container_test(value, wanted)
+                matched = _text_test(value, wanted) if "endswith" in wanted or "has_text" in wanted else \
+                    _container_test(value, wanted)
                 if matched is False:
                     return False
                 unknown = unknown or matched is None
@@ -240,6 +241,24 @@ def _container_test(value: Value, test: dict[str, Any]) -> bool | None:
         if (bool(known) != wanted) if isinstance(wanted, bool) else known != wanted:
             return False
     return True
+
+
+def _text_test(value: Value, test: dict[str, Any]) -> bool | None:
+    """A condition's ``{ endswith = [...] }`` (every string the argument can be ends with one
+    of these texts: its constant, or the constant suffix every value of it ends with) or ``{
+    has_text = [...] }`` (its constant holds one of them): True, False, or None (not known)."""
+    if "has_text" in test:
+        if not (value.is_const and isinstance(value.const, str)):
+            return None
+        return any(text in value.const for text in test["has_text"])
+    ends = test["endswith"]
+    known = value.const if value.is_const and isinstance(value.const, str) else value.suffix
+    if known is None:
+        return None
+    if any(known.endswith(text) for text in ends):
+        return True
+    # A suffix shorter than a text may be the end of a value that ends with it.
+    return False if value.is_const or all(len(known) >= len(text) for text in ends) else None
 
 
 def _comparable(value: Value) -> Any:

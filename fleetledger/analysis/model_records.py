@@ -56,9 +56,12 @@ class Condition:
     Attributes:
         keywords: Keyword name -> constant it must equal (``{"shell": True}``), one of a
             list of constants, or a table naming a test of a container argument:
-            ``{ contains = ["none"] }`` (a list or tuple holding one of them) or ``{ has =
-            { verify_signature = false } }`` (a dict holding that key with that value); a
-            keyword that is not passed takes the value in ``defaults``.
+            ``{ contains = ["none"] }`` (a list or tuple holding one of them), ``{ has =
+            { verify_signature = false } }`` (a dict holding that key with that value), or a
+            test of a string argument: ``{ endswith = [".py"] }`` (every value ends with one
+            of them: its constant, or its constant ``suffix``) or ``{ has_text = ["w", "a"] }``
+            (its constant holds one of them); a keyword that is not passed takes the value in
+            ``defaults``.
         defaults: Keyword name -> the value the library uses when it is not passed.
         positions: Keyword name -> the position the same parameter has when passed
             positionally.
@@ -394,6 +397,8 @@ class Catalog:
         exits: Calls that never return (``flask.abort``, ``sys.exit``): a path ends there.
         pure: Library functions whose result is computed from their arguments alone
             (``base64.b64decode``): with constant arguments, a constant-built result.
+        ends_as_last: Pure functions whose result ends as their last argument ends
+            (``os.path.join``): it keeps that argument's constant ``suffix``.
         containers: Library type -> the keyed container it is (``Container``).
         reconfigures: ``"Type.method"`` -> ``(type, when, removes)``: the type the receiver's
             variable gets (or, with ``removes``, loses) when the method is called with ``when``
@@ -424,6 +429,7 @@ class Catalog:
     renders: Mapping[str, tuple[Render, ...]]
     files: tuple[str, ...]
     invokes: Mapping[str, tuple[Invoke, ...]] = field(default_factory=dict)
+    ends_as_last: frozenset[str] = frozenset()
 
     def knows(self, qualified: str) -> bool:
         """True when some model names ``qualified`` or a member of it (a call, a read, an

@@ -225,6 +225,20 @@ class Program:
             return self._member(module, rest)
         return None
 
+    def imported_name(self, module_name: str, name: str) -> Value | None:
+        """What a module of the analysed code binds ``name`` to when that is a library object
+        it imported (``import os`` in ``utility.py``): ``from utility import *`` binds it too,
+        as Python binds every public name of a module without ``__all__``. None otherwise
+        (a definition of the analysed code is found by ``resolve``)."""
+        module = self.find_module(module_name)
+        if module is None or name.startswith("_"):
+            return None
+        self.run(module)
+        if "__all__" in module.globals:
+            return None
+        value = module.globals.get(name)
+        return value if value is not None and value.types and all(t.startswith("=") for t in value.types) else None
+
     def _member(self, module: ModuleInfo, rest: list[str]) -> tuple[str, str] | None:
         self.run(module)
         value = module.globals.get(rest[0])

@@ -13,6 +13,8 @@ A ``Value`` is an over-approximation of every run-time value an expression can h
   ``bool``, ``None``, ``bytes``), used to fold conditions and to read keyword flags;
 * ``prefix``: for strings, a constant text every value starts with (``"https://api.example/"``),
   which tells whether a URL's host is fixed;
+* ``suffix``: for strings, a constant text every value ends with (``".py"``), which tells what
+  kind of file a path names;
 * ``items``: what is known per key of a container or per attribute of an object built here
   (``{"a": x}``, ``[x, "y"]``, ``obj.attr = x``), so that reading a key that holds a constant
   does not see the taint of another key; ``labels`` then holds only the taint that could be
@@ -164,6 +166,7 @@ class Value:
         types: Qualified type names the value may have.
         const: The constant value, or ``NOT_CONSTANT``.
         prefix: A constant text every string value starts with, or None.
+        suffix: A constant text every string value ends with, or None.
         items: Known keys (``str``/``int`` for containers, ``".name"`` for attributes) and
             their values, or None when nothing is known per key.
         functions: Functions and classes of the analysed code the value may be (their ids),
@@ -174,6 +177,7 @@ class Value:
     types: frozenset[str] = frozenset()
     const: Any = NOT_CONSTANT
     prefix: str | None = None
+    suffix: str | None = None
     items: Mapping[Any, Value] | None = None
     functions: frozenset[str] = frozenset()
 
@@ -231,8 +235,9 @@ EMPTY = Value()
 
 
 def constant(value: Any) -> Value:
-    """Returns the value of a constant (``prefix`` set for strings)."""
-    return Value(const=value, prefix=value if isinstance(value, str) else None,
+    """Returns the value of a constant (``prefix`` and ``suffix`` set for strings)."""
+    text = value if isinstance(value, str) else None
+    return Value(const=value, prefix=text, suffix=text,
                  types=frozenset({type(value).__name__}) if value is not None else frozenset())
 
 
@@ -300,7 +305,7 @@ def bounded(value: Value) -> Value:
 def join(*values: Value) -> Value:
     """Returns the least value at least as large as each of ``values`` (the lattice join).
 
-    Labels and types are united; a constant or prefix survives only where all agree; items are
+    Labels and types are united; a constant, prefix or suffix survives only where all agree; items are
     joined key by key where every value knows its keys, else folded into the labels.
     """
     values = tuple(v for v in values if v is not EMPTY)
@@ -319,10 +324,12 @@ def join(*values: Value) -> Value:
                 labels[key] = label
     const = first.const
     prefix = first.prefix
+    suffix = first.suffix
     for v in values[1:]:
         if const is not NOT_CONSTANT and not (v.const is not NOT_CONSTANT and type(v.const) is type(const) and v.const == const):
             const = NOT_CONSTANT
         prefix = _common_prefix(prefix, v.prefix)
+        suffix = _common_suffix(suffix, v.suffix)
     items = _join_items(values)
     if items is None and any(v.items for v in values):
         for v in values:
@@ -332,7 +339,7 @@ def join(*values: Value) -> Value:
     if len(labels) > MAX_LABELS:
         labels = dict(sorted(labels.items(), key=lambda kv: _order(kv[1]))[:MAX_LABELS])
     return Value(labels=labels, types=frozenset().union(*(v.types for v in values)), const=const, prefix=prefix,
-                 items=items, functions=frozenset().union(*(v.functions for v in values)))
+                 suffix=suffix, items=items, functions=frozenset().union(*(v.functions for v in values)))
 
 
 def _common_prefix(a: str | None, b: str | None) -> str | None:
@@ -344,6 +351,17 @@ def _common_prefix(a: str | None, b: str | None) -> str | None:
             break
         n += 1
     return a[:n] if n else None
+
+
+def _common_suffix(a: str | None, b: str | None) -> str | None:
+    if a is None or b is None:
+        return None
+    n = 0
+    for x, y in zip(reversed(a), reversed(b)):
+        if x != y:
+            break
+        n += 1
+    return a[len(a) - n:] if n else None
 
 
 def _join_items(values: tuple[Value, ...]) -> dict[Any, Value] | None:
@@ -369,7 +387,7 @@ def with_items(value: Value, updates: Mapping[Any, Value]) -> Value:
     items.update({key: bounded(item) for key, item in updates.items()})
     if len(items) > MAX_ITEMS:
         return join(value.flatten(), *(v.flatten() for v in updates.values()))
-    return replace(value, items=items, const=NOT_CONSTANT, prefix=None)
+    return replace(value, items=items, const=NOT_CONSTANT, prefix=None, suffix=None)
 
 
 def add_step(value: Value, *steps: Step) -> Value:
