@@ -132,6 +132,17 @@ def test_hard_coded_credentials_are_judged_by_the_string_not_by_names(tmp_path: 
     """)
     [(candidate, first, _)] = [row for row in keyword if row[0].rule_id == "B106"]
     assert first.verdict == "vulnerable" and "'xK******'" in first.rationale
+    # Regression: bandit's B105 on ``config["SECRET_KEY"] = "..."`` points at the key; the
+    # assigned string is judged, not the setting's name.
+    stored = judged(tmp_path, "config.py", 'config = {}\nconfig["SECRET_KEY"] = "xK9#mQ2$vL8@pR4z"  # sink\n')
+    assert [row[1].verdict for row in stored if row[0].rule_id == "B105"] == ["vulnerable"]
+    # Regression: random characters holding a newline, or ending with "/", were taken for a
+    # sentence or a prefix (Flask's documented key); words and word-like prefixes still are.
+    from fleetledger.analysis.verdicts import _not_credential
+
+    assert _not_credential('_5#y2L"F4Q8z\n\xec]/') is None
+    assert _not_credential("Invalid user name or password.") == "a sentence written for people"
+    assert _not_credential("api/v1/") == "a prefix that other text completes"
 
 
 def test_a_flow_across_modules_is_reported_with_the_files_it_crossed(tmp_path: Path) -> None:

@@ -195,6 +195,10 @@ class Sinks:
             if shape is None:
                 return
             message = f"{message}: {shape!r}"
+        if check.literal_arg >= 0 or check.literal_keyword:
+            secret = args[check.literal_arg] if 0 <= check.literal_arg < len(args) else kwargs.get(check.literal_keyword)
+            if secret is None or not (secret.is_const and isinstance(secret.const, (str, bytes)) and secret.const):
+                return
         if check.arg_in:
             value = args[check.arg] if check.arg < len(args) else None
             known = _comparable(value) if value is not None else NOT_CONSTANT

@@ -333,6 +333,10 @@ class Check:
             finding only when that argument is a constant pattern whose matching can take
             exponential time (``backtracking.exponential``); ``backtracks_keyword`` names it
             when passed by keyword, ``whole_match`` says the call matches the whole text.
+        literal_arg: Position of a secret argument (a signing or encryption key, a password;
+            -1: none): the call is a finding only when that argument (or ``literal_keyword``)
+            is a non-empty string or bytes constant, a secret written in the source (CWE-798):
+            anyone who can read the code or its history holds it.
     """
 
     target: str
@@ -351,6 +355,8 @@ class Check:
     backtracks: int = -1
     backtracks_keyword: str = ""
     whole_match: bool = False
+    literal_arg: int = -1
+    literal_keyword: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

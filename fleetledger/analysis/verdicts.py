@@ -285,6 +285,12 @@ def _secret_of(tree: SourceTree, node: ast.AST) -> ast.AST:
     parent = tree.parent(node)
     if isinstance(parent, ast.Dict) and any(key is node for key in parent.keys):
         return parent.values[[key is node for key in parent.keys].index(True)]
+    # ``config["SECRET_KEY"] = "..."``: bandit flags the key, the assignment stores the secret.
+    holder = tree.parent(parent) if isinstance(parent, ast.Subscript) and parent.slice is node else None
+    if isinstance(holder, ast.Assign) and any(target is parent for target in holder.targets):
+        return holder.value
+    if isinstance(holder, ast.AnnAssign) and holder.target is parent and holder.value is not None:
+        return holder.value
     # bandit places a call's finding (B106) at the call's start, the innermost node there being
     # the callee's name: the call holds the keyword arguments.
     current: ast.AST | None = node
@@ -317,13 +323,22 @@ def _not_credential(value: str) -> str | None:
         return "a URL or file path"
     if lowered in PROTOCOL_WORDS:
         return "a protocol keyword, HTTP method or field name"
-    if re.search(r"\s", text) and len(text.split()) >= 2:
+    if _sentence(text):
         return "a sentence written for people"
     if re.fullmatch(r"_*[a-z]+(_[a-z]+)+_*|_*[A-Z]+(_[A-Z]+)+_*", text):
         return "an identifier made of words (a key, field or setting name)"
-    if text[-1] in "-_.:/":
+    if text[-1] in "-_.:/" and re.fullmatch(r"[\w.:/-]+", text):
         return "a prefix that other text completes"
     return None
+
+
+def _sentence(text: str) -> bool:
+    """True for text made of words separated by spaces (at least two, and most of its tokens
+    words), as a message is; random characters that happen to hold a space or a newline are
+    not (Flask's documented key ``'_5#y2L"F4Q8z\\n\\xec]/'``)."""
+    tokens = text.split()
+    words = [t for t in tokens if re.fullmatch(r"[^\W\d_][^\W\d_'’-]*[.,:;!?]?", t)]
+    return len(tokens) >= 2 and len(words) >= 2 and len(words) >= 0.6 * len(tokens)
 
 
 def _entropy(value: str) -> float:

@@ -15,7 +15,7 @@ import sys
 
 from ...analysis import catalog
 
-ENGINE_VERSION = "5"
+ENGINE_VERSION = "6"
 DETECT_VERSION = (
     f"detect 5; bandit {importlib.metadata.version('bandit')}; "
     f"python {sys.version_info.major}.{sys.version_info.minor}; "

@@ -14,4 +14,4 @@ f = ssl.wrap_socket(None, None, None, False, ssl.CERT_NONE)  # $ tls-unverified
 import jwt  # noqa: E402
 
 unsigned = jwt.encode({"user": "a"}, None, algorithm="none")  # $ jwt-unsigned
-signed = jwt.encode({"user": "a"}, "key-from-settings", algorithm="HS256")  # ok jwt-unsigned
+signed = jwt.encode({"user": "a"}, "key-from-settings", algorithm="HS256")  # ok jwt-unsigned, $ hardcoded-key (the key is a literal)
