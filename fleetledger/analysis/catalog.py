@@ -322,9 +322,10 @@ def _condition(value: Any, row: dict[str, Any], where: str) -> Condition | None:
     if not isinstance(value, dict):
         raise ModelError(f"{where}: a condition must be a table of keyword = constant")
     for keyword, wanted in value.items():
-        if isinstance(wanted, dict) and not (len(wanted) == 1 and (
-                isinstance(wanted.get("contains"), list) or isinstance(wanted.get("has"), dict)
-                or _texts(wanted.get("endswith")) or _texts(wanted.get("has_text")))):
+        texts = isinstance(wanted, dict) and wanted and set(wanted) <= {"endswith", "has_text"} and all(
+            _texts(v) for v in wanted.values())
+        if isinstance(wanted, dict) and not texts and not (len(wanted) == 1 and (
+                isinstance(wanted.get("contains"), list) or isinstance(wanted.get("has"), dict))):
             raise ModelError(f"{where}: the condition on {keyword!r} must be a constant, a list of constants, "
                              "{ contains = [...] }, { has = { key = constant } }, { endswith = [texts] } or "
                              "{ has_text = [texts] }")

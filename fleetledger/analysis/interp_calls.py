@@ -19,7 +19,7 @@ from .facts import Site, step
 from .interp_expressions import BUILTINS, getattr_call, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
 from .model_records import Invoke, UNTYPED
-from .values import EMPTY, Value, add_step, clean, constant, join, taint_only, unmarked
+from .values import EMPTY, Value, add_step, clean, constant, join, taint_only, texts_of, unmarked
 
 _CONST_TYPE_NAMES = frozenset({"str", "int", "float", "bool", "bytes", "NoneType", "list", "dict", "tuple", "set"})
 # Builtins whose result is a function of their arguments only (Python semantics): with
@@ -148,7 +148,8 @@ class Calls(Objects):
         value = unmarked(value)
         if refs and args and all(r in self.catalog.ends_as_last for r in refs):
             last = args[-1]
-            value = replace(value, suffix=last.const if last.is_const and isinstance(last.const, str) else last.suffix)
+            value = replace(value, suffix=last.const if last.is_const and isinstance(last.const, str) else last.suffix,
+                            texts=texts_of(last))
         name = _callee_text(func)
         if value.tainted():
             return add_step(value, step(site, f"through {name}()"))

@@ -18,7 +18,8 @@ from typing import Any
 
 from . import routes
 from .facts import Site
-from .values import EMPTY, NOT_CONSTANT, Label, Value, bounded, constant, join, of_labels, placed_after, taint_only, unmarked
+from .values import (EMPTY, NOT_CONSTANT, Label, Value, bounded, constant, join, of_labels, placed_after, taint_only,
+                     texts_of, unmarked)
 
 BUILTINS = frozenset(dir(builtins))
 _NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)
@@ -311,7 +312,7 @@ class Expressions:
             if right.items is None:  # one value, placed at the first field
                 right = placed_after(right, prefix, prefix)
             return replace(unmarked(join(taint_only(left), taint_only(right.flatten()))), prefix=prefix or None,
-                           suffix=_format_tail(left.const))
+                           suffix=_format_tail(left.const), texts=texts_of(*map(constant, _format_pieces(left.const))))
         if isinstance(op, ast.Add):
             text = left.const if left.is_const and isinstance(left.const, str) else ""
             left = placed_after(left, "", None, right.const if right.is_const and isinstance(right.const, str) else None)
@@ -324,7 +325,7 @@ class Expressions:
             suffix = right.suffix
             if right.is_const and isinstance(right.const, str) and left.suffix is not None:
                 suffix = left.suffix + right.const
-            return replace(result, prefix=prefix, suffix=suffix)
+            return replace(result, prefix=prefix, suffix=suffix, texts=texts_of(left, right))
         return result
 
     def fstring(self, node: ast.AST) -> Value:
@@ -345,7 +346,7 @@ class Expressions:
         result = unmarked(join(*(taint_only(p) for p in parts)), placed=True)
         if fixed and all(p.is_const for p in parts):
             return constant(prefix)
-        return replace(result, prefix=prefix or None, suffix=_tail(parts), const=NOT_CONSTANT)
+        return replace(result, prefix=prefix or None, suffix=_tail(parts), texts=texts_of(*parts), const=NOT_CONSTANT)
 
     def sequence(self, elements: list[ast.expr]) -> Value:
         if any(isinstance(e, ast.Starred) for e in elements):
@@ -483,6 +484,11 @@ def _tail(parts: list[Value]) -> str | None:
 
 
 _CONVERSION = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[diouxXeEfFgGcrsa]")
+
+
+def _format_pieces(template: str) -> list[str]:
+    """The literal pieces of a ``%`` format, between its conversions."""
+    return [piece.replace("\0\0", "%") for piece in _CONVERSION.split(template.replace("%%", "\0\0")) if piece]
 
 
 def _format_tail(template: str) -> str | None:

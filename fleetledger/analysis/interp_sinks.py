@@ -13,7 +13,7 @@ from typing import Any
 from . import argv, backtracking
 from .facts import Evidence, Flow, Misuse, Site, SinkHit
 from .model_records import Check, Condition, Render, Sink, UNTYPED
-from .values import EMPTY, NOT_CONSTANT, Label, Value, join, of_labels
+from .values import EMPTY, NOT_CONSTANT, Label, Value, holds_text, join, of_labels
 
 
 class Sinks:
@@ -249,12 +249,18 @@ def _container_test(value: Value, test: dict[str, Any]) -> bool | None:
 
 def _text_test(value: Value, test: dict[str, Any]) -> bool | None:
     """A condition's ``{ endswith = [...] }`` (every string the argument can be ends with one
-    of these texts: its constant, or the constant suffix every value of it ends with) or ``{
-    has_text = [...] }`` (its constant holds one of them): True, False, or None (not known)."""
+    of these texts: its constant, or the constant suffix every value of it ends with) and ``{
+    has_text = [...] }`` (every string it can be holds one of them: its constant, or the texts
+    the engine knows it holds), each alone or both: True, False, or None (not known)."""
     if "has_text" in test:
-        if not (value.is_const and isinstance(value.const, str)):
+        if any(holds_text(value, text) for text in test["has_text"]):
+            held = True
+        elif value.is_const and isinstance(value.const, str):
+            return False
+        else:
             return None
-        return any(text in value.const for text in test["has_text"])
+        if "endswith" not in test:
+            return held
     ends = test["endswith"]
     known = value.const if value.is_const and isinstance(value.const, str) else value.suffix
     if known is None:

@@ -59,9 +59,10 @@ class Condition:
             ``{ contains = ["none"] }`` (a list or tuple holding one of them), ``{ has =
             { verify_signature = false } }`` (a dict holding that key with that value), or a
             test of a string argument: ``{ endswith = [".py"] }`` (every value ends with one
-            of them: its constant, or its constant ``suffix``) or ``{ has_text = ["w", "a"] }``
-            (its constant holds one of them); a keyword that is not passed takes the value in
-            ``defaults``.
+            of them: its constant, or its constant ``suffix``), ``{ has_text = ["w", "a"] }``
+            (every value holds one of them: its constant, or the texts the engine knows it
+            holds, ``Value.texts``), or both in one table; a keyword that is not passed takes
+            the value in ``defaults``.
         defaults: Keyword name -> the value the library uses when it is not passed.
         positions: Keyword name -> the position the same parameter has when passed
             positionally.

@@ -410,7 +410,7 @@ def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: obje
             moved = clean(moved, label.cleaned, by)
         parts.append(moved)
     base = Value(labels={label.key: label for label in kept}, types=value.types, const=value.const,
-                 prefix=value.prefix, suffix=value.suffix, functions=value.functions)
+                 prefix=value.prefix, suffix=value.suffix, texts=value.texts, functions=value.functions)
     if value.items:
         base = with_items(base, {k: substitute(frame, v, mapping, call, node) for k, v in value.items.items()})
     if not parts:

@@ -15,6 +15,9 @@ A ``Value`` is an over-approximation of every run-time value an expression can h
   which tells whether a URL's host is fixed;
 * ``suffix``: for strings, a constant text every value ends with (``".py"``), which tells what
   kind of file a path names;
+* ``texts``: for strings, constant texts every value holds somewhere (``"templates/"``), which
+  tell which folder a path lies in (``holds_text`` reads them with the constant, prefix and
+  suffix);
 * ``items``: what is known per key of a container or per attribute of an object built here
   (``{"a": x}``, ``[x, "y"]``, ``obj.attr = x``), so that reading a key that holds a constant
   does not see the taint of another key; ``labels`` then holds only the taint that could be
@@ -48,6 +51,9 @@ MAX_LABELS = 24
 """Labels kept per value; beyond it the ones of the same channel and origin line merge."""
 MAX_ITEMS = 64
 """Keys tracked per container or object; beyond it the container is only tracked as a whole."""
+MAX_TEXTS = 8
+"""Constant texts kept per string value (``Value.texts``), each at most ``MAX_TEXT_LEN`` long."""
+MAX_TEXT_LEN = 120
 
 
 class _NotConstant:
@@ -167,6 +173,7 @@ class Value:
         const: The constant value, or ``NOT_CONSTANT``.
         prefix: A constant text every string value starts with, or None.
         suffix: A constant text every string value ends with, or None.
+        texts: Constant texts every string value holds (at most ``MAX_TEXTS``).
         items: Known keys (``str``/``int`` for containers, ``".name"`` for attributes) and
             their values, or None when nothing is known per key.
         functions: Functions and classes of the analysed code the value may be (their ids),
@@ -178,6 +185,7 @@ class Value:
     const: Any = NOT_CONSTANT
     prefix: str | None = None
     suffix: str | None = None
+    texts: frozenset[str] = frozenset()
     items: Mapping[Any, Value] | None = None
     functions: frozenset[str] = frozenset()
 
@@ -330,6 +338,8 @@ def join(*values: Value) -> Value:
             const = NOT_CONSTANT
         prefix = _common_prefix(prefix, v.prefix)
         suffix = _common_suffix(suffix, v.suffix)
+    texts = frozenset(t for t in known_texts(first) if all(holds_text(v, t) for v in values[1:])) \
+        if first.texts or first.prefix or first.suffix else frozenset()
     items = _join_items(values)
     if items is None and any(v.items for v in values):
         for v in values:
@@ -339,7 +349,7 @@ def join(*values: Value) -> Value:
     if len(labels) > MAX_LABELS:
         labels = dict(sorted(labels.items(), key=lambda kv: _order(kv[1]))[:MAX_LABELS])
     return Value(labels=labels, types=frozenset().union(*(v.types for v in values)), const=const, prefix=prefix,
-                 suffix=suffix, items=items, functions=frozenset().union(*(v.functions for v in values)))
+                 suffix=suffix, texts=texts, items=items, functions=frozenset().union(*(v.functions for v in values)))
 
 
 def _common_prefix(a: str | None, b: str | None) -> str | None:
@@ -351,6 +361,29 @@ def _common_prefix(a: str | None, b: str | None) -> str | None:
             break
         n += 1
     return a[:n] if n else None
+
+
+def known_texts(value: Value) -> frozenset[str]:
+    """Constant texts every string ``value`` can be holds: its constant, prefix, suffix and
+    ``texts`` (bounded by ``MAX_TEXTS`` and ``MAX_TEXT_LEN``)."""
+    found = set(value.texts)
+    if value.is_const and isinstance(value.const, str):
+        found.add(value.const)
+    found.update(t for t in (value.prefix, value.suffix) if t)
+    return frozenset(sorted({t[:MAX_TEXT_LEN] for t in found if t}, key=lambda t: (-len(t), t))[:MAX_TEXTS])
+
+
+def holds_text(value: Value, text: str) -> bool:
+    """True when every string ``value`` can be holds ``text``."""
+    return any(text in known for known in known_texts(value))
+
+
+def texts_of(*parts: Value) -> frozenset[str]:
+    """The texts a string made by putting ``parts`` together holds: each part's."""
+    found: set[str] = set()
+    for part in parts:
+        found.update(known_texts(part))
+    return frozenset(sorted(found, key=lambda t: (-len(t), t))[:MAX_TEXTS])  # the longest: they say the most
 
 
 def _common_suffix(a: str | None, b: str | None) -> str | None:
@@ -387,7 +420,7 @@ def with_items(value: Value, updates: Mapping[Any, Value]) -> Value:
     items.update({key: bounded(item) for key, item in updates.items()})
     if len(items) > MAX_ITEMS:
         return join(value.flatten(), *(v.flatten() for v in updates.values()))
-    return replace(value, items=items, const=NOT_CONSTANT, prefix=None, suffix=None)
+    return replace(value, items=items, const=NOT_CONSTANT, prefix=None, suffix=None, texts=frozenset())
 
 
 def add_step(value: Value, *steps: Step) -> Value:

@@ -15,7 +15,7 @@ import sys
 
 from ...analysis import catalog
 
-ENGINE_VERSION = "6"
+ENGINE_VERSION = "7"
 DETECT_VERSION = (
     f"detect 5; bandit {importlib.metadata.version('bandit')}; "
     f"python {sys.version_info.major}.{sys.version_info.minor}; "
