@@ -338,8 +338,10 @@ def join(*values: Value) -> Value:
             const = NOT_CONSTANT
         prefix = _common_prefix(prefix, v.prefix)
         suffix = _common_suffix(suffix, v.suffix)
-    texts = frozenset(t for t in known_texts(first) if all(holds_text(v, t) for v in values[1:])) \
-        if first.texts or first.prefix or first.suffix else frozenset()
+    texts: frozenset[str] = frozenset()
+    if first.texts or first.prefix or first.suffix:
+        others = [known_texts(v) for v in values[1:]]
+        texts = frozenset(t for t in known_texts(first) if all(any(t in known for known in held) for held in others))
     items = _join_items(values)
     if items is None and any(v.items for v in values):
         for v in values:
@@ -366,11 +368,11 @@ def _common_prefix(a: str | None, b: str | None) -> str | None:
 def known_texts(value: Value) -> frozenset[str]:
     """Constant texts every string ``value`` can be holds: its constant, prefix, suffix and
     ``texts`` (bounded by ``MAX_TEXTS`` and ``MAX_TEXT_LEN``)."""
-    found = set(value.texts)
-    if value.is_const and isinstance(value.const, str):
-        found.add(value.const)
-    found.update(t for t in (value.prefix, value.suffix) if t)
-    return frozenset(sorted({t[:MAX_TEXT_LEN] for t in found if t}, key=lambda t: (-len(t), t))[:MAX_TEXTS])
+    extra = {t[:MAX_TEXT_LEN] for t in (value.prefix, value.suffix,
+                                         value.const if isinstance(value.const, str) else None) if t}
+    if not extra:
+        return value.texts
+    return _bounded_texts(value.texts | extra)
 
 
 def holds_text(value: Value, text: str) -> bool:
@@ -380,10 +382,14 @@ def holds_text(value: Value, text: str) -> bool:
 
 def texts_of(*parts: Value) -> frozenset[str]:
     """The texts a string made by putting ``parts`` together holds: each part's."""
-    found: set[str] = set()
-    for part in parts:
-        found.update(known_texts(part))
-    return frozenset(sorted(found, key=lambda t: (-len(t), t))[:MAX_TEXTS])  # the longest: they say the most
+    return _bounded_texts(frozenset().union(*(known_texts(part) for part in parts)))
+
+
+def _bounded_texts(texts: frozenset[str]) -> frozenset[str]:
+    """At most ``MAX_TEXTS`` of ``texts``: the longest (they say the most), then the first in order."""
+    if len(texts) <= MAX_TEXTS:
+        return texts
+    return frozenset(sorted(texts, key=lambda t: (-len(t), t))[:MAX_TEXTS])
 
 
 def _common_suffix(a: str | None, b: str | None) -> str | None:
