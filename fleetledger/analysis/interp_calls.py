@@ -19,7 +19,8 @@ from .facts import Site, step
 from .interp_expressions import BUILTINS, getattr_call, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
 from .model_records import Invoke, UNTYPED
-from .values import EMPTY, Value, add_step, clean, constant, join, taint_only, texts_of, unmarked
+from .texts import MAX_TEXT_LEN, texts_of
+from .values import EMPTY, Value, add_step, clean, constant, join, taint_only, unmarked
 
 _CONST_TYPE_NAMES = frozenset({"str", "int", "float", "bool", "bytes", "NoneType", "list", "dict", "tuple", "set"})
 # Builtins whose result is a function of their arguments only (Python semantics): with
@@ -149,7 +150,7 @@ class Calls(Objects):
         if refs and args and all(r in self.catalog.ends_as_last for r in refs):
             last = args[-1]
             value = replace(value, suffix=last.const if last.is_const and isinstance(last.const, str) else last.suffix,
-                            texts=texts_of(last))
+                            texts=texts_of(last, *(_folder(arg) for arg in args[:-1])))
         name = _callee_text(func)
         if value.tainted():
             return add_step(value, step(site, f"through {name}()"))
@@ -317,6 +318,18 @@ class Calls(Objects):
         self.program.callers[fid] = self.program.callers.get(fid, 0) + 1
         bound = [receiver] if receiver is not None and function.bound else []
         return self.program.apply_summary(self, function, [*bound, *args], kwargs, star, node, site)
+
+
+def _folder(part: Value) -> Value:
+    """A part of a path that a later part follows (``os.path.join``'s arguments but the last),
+    as the texts the joined path holds: the part's own, with its constant end closed by the
+    separator the join puts after it (``"templates"`` -> ``"templates/"``). A later part that
+    is absolute would discard it: that path is one an attacker chose, a path traversal the
+    path sinks report."""
+    end = part.const if part.is_const and isinstance(part.const, str) else part.suffix
+    if not end or end.endswith(("/", "\\")):
+        return part
+    return replace(part, texts=part.texts | {end[-MAX_TEXT_LEN + 1:] + "/"})
 
 
 def _pure(refs: list[str], receiver: Value | None, pure: frozenset[str]) -> bool:

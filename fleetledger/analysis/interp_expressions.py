@@ -19,7 +19,8 @@ from typing import Any
 from . import routes
 from .facts import Site
 from .values import (EMPTY, NOT_CONSTANT, Label, Value, bounded, constant, join, of_labels, placed_after, taint_only,
-                     texts_of, unmarked)
+                     unmarked)
+from .texts import texts_of
 
 BUILTINS = frozenset(dir(builtins))
 _NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)

@@ -13,7 +13,8 @@ from typing import Any
 from . import argv, backtracking
 from .facts import Evidence, Flow, Misuse, Site, SinkHit
 from .model_records import Check, Condition, Render, Sink, UNTYPED
-from .values import EMPTY, NOT_CONSTANT, Label, Value, holds_text, join, of_labels
+from .texts import holds_text
+from .values import EMPTY, NOT_CONSTANT, Label, Value, join, of_labels
 
 
 class Sinks:

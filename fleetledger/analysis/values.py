@@ -16,8 +16,8 @@ A ``Value`` is an over-approximation of every run-time value an expression can h
 * ``suffix``: for strings, a constant text every value ends with (``".py"``), which tells what
   kind of file a path names;
 * ``texts``: for strings, constant texts every value holds somewhere (``"templates/"``), which
-  tell which folder a path lies in (``holds_text`` reads them with the constant, prefix and
-  suffix);
+  tell which folder a path lies in (``texts.holds_text`` reads them with the constant, prefix
+  and suffix);
 * ``items``: what is known per key of a container or per attribute of an object built here
   (``{"a": x}``, ``[x, "y"]``, ``obj.attr = x``), so that reading a key that holds a constant
   does not see the taint of another key; ``labels`` then holds only the taint that could be
@@ -35,6 +35,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple
 
+from .texts import common_prefix, common_suffix, known_texts
+
 Channel = Literal["http", "network", "cli", "stdin", "env", "file", "api", "random", "param"]
 """Where a label's data comes from: a web request (``http``), a network read (``network``), the
 command line, standard input, the environment, a file, a caller of a public function of a
@@ -51,9 +53,6 @@ MAX_LABELS = 24
 """Labels kept per value; beyond it the ones of the same channel and origin line merge."""
 MAX_ITEMS = 64
 """Keys tracked per container or object; beyond it the container is only tracked as a whole."""
-MAX_TEXTS = 8
-"""Constant texts kept per string value (``Value.texts``), each at most ``MAX_TEXT_LEN`` long."""
-MAX_TEXT_LEN = 120
 
 
 class _NotConstant:
@@ -173,7 +172,7 @@ class Value:
         const: The constant value, or ``NOT_CONSTANT``.
         prefix: A constant text every string value starts with, or None.
         suffix: A constant text every string value ends with, or None.
-        texts: Constant texts every string value holds (at most ``MAX_TEXTS``).
+        texts: Constant texts every string value holds (at most ``texts.MAX_TEXTS``).
         items: Known keys (``str``/``int`` for containers, ``".name"`` for attributes) and
             their values, or None when nothing is known per key.
         functions: Functions and classes of the analysed code the value may be (their ids),
@@ -336,8 +335,8 @@ def join(*values: Value) -> Value:
     for v in values[1:]:
         if const is not NOT_CONSTANT and not (v.const is not NOT_CONSTANT and type(v.const) is type(const) and v.const == const):
             const = NOT_CONSTANT
-        prefix = _common_prefix(prefix, v.prefix)
-        suffix = _common_suffix(suffix, v.suffix)
+        prefix = common_prefix(prefix, v.prefix)
+        suffix = common_suffix(suffix, v.suffix)
     texts: frozenset[str] = frozenset()
     if first.texts or first.prefix or first.suffix:
         others = [known_texts(v) for v in values[1:]]
@@ -352,55 +351,6 @@ def join(*values: Value) -> Value:
         labels = dict(sorted(labels.items(), key=lambda kv: _order(kv[1]))[:MAX_LABELS])
     return Value(labels=labels, types=frozenset().union(*(v.types for v in values)), const=const, prefix=prefix,
                  suffix=suffix, texts=texts, items=items, functions=frozenset().union(*(v.functions for v in values)))
-
-
-def _common_prefix(a: str | None, b: str | None) -> str | None:
-    if a is None or b is None:
-        return None
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return a[:n] if n else None
-
-
-def known_texts(value: Value) -> frozenset[str]:
-    """Constant texts every string ``value`` can be holds: its constant, prefix, suffix and
-    ``texts`` (bounded by ``MAX_TEXTS`` and ``MAX_TEXT_LEN``)."""
-    extra = {t[:MAX_TEXT_LEN] for t in (value.prefix, value.suffix,
-                                         value.const if isinstance(value.const, str) else None) if t}
-    if not extra:
-        return value.texts
-    return _bounded_texts(value.texts | extra)
-
-
-def holds_text(value: Value, text: str) -> bool:
-    """True when every string ``value`` can be holds ``text``."""
-    return any(text in known for known in known_texts(value))
-
-
-def texts_of(*parts: Value) -> frozenset[str]:
-    """The texts a string made by putting ``parts`` together holds: each part's."""
-    return _bounded_texts(frozenset().union(*(known_texts(part) for part in parts)))
-
-
-def _bounded_texts(texts: frozenset[str]) -> frozenset[str]:
-    """At most ``MAX_TEXTS`` of ``texts``: the longest (they say the most), then the first in order."""
-    if len(texts) <= MAX_TEXTS:
-        return texts
-    return frozenset(sorted(texts, key=lambda t: (-len(t), t))[:MAX_TEXTS])
-
-
-def _common_suffix(a: str | None, b: str | None) -> str | None:
-    if a is None or b is None:
-        return None
-    n = 0
-    for x, y in zip(reversed(a), reversed(b)):
-        if x != y:
-            break
-        n += 1
-    return a[len(a) - n:] if n else None
 
 
 def _join_items(values: tuple[Value, ...]) -> dict[Any, Value] | None:

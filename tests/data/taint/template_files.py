@@ -17,6 +17,8 @@ def publish(request):
         page.write(text)  # $ ssti
     other = open(BASE + "/templates/mail/" + "welcome.txt", "a")
     other.write(text)  # $ ssti
+    with open(os.path.join(BASE, "templates", "pages", name + ".html"), "w") as page:  # $ path
+        page.write(text)  # $ ssti
     with open(os.path.join(BASE, "static", "page.html"), "w") as static:
         static.write(text)  # ok ssti (not under a templates folder)
     with open(os.path.join(BASE, "templates", "data.json"), "w") as data:

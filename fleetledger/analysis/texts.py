@@ -1,0 +1,66 @@
+"""What the taint engine knows of a string's constant parts (``Value.prefix``, ``suffix`` and
+``texts``): the text every value starts with, ends with, or holds somewhere, and how joining
+values and building strings keeps them. They tell where a URL points (a fixed host) and what a
+path names (a ``.py`` file, a file under a ``templates`` folder)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .values import Value
+
+MAX_TEXTS = 8
+"""Constant texts kept per string value (``Value.texts``), each at most ``MAX_TEXT_LEN`` long."""
+MAX_TEXT_LEN = 120
+
+
+def common_prefix(a: str | None, b: str | None) -> str | None:
+    """The longest text both ``a`` and ``b`` start with, or None (None when either is None)."""
+    if a is None or b is None:
+        return None
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return a[:n] if n else None
+
+
+def common_suffix(a: str | None, b: str | None) -> str | None:
+    """The longest text both ``a`` and ``b`` end with, or None (None when either is None)."""
+    if a is None or b is None:
+        return None
+    n = 0
+    for x, y in zip(reversed(a), reversed(b)):
+        if x != y:
+            break
+        n += 1
+    return a[len(a) - n:] if n else None
+
+
+def known_texts(value: Value) -> frozenset[str]:
+    """Constant texts every string ``value`` can be holds: its constant, prefix, suffix and
+    ``texts`` (bounded by ``MAX_TEXTS`` and ``MAX_TEXT_LEN``)."""
+    extra = {t[:MAX_TEXT_LEN] for t in (value.prefix, value.suffix,
+                                         value.const if isinstance(value.const, str) else None) if t}
+    if not extra:
+        return value.texts
+    return _bounded_texts(value.texts | extra)
+
+
+def holds_text(value: Value, text: str) -> bool:
+    """True when every string ``value`` can be holds ``text``."""
+    return any(text in known for known in known_texts(value))
+
+
+def texts_of(*parts: Value) -> frozenset[str]:
+    """The texts a string made by putting ``parts`` together holds: each part's."""
+    return _bounded_texts(frozenset().union(*(known_texts(part) for part in parts)))
+
+
+def _bounded_texts(texts: frozenset[str]) -> frozenset[str]:
+    """At most ``MAX_TEXTS`` of ``texts``: the longest (they say the most), then the first in order."""
+    if len(texts) <= MAX_TEXTS:
+        return texts
+    return frozenset(sorted(texts, key=lambda t: (-len(t), t))[:MAX_TEXTS])
