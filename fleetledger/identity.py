@@ -13,8 +13,9 @@ digest of the modules a sprint's code imports, followed statically (``closure``)
 ``resume --upgrade`` keeps the results of the sprints whose code did not change and runs the
 rest again.
 
-Hand-kept version constants (``DETECT_VERSION``, ``ANALYST_VERSION``) change only when someone
-remembers to bump them; the source digests change with every edit of the code they cover.
+Hand-kept version constants (``ENGINE_VERSION``, read by ``detect_version()``, and
+``ANALYST_VERSION``) change only when someone remembers to bump them; the source digests
+change with every edit of the code they cover.
 """
 
 from __future__ import annotations

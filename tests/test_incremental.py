@@ -460,7 +460,7 @@ def test_a_result_is_not_reused_for_a_file_changed_since_the_run_was_planned(tmp
     import threading
 
     from fleetledger.jobs.scan import tasks
-    from fleetledger.jobs.scan.detect import DETECT_VERSION
+    from fleetledger.jobs.scan.detect_version import detect_version
     from fleetledger.steps import TaskContext, input_hash, reuse_key
 
     root = _cross_file_repo(tmp_path / "repo")
@@ -468,7 +468,7 @@ def test_a_result_is_not_reused_for_a_file_changed_since_the_run_was_planned(tmp
     _fresh()
     recorded = {p: detect_file(root, p, readable=shas).to_json() for p in ("pkg/low.py", "pkg/mid.py")}
     files = [{"path": p, "sha256": shas[p], "size_bytes": len((root / p).read_bytes())} for p in recorded]
-    offers = {f"detect:{p}": [{"key": reuse_key("s", f"detect:{p}", input_hash(p, shas[p], DETECT_VERSION)),
+    offers = {f"detect:{p}": [{"key": reuse_key("s", f"detect:{p}", input_hash(p, shas[p], detect_version())),
                                "result": recorded[p], "from": {"run": "scan-a", "seq": 1}}] for p in recorded}
 
     def run_task() -> dict[str, str]:

@@ -45,7 +45,7 @@ from typing import Any
 
 from ...analysis import context, engine, parser
 from . import anchors, detectors, scopes, source, taint
-from .detect_version import DETECT_VERSION, ENGINE_VERSION  # noqa: F401 - importable from here
+from .detect_version import ENGINE_VERSION, detect_version  # noqa: F401 - importable from here
 from .modules import Content, RepositoryModules, read_file
 from .plan import MAX_SOURCE_BYTES
 from .shapes import Candidate, FileReport, candidate_id
@@ -66,7 +66,7 @@ warnings.formatwarning = _formatwarning
 logging.getLogger("bandit").setLevel(logging.CRITICAL + 1)
 
 # The identity of this module's behaviour (bump its leading number when the logic or default
-# limits here change) is ``detect_version.DETECT_VERSION``.
+# limits here change) is ``detect_version.detect_version()``.
 MAX_CANDIDATES_PER_FILE = 200
 """Candidates a file's report keeps; the rest are counted in its ``not_analysed`` notes. Equal to
 the engine's ``MAX_FLOWS``: a real module rarely has more than a few dozen, and one with 2,000

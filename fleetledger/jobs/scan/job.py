@@ -25,7 +25,7 @@ from .brief import BRIEF_FILES
 from .export import OUTPUT_NAMES
 from .export_options import ExportOptions
 from .fix_export import patch_files
-from .detect_version import DETECT_VERSION
+from .detect_version import detect_version
 from .plan import (MAX_TEMPLATE_BYTES, SOURCE_SUFFIXES, TEMPLATE_SUFFIXES, Hashed, blocks,
                    candidate_blocks, discover, nothing_to_scan)
 from .shapes import Candidate, survives
@@ -124,7 +124,7 @@ class ScanJob(Job):
         self._sarif: tuple[Any, dict[str, Any]] | None = None  # (report, its SARIF log): _sarif_of
 
     def describe(self) -> dict[str, Any]:
-        identity = {"kind": "scan", "target": str(self.target), "detect": DETECT_VERSION, "model": self.model}
+        identity = {"kind": "scan", "target": str(self.target), "detect": detect_version(), "model": self.model}
         options: dict[str, Any] = {"model": self.model}
         if self.export.to_json():
             options["export"] = self.export.to_json()

@@ -20,7 +20,7 @@ from typing import Any
 from ...analysis.definitions import module_index
 from ...steps import input_hash
 from ..base import KnownStep, KnownTask, TaskSpec
-from .detect_version import DETECT_VERSION
+from .detect_version import detect_version
 from .modules import disk_hashes, python_paths, still_holds
 from .plan import MAX_SOURCE_BYTES, MAX_TEMPLATE_BYTES, Hashed, file_signature
 
@@ -30,7 +30,7 @@ def detect_step(planned: dict[str, Any]) -> tuple[str, str]:
     JSON). The hash holds the file and the detectors; what the analysis read besides the file
     is in the result (``depends``), checked before a recorded result is reused
     (``detect_holds``)."""
-    return f"detect:{planned['path']}", input_hash(planned["path"], planned["sha256"], DETECT_VERSION)
+    return f"detect:{planned['path']}", input_hash(planned["path"], planned["sha256"], detect_version())
 
 
 def triage_step(item: dict[str, Any]) -> tuple[str, str]:
