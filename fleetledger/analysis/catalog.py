@@ -12,7 +12,8 @@ A model file holds arrays of tables (each documented in ``models/README.md``):
 ``[[object]]``    a module-level object and its type: ``name``, ``type``.
 ``[[type]]``      a library type: ``name``, ``bases`` (other library types it inherits from).
 ``[[returns]]``   the type a call, method or attribute gives: ``call`` | ``method`` |
-                  ``attribute`` (``"Type.member"``), ``type``, optional ``when``.
+                  ``attribute`` (``"Type.member"``), ``type``, optional ``when`` (with
+                  ``positions`` and ``defaults``): ``open()`` of a ``.py`` name for writing.
 ``[[source]]``    outside data: ``call`` (its result) | ``read`` (a qualified name) | ``type``
                   with ``attributes``/``methods`` (members of values of that type);
                   ``channel``, ``what``.
@@ -23,7 +24,8 @@ A model file holds arrays of tables (each documented in ``models/README.md``):
 ``[[check]]``     an API misuse found without taint (a weak hash, a cookie without Secure).
 ``[[exit]]``      a call that never returns (``call``), which ends a path like ``raise``.
 ``[[pure]]``      a library function whose result is computed from its arguments alone (``call``):
-                  with constant arguments its result is built from constants, not of unknown origin.
+                  with constant arguments its result is built from constants, not of unknown origin;
+                  ``ends_as_last``: it ends as its last argument ends (``os.path.join``).
 ``[[container]]`` a library type holding values under keys its methods name (see ``Container``).
 ``[[reconfigure]]`` a method that changes what its object is (``method``, ``type``, ``when``,
                   ``removes``): when the condition holds (or may), the variable naming the
