@@ -18,9 +18,9 @@ from typing import Any
 
 from . import routes
 from .facts import Site
+from .texts import texts_of
 from .values import (EMPTY, NOT_CONSTANT, Label, Value, bounded, constant, join, of_labels, placed_after, taint_only,
                      unmarked)
-from .texts import texts_of
 
 BUILTINS = frozenset(dir(builtins))
 _NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)

@@ -254,14 +254,10 @@ def _text_test(value: Value, test: dict[str, Any]) -> bool | None:
     has_text = [...] }`` (every string it can be holds one of them: its constant, or the texts
     the engine knows it holds), each alone or both: True, False, or None (not known)."""
     if "has_text" in test:
-        if any(holds_text(value, text) for text in test["has_text"]):
-            held = True
-        elif value.is_const and isinstance(value.const, str):
-            return False
-        else:
-            return None
+        if not any(holds_text(value, text) for text in test["has_text"]):
+            return False if value.is_const and isinstance(value.const, str) else None
         if "endswith" not in test:
-            return held
+            return True
     ends = test["endswith"]
     known = value.const if value.is_const and isinstance(value.const, str) else value.suffix
     if known is None:
