@@ -142,6 +142,7 @@ def test_hard_coded_credentials_are_judged_by_the_string_not_by_names(tmp_path: 
 
     assert _not_credential('_5#y2L"F4Q8z\n\xec]/') is None
     assert _not_credential("Invalid user name or password.") == "a sentence written for people"
+    assert _not_credential("Don't re-use it") == "a sentence written for people"
     assert _not_credential("api/v1/") == "a prefix that other text completes"
 
 

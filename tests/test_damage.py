@@ -286,7 +286,10 @@ def test_effects_of_a_run_salvage_kept_nothing_of_are_settled_with_their_target_
     assert run_synthetic(ws, *args).returncode == 0
     with sqlite3.connect(ws / "ledger.sqlite3") as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    page = next(p for p, lo, hi in _leaf_ranges(ws / "ledger.sqlite3") if lo <= 1 <= hi)
+    run_id = _all_records(ws / "ledger.sqlite3")[0].run_id
+    leaves = _leaf_ranges(ws / "ledger.sqlite3")
+    assert len(leaves) > 1, "records after the damaged page read back, so salvage can name their run"
+    page = next(p for p, lo, hi in leaves if lo <= 1 <= hi)
     with open(ws / "ledger.sqlite3", "r+b") as handle:
         handle.seek((page - 1) * 4096)
         handle.write(NUL_BLOCK)
@@ -297,8 +300,7 @@ def test_effects_of_a_run_salvage_kept_nothing_of_are_settled_with_their_target_
     assert deliveries(target) == {f"publish:t{t:04d}": 1 for t in range(4)}, "every ticket opened exactly once"
     records = _all_records(ws / "ledger.sqlite3")
     notes = [r for r in records if r.kind == "decision" and "salvage" in r.payload]
-    lost = notes[0].payload["salvage"] if notes else {}
-    assert len(notes) == 1 and (lost["runs"] or lost["unknown_run"]) and "kept no record" in notes[0].why
+    assert len(notes) == 1 and notes[0].payload["salvage"]["runs"] == [run_id] and "kept no record" in notes[0].why
     assert len([r for r in records if r.kind == "effect.done" and "reconciled" in r.why]) == 4
     assert verify_records(records).ok
     later = run_synthetic(ws, *args, "--name", "another")  # another job in the workspace: a new run

@@ -334,10 +334,11 @@ def _not_credential(value: str) -> str | None:
 
 def _sentence(text: str) -> bool:
     """True for text made of words separated by spaces (at least two, and most of its tokens
-    words), as a message is; random characters that happen to hold a space or a newline are
+    words: letters, joined by an apostrophe or a hyphen, maybe ending in punctuation), as a
+    message is; random characters that happen to hold a space or a newline are
     not (Flask's documented key ``'_5#y2L"F4Q8z\\n\\xec]/'``)."""
     tokens = text.split()
-    words = [t for t in tokens if re.fullmatch(r"[^\W\d_][^\W\d_'’-]*[.,:;!?]?", t)]
+    words = [t for t in tokens if re.fullmatch(r"[^\W\d_]+(?:['’-][^\W\d_]+)*[.,:;!?]?", t)]
     return len(tokens) >= 2 and len(words) >= 2 and len(words) >= 0.6 * len(tokens)
 
 
