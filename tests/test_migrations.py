@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from fleetledger import errors
 from fleetledger.cli import main
 from fleetledger.ledger import NewRecord, backends, migrations, open_storage, postgres, sqlite
+from fleetledger.ledger.storage import Duplicate
 from fleetledger.verify import verify_records
 
 EXTRA = "CREATE TABLE extra (x integer);\nINSERT INTO extra (x) VALUES (7);"
@@ -163,3 +164,29 @@ def test_migrations_are_numbered_without_gaps() -> None:
     with pytest.raises(ValueError, match="without gaps"):
         migrations.ordered_migrations({"migration_1": "a", "migration_3": "c"})
     assert sqlite.MIGRATIONS[0] == sqlite.Q["migration_1"] and postgres.MIGRATIONS[0] == postgres.Q["migration_1"]
+
+
+def test_a_sqlite_ledger_of_schema_2_keeps_its_records_and_its_idempotency_after_migration_3(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 3 rebuilds the two partial indexes (their conditions as OR chains): a ledger
+    written at schema 2 keeps every record, and a step already recorded is still found, not
+    stored twice."""
+    url = f"sqlite:///{tmp_path / 'l.sqlite3'}"
+    monkeypatch.setattr(sqlite, "MIGRATIONS", sqlite.MIGRATIONS[:2])
+    monkeypatch.setitem(sqlite.Q, "schema", "".join(sqlite.MIGRATIONS))
+    intent = NewRecord(run_id="r", actor="w01", kind="step.intent", key="t/s@0", task="t")
+    done = NewRecord(run_id="r", actor="w01", kind="step.done", key="t/s@0", task="t", payload={"v": 1})
+    with open_storage(url) as store:
+        store.append([NewRecord(run_id="r", actor="coordinator", kind="run.started", key="r"), intent, done], now_ms=1)
+        assert "kind IN" in store.execute_raw(  # type: ignore[attr-defined]
+            "SELECT sql FROM sqlite_master WHERE name = 'records_unique_key'")[0][0]
+    monkeypatch.undo()
+    with pytest.raises(errors.LedgerError, match="schema 2, older"):
+        open_storage(url)
+    assert backends.upgrade(url) == (2, 3)
+    with open_storage(url) as store:
+        assert [r.kind for r in store.read()] == ["run.started", "step.intent", "step.done"]
+        again = store.append([done], now_ms=2)[0]
+        assert isinstance(again, Duplicate) and again.seq == 3
+        assert store.unique_record("r", "step.done", "t/s@0") is not None
+        assert verify_records(store.read()).ok

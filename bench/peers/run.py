@@ -2,7 +2,7 @@
 to each peer measured in the same run, interleaved rep by rep.
 
     python bench/peers/setup.py                 # once: the peers' own virtualenv
-    python bench/peers/run.py [--reps 5] [--steps 500] [--fanout 10x200] [--replay 10000]
+    python bench/peers/run.py [--reps 5] [--steps 500] [--fanout 10x200] [--steady 2000] [--replay 10000]
                               [--big 500000] [--only steps,resume,replay,fanout] [--json FILE]
 
 Systems: fleetledger (this checkout, ``open_storage().append`` of a step's intent and result;
@@ -20,7 +20,9 @@ block. Workloads:
 * replay: a history of ``--replay`` steps (and ``--big`` steps when given), built once, then
   rebuilt from record 1 in a fresh process; seconds.
 * fanout: P processes x S steps on one store (direct), and fleetledger's P workers through the
-  coordinator; durable steps per second.
+  coordinator; durable steps per second. The coordinator is also measured in its steady state
+  (``--steady`` steps a worker: the results recorded while every worker held a task, per second),
+  since with 200 steps a worker the first worker is done before the last one has started.
 
 A peer that is not installed, or has no such workload, is shown as such, never measured some
 other way.
@@ -275,17 +277,28 @@ def _dbos_built(system: System, folder: Path) -> bool:
     return system.adapter == "dbos_peer.py" and (folder / system.store).exists()
 
 
-def block_fanout(runner: Runner, systems: list[System], reps: int, procs: int, n: int) -> str:
+def block_fanout(runner: Runner, systems: list[System], reps: int, procs: int, n: int, steady_n: int) -> str:
     sky = weather(runner)
     coord = System("fleetledger through the coordinator", "fleetledger_peer.py", peer=False)
-    rows = {s.name: Row(s) for s in [*systems, coord]}
-    rows[coord.name].note = f"{procs} sandboxed workers, one task each; timed by the records' own timestamps"
+    long = System("fleetledger through the coordinator, steady", "fleetledger_peer.py", peer=False)
+    coords = [coord, long] if steady_n else [coord]
+    rows = {s.name: Row(s) for s in [*systems, *coords]}
+    rows[coord.name].note = (f"{procs} sandboxed workers, one task each; timed by the records' own timestamps, "
+                             "from the first assignment (the other workers still starting) to the last result")
+    rows[long.name].note = (f"{procs} x {steady_n:,} steps; the results recorded while all {procs} workers held "
+                            "a task, per second of that window")
     for rep in range(reps):
-        for system in rotated([*systems, coord], rep):
+        for system in rotated([*systems, *coords], rep):
             folder = runner.folder()
             if system is coord:
                 result = runner.measure(system, "coord", folder, n=n * procs, procs=procs)
                 _add(rows[system.name], result, lambda r: r["steps"] / r["seconds"])
+                continue
+            if system is long:
+                result = runner.measure(system, "coord", folder, n=steady_n * procs, procs=procs)
+                if result.get("steady_steps") == 0:
+                    result = {"not_measured": "the tasks never ran all at once: raise --steady"}
+                _add(rows[system.name], result, lambda r: r["steady_steps"] / r["steady_seconds"])
                 continue
             argvs = [runner.argv(system, "child", folder, n=n, id=i) for i in range(procs)]
             if argvs[0] is None:
@@ -325,6 +338,8 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=0, help="Also replay a history of this many steps.")
     parser.add_argument("--big-peers", action="store_true", help="Build the big history for the peers too (slow).")
     parser.add_argument("--fanout", default="10x200", help="PROCESSESxSTEPS of the fan-out block.")
+    parser.add_argument("--steady", type=int, default=2000,
+                        help="Steps a worker in the fan-out block's steady measure of the coordinator (0: none).")
     parser.add_argument("--only", default="steps,resume,replay,fanout")
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV)
     parser.add_argument("--scratch", type=Path, default=None, help="Folder for the stores (on the disk to measure).")
@@ -347,7 +362,7 @@ def main() -> None:
             ("resume", lambda: block_resume(runner, systems, args.reps, args.resume_steps, args.work_us)),
             ("replay", lambda: block_replay(runner, [FLEET, *[p for p in peers if p.durability == "default"]],
                                             args.reps, args.replay)),
-            ("fanout", lambda: block_fanout(runner, [s for s in systems if "DBOS" not in s.name], args.reps, procs, per)),
+            ("fanout", lambda: block_fanout(runner, [s for s in systems if "DBOS" not in s.name], args.reps, procs, per, args.steady)),
         ]
         if args.big:
             blocks.append(("replay", lambda: block_replay(

@@ -97,7 +97,23 @@ def coord(folder: Path, n: int, procs: int, work_us: int = 0) -> dict[str, float
     first = next(r for r in records if r.kind == "task.assigned")
     last = [r for r in records if r.kind == "task.finished"][-1]
     done = sum(1 for r in records if r.kind == "step.done")
-    return {"seconds": max(1e-3, (last.ts_ms - first.ts_ms) / 1000), "steps": done, "exit": result.exit_code}
+    return {"seconds": max(1e-3, (last.ts_ms - first.ts_ms) / 1000), "steps": done, "exit": result.exit_code,
+            **steady(records)}
+
+
+def steady(records: list) -> dict[str, float]:  # type: ignore[type-arg]
+    """The steady part of a coordinator run: from the moment the last task got its first
+    record (every worker holds a task) to the moment the first task got its last one (a worker
+    is idle again); the step results recorded in that window and its length. Empty (0 steps)
+    when the tasks never all ran at once: the workers' start-up is longer than a task."""
+    spans: dict[str, list[int]] = {}
+    for r in records:
+        if r.task is not None and r.kind != "task.planned":
+            span = spans.setdefault(r.task, [r.ts_ms, r.ts_ms])
+            span[1] = r.ts_ms
+    low, high = max(a for a, _ in spans.values()), min(b for _, b in spans.values())
+    inside = sum(1 for r in records if r.kind == "step.done" and low <= r.ts_ms < high)
+    return {"steady_steps": inside, "steady_seconds": max(0, high - low) / 1000}
 
 
 def done_steps(folder: Path) -> int:
