@@ -240,7 +240,7 @@ def take_messages(buffer: bytearray) -> list[dict[str, Any]]:
 
     A worker reads hostile files and may have been taken over, so a line that is not a JSON
     object (not UTF-8, not JSON, a list or a number) is dropped, never allowed to stop the
-    coordinator. The coordinator reads thousands of lines a second, so the lines of one read
+    coordinator, and a message nested deeper than ``MAX_DEPTH`` is returned as ``TOO_DEEP``. The coordinator reads thousands of lines a second, so the lines of one read
     are decoded in one call, as the elements of one JSON array; only when that fails (a line
     that is not JSON) are they decoded one by one. A malformed line can then be read as part
     of another element (``[1`` and ``2]``), but only as a message the same worker could have
@@ -254,14 +254,46 @@ def take_messages(buffer: bytearray) -> list[dict[str, Any]]:
     del buffer[: end + 1]
     try:
         values = _decode("[" + chunk.replace(b"\n", b",").decode("utf-8") + "]")
-    except ValueError:  # JSONDecodeError, UnicodeDecodeError
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, nested past the decoder's depth
         values = []
         for line in chunk.split(b"\n"):
             try:
                 values.append(_decode(line.decode("utf-8")))
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
-    return [value for value in values if isinstance(value, dict)]
+    # A line's depth is at most its count of brackets: values are walked only when a line has many.
+    deep = chunk.count(b"[") + chunk.count(b"{") > MAX_DEPTH and any(
+        line.count(b"[") + line.count(b"{") > MAX_DEPTH for line in chunk.split(b"\n"))
+    return [value if not (deep and too_deep(value)) else TOO_DEEP for value in values if isinstance(value, dict)]
+
+
+MAX_DEPTH = 100
+"""The deepest nesting of arrays and objects a worker's message may have. A record's payload is
+encoded, hashed and decoded again by every reader of the ledger, at whatever depth of their own
+calls; a payload nested near the interpreter's recursion limit would be stored and then fail
+there (a ledger that cannot be replayed), so such a message is refused when it is read."""
+
+
+TOO_DEEP = {"op": "malformed", "why": f"a message nested deeper than {MAX_DEPTH} levels"}
+"""What a message nested too deeply is read as: the coordinator refuses it as it refuses a
+worker's overreach (``run.workers._worker_overreach``)."""
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Says whether a decoded JSON value nests arrays and objects more than ``limit`` deep
+    (level by level, without recursion: a value that is too deep must not exhaust the stack
+    that checks it)."""
+    level, depth = [value], 1
+    while level:
+        if depth > limit:
+            return True
+        deeper = []
+        for item in level:
+            for child in item.values() if type(item) is dict else item:
+                if type(child) is dict or type(child) is list:
+                    deeper.append(child)
+        level, depth = deeper, depth + 1
+    return False
 
 
 _decode = json.JSONDecoder().decode

@@ -38,7 +38,8 @@ def step(self, name, *args, **kwargs):
         self.channel.send({"op": extra.get("op", "record"), "task": extra.get("task", self.task),
                            "epoch": extra.get("epoch", self.epoch), "kind": extra.get("kind"),
                            "key": key.replace("{task}", self.task).replace("{name}", name) if key else key,
-                           "why": "sent by a taken-over worker", "payload": extra.get("payload", {}), "request": {}})
+                           "why": extra.get("why", "sent by a taken-over worker"), "payload": extra.get("payload", {}),
+                           "request": extra.get("request", {}), **extra.get("fields", {})})
     return original(self, name, *args, **kwargs)
 
 
@@ -79,6 +80,43 @@ def run_with(tmp_path: Path, repo: Path, extra: dict[str, Any]) -> tuple[Coordin
                               RunOptions(workers=1, sandbox="none"), policy=Policy.load(policy))
     coordinator.sandbox = TakenOver(script, extra)
     return coordinator, coordinator.run(), workspace
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("extra", [
+    pytest.param({"kind": "step.intent", "key": "{task}/{name}@0123456789abcdef", "why": ["not", "text"]},
+                 id="a why that is not text"),
+    pytest.param({"kind": "step.intent", "key": "{task}/{name}@0123456789abcdef", "payload": [1]},
+                 id="a payload that is not an object"),
+    pytest.param({"kind": "step.done", "key": "{task}/{name}@0123456789abcdef", "payload": {"result": float("nan")}},
+                 id="a payload with NaN"),
+    pytest.param({"kind": "step.done", "key": "{task}/{name}@0123456789abcdef",
+                  "payload": {"result": _nested(150)}},
+                 id="a payload nested deeper than a reader can take"),
+    pytest.param({"kind": "step.intent", "key": "{task}/{name}@0123456789abcdef", "epoch": True},
+                 id="an epoch that is not a number"),
+    pytest.param({"op": "failed", "kind": None, "fields": {"error": {"not": "text"}}}, id="a failure that is not text"),
+    pytest.param({"op": "finished", "kind": None, "fields": {"result": "not an object"}}, id="a result that is not an object"),
+    pytest.param({"op": "released", "kind": None, "why": 7}, id="a release whose reason is not text"),
+])
+def test_a_malformed_message_halts_the_run_and_never_stops_the_coordinator(
+        tmp_path: Path, repo: Path, extra: dict[str, Any]) -> None:
+    """Regression: a ``why`` that was not text, a payload with NaN (and the like) raised inside
+    the coordinator (AttributeError, ValueError) and stopped it with a traceback; a payload
+    nested deeper than a reader's stack allows would have been stored and failed later."""
+    coordinator, result, workspace = run_with(tmp_path, repo, extra)
+    assert result.state == "HALTED" and result.exit_code == 75, result.message
+    assert "may have taken over its tool" in result.message
+    history = records(workspace.root)
+    denied = [r for r in history if r.kind == "policy.denied" and r.payload.get("action") == "worker message"]
+    assert len(denied) == 1, [r.why for r in history]
+    assert verify_records(history).ok
 
 
 @pytest.mark.parametrize("extra", [

@@ -12,6 +12,7 @@ from typing import Any
 from .. import errors, fsutil
 from ..gate import Action
 from ..ledger import NewRecord, Outcome, Refused
+from ..ledger.records import canonical_json
 from ..reuse import record_problem
 from ..pool import WorkerPool, WorkerProc
 from ..sandbox.egress import Destination, EgressForwarder, EgressRoute
@@ -19,6 +20,21 @@ from ..sandbox.egress import Destination, EgressForwarder, EgressRoute
 
 WORKER_RECORD_KINDS = frozenset({"step.intent", "step.done", "step.failed", "model.call"})
 """The record kinds a worker may send; every other kind is written by the coordinator or a person."""
+
+CHECKED_OPS = frozenset({"record", "finished", "failed", "released", "model", "malformed"})
+"""The worker messages checked by ``_worker_overreach`` (all but ``hello``, ``ready`` and
+``heartbeat``, which claim nothing); ``malformed`` is what ``pool.take_messages`` makes of a
+message it refuses to pass on."""
+
+TEXT_FIELDS: dict[Any, tuple[tuple[str, type], ...]] = {
+    "record": (("kind", str), ("why", str), ("payload", dict)),
+    "finished": (("result", dict),),
+    "failed": (("error", str),),
+    "released": (("why", str), ("reason", str)),
+    "model": (("request", dict),),
+}
+"""The fields of each checked message that must have a type when present (the coordinator
+slices, encodes and folds them)."""
 
 MODEL_FIGURES = ("input_tokens", "output_tokens", "cost_usd")
 """The spend a worker's ``model.call`` record reports: each must be a finite number >= 0."""
@@ -91,8 +107,11 @@ class WorkersMixin:
         task, epoch = message.get("task"), message.get("epoch")
         if worker.rejected:
             return
-        if op in ("record", "finished", "failed", "released", "model"):
+        text = None
+        if op in CHECKED_OPS:
             problem = _worker_overreach(worker, message, self._reserved.get(task, 0) if isinstance(task, str) else 0)
+            if problem is None and op in ("record", "finished"):
+                text, problem = _payload_text(worker, message.get("payload" if op == "record" else "result", {}))
             if problem is not None:
                 # A worker reads hostile files and may have been taken over: it speaks only for
                 # its own leases, and only in the kinds a task's steps produce.
@@ -101,15 +120,15 @@ class WorkersMixin:
                 self._overreach = self._overreach or f"{problem} (task {worker.task[0] if worker.task else '?'})"
                 batch.append((None, self.new_record(
                     "policy.denied", why=problem,
-                    payload={"action": "worker message", "target": worker.id, "rule": problem, "op": op,
-                             "kind": message.get("kind"), "task": task, "epoch": epoch})))
+                    payload={"action": "worker message", "target": worker.id, "rule": problem, "op": _shown(op),
+                             "kind": _shown(message.get("kind")), "task": _shown(task), "epoch": _shown(epoch)})))
                 return
         if op == "record":
             if message["kind"] == "model.call":
                 self._calls_made[task] = self._calls_made.get(task, 0) + 1
             batch.append((worker, self.new_record(message["kind"], key=message.get("key"), task=task, epoch=epoch,
                                                   why=message.get("why", ""), payload=message.get("payload"),
-                                                  actor=worker.id)))
+                                                  actor=worker.id, payload_json=text)))
         elif op == "heartbeat":
             lease = self.view.tasks[task].lease if task in self.view.tasks else None
             if lease is not None and lease.epoch == epoch and lease.worker == worker.id:
@@ -119,7 +138,7 @@ class WorkersMixin:
         elif op == "finished":
             batch.append((worker, self.new_record("task.finished", key=task, task=task, epoch=epoch,
                                                   why=f"{worker.id} finished {task}", payload=message.get("result", {}),
-                                                  actor=worker.id)))
+                                                  actor=worker.id, payload_json=text)))
         elif op == "failed":
             batch.append((worker, self.new_record("task.failed", task=task, epoch=epoch, why=message.get("error", "")[:500],
                                                   payload={"retry": bool(message.get("retry", True))}, actor=worker.id)))
@@ -183,6 +202,13 @@ def _worker_overreach(worker: WorkerProc, message: dict[str, Any], calls_allowed
     """
     op, task, epoch, key = message.get("op"), message.get("task"), message.get("epoch"), message.get("key")
     who = f"worker {worker.id}"
+    if op == "malformed":
+        return f"{who} sent {message.get('why')}"
+    if not isinstance(task, str) or type(epoch) is not int:
+        return f"{who} sent a {op!r} message whose task or epoch is not a task's ({_shown(task)}, {_shown(epoch)})"
+    for name, kind in TEXT_FIELDS.get(op, ()):
+        if name in message and not isinstance(message[name], kind):
+            return f"{who} sent a {op!r} message whose {name} is not {'text' if kind is str else 'an object'}"
     if op == "record" and message.get("kind") not in WORKER_RECORD_KINDS:
         return f"{who} sent a {message.get('kind')!r} record; workers may record only {', '.join(sorted(WORKER_RECORD_KINDS))}"
     lease = (task, epoch)
@@ -210,6 +236,24 @@ def _worker_overreach(worker: WorkerProc, message: dict[str, Any], calls_allowed
         if len(asked) > calls_allowed:
             return f"{who} asked for {len(asked)} model calls on task {task!r}; its lease allows {calls_allowed}"
     return None
+
+
+def _shown(value: Any) -> Any:
+    """A field of a refused message as the denial records it: text, a whole number or None as
+    sent, anything else (a NaN, a list, a nested value) as a short ``repr``."""
+    if value is None or type(value) is int or isinstance(value, str):
+        return value if not isinstance(value, str) else value[:200]
+    return repr(value)[:200]
+
+
+def _payload_text(worker: WorkerProc, payload: Any) -> tuple[str | None, str | None]:
+    """Returns ``(canonical JSON of a worker's payload, None)``, or ``(None, why it cannot be
+    recorded)``: a value JSON has no spelling for (NaN, infinity) must be refused here, where
+    the worker is known, not met by the ledger's append."""
+    try:
+        return canonical_json(payload), None
+    except (ValueError, TypeError) as exc:
+        return None, f"worker {worker.id} sent a payload the ledger cannot store ({exc})"
 
 
 def _spend_ok(value: Any) -> bool:
