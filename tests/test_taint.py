@@ -97,6 +97,7 @@ def _author_names(text: str) -> tuple[set[str], set[str]]:
     tree = parser.parse_module(text).module
     models = catalog.default()
     conventions = {h.request_parameter for h in models.handlers if h.request_parameter}
+    conventions |= {m for h in models.handlers for m in h.methods if not m.endswith("*")}
     library = {member for source in models.sources_type.values() for member in source.attributes | source.methods}
     library |= {target.rpartition(".")[2] for target in [*models.sinks, *models.sanitisers, *models.guards, *models.checks]}
     imported: set[str] = set()
@@ -123,9 +124,17 @@ def _author_names(text: str) -> tuple[set[str], set[str]]:
     return names - excluded, attributes - excluded
 
 
+_PREFIXES = tuple(m[:-1] for h in catalog.default().handlers for m in h.methods if m.endswith("*"))
+
+
 def _new_name(name: str) -> str:
     """A different identifier that keeps the name's leading and trailing underscores (Python's
-    own convention for internal names, which the engine may rely on)."""
+    own convention for internal names, which the engine may rely on) and a framework's prefix
+    (graphene finds the resolver of field ``x`` as ``resolve_x``: renaming the field renames
+    only what follows the prefix)."""
+    prefix = next((p for p in _PREFIXES if name.startswith(p) and len(name) > len(p)), "")
+    if prefix:
+        return prefix + _new_name(name[len(prefix):])
     core = name.strip("_")
     head, tail = name[: len(name) - len(name.lstrip("_"))], name[len(name.rstrip("_")):]
     return f"{head}zz{core[::-1]}q{tail}"

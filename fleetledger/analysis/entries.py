@@ -33,7 +33,7 @@ def handler_of(program: Program, function: FunctionInfo) -> Handler | None:
     for handler in program.catalog.handlers:
         if handler.decorators and any(_decorates(program, function, handler, d) for d in function.decorators):
             return handler
-        if handler.bases and function.cls is not None and function.name in handler.methods:
+        if handler.bases and function.cls is not None and handler.names_method(function.name):
             mro = program.class_mro(function.cls.id)
             if any(base in handler.bases for base in mro):
                 return handler
@@ -139,7 +139,7 @@ def handler_values(program: Program, function: FunctionInfo, handler: Handler, e
     assert not isinstance(node, ast.Lambda)
     defaults = _defaults_by_param(node)
     out = dict(env)
-    first = 1 if function.bound else 0
+    first = handler.framework_parameters if handler.framework_parameters >= 0 else 1 if function.bound else 0
     frame = _module_frame(program, function)
     converters = _rule_converters(frame, function) if handler.safe_converters else {}
     for index, param in enumerate(function.params):

@@ -203,7 +203,9 @@ class Handler:
         path_argument: The decorator's first argument must be a constant URL rule starting
             with ``"/"`` (how routing decorators are told from others of the same name).
         bases: Library classes whose subclasses' methods named in ``methods`` are handlers.
-        methods: Method names of those subclasses that the framework calls.
+        methods: Method names of those subclasses that the framework calls; a name ending in
+            ``*`` names every method starting so (graphene's ``resolve_*``: the framework finds
+            a field's resolver by that prefix).
         request_parameter: A framework convention: the first parameter (after ``self``) with
             this name holds the request (``"request"`` in Django, aiohttp, Pyramid,
             Starlette); needs one of ``imports`` to be imported by the module.
@@ -221,6 +223,9 @@ class Handler:
         returns_sink: A kind whose sink the handler's return value is (``"xss"`` for
             frameworks that send a returned string as an HTML page), or ``""``.
         channel: The channel of the outside data.
+        framework_parameters: How many leading positional parameters the framework fills
+            itself (GraphQL resolvers: the parent object and the resolve info, whether the
+            resolver is written as a method or a static method); -1: only ``self`` of a method.
     """
 
     framework: str
@@ -239,6 +244,11 @@ class Handler:
     excluded_defaults: tuple[str, ...] = ()
     returns_sink: str = ""
     channel: str = "http"
+    framework_parameters: int = -1
+
+    def names_method(self, name: str) -> bool:
+        """True when ``name`` is one of ``methods`` (or starts as one ending in ``*`` does)."""
+        return any(name == m or (m.endswith("*") and name.startswith(m[:-1])) for m in self.methods)
 
 
 @dataclass(frozen=True, kw_only=True)
