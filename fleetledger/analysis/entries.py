@@ -37,6 +37,10 @@ def handler_of(program: Program, function: FunctionInfo) -> Handler | None:
             mro = program.class_mro(function.cls.id)
             if any(base in handler.bases for base in mro):
                 return handler
+        if (not handler.bases and not handler.decorators and handler.methods and handler.imports
+                and function.cls is not None and handler.names_method(function.name)
+                and _imports_any(function, handler.imports)):
+            return handler
     return None
 
 
@@ -143,6 +147,9 @@ def handler_values(program: Program, function: FunctionInfo, handler: Handler, e
     frame = _module_frame(program, function)
     converters = _rule_converters(frame, function) if handler.safe_converters else {}
     for index, param in enumerate(function.params):
+        if index == handler.request_position and handler.request_type:
+            out[param.arg] = of_labels([], types=parameter_types(program, function, index) | {handler.request_type})
+            continue
         if index < first:
             continue
         types = parameter_types(program, function, index)

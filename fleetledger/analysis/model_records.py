@@ -202,7 +202,10 @@ class Handler:
             ``"*"`` also accepts an object of unknown type.
         path_argument: The decorator's first argument must be a constant URL rule starting
             with ``"/"`` (how routing decorators are told from others of the same name).
-        bases: Library classes whose subclasses' methods named in ``methods`` are handlers.
+        bases: Library classes whose subclasses' methods named in ``methods`` are handlers;
+            none, with ``methods`` and ``imports``: the methods so named of any class of a
+            module that imports the framework (Falcon's resources are plain classes whose
+            ``on_get`` and the like the framework calls).
         methods: Method names of those subclasses that the framework calls; a name ending in
             ``*`` names every method starting so (graphene's ``resolve_*``: the framework finds
             a field's resolver by that prefix).
@@ -226,6 +229,8 @@ class Handler:
         framework_parameters: How many leading positional parameters the framework fills
             itself (GraphQL resolvers: the parent object and the resolve info, whether the
             resolver is written as a method or a static method); -1: only ``self`` of a method.
+        request_position: The index (``self`` counted) of the parameter that holds the request,
+            whatever its name (Sanic passes it first, Falcon after ``self``); -1: none.
     """
 
     framework: str
@@ -245,6 +250,7 @@ class Handler:
     returns_sink: str = ""
     channel: str = "http"
     framework_parameters: int = -1
+    request_position: int = -1
 
     def names_method(self, name: str) -> bool:
         """True when ``name`` is one of ``methods`` (or starts as one ending in ``*`` does)."""
