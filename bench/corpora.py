@@ -12,6 +12,8 @@ option                  repository (GitHub)             commit measured
 ``--pygoat``            adeyosemanputra/pygoat          19d17cc8874861142b330636d068bbde54e86b85
 ``--vulpy``             fportantier/vulpy               5249cc8b05a1c37f6b2f757b1cf16a509c327122
 ``--dvpwa``             anxolerd/dvpwa                  a1d8f89fac2e57093189853c6527c2b01fc1d9c1
+``--dvga``              dolevf/Damn-Vulnerable-         a961308c02d1fb462b192681c336b0739e432da7
+                        GraphQL-Application
 ======================  ==============================  ========================================
 
 Fetch each with ``git clone https://github.com/<repository> DIR && git -C DIR checkout <commit>``
@@ -32,7 +34,7 @@ Expectations (``corpora_labels.expect``):
 * SecurityEval: every sample ``Testcases_Insecure_Code/CWE-NNN/*.py`` is a positive for CWE NNN,
   anywhere in the file. It has no negatives, so only recall is measured there. Folders whose
   CWE is out of scope (CWE-020, CWE-331, CWE-759 ...) are left out and counted.
-* pygoat, vulpy, dvpwa: our labels in ``bench/corpora_labels/<corpus>.json``: ``{"corpus",
+* pygoat, vulpy, dvpwa, dvga: our labels in ``bench/corpora_labels/<corpus>.json``: ``{"corpus",
   "repository", "commit", "split", "labels": [...]}``, each label ``{"file", "line" | "lines":
   [...] | "first_line"+"last_line", "cwe", "vulnerable", "code", "note"}``. ``line``/``lines``
   are statement anchors (each widened to its statement's span); ``code`` is the anchored
@@ -57,8 +59,8 @@ injection and SSTI accept each other's findings (semgrep-rules files its templat
 CWE-96, bandit its template checks under CWE-94).
 
 Split: the analyst's authors may look only at ``tune``. semgrep-rules and SecurityEval files are
-split by SHA-256 of their corpus-relative path (even: tune, odd: judge); pygoat is tune; vulpy
-and dvpwa are judge. ``--split tune|judge|all`` selects; ``--details`` prints each FN and FP of
+split by SHA-256 of their corpus-relative path (even: tune, odd: judge); pygoat is tune; vulpy,
+dvpwa and dvga are judge. ``--split tune|judge|all`` selects; ``--details`` prints each FN and FP of
 the tune split only, unless ``--show-judge`` is given too.
 
 The scan runs as a user runs it: ``fleetledger scan FOLDER --workspace TMP --workers 2`` (the
@@ -67,7 +69,7 @@ variable from the environment; its kept findings are read from ``TMP/findings.js
 runs as ``bandit -r FOLDER -f json -q``. Both are timed.
 
 Run: ``python bench/corpora.py --semgrep-rules DIR --securityeval DIR --pygoat DIR --vulpy DIR
---dvpwa DIR [--split tune] [--details] [--json out.json]`` (any subset of corpora).
+--dvpwa DIR --dvga DIR [--split tune] [--details] [--json out.json]`` (any subset of corpora).
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ from corpora_labels.expect import (SECURITYEVAL_DIR, Expectation, app_expectatio
 from corpora_labels.score import Finding, Tally, bandit_findings, scan_findings, score  # noqa: E402
 
 LABELS_DIR = Path(__file__).resolve().parent / "corpora_labels"
-CORPORA = ("semgrep-rules", "securityeval", "pygoat", "vulpy", "dvpwa")
+CORPORA = ("semgrep-rules", "securityeval", "pygoat", "vulpy", "dvpwa", "dvga")
 MEASURED_COMMITS = {
     "semgrep-rules": "157ae4706d7f54aa33647332f234dd68f30da195",
     "securityeval": "6f4fb70f782c6d47b02ea24341e8ef8c1eb04a6a",
@@ -429,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = parse_args(argv)
     print(f"split: {args.split} (semgrep-rules and SecurityEval halved by SHA-256 of the file path; pygoat is tune; "
-          f"vulpy and dvpwa are judge)\n")
+          f"vulpy, dvpwa and dvga are judge)\n")
     results: dict[str, dict[str, Any]] = {}
     started = time.monotonic()
     for name in CORPORA:

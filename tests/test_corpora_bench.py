@@ -197,7 +197,7 @@ def test_app_labels_are_checked_against_the_code(tmp_path):
         app_expectations("app", tmp_path, labels)
 
 
-@pytest.mark.parametrize("name", ["pygoat", "vulpy", "dvpwa"])
+@pytest.mark.parametrize("name", ["pygoat", "vulpy", "dvpwa", "dvga"])
 def test_shipped_label_files_are_well_formed(name):
     document = json.loads((Path(__file__).resolve().parent.parent / "bench" / "corpora_labels" / f"{name}.json")
                           .read_text())
