@@ -215,12 +215,14 @@ class Expressions:
                         parts.append(info.attributes[attr])
                         break
                 source = self.catalog.sources_type.get(base)
-                if source is not None and attr in source.attributes:
-                    parts.append(self.source_value(source.channel, f"{attr} of {source.what}", site))
-                    break
                 returned = self.catalog.returns.get(f"{base}.{attr}")
-                if returned:
-                    parts.append(Value(types=frozenset(t for t, _ in returned)))
+                typed = Value(types=frozenset(t for t, _ in returned)) if returned else None
+                if source is not None and attr in source.attributes:  # outside data, of its type when modelled
+                    value = self.source_value(source.channel, f"{attr} of {source.what}", site)
+                    parts.append(join(value, typed) if typed is not None else value)
+                    break
+                if typed is not None:
+                    parts.append(typed)
                     break
         derived = self.derive(owner, attr, site)
         return join(derived, *parts) if parts else derived
