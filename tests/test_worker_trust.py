@@ -104,6 +104,8 @@ def _nested(depth: int) -> list[Any]:
     pytest.param({"op": "failed", "kind": None, "fields": {"error": {"not": "text"}}}, id="a failure that is not text"),
     pytest.param({"op": "finished", "kind": None, "fields": {"result": "not an object"}}, id="a result that is not an object"),
     pytest.param({"op": "released", "kind": None, "why": 7}, id="a release whose reason is not text"),
+    pytest.param({"op": ["record"], "kind": "step.intent"}, id="an op that is not text"),
+    pytest.param({"op": "heartbeat", "kind": None, "task": ["t"]}, id="a heartbeat for a task that is not a name"),
 ])
 def test_a_malformed_message_halts_the_run_and_never_stops_the_coordinator(
         tmp_path: Path, repo: Path, extra: dict[str, Any]) -> None:

@@ -21,10 +21,10 @@ from ..sandbox.egress import Destination, EgressForwarder, EgressRoute
 WORKER_RECORD_KINDS = frozenset({"step.intent", "step.done", "step.failed", "model.call"})
 """The record kinds a worker may send; every other kind is written by the coordinator or a person."""
 
-CHECKED_OPS = frozenset({"record", "finished", "failed", "released", "model", "malformed"})
-"""The worker messages checked by ``_worker_overreach`` (all but ``hello``, ``ready`` and
-``heartbeat``, which claim nothing); ``malformed`` is what ``pool.take_messages`` makes of a
-message it refuses to pass on."""
+CHECKED_OPS = frozenset({"record", "finished", "failed", "released", "model", "heartbeat", "malformed"})
+"""The worker messages checked by ``_worker_overreach`` (all but ``hello`` and ``ready``, which
+claim nothing); ``malformed`` is what ``pool.take_messages`` (or ``_on_message``, for an op that
+is not text) makes of a message it refuses to pass on."""
 
 TEXT_FIELDS: dict[Any, tuple[tuple[str, type], ...]] = {
     "record": (("kind", str), ("why", str), ("payload", dict)),
@@ -95,6 +95,8 @@ class WorkersMixin:
 
     def _on_message(self, worker: WorkerProc, message: dict[str, Any], batch: list[tuple[WorkerProc | None, NewRecord]]) -> None:
         op = message.get("op")
+        if not isinstance(op, str):
+            message, op = {"op": "malformed", "why": f"a message whose op is not text ({_shown(op)})"}, "malformed"
         if op == "ready":
             worker.ready = True
             worker.lost = False
