@@ -172,3 +172,21 @@ def test_only_a_persons_approval_approves_and_verify_names_the_others(tmp_path: 
     assert fold(history).approvals == []
     report = verify_records(history)
     assert any("approval.granted by 'w01'" in problem for problem in report.problems), report.problems
+
+
+def test_a_model_request_the_coordinator_cannot_read_is_refused_before_it_is_built() -> None:
+    """Regression: a request without a candidate raised KeyError in the coordinator's main loop
+    (``request_from_json``), where a run with a paid model builds the broker's ticket."""
+    from fleetledger.pool import WorkerProc
+    from fleetledger.run.workers import _worker_overreach
+
+    worker = WorkerProc("w01", None)  # type: ignore[arg-type]
+    worker.assigned[("t", 1)] = None
+    worker.task = ("t", 1)
+    message = {"op": "model", "task": "t", "epoch": 1, "key": "t/s@0", "request": {"brief": 1}}
+    assert "cannot read (KeyError" in (_worker_overreach(worker, message, 5) or "")
+    candidate = {"id": "c", "path": "a.py", "line": 1, "end_line": 1, "col": 0, "rule_id": "B602", "rule_name": "shell",
+                 "detector": "bandit", "cwe": 78, "detector_severity": "HIGH", "detector_confidence": "HIGH",
+                 "message": "m", "snippet": "s"}
+    good = {**message, "request": {"candidate": candidate, "source": "", "brief": "", "pass_name": "investigate"}}
+    assert _worker_overreach(worker, good, 5) is None

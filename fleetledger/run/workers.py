@@ -13,6 +13,7 @@ from .. import errors, fsutil
 from ..gate import Action
 from ..ledger import NewRecord, Outcome, Refused
 from ..ledger.records import canonical_json
+from ..models import request_from_json
 from ..reuse import record_problem
 from ..pool import WorkerPool, WorkerProc
 from ..sandbox.egress import Destination, EgressForwarder, EgressRoute
@@ -233,6 +234,10 @@ def _worker_overreach(worker: WorkerProc, message: dict[str, Any], calls_allowed
         if bad:
             return f"{who} reported a model call with {', '.join(f'{f}={payload[f]!r}' for f in bad)}"
     if op == "model":
+        try:
+            request_from_json(message["request"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            return f"{who} asked for a model call with a request the coordinator cannot read ({type(exc).__name__}: {exc})"[:500]
         asked = worker.asked.setdefault(lease, set())
         asked.add(str(key))
         if len(asked) > calls_allowed:
