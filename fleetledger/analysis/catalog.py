@@ -94,7 +94,7 @@ _KEYS: dict[str, frozenset[str]] = {
                          "context_kwargs"}),
     "check": frozenset({"call", "method", "cwe", "kind", "title", "required", "positions", "arg_in", "arg", "when", "untracked",
                         "unless", "defaults", "message", "backtracks", "backtracks_keyword", "whole_match",
-                        "literal_arg", "literal_keyword"}),
+                        "literal_arg", "literal_keyword", "min_args"}),
 }
 
 
@@ -250,7 +250,7 @@ class _Builder:
                 message=str(row.get("message", "")), untracked=bool(row.get("untracked", False)),
                 backtracks=int(row.get("backtracks", -1)), backtracks_keyword=str(row.get("backtracks_keyword", "")),
                 whole_match=bool(row.get("whole_match", False)), literal_arg=int(row.get("literal_arg", -1)),
-                literal_keyword=str(row.get("literal_keyword", ""))))
+                literal_keyword=str(row.get("literal_keyword", "")), min_args=int(row.get("min_args", 0))))
 
     def _source(self, row: dict[str, Any], name: str, n: int, where: str) -> None:
         channel = _str(row, "channel", name, n)

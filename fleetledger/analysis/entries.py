@@ -102,9 +102,37 @@ def parameter_types(program: Program, function: FunctionInfo, index: int) -> fro
         if annotation & set(handler.annotations):
             types.add(handler.request_type)
         elif (handler.request_parameter and param.arg == handler.request_parameter and index == first
-              and _imports_any(function, handler.imports)):
+              and _imports_any(function, handler.imports) and not _annotated_otherwise(program, param, annotation)):
             types.add(handler.request_type)
     return frozenset(types)
+
+
+def _annotated_otherwise(program: Program, param: ast.arg, annotation: set[str]) -> bool:
+    """True when a parameter's annotation says it is not a framework's request (``request:
+    PreparedRequest`` in an HTTP client is the request it sends, not one it serves): the code's
+    own word beats the naming convention. ``annotation`` holds the types the annotation
+    resolves to; one it does not resolve (a name imported only for type checkers) is judged by
+    its last word, which must then be one a framework names its request class by."""
+    if param.annotation is None:
+        return False
+    requests = {h.request_type for h in program.catalog.handlers if h.request_type}
+    requests |= {a for h in program.catalog.handlers for a in h.annotations}
+    requests |= {base for r in list(requests) for base in program.class_mro(r)}
+    if annotation:
+        return not any(requests & set(program.class_mro(name)) for name in annotation)
+    word = _last_word(param.annotation)
+    return word is not None and word not in {r.rpartition(".")[2] for r in requests}
+
+
+def _last_word(node: ast.expr) -> str | None:
+    """The class name an annotation ends with (``Optional[x.Req]``, ``"Req"``: ``Req``), or None."""
+    if isinstance(node, ast.Subscript):
+        node = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) and node.slice.elts else node.slice
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.strip().rpartition(".")[2].rstrip("]") or None
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _annotation_names(program: Program, function: FunctionInfo, param: ast.arg) -> set[str]:

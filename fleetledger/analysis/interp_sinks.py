@@ -184,6 +184,8 @@ class Sinks:
     def check_misuse(self, check: Check, args: list[Value], kwargs: dict[str, Value], node: ast.Call, site: Site) -> None:
         if check.untracked and self.follows_receiver(node):
             return
+        if len(node.args) + len(node.keywords) < check.min_args:
+            return
         if check.unless is not None and self.holds(check.unless, args, kwargs, any_of=True) is True:
             return
         if check.when is not None and self.holds(check.when, args, kwargs) is not True:

@@ -354,6 +354,9 @@ class Check:
             -1: none): the call is a finding only when that argument (or ``literal_keyword``)
             is a non-empty string or bytes constant, a secret written in the source (CWE-798):
             anyone who can read the code or its history holds it.
+        min_args: The call is a finding only when it passes at least this many arguments
+            (positional and keyword): a web response's ``set_cookie(name, value)`` takes a name
+            and a value, a cookie jar's ``set_cookie(cookie)`` one Cookie object.
     """
 
     target: str
@@ -374,6 +377,7 @@ class Check:
     whole_match: bool = False
     literal_arg: int = -1
     literal_keyword: str = ""
+    min_args: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
