@@ -403,3 +403,34 @@ def test_a_deep_file_is_scanned_as_deep_as_bandit_goes(tmp_path: Path) -> None:
     query = f'"SELECT a " + "FROM t WHERE b = " + {terms}'
     text, report = scan(tmp_path, f"def f(cur, v):\n    cur.execute({query})  # here\n")
     assert (report.status, of_cwe(report, 89)) == ("scanned", [("FL001", marked(text))])
+
+
+def test_verification_turned_off_only_at_the_callers_request_is_uncertain(tmp_path: Path) -> None:
+    """Regression (a clean HTTP client's option): ``ctx.verify_mode = ssl.CERT_NONE`` under
+    ``elif verify is False:`` was reported "vulnerable"; its callers decide, as for a public
+    function's parameter. Turned off whatever the caller says, it stays vulnerable."""
+    from fleetledger.analysis import verdicts
+    from fleetledger.analysis.tree import SourceTree
+
+    text = textwrap.dedent("""
+        import ssl
+        def context(verify=True):
+            ctx = ssl.create_default_context()
+            if verify is True:
+                return ctx
+            elif verify is False:
+                ctx.check_hostname = False
+                ctx.verify_mode = ssl.CERT_NONE
+            return ctx
+        def always():
+            ctx = ssl.create_default_context()
+            ctx.verify_mode = ssl.CERT_NONE
+            return ctx
+        """)
+    tree = SourceTree.parse(text)
+    switched, fixed = sorted((n for n in ast.walk(tree.module) if isinstance(n, ast.Assign)
+                              and isinstance(n.value, ast.Attribute) and n.value.attr == "CERT_NONE"),
+                             key=lambda n: n.lineno)
+    judged = verdicts.tls(tree, switched, 295)
+    assert judged.verdict == "uncertain" and "parameter 'verify' (line 7)" in judged.facts[0]
+    assert verdicts.tls(tree, fixed, 295).verdict == "vulnerable"

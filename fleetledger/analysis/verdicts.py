@@ -207,7 +207,18 @@ _LOOPBACK = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
 
 def tls(tree: SourceTree, node: ast.AST, cwe: int | None) -> Judgement:
     """``verify=False`` or an unverified SSL context (B501, B323, FL002): a man in the middle can
-    read and change the traffic, unless the URL is a constant loopback address."""
+    read and change the traffic, unless the URL is a constant loopback address. Where the code
+    turns verification off only when a test of its function's parameter says so (``if verify is
+    False:``, an HTTP client's option), its callers decide: uncertain, as a public function's
+    parameter reaching a sink is."""
+    switch = _caller_switch(tree, node)
+    if switch is not None:
+        name, line = switch
+        return Judgement(verdict="uncertain", confidence=KEPT, cwe=295,
+                         facts=(f"`{tree.segment(node, 60)}` turns certificate verification off only where the test of "
+                                f"the parameter {name!r} (line {line}) says so: the function's callers decide, and it is a "
+                                "weakness wherever one asks for it.",),
+                         signals={"source": "parameter", "reach": "api", "analysed": True})
     if isinstance(node, ast.Call):
         url = next((k.value for k in node.keywords if k.arg == "url"), None)
         method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
@@ -221,6 +232,28 @@ def tls(tree: SourceTree, node: ast.AST, cwe: int | None) -> Judgement:
     return Judgement(verdict="vulnerable", confidence=PROBABLE, cwe=295,
                      facts=(f"`{tree.segment(node, 60)}` turns certificate verification off, so a man in the middle can "
                             "impersonate the server.",), signals={"source": "constant", "analysed": True})
+
+
+def _caller_switch(tree: SourceTree, node: ast.AST) -> tuple[str, int] | None:
+    """``(parameter, line)`` when ``node`` runs only under an ``if`` (or a conditional
+    expression) whose test reads a parameter of the function around it (not ``self`` or
+    ``cls``), else None."""
+    function = tree.function_of(node)
+    if function is None:
+        return None
+    params = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+    params -= {"self", "cls"}
+    child: ast.AST = node
+    for ancestor in tree.ancestors(node):
+        if ancestor is function:
+            return None
+        test = ancestor.test if isinstance(ancestor, (ast.If, ast.IfExp)) and child is not ancestor.test else None
+        if test is not None:
+            read = next((n for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in params), None)
+            if read is not None:
+                return read.id, read.lineno
+        child = ancestor
+    return None
 
 
 def _constant_host(url: ast.expr | None) -> str | None:
