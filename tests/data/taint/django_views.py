@@ -45,3 +45,13 @@ def bounce_checked_first(request):
     if ok:
         return HttpResponseRedirect(target)  # ok redirect
     return HttpResponseRedirect(target)  # $ redirect
+
+
+def announce(request):
+    labels = {"name": request.POST["name"]}
+    return HttpResponse(format_html("<b>{name}</b> was saved", **labels))  # ok xss (format_html escapes what fills it)
+
+
+def announce_raw(request):
+    labels = {"format_string": request.POST["name"]}
+    return HttpResponse(format_html(**labels))  # $ xss (the unpacked keywords may be the format itself)
