@@ -158,8 +158,15 @@ def _records_untouched(ws: Path, scratch: Path) -> list[Any]:
 
 
 def outputs(workload: Workload, ws: Path, target: Path) -> dict[str, Any]:
-    """The final outputs of a run, as derived from its ledger (and, for the scan, its reports)."""
+    """The final outputs of a run, as derived from its ledger (and, for the scan, its reports).
+
+    The ledger may hold more than one run: a run after a salvage that kept nothing of the last
+    one, or a finished scan started again under changed code. The outputs are the last run's
+    (the row counts the runs, ``runs``)."""
     records = _records(ws)
+    if records:
+        last = records[-1].run_id
+        records = [r for r in records if r.run_id == last]
     view = fold(records) if records else None
     if workload.name == "scan":
         path = ws / "findings.sarif"
@@ -392,12 +399,14 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
                 "reported_lost": reported, "torn_like_lost": torn, "duplicated_effects": dup, "divergent": int(got != expected),
                 **({"diverged": sorted(k for k in expected if got.get(k) != expected[k])} if got != expected else {}),
                 "verify_failed": int(not verify_records(final).ok), "wrong_exit": wrong_exit,
-                "state_contradicts": contradicts, "records": len(final), **fired,
+                "state_contradicts": contradicts, "records": len(final), "runs": len({r.run_id for r in final}),
+                # A crash (or a full disk) is recovered by resuming the run, never by starting another.
+                "restarted": max(0, len({r.run_id for r in final}) - 1) if family in ("kill", "enospc") else 0, **fired,
                 **({"damage": spec["damage"]} if "damage" in spec else {})}
 
 
 COUNTS = ("deaths", "lost", "duplicated_effects", "divergent", "verify_failed", "wrong_exit", "state_contradicts",
-          "reported_lost", "torn_like_lost")
+          "reported_lost", "torn_like_lost", "restarted")
 
 
 def summarise(paths: list[Path]) -> dict[str, int]:
@@ -425,6 +434,7 @@ def _print(totals: dict[str, int]) -> None:
           f"divergent final outputs: {totals['divergent']}; ledgers failing verify: {totals['verify_failed']}; "
           f"runs not finished: {totals['unfinished']}; wrong exits: {totals['wrong_exit']}; "
           f"run-state files contradicting the ledger: {totals['state_contradicts']}; "
+          f"crashes recovered by a new run instead of a resume: {totals['restarted']}; "
           f"records lost to damage and reported by salvage: {totals['reported_lost']}; "
           f"records of a last WAL transaction with a damaged frame (taken for a torn write): "
           f"{totals['torn_like_lost']}; faults that fired: {totals['fired']} of {totals['faults']}; "
@@ -492,14 +502,14 @@ def main() -> int:
                 sink.write(json.dumps(row) + "\n")
                 sink.flush()
                 if (row["lost"] or row["duplicated_effects"] or row["divergent"] or row["verify_failed"] or row["exit"]
-                        or row["wrong_exit"] or row["state_contradicts"]):
+                        or row["wrong_exit"] or row["state_contradicts"] or row["restarted"]):
                     print(f"  PROBLEM {row}\n    replay: python bench/chaos.py --workload {name} --seed {args.seed} "
                           f"--family {row['family']} --only {row['id']} --out /tmp/replay.jsonl", flush=True)
         totals_paths.append(out)
     totals = summarise(totals_paths)
     _print(totals)
     bad = (totals["lost"] + totals["duplicated_effects"] + totals["divergent"] + totals["verify_failed"]
-           + totals["unfinished"] + totals["wrong_exit"] + totals["state_contradicts"])
+           + totals["unfinished"] + totals["wrong_exit"] + totals["state_contradicts"] + totals["restarted"])
     return 1 if bad else 0
 
 

@@ -32,7 +32,8 @@ def run_harness(tmp_path: Path, *args: str) -> str:
     assert done.returncode == 0, f"FLEETLEDGER_CHAOS_SEED={SEED}\n" + done.stdout + done.stderr
     summary = f"(FLEETLEDGER_CHAOS_SEED={SEED}) " + done.stdout.strip().splitlines()[-1]
     assert "lost records: 0; duplicated effects: 0; divergent final outputs: 0; ledgers failing verify: 0; " \
-           "runs not finished: 0; wrong exits: 0; run-state files contradicting the ledger: 0" in summary, summary
+           "runs not finished: 0; wrong exits: 0; run-state files contradicting the ledger: 0; " \
+           "crashes recovered by a new run instead of a resume: 0" in summary, summary
     return summary
 
 
@@ -62,3 +63,26 @@ def test_full_disks_damaged_ledgers_and_changed_code_lose_nothing_silently(tmp_p
     summary = run_harness(tmp_path, "--workload", "synthetic", "--family", family, "--sample", str(sample),
                           "--variants", str(sample))
     assert f"scenarios run: {sample};" in summary, summary
+
+
+def test_the_outputs_of_a_ledger_with_two_runs_are_the_last_runs(tmp_path: Path) -> None:
+    """Regression: a scenario whose final ledger held two runs (a rerun under changed code, a
+    new run after a salvage that kept nothing) stopped the harness with "record N is of run
+    B, not A" while folding; the outputs are the last run's."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import chaos
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    from fleetledger.ledger import NewRecord, open_storage
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with open_storage(f"sqlite:///{ws / 'ledger.sqlite3'}") as store:
+        for run in ("synthetic-1", "synthetic-2"):
+            store.append([NewRecord(run_id=run, actor="coordinator", kind="run.started", key=run, payload={"job": {}})],
+                         now_ms=1)
+        store.append([NewRecord(run_id="synthetic-2", actor="coordinator", kind="run.finished", key="synthetic-2")],
+                     now_ms=2)
+    got = chaos.outputs(chaos.WORKLOADS["synthetic"], ws, tmp_path / "target")
+    assert got["state"] == "JACKED_OUT" and got["steps"] == {}
