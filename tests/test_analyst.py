@@ -412,3 +412,24 @@ def test_a_template_that_writes_a_variable_unescaped_is_a_sink_for_what_the_view
     assert any("posts, written unescaped (the safe filter) at blog/templates/blog/search.html:3" in s for s in sinks)
     assert not any("title" in s for s in sinks)  # escaped: autoescaping is on there
     assert report.read == ("blog/templates/blog/search.html",)
+
+
+@pytest.mark.parametrize("url, verdict", [
+    ("request.get_full_path()", "uncertain"),
+    ('"https://%s%s" % (request.get_host(), request.path)', "uncertain"),
+    ('request.get_full_path() + request.GET["next"]', "vulnerable"),
+    ('request.GET["next"]', "vulnerable"),
+])
+def test_a_redirect_to_the_requests_own_address_is_uncertain(tmp_path: Path, url: str, verdict: str) -> None:
+    """Regression (Django's own admin and middlewares, eighteen findings): a redirect to the
+    request's own path, URL or host was "vulnerable" as if the client chose any URL; a link
+    chooses them only as an address of this site, an open redirect only where a path starting
+    with // reaches the view. Any other outside data in the URL keeps it vulnerable."""
+    [(candidate, first, second)] = [found for found in judged(tmp_path, "views.py", f"""
+        from django.http import HttpResponseRedirect
+
+        def again(request):
+            return HttpResponseRedirect({url})  # sink
+    """) if found[0].rule_id == "FLT-redirect"]
+    assert (first.verdict, second.verdict) == (verdict, verdict), first.rationale
+    assert ("leaves the site only where a path starting with //" in first.rationale) == (verdict == "uncertain")

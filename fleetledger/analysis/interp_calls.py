@@ -285,8 +285,9 @@ class Calls(Objects):
         if source is not None:
             return join(self.source_value(source.channel, source.what, site), Value(types=types))
         if type_source is not None:
-            return join(self.source_value(type_source.channel, f"{target.rpartition('.')[2]}() of {type_source.what}", site),
-                        Value(types=types))
+            method = target.rpartition('.')[2]
+            return join(self.source_value(type_source.channel, f"{method}() of {type_source.what}", site,
+                                          own_url=method in type_source.own_url), Value(types=types))
         inputs = [*args, *kwargs.values(), *star]
         flowing = join(*(taint_only(v.flatten()) for v in inputs))
         if receiver is not None:

@@ -218,7 +218,8 @@ class Expressions:
                 returned = self.catalog.returns.get(f"{base}.{attr}")
                 typed = Value(types=frozenset(t for t, _ in returned)) if returned else None
                 if source is not None and attr in source.attributes:  # outside data, of its type when modelled
-                    value = self.source_value(source.channel, f"{attr} of {source.what}", site)
+                    value = self.source_value(source.channel, f"{attr} of {source.what}", site,
+                                              own_url=attr in source.own_url)
                     parts.append(join(value, typed) if typed is not None else value)
                     break
                 if typed is not None:
@@ -267,9 +268,9 @@ class Expressions:
             value = join(value, Value(types=frozenset({object_type})))
         return value
 
-    def source_value(self, channel: str, what: str, site: Site) -> Value:
-        """A value read from a source."""
-        return of_labels([Label(channel=channel, what=what, path=site.path, line=site.line, col=site.col)])
+    def source_value(self, channel: str, what: str, site: Site, *, own_url: bool = False) -> Value:
+        """A value read from a source (``own_url``: the request's own URL, path or host)."""
+        return of_labels([Label(channel=channel, what=what, path=site.path, line=site.line, col=site.col, own_url=own_url)])
 
     def binop_chain(self, node: ast.BinOp) -> Value:
         """Evaluates ``a + b + c + ...`` iteratively (a left-deep chain of thousands of terms

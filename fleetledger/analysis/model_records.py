@@ -271,6 +271,10 @@ class Source:
         route_fixed: For ``"type"``: attributes a matched route fixes (the request's path):
             read in a function that only routes without variable parts reach, they are that
             route's text, not outside data (``routes.fixed_path``).
+        own_url: For ``"type"``: attributes and methods that give the request's own URL, path
+            or host: a link can choose them only as an address of this very site, so a
+            redirect to them leaves the site only where a path starting with ``//`` reaches
+            the view (labels from them carry ``Label.own_url``).
     """
 
     target: str
@@ -280,6 +284,7 @@ class Source:
     channel: str = "http"
     what: str = ""
     route_fixed: frozenset[str] = frozenset()
+    own_url: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, kw_only=True)

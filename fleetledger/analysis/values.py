@@ -107,6 +107,7 @@ class Label(NamedTuple):
         cleaned: Sink kinds the data has been sanitised or validated for on the way.
         sanitisers: What sanitised or validated it, for a person, in order.
         steps: The hops so far (bounded by ``MAX_STEPS``).
+        own_url: The data is the request's own URL, path or host (``Source.own_url``).
     """
 
     channel: str
@@ -119,6 +120,7 @@ class Label(NamedTuple):
     cleaned: frozenset[str] = frozenset()
     sanitisers: tuple[str, ...] = ()
     steps: tuple[Step, ...] = ()
+    own_url: bool = False
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -159,7 +161,8 @@ class Label(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         """Returns the source part of a trace as JSON (read-only)."""
-        return {"channel": self.channel, "what": self.what, "path": self.path, "line": self.line, "col": self.col}
+        return {"channel": self.channel, "what": self.what, "path": self.path, "line": self.line, "col": self.col,
+                **({"own_url": True} if self.own_url else {})}
 
 
 @dataclass(frozen=True, slots=True)

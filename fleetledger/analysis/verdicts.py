@@ -86,6 +86,12 @@ def from_trace(trace: dict[str, Any], cwe: int | None) -> Judgement:
     unseen = [s["what"] for s in best.get("steps", []) if s["what"].startswith("through ")]
     signals: dict[str, Any] = {"source": "request", "channel": channel, "sanitised": False, "analysed": True,
                                "trace": True}
+    if cwe == 601 and all(t["source"].get("own_url") for t in trace["traces"]):
+        signals.update(own_url=True)
+        facts.append("The URL is the request's own address (its path, URL or host): a link chooses it only as an "
+                     "address of this very site, so the redirect leaves the site only where a path starting with // "
+                     "(a scheme-relative URL) reaches this view; routes that start with a fixed segment never do.")
+        return Judgement(verdict="uncertain", confidence=KEPT, cwe=cwe, facts=tuple(facts), signals=signals)
     if best.get("partial"):
         signals.update(partial=True)
         facts.append("The URL's scheme and host are constants: the data picks only its path or query on that host "

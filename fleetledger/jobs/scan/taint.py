@@ -66,7 +66,9 @@ def flow_candidates(path_lines: Mapping[str, list[str]], flows: Iterable[Flow]) 
         grouped.setdefault((flow.site.path, flow.site.line, flow.site.col, flow.kind), []).append(flow)
     out: list[Candidate] = []
     for (path, line, col, kind_name), group in grouped.items():
-        group.sort(key=lambda f: (f.label.channel not in _REMOTE, f.label.channel == "api", len(f.label.steps)))
+        # Outside data first, a request's own address (``Label.own_url``) after other outside data.
+        group.sort(key=lambda f: (f.label.channel not in _REMOTE, f.label.channel == "api", f.label.own_url,
+                                  len(f.label.steps)))
         kind = kinds[kind_name]
         best = group[0]
         lines = path_lines.get(path, [])

@@ -55,3 +55,11 @@ def announce(request):
 def announce_raw(request):
     labels = {"format_string": request.POST["name"]}
     return HttpResponse(format_html(**labels))  # $ xss (the unpacked keywords may be the format itself)
+
+
+def add_slash(request):
+    return HttpResponseRedirect(request.get_full_path() + "/")  # $ redirect (the verdict: uncertain, the request's own path)
+
+
+def go_next(request):
+    return HttpResponseRedirect(request.get_full_path() + request.GET["next"])  # $ redirect
