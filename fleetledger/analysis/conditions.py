@@ -47,7 +47,7 @@ def proven(frame: Frame, test: ast.expr, truth: bool) -> list[Proof]:
             for value in test.values:
                 out.extend(proven(frame, value, truth))
             return out + _literal(frame, test, truth)
-        return []
+        return _every_case(frame, test.values, truth)
     if isinstance(test, ast.NamedExpr):
         return proven(frame, test.value, truth)
     if isinstance(test, ast.Name) and test.id in frame.conditions:
@@ -60,6 +60,46 @@ def proven(frame: Frame, test: ast.expr, truth: bool) -> list[Proof]:
     if isinstance(test, ast.Attribute) and truth is False:
         return _projection(frame, test, "is empty")
     return []
+
+
+def _every_case(frame: Frame, values: list[ast.expr], truth: bool) -> list[Proof]:
+    """The false branch of ``a and b`` (or the true branch of ``a or b``): one of the operands
+    has ``truth``, and a variable is checked only when each operand with that truth checks it,
+    for the kinds they all check it for. An operand that is false only when the variable is
+    empty (``x`` itself, or ``x or ...``) checks it for every kind: an empty value carries no
+    text. So ``if (next or not ajax) and not is_safe_url(next): next = "/"`` leaves ``next``
+    checked on both paths (Django's own ``set_language`` is written so)."""
+    cases: list[dict[str, Proof]] = []
+    for value in values:
+        proofs = {p[0]: p for p in proven(frame, value, truth)}
+        if not truth:
+            for name in _empty_when_false(value):
+                proofs[name] = (name, _ALL, "a test that it is not empty", None)
+        if not proofs:
+            return []
+        cases.append(proofs)
+    out: list[Proof] = []
+    for name in set(cases[0]).intersection(*cases[1:]):
+        kinds = _ALL
+        for case in cases:
+            found = case[name][1]
+            kinds = found if _ALL <= kinds else kinds if _ALL <= found else kinds & found
+        checks = sorted({case[name][2] for case in cases})
+        if kinds:
+            out.append((name, kinds, " or ".join(checks), None))
+    return out
+
+
+def _empty_when_false(test: ast.expr) -> set[str]:
+    """The variables ``test`` being false proves empty: ``x``, ``(x := ...)``, each name of an
+    ``or`` (all of its operands are then false)."""
+    if isinstance(test, ast.Name):
+        return {test.id}
+    if isinstance(test, ast.NamedExpr):
+        return {test.target.id}
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return set().union(*(_empty_when_false(v) for v in test.values))
+    return set()
 
 
 def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:

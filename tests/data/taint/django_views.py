@@ -63,3 +63,17 @@ def add_slash(request):
 
 def go_next(request):
     return HttpResponseRedirect(request.get_full_path() + request.GET["next"])  # $ redirect
+
+
+def set_next(request):
+    target = request.POST.get("next", request.GET.get("next"))
+    if (target or request.accepts("text/html")) and not url_has_allowed_host_and_scheme(url=target, allowed_hosts=None):
+        target = "/"
+    return HttpResponseRedirect(target) if target else HttpResponse(status=204)  # ok redirect (checked or replaced)
+
+
+def set_next_loosely(request):
+    target = request.POST.get("next")
+    if request.accepts("text/html") and not url_has_allowed_host_and_scheme(url=target, allowed_hosts=None):
+        target = "/"
+    return HttpResponseRedirect(target)  # $ redirect (not checked when the client accepts no HTML)
