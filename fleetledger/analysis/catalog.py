@@ -68,7 +68,7 @@ class ModelError(ValueError):
 
 _KEYS: dict[str, frozenset[str]] = {
     "meta": frozenset({"library", "about", "modules"}),
-    "kind": frozenset({"name", "cwe", "title", "channels", "blocked_by", "literal_quotes"}),
+    "kind": frozenset({"name", "cwe", "title", "channels", "blocked_by", "literal_quotes", "checks_make_safe"}),
     "object": frozenset({"name", "type"}),
     "type": frozenset({"name", "bases"}),
     "returns": frozenset({"call", "method", "attribute", "type", "when", "defaults", "positions"}),
@@ -131,7 +131,8 @@ def load(texts: Mapping[str, str]) -> Catalog:
                 if table == "kind":
                     kind = Kind(name=_str(row, "name", name, n), cwe=int(_need(row, "cwe", name, n)),
                                 title=_str(row, "title", name, n), channels=frozenset(_list(row, "channels", name, n)),
-                                blocked_by=_blocked_by(row, name, n), literal_quotes=_quotes(row, name, n))
+                                blocked_by=_blocked_by(row, name, n), literal_quotes=_quotes(row, name, n),
+                                checks_make_safe=bool(row.get("checks_make_safe", True)))
                     kinds[kind.name] = kind
                 elif table != "meta":
                     entries.append((name, table, n, row))

@@ -152,7 +152,7 @@ class Sinks:
         state, detail, sanitisers = "constant", "built only from constants", []
         params: list[Label] = []
         for label in labels:
-            if label.safe_for(sink.kind, sink.needs_file):
+            if kind.checks_make_safe and label.safe_for(sink.kind, sink.needs_file):
                 sanitisers.extend(s for s in label.sanitisers if s not in sanitisers)
                 if state == "constant":
                     state, detail = "sanitised", f"sanitised or checked by {', '.join(label.sanitisers) or 'a check'}"

@@ -39,6 +39,9 @@ class Kind:
             to be one whole literal in such a quote, with none inside (``x.startswith("'") and
             x.endswith("'") and "'" not in x[1:-1]``), is inert as the whole input of a sink of
             this kind (``eval`` of a string literal only makes a string).
+        checks_make_safe: False for a kind that outside data does however it was checked or
+            transformed (a trust boundary: the session then holds what the client chose, if
+            only digits); only a value built from constants is safe for it.
     """
 
     name: str
@@ -47,6 +50,7 @@ class Kind:
     channels: frozenset[str]
     blocked_by: tuple[tuple[str, str, str], ...] = ()
     literal_quotes: frozenset[str] = frozenset()
+    checks_make_safe: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
