@@ -29,3 +29,7 @@ def merged(jar, cookies):
     for cookie in cookies:
         fresh.set_cookie(cookie)  # ok cookie-secure (a cookie jar stores a Cookie object)
     return fresh
+
+
+def remember(response, settings):
+    response.set_cookie(**settings)  # $ cookie-secure $ cookie-httponly (unpacked: it may be a name and a value)
