@@ -102,17 +102,21 @@ def parameter_types(program: Program, function: FunctionInfo, index: int) -> fro
         if annotation & set(handler.annotations):
             types.add(handler.request_type)
         elif (handler.request_parameter and param.arg == handler.request_parameter and index == first
-              and _imports_any(function, handler.imports) and not _annotated_otherwise(program, param, annotation)):
+              and _imports_any(function, handler.imports)
+              and not (not handler.imports and _annotated_otherwise(program, param, annotation))):
             types.add(handler.request_type)
     return frozenset(types)
 
 
 def _annotated_otherwise(program: Program, param: ast.arg, annotation: set[str]) -> bool:
     """True when a parameter's annotation says it is not a framework's request (``request:
-    PreparedRequest`` in an HTTP client is the request it sends, not one it serves): the code's
-    own word beats the naming convention. ``annotation`` holds the types the annotation
-    resolves to; one it does not resolve (a name imported only for type checkers) is judged by
-    its last word, which must then be one a framework names its request class by."""
+    PreparedRequest`` in an HTTP client is the request it sends, not one it serves): where the
+    module's imports name no framework, the code's own word beats the naming convention (in a
+    module that imports the framework, the framework passes its request whatever the annotation
+    says, and a hostile repository must not hide a view's flows behind one). ``annotation``
+    holds the types the annotation resolves to; one it does not resolve (a name imported only
+    for type checkers) is judged by its last word, which must then be one a framework names
+    its request class by."""
     if param.annotation is None:
         return False
     requests = {h.request_type for h in program.catalog.handlers if h.request_type}

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import ast
 import builtins
-import re
 from dataclasses import replace
 from typing import Any
 
 from . import routes
 from .facts import Site
-from .texts import texts_of
+from .texts import format_pieces, format_tail, joined_text, tail_of, texts_of
 from .values import (EMPTY, NOT_CONSTANT, Label, Value, bounded, constant, join, of_labels, placed_after, taint_only,
                      unmarked)
 
@@ -216,13 +215,12 @@ class Expressions:
                         break
                 source = self.catalog.sources_type.get(base)
                 returned = self.catalog.returns.get(f"{base}.{attr}")
-                typed = Value(types=frozenset(t for t, _ in returned)) if returned else None
+                typed = Value(types=frozenset(t for t, _ in returned or ()))
                 if source is not None and attr in source.attributes:  # outside data, of its type when modelled
-                    value = self.source_value(source.channel, f"{attr} of {source.what}", site,
-                                              own_url=attr in source.own_url)
-                    parts.append(join(value, typed) if typed is not None else value)
+                    parts.append(join(self.source_value(source.channel, f"{attr} of {source.what}", site,
+                                                        own_url=attr in source.own_url), typed))
                     break
-                if typed is not None:
+                if returned:
                     parts.append(typed)
                     break
         derived = self.derive(owner, attr, site)
@@ -316,7 +314,7 @@ class Expressions:
             if right.items is None:  # one value, placed at the first field
                 right = placed_after(right, prefix, prefix)
             return replace(unmarked(join(taint_only(left), taint_only(right.flatten()))), prefix=prefix or None,
-                           suffix=_format_tail(left.const), texts=texts_of(*map(constant, _format_pieces(left.const))))
+                           suffix=format_tail(left.const), texts=texts_of(*map(constant, format_pieces(left.const))))
         if isinstance(op, ast.Add):
             text = left.const if left.is_const and isinstance(left.const, str) else ""
             left = placed_after(left, "", None, right.const if right.is_const and isinstance(right.const, str) else None)
@@ -339,7 +337,7 @@ class Expressions:
         before = ""
         values = [self.expr(part) for part in getattr(node, "values", [])]
         for index, value in enumerate(values):
-            value = placed_after(value, before, prefix if fixed else None, _following(values[index + 1:]))
+            value = placed_after(value, before, prefix if fixed else None, joined_text(values[index + 1:]))
             before = value.const if value.is_const and isinstance(value.const, str) else ""
             parts.append(value)
             if fixed:
@@ -350,7 +348,7 @@ class Expressions:
         result = unmarked(join(*(taint_only(p) for p in parts)), placed=True)
         if fixed and all(p.is_const for p in parts):
             return constant(prefix)
-        return replace(result, prefix=prefix or None, suffix=_tail(parts), texts=texts_of(*parts), const=NOT_CONSTANT)
+        return replace(result, prefix=prefix or None, suffix=tail_of(parts), texts=texts_of(*parts), const=NOT_CONSTANT)
 
     def sequence(self, elements: list[ast.expr]) -> Value:
         if any(isinstance(e, ast.Starred) for e in elements):
@@ -468,36 +466,3 @@ def getattr_call(node: ast.expr) -> ast.Attribute | None:
             and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier()):
         return ast.copy_location(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()), node)
     return None
-
-
-def _following(values: list[Value]) -> str | None:
-    """The text the values make when all are constant strings, else None."""
-    texts = [v.const for v in values if v.is_const and isinstance(v.const, str)]
-    return "".join(texts) if len(texts) == len(values) else None
-
-
-def _tail(parts: list[Value]) -> str | None:
-    """The constant text every string built from ``parts`` in order ends with, or None."""
-    tail = ""
-    for part in reversed(parts):
-        if part.is_const and isinstance(part.const, str):
-            tail = part.const + tail
-            continue
-        return (part.suffix or "") + tail or None
-    return tail or None
-
-
-_CONVERSION = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[diouxXeEfFgGcrsa]")
-
-
-def _format_pieces(template: str) -> list[str]:
-    """The literal pieces of a ``%`` format, between its conversions."""
-    return [piece.replace("\0\0", "%") for piece in _CONVERSION.split(template.replace("%%", "\0\0")) if piece]
-
-
-def _format_tail(template: str) -> str | None:
-    """The constant text a ``%`` format's result ends with: what follows its last conversion
-    (``%%`` is a literal ``%``), or None when nothing does."""
-    ends = [m.end() for m in _CONVERSION.finditer(template.replace("%%", "\0\0"))]
-    tail = template[ends[-1]:] if ends else ""
-    return tail.replace("%%", "%") or None

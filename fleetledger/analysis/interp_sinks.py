@@ -188,7 +188,8 @@ class Sinks:
     def check_misuse(self, check: Check, args: list[Value], kwargs: dict[str, Value], node: ast.Call, site: Site) -> None:
         if check.untracked and self.follows_receiver(node):
             return
-        if len(node.args) + len(node.keywords) < check.min_args:
+        unpacked = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        if len(node.args) + len(node.keywords) < check.min_args and not unpacked:  # *a or **kw may hold any number
             return
         if check.unless is not None and self.holds(check.unless, args, kwargs, any_of=True) is True:
             return

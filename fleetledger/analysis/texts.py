@@ -5,6 +5,7 @@ path names (a ``.py`` file, a file under a ``templates`` folder)."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -64,3 +65,36 @@ def _bounded_texts(texts: frozenset[str]) -> frozenset[str]:
     if len(texts) <= MAX_TEXTS:
         return texts
     return frozenset(sorted(texts, key=lambda t: (-len(t), t))[:MAX_TEXTS])
+
+
+def joined_text(values: list[Value]) -> str | None:
+    """The text the values make when all are constant strings, else None."""
+    texts = [v.const for v in values if v.is_const and isinstance(v.const, str)]
+    return "".join(texts) if len(texts) == len(values) else None
+
+
+def tail_of(parts: list[Value]) -> str | None:
+    """The constant text every string built from ``parts`` in order ends with, or None."""
+    tail = ""
+    for part in reversed(parts):
+        if part.is_const and isinstance(part.const, str):
+            tail = part.const + tail
+            continue
+        return (part.suffix or "") + tail or None
+    return tail or None
+
+
+_CONVERSION = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[diouxXeEfFgGcrsa]")
+
+
+def format_pieces(template: str) -> list[str]:
+    """The literal pieces of a ``%`` format, between its conversions."""
+    return [piece.replace("\0\0", "%") for piece in _CONVERSION.split(template.replace("%%", "\0\0")) if piece]
+
+
+def format_tail(template: str) -> str | None:
+    """The constant text a ``%`` format's result ends with: what follows its last conversion
+    (``%%`` is a literal ``%``), or None when nothing does."""
+    ends = [m.end() for m in _CONVERSION.finditer(template.replace("%%", "\0\0"))]
+    tail = template[ends[-1]:] if ends else ""
+    return tail.replace("%%", "%") or None

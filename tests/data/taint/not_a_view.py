@@ -1,27 +1,23 @@
-# Engine probe: a first parameter named request is a web framework's request only where the code
-# does not say otherwise. Annotated with another class (the request an HTTP client sends, named
-# here only for type checkers), it is that class; unannotated or annotated as a framework's
-# request, it is the request. A cookie jar's set_cookie(cookie) sets no response cookie.
+# Engine probe: in a module that imports a framework, a view's first parameter named request is
+# that framework's request whatever its annotation says (the framework passes its request; an
+# annotation must not hide a view's flows). A cookie jar's set_cookie(cookie) sets no response
+# cookie. (http_client.py: where no framework is imported, the annotation decides.)
 import copy
-import os
 import subprocess
-import typing
 
 from django.http import HttpRequest
-
-if typing.TYPE_CHECKING:
-    from .outgoing import OutgoingRequest
-
-
-def certificate(request: "OutgoingRequest") -> str:
-    path = request.url.rpartition("/")[2]
-    if not os.path.exists(os.path.join("/etc/certs", path)):  # ok path (the client's own request)
-        raise OSError(path)
-    return path
 
 
 def lookup(request: HttpRequest):
     return subprocess.check_output("host " + request.GET["name"], shell=True)  # $ command
+
+
+class Decoy:
+    pass
+
+
+def disguised(request: Decoy):
+    return subprocess.check_output("dig " + request.GET["name"], shell=True)  # $ command (Django passes its request)
 
 
 def ping(request):
@@ -33,3 +29,7 @@ def merged(jar, cookies):
     for cookie in cookies:
         fresh.set_cookie(cookie)  # ok cookie-secure (a cookie jar stores a Cookie object)
     return fresh
+
+
+def remember(response, settings):
+    response.set_cookie(**settings)  # $ cookie-secure $ cookie-httponly (unpacked: it may be a name and a value)
