@@ -240,12 +240,13 @@ def take_messages(buffer: bytearray) -> list[dict[str, Any]]:
 
     A worker reads hostile files and may have been taken over, so a line that is not a JSON
     object (not UTF-8, not JSON, a list or a number) is dropped, never allowed to stop the
-    coordinator, and a message nested deeper than ``MAX_DEPTH`` is returned as ``TOO_DEEP``. The coordinator reads thousands of lines a second, so the lines of one read
-    are decoded in one call, as the elements of one JSON array; only when that fails (a line
-    that is not JSON) are they decoded one by one. A malformed line can then be read as part
-    of another element (``[1`` and ``2]``), but only as a message the same worker could have
-    sent as a line of its own, and every message is checked as any other
-    (``run.workers._worker_overreach``).
+    coordinator, and a message nested deeper than ``MAX_DEPTH`` is returned as ``TOO_DEEP``.
+    The coordinator reads thousands of lines a second, so the lines of one read are decoded in
+    one call, as the elements of one JSON array; only when that fails (a line that is not
+    JSON) are they decoded one by one. A malformed line can then be read as part of another
+    element (``[1`` and ``2]``), but only as a message the same worker could have sent as a
+    line of its own, and every message is checked as any other
+    (``run.workers._worker_overreach``), its depth included.
     """
     end = buffer.rfind(b"\n")
     if end < 0:
@@ -254,17 +255,17 @@ def take_messages(buffer: bytearray) -> list[dict[str, Any]]:
     del buffer[: end + 1]
     try:
         values = _decode("[" + chunk.replace(b"\n", b",").decode("utf-8") + "]")
+        # An element may span lines there: the depth is bounded by the brackets of the whole read.
+        walk = chunk.count(b"[") + chunk.count(b"{") > MAX_DEPTH
+        checked = [(value, walk) for value in values]
     except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, nested past the decoder's depth
-        values = []
+        checked = []
         for line in chunk.split(b"\n"):
             try:
-                values.append(_decode(line.decode("utf-8")))
+                checked.append((_decode(line.decode("utf-8")), line.count(b"[") + line.count(b"{") > MAX_DEPTH))
             except (ValueError, RecursionError):
                 continue
-    # A line's depth is at most its count of brackets: values are walked only when a line has many.
-    deep = chunk.count(b"[") + chunk.count(b"{") > MAX_DEPTH and any(
-        line.count(b"[") + line.count(b"{") > MAX_DEPTH for line in chunk.split(b"\n"))
-    return [value if not (deep and too_deep(value)) else TOO_DEEP for value in values if isinstance(value, dict)]
+    return [TOO_DEEP if walk and too_deep(value) else value for value, walk in checked if isinstance(value, dict)]
 
 
 MAX_DEPTH = 100

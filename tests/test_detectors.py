@@ -408,7 +408,8 @@ def test_a_deep_file_is_scanned_as_deep_as_bandit_goes(tmp_path: Path) -> None:
 def test_verification_turned_off_only_at_the_callers_request_is_uncertain(tmp_path: Path) -> None:
     """Regression (a clean HTTP client's option): ``ctx.verify_mode = ssl.CERT_NONE`` under
     ``elif verify is False:`` was reported "vulnerable"; its callers decide, as for a public
-    function's parameter. Turned off whatever the caller says, it stays vulnerable."""
+    function's parameter. Turned off whatever the caller says, or under a test of a parameter
+    that is no on/off switch (found attacking the rule), it stays vulnerable."""
     from fleetledger.analysis import verdicts
     from fleetledger.analysis.tree import SourceTree
 
@@ -426,11 +427,17 @@ def test_verification_turned_off_only_at_the_callers_request_is_uncertain(tmp_pa
             ctx = ssl.create_default_context()
             ctx.verify_mode = ssl.CERT_NONE
             return ctx
+        def unrelated(data=None):
+            ctx = ssl.create_default_context()
+            if data is None:
+                ctx.verify_mode = ssl.CERT_NONE
+            return ctx
         """)
     tree = SourceTree.parse(text)
-    switched, fixed = sorted((n for n in ast.walk(tree.module) if isinstance(n, ast.Assign)
-                              and isinstance(n.value, ast.Attribute) and n.value.attr == "CERT_NONE"),
-                             key=lambda n: n.lineno)
+    switched, fixed, other = sorted((n for n in ast.walk(tree.module) if isinstance(n, ast.Assign)
+                                     and isinstance(n.value, ast.Attribute) and n.value.attr == "CERT_NONE"),
+                                    key=lambda n: n.lineno)
     judged = verdicts.tls(tree, switched, 295)
     assert judged.verdict == "uncertain" and "parameter 'verify' (line 7)" in judged.facts[0]
     assert verdicts.tls(tree, fixed, 295).verdict == "vulnerable"
+    assert verdicts.tls(tree, other, 295).verdict == "vulnerable"  # a test of a parameter that is no switch

@@ -42,3 +42,11 @@ def test_a_message_nested_deeper_than_a_reader_can_take_is_dropped() -> None:
     assert take_messages(bytearray(line(900) + b'{"op":"ready"}\n')) == [TOO_DEEP, {"op": "ready"}]
     kept = take_messages(bytearray(line(MAX_DEPTH)))
     assert len(kept) == 1 and not too_deep(kept[0]) and too_deep(kept[0], MAX_DEPTH - 1)
+
+
+def test_a_message_spread_over_lines_is_checked_for_its_whole_depth() -> None:
+    """Regression (found attacking the depth limit): lines of 60 "[" each, decoded together as
+    one array, made one message 900 deep that no single line's count revealed."""
+    lines = [b'{"op":"record","payload":{"x":' + b"[" * 60 + b"0"] + [b"[" * 60 + b"0"] * 14
+    lines.append(b"0" + b"]" * (60 * 15) + b"}}")
+    assert take_messages(bytearray(b"\n".join(lines) + b"\n")) == [TOO_DEEP]

@@ -190,3 +190,15 @@ def test_a_model_request_the_coordinator_cannot_read_is_refused_before_it_is_bui
                  "message": "m", "snippet": "s"}
     good = {**message, "request": {"candidate": candidate, "source": "", "brief": "", "pass_name": "investigate"}}
     assert _worker_overreach(worker, good, 5) is None
+
+
+def test_a_lone_surrogate_in_a_workers_text_is_stored_escaped(tmp_path: Path, repo: Path) -> None:
+    """Regression (found attacking the worker checks): a ``why`` holding a lone surrogate other
+    than a file name's bytes (U+D800) raised UnicodeEncodeError while the coordinator built the
+    record. It is text, so it is stored, escaped, and the run goes on."""
+    _, result, workspace = run_with(tmp_path, repo, {"kind": "step.intent", "key": "{task}/{name}@0123456789abcdef",
+                                                     "why": "odd \ud800 text"})
+    assert "may have taken over" not in result.message and "approve it" in result.message  # the export waits, as always here
+    history = records(workspace.root)
+    assert not [r for r in history if r.kind == "policy.denied" and r.payload.get("action") == "worker message"]
+    assert any(r.why == "odd \\ud800 text" for r in history) and verify_records(history).ok

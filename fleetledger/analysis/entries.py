@@ -103,29 +103,35 @@ def parameter_types(program: Program, function: FunctionInfo, index: int) -> fro
             types.add(handler.request_type)
         elif (handler.request_parameter and param.arg == handler.request_parameter and index == first
               and _imports_any(function, handler.imports)
-              and not (not handler.imports and _annotated_otherwise(program, param, annotation))):
+              and not (not handler.imports and _annotated_otherwise(program, function, param, annotation))):
             types.add(handler.request_type)
     return frozenset(types)
 
 
-def _annotated_otherwise(program: Program, param: ast.arg, annotation: set[str]) -> bool:
+def _annotated_otherwise(program: Program, function: FunctionInfo, param: ast.arg, annotation: set[str]) -> bool:
     """True when a parameter's annotation says it is not a framework's request (``request:
     PreparedRequest`` in an HTTP client is the request it sends, not one it serves): where the
     module's imports name no framework, the code's own word beats the naming convention (in a
     module that imports the framework, the framework passes its request whatever the annotation
     says, and a hostile repository must not hide a view's flows behind one). ``annotation``
-    holds the types the annotation resolves to; one it does not resolve (a name imported only
-    for type checkers) is judged by its last word, which must then be one a framework names
-    its request class by."""
+    holds the types the annotation resolves to (``Any`` and ``object`` say nothing); one it
+    does not resolve counts only when its last word is imported from the repository's own
+    package (``from .models import PreparedRequest``, for type checkers) and is not a word a
+    framework names its request class by."""
     if param.annotation is None:
         return False
     requests = {h.request_type for h in program.catalog.handlers if h.request_type}
     requests |= {a for h in program.catalog.handlers for a in h.annotations}
     requests |= {base for r in list(requests) for base in program.class_mro(r)}
-    if annotation:
+    if annotation - _SAYS_NOTHING:
         return not any(requests & set(program.class_mro(name)) for name in annotation)
     word = _last_word(param.annotation)
-    return word is not None and word not in {r.rpartition(".")[2] for r in requests}
+    relative = {alias.asname or alias.name for node in ast.walk(function.module.tree)
+                if isinstance(node, ast.ImportFrom) and node.level > 0 for alias in node.names}
+    return word in relative and word not in {r.rpartition(".")[2] for r in requests}
+
+
+_SAYS_NOTHING = frozenset({"typing.Any", "typing_extensions.Any", "object", "builtins.object"})
 
 
 def _last_word(node: ast.expr) -> str | None:

@@ -112,7 +112,8 @@ class Sinks:
         # Unpacked arguments (*a, **kw) may fill the sink's positions, unless the call already
         # passes each of them explicitly and the sink names no keyword (format_html(text, **kw):
         # kw fills the placeholders, never the text, which would be a TypeError).
-        passed = bool(sink.args) and all(0 <= p < len(args) for p in sink.args) and not sink.keywords
+        passed = (bool(sink.args) and all(0 <= p < len(args) for p in sink.args) and not sink.keywords
+                  and not any(isinstance(a, ast.Starred) for a in node.args))  # after a *a, positions are unknown
         if star and (sink.args or sink.keywords) and not passed and not sink.target.startswith(UNTYPED + "."):
             # A method matched by its name alone on a receiver of unknown type is a sink only
             # where the call shows the argument: unpacked arguments forward whatever came in.

@@ -86,7 +86,8 @@ def from_trace(trace: dict[str, Any], cwe: int | None) -> Judgement:
     unseen = [s["what"] for s in best.get("steps", []) if s["what"].startswith("through ")]
     signals: dict[str, Any] = {"source": "request", "channel": channel, "sanitised": False, "analysed": True,
                                "trace": True}
-    if cwe == 601 and all(t["source"].get("own_url") for t in trace["traces"]):
+    if cwe == 601 and all(t["source"].get("own_url") and not any(s["what"].startswith("through ") for s in t.get("steps", []))
+                          for t in trace["traces"]):  # the address itself, not a part cut out of it (its query)
         signals.update(own_url=True)
         facts.append("The URL is the request's own address (its path, URL or host): a link chooses it only as an "
                      "address of this very site, so the redirect leaves the site only where a path starting with // "
@@ -242,13 +243,20 @@ def tls(tree: SourceTree, node: ast.AST, cwe: int | None) -> Judgement:
 
 def _caller_switch(tree: SourceTree, node: ast.AST) -> tuple[str, int] | None:
     """``(parameter, line)`` when ``node`` runs only under an ``if`` (or a conditional
-    expression) whose test reads a parameter of the function around it (not ``self`` or
-    ``cls``), else None."""
+    expression) whose test reads a switch of the function around it: a parameter with a
+    ``True``/``False`` default or a ``bool`` annotation (``verify=True``), which the caller sets
+    to turn verification off; else None. A test of any other parameter (``if data is None``)
+    says nothing of who decides."""
     function = tree.function_of(node)
     if function is None:
         return None
-    params = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
-    params -= {"self", "cls"}
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    params = {a.arg for a in [*positional, *args.kwonlyargs]
+              if isinstance(defaults.get(a.arg), ast.Constant) and isinstance(defaults[a.arg].value, bool)
+              or a.annotation is not None and any(isinstance(n, ast.Name) and n.id == "bool" for n in ast.walk(a.annotation))}
     child: ast.AST = node
     for ancestor in tree.ancestors(node):
         if ancestor is function:

@@ -75,16 +75,23 @@ _C_ENCODER = (c_make_encoder(None, _ENCODER.default, encode_basestring_ascii, No
 
 
 def text_field(value: str) -> str:
-    """Returns ``value`` unchanged when it is valid Unicode without NUL; lone surrogates (a
-    file name that is not UTF-8) and NUL characters are written as ``\\xNN`` escapes, so the
-    string can be stored in any text column (PostgreSQL text cannot hold NUL)."""
+    """Returns ``value`` unchanged when it is valid Unicode without NUL; lone surrogates and
+    NUL characters are written as escapes (``\\xNN`` for the bytes of a file name that is not
+    UTF-8, held as U+DC80..U+DCFF; ``\\uXXXX`` for any other lone surrogate, which a worker's
+    JSON may carry), so the string can be stored in any text column (PostgreSQL text cannot
+    hold NUL)."""
     if "\x00" in value:
         value = value.replace("\x00", "\\x00")
     try:
         value.encode("utf-8")
         return value
     except UnicodeEncodeError:
-        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return "".join(_escaped(c) if "\ud800" <= c <= "\udfff" else c for c in value)
+
+
+def _escaped(surrogate: str) -> str:
+    code = ord(surrogate)
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 def iso_utc(epoch_ms: int) -> str:

@@ -112,9 +112,13 @@ class WorkersMixin:
             return
         text = None
         if op in CHECKED_OPS:
-            problem = _worker_overreach(worker, message, self._reserved.get(task, 0) if isinstance(task, str) else 0)
-            if problem is None and op in ("record", "finished"):
+            # The payload is encoded first: the checks below compare parts of it (a reused result).
+            if op in ("record", "finished"):
                 text, problem = _payload_text(worker, message.get("payload" if op == "record" else "result", {}))
+            else:
+                problem = None
+            allowed = self._reserved.get(task, 0) if isinstance(task, str) else 0
+            problem = problem or _worker_overreach(worker, message, allowed)
             if problem is not None:
                 # A worker reads hostile files and may have been taken over: it speaks only for
                 # its own leases, and only in the kinds a task's steps produce.
@@ -225,7 +229,10 @@ def _worker_overreach(worker: WorkerProc, message: dict[str, Any], calls_allowed
         if not isinstance(key, str) or not key.startswith(f"{task}/") or (names is not None and name not in names):
             return f"{who} used the key {key!r}, which is not a step of its task {task!r}"
     if op == "record" and message.get("kind") == "step.done":
-        problem = record_problem(message.get("payload") or {}, worker.offered.get(lease))
+        try:
+            problem = record_problem(message.get("payload") or {}, worker.offered.get(lease))
+        except (ValueError, TypeError) as exc:  # a result JSON cannot spell (NaN), compared with an offer
+            problem = f"sent a result the ledger cannot store ({exc})"
         if problem is not None:
             return f"{who} {problem}"
     if op == "record" and message.get("kind") == "model.call":

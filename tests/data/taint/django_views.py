@@ -52,6 +52,10 @@ def announce(request):
     return HttpResponse(format_html("<b>{name}</b> was saved", **labels))  # ok xss (format_html escapes what fills it)
 
 
+def announce_starred(request):
+    return HttpResponse(format_html(*[request.GET["t"]], "x"))  # $ xss (the unpacked list comes first: it is the text)
+
+
 def announce_raw(request):
     labels = {"format_string": request.POST["name"]}
     return HttpResponse(format_html(**labels))  # $ xss (the unpacked keywords may be the format itself)
