@@ -239,14 +239,14 @@ def take_messages(buffer: bytearray) -> list[dict[str, Any]]:
     for the next read) and returns the JSON objects among them, in order.
 
     A worker reads hostile files and may have been taken over, so a line that is not a JSON
-    object (not UTF-8, not JSON, a list or a number) is dropped, never allowed to stop the
-    coordinator, and a message nested deeper than ``MAX_DEPTH`` is returned as ``TOO_DEEP``.
-    The coordinator reads thousands of lines a second, so the lines of one read are decoded in
-    one call, as the elements of one JSON array; only when that fails (a line that is not
-    JSON) are they decoded one by one. A malformed line can then be read as part of another
-    element (``[1`` and ``2]``), but only as a message the same worker could have sent as a
-    line of its own, and every message is checked as any other
-    (``run.workers._worker_overreach``), its depth included.
+    object (not UTF-8, not JSON, a list or a number, nested past the decoder's depth) is
+    dropped, never allowed to stop the coordinator. The coordinator reads thousands of lines a
+    second, so the lines of one read are decoded in one call, as the elements of one JSON
+    array; only when that fails (a line that is not JSON) are they decoded one by one. A
+    malformed line can then be read as part of another element (``[1`` and ``2]``), but only
+    as a message the same worker could have sent as a line of its own, and every message is
+    checked as any other (``run.workers._worker_overreach``; what is stored, for its depth
+    too: ``MAX_DEPTH``).
     """
     end = buffer.rfind(b"\n")
     if end < 0:
@@ -255,29 +255,25 @@ def take_messages(buffer: bytearray) -> list[dict[str, Any]]:
     del buffer[: end + 1]
     try:
         values = _decode("[" + chunk.replace(b"\n", b",").decode("utf-8") + "]")
-        # An element may span lines there: the depth is bounded by the brackets of the whole read.
-        walk = chunk.count(b"[") + chunk.count(b"{") > MAX_DEPTH
-        checked = [(value, walk) for value in values]
     except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, nested past the decoder's depth
-        checked = []
+        values = []
         for line in chunk.split(b"\n"):
             try:
-                checked.append((_decode(line.decode("utf-8")), line.count(b"[") + line.count(b"{") > MAX_DEPTH))
+                values.append(_decode(line.decode("utf-8")))
             except (ValueError, RecursionError):
                 continue
-    return [TOO_DEEP if walk and too_deep(value) else value for value, walk in checked if isinstance(value, dict)]
+    return [value for value in values if isinstance(value, dict)]
+
+
+_decode = json.JSONDecoder().decode
 
 
 MAX_DEPTH = 100
-"""The deepest nesting of arrays and objects a worker's message may have. A record's payload is
+"""The deepest nesting of arrays and objects a worker's payload may have. A record's payload is
 encoded, hashed and decoded again by every reader of the ledger, at whatever depth of their own
 calls; a payload nested near the interpreter's recursion limit would be stored and then fail
-there (a ledger that cannot be replayed), so such a message is refused when it is read."""
-
-
-TOO_DEEP = {"op": "malformed", "why": f"a message nested deeper than {MAX_DEPTH} levels"}
-"""What a message nested too deeply is read as: the coordinator refuses it as it refuses a
-worker's overreach (``run.workers._worker_overreach``)."""
+there (a ledger that cannot be replayed), so the coordinator refuses it
+(``run.workers._payload_text``)."""
 
 
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
@@ -290,14 +286,11 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
             return True
         deeper = []
         for item in level:
-            for child in item.values() if type(item) is dict else item:
+            for child in item.values() if type(item) is dict else item if type(item) is list else ():
                 if type(child) is dict or type(child) is list:
                     deeper.append(child)
         level, depth = deeper, depth + 1
     return False
-
-
-_decode = json.JSONDecoder().decode
 
 
 def _remove(path: Path) -> None:

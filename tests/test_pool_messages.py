@@ -7,7 +7,8 @@ raised UnicodeDecodeError, which the pool did not catch) or a JSON value that is
 
 from __future__ import annotations
 
-from fleetledger.pool import MAX_DEPTH, TOO_DEEP, take_messages, too_deep
+from fleetledger.pool import MAX_DEPTH, WorkerProc, take_messages, too_deep
+from fleetledger.run.workers import _payload_text
 
 
 def test_complete_lines_are_taken_and_the_rest_is_kept() -> None:
@@ -32,21 +33,38 @@ def test_a_line_nested_past_the_decoders_depth_is_dropped_not_raised() -> None:
     assert take_messages(buffer) == [{"op": "ready"}] and buffer == bytearray()
 
 
-def test_a_message_nested_deeper_than_a_reader_can_take_is_dropped() -> None:
+def test_a_payload_nested_deeper_than_a_reader_can_take_is_refused_where_it_would_be_stored() -> None:
     """A payload nested 900 deep decodes at the top of the coordinator's stack but would fail
-    to encode in the ledger's append, or later in any reader: it is read as ``TOO_DEEP`` (which
-    the coordinator refuses); one nested as deep as ``MAX_DEPTH`` is kept."""
-    def line(depth: int) -> bytes:
-        return b'{"op":"record","payload":{"result":' + b"[" * (depth - 2) + b"]" * (depth - 2) + b"}}\n"
+    to encode in the ledger's append, or later in any reader: the coordinator refuses it when
+    it encodes it (``_payload_text``); one nested as deep as ``MAX_DEPTH`` is stored."""
+    def line(depth: int) -> bytes:  # a payload ``depth`` deep: its object, then lists
+        return b'{"op":"record","payload":{"result":' + b"[" * (depth - 1) + b"]" * (depth - 1) + b"}}\n"
 
-    assert take_messages(bytearray(line(900) + b'{"op":"ready"}\n')) == [TOO_DEEP, {"op": "ready"}]
-    kept = take_messages(bytearray(line(MAX_DEPTH)))
-    assert len(kept) == 1 and not too_deep(kept[0]) and too_deep(kept[0], MAX_DEPTH - 1)
+    worker = WorkerProc("w01", None)  # type: ignore[arg-type]
+    deep, ready = take_messages(bytearray(line(900) + b'{"op":"ready"}\n'))
+    assert ready == {"op": "ready"}
+    assert _payload_text(worker, deep["payload"]) == (None, f"worker w01 sent a payload nested deeper than {MAX_DEPTH} levels")
+    [kept] = take_messages(bytearray(line(MAX_DEPTH)))
+    text, problem = _payload_text(worker, kept["payload"])
+    assert problem is None and text and not too_deep(kept["payload"]) and too_deep(kept["payload"], MAX_DEPTH - 1)
 
 
 def test_a_message_spread_over_lines_is_checked_for_its_whole_depth() -> None:
     """Regression (found attacking the depth limit): lines of 60 "[" each, decoded together as
-    one array, made one message 900 deep that no single line's count revealed."""
+    one array, made one message 900 deep that no single line's count revealed; its depth is
+    judged where it would be stored, whole."""
     lines = [b'{"op":"record","payload":{"x":' + b"[" * 60 + b"0"] + [b"[" * 60 + b"0"] * 14
     lines.append(b"0" + b"]" * (60 * 15) + b"}}")
-    assert take_messages(bytearray(b"\n".join(lines) + b"\n")) == [TOO_DEEP]
+    [message] = take_messages(bytearray(b"\n".join(lines) + b"\n"))
+    assert _payload_text(WorkerProc("w01", None), message["payload"])[0] is None  # type: ignore[arg-type]
+
+
+def test_a_refused_field_nested_a_thousand_deep_is_shown_without_recursion() -> None:
+    """The denial record shows a refused field (``_shown``); ``repr`` of a list nested past
+    the interpreter's recursion limit raised RecursionError there."""
+    from fleetledger.run.workers import _shown
+
+    value: list = []
+    for _ in range(5000):
+        value = [value]
+    assert _shown(value).startswith("[[[") and len(_shown(value)) <= 200

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import reprlib
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from ..ledger import NewRecord, Outcome, Refused
 from ..ledger.records import canonical_json
 from ..models import request_from_json
 from ..reuse import record_problem
-from ..pool import WorkerPool, WorkerProc
+from ..pool import MAX_DEPTH, WorkerPool, WorkerProc, too_deep
 from ..sandbox.egress import Destination, EgressForwarder, EgressRoute
 
 
@@ -24,8 +25,7 @@ WORKER_RECORD_KINDS = frozenset({"step.intent", "step.done", "step.failed", "mod
 
 CHECKED_OPS = frozenset({"record", "finished", "failed", "released", "model", "heartbeat", "malformed"})
 """The worker messages checked by ``_worker_overreach`` (all but ``hello`` and ``ready``, which
-claim nothing); ``malformed`` is what ``pool.take_messages`` (or ``_on_message``, for an op that
-is not text) makes of a message it refuses to pass on."""
+claim nothing); ``malformed`` is what ``_on_message`` makes of a message whose op is not text."""
 
 TEXT_FIELDS: dict[Any, tuple[tuple[str, type], ...]] = {
     "record": (("kind", str), ("why", str), ("payload", dict)),
@@ -241,6 +241,8 @@ def _worker_overreach(worker: WorkerProc, message: dict[str, Any], calls_allowed
         if bad:
             return f"{who} reported a model call with {', '.join(f'{f}={payload[f]!r}' for f in bad)}"
     if op == "model":
+        if too_deep(message.get("request")):
+            return f"{who} asked for a model call with a request nested deeper than {MAX_DEPTH} levels"
         try:
             request_from_json(message["request"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -254,20 +256,27 @@ def _worker_overreach(worker: WorkerProc, message: dict[str, Any], calls_allowed
 
 def _shown(value: Any) -> Any:
     """A field of a refused message as the denial records it: text, a whole number or None as
-    sent, anything else (a NaN, a list, a nested value) as a short ``repr``."""
+    sent, anything else (a NaN, a list, a nested value) as a short ``reprlib`` form (bounded in
+    depth: a value nested a thousand deep must not exhaust the stack that shows it)."""
     if value is None or type(value) is int or isinstance(value, str):
         return value if not isinstance(value, str) else value[:200]
-    return repr(value)[:200]
+    return reprlib.repr(value)[:200]
 
 
 def _payload_text(worker: WorkerProc, payload: Any) -> tuple[str | None, str | None]:
     """Returns ``(canonical JSON of a worker's payload, None)``, or ``(None, why it cannot be
-    recorded)``: a value JSON has no spelling for (NaN, infinity) must be refused here, where
-    the worker is known, not met by the ledger's append."""
+    recorded)``: a value JSON has no spelling for (NaN, infinity), or one nested deeper than
+    ``pool.MAX_DEPTH`` (every reader of the ledger decodes it again, at whatever depth of its own
+    calls), must be refused here, where the worker is known, not met by the ledger's append or
+    a later reader. Only a text longer than two brackets a level can be that deep, so the
+    usual small payload is never walked."""
     try:
-        return canonical_json(payload), None
+        text = canonical_json(payload)
     except (ValueError, TypeError) as exc:
         return None, f"worker {worker.id} sent a payload the ledger cannot store ({exc})"
+    if len(text) > 2 * MAX_DEPTH and too_deep(payload):
+        return None, f"worker {worker.id} sent a payload nested deeper than {MAX_DEPTH} levels"
+    return text, None
 
 
 def _spend_ok(value: Any) -> bool:
