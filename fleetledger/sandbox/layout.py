@@ -12,6 +12,7 @@ same inside.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import sysconfig
@@ -76,9 +77,15 @@ class Layout:
 def runtime_paths() -> list[Path]:
     """Returns the host folders the worker's Python needs: prefixes, site-packages, the package."""
     candidates = [Path(sys.base_prefix), Path(sys.prefix), PACKAGE_DIR,
-                  Path(sys.executable).parent, Path(os.path.realpath(sys.executable)).parent]
-    candidates += [Path(sysconfig.get_path(key)) for key in ("stdlib", "platstdlib", "purelib", "platlib")]
+                  Path(sys.executable).parent, Path(os.path.realpath(sys.executable)).parent, *_library_dirs()]
     return [p for p in candidates if p.is_dir()]
+
+
+@functools.cache
+def _library_dirs() -> tuple[Path, ...]:
+    """The interpreter's library folders (``sysconfig``, which expands its path templates anew
+    at every call: a few milliseconds of the coordinator's CPU for each worker it starts)."""
+    return tuple(Path(sysconfig.get_path(key)) for key in ("stdlib", "platstdlib", "purelib", "platlib"))
 
 
 def worker_env(scratch: Path, egress: Sequence[EgressRoute], where: dict[Path, Path] | None) -> dict[str, str]:
