@@ -68,3 +68,18 @@ def test_a_refused_field_nested_a_thousand_deep_is_shown_without_recursion() -> 
     for _ in range(5000):
         value = [value]
     assert _shown(value).startswith("[[[") and len(_shown(value)) <= 200
+
+
+def test_a_key_nested_a_thousand_deep_is_refused_without_recursion() -> None:
+    """Regression: the refusal of a key that is no step's quoted it with ``repr``, which raised
+    RecursionError for a key nested past the interpreter's recursion limit."""
+    from fleetledger.run.workers import _worker_overreach
+
+    key: list = []
+    for _ in range(5000):
+        key = [key]
+    worker = WorkerProc("w01", None)  # type: ignore[arg-type]
+    worker.assigned[("t", 1)] = None
+    problem = _worker_overreach(worker, {"op": "record", "kind": "step.intent", "task": "t", "epoch": 1, "key": key,
+                                         "why": "", "payload": {}}, 0)
+    assert problem is not None and "is not a step of its task" in problem

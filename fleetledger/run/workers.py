@@ -227,7 +227,7 @@ def _worker_overreach(worker: WorkerProc, message: dict[str, Any], calls_allowed
         names = worker.assigned[lease]
         name = key.removeprefix(f"{task}/").rpartition("@")[0] if isinstance(key, str) else ""
         if not isinstance(key, str) or not key.startswith(f"{task}/") or (names is not None and name not in names):
-            return f"{who} used the key {key!r}, which is not a step of its task {task!r}"
+            return f"{who} used the key {_shown(key)!r}, which is not a step of its task {task!r}"
     if op == "record" and message.get("kind") == "step.done":
         try:
             problem = record_problem(message.get("payload") or {}, worker.offered.get(lease))
