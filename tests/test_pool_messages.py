@@ -83,3 +83,28 @@ def test_a_key_nested_a_thousand_deep_is_refused_without_recursion() -> None:
     problem = _worker_overreach(worker, {"op": "record", "kind": "step.intent", "task": "t", "epoch": 1, "key": key,
                                          "why": "", "payload": {}}, 0)
     assert problem is not None and "is not a step of its task" in problem
+
+
+def test_an_op_that_is_not_text_is_refused_and_a_made_up_op_is_ignored() -> None:
+    """Regression (found re-reading the change): a non-text op was turned into an internal
+    "malformed" message whose ``why`` the refusal quoted, so a worker that sent that op itself,
+    with a ``why`` nested 5,000 deep, raised RecursionError there. A non-text op is refused
+    directly; an op the protocol does not have is ignored, as before."""
+    from types import SimpleNamespace
+
+    from fleetledger.run.workers import WorkersMixin
+
+    why: list = []
+    for _ in range(5000):
+        why = [why]
+    killed: list[str] = []
+    worker = WorkerProc("w01", SimpleNamespace(kill=lambda: killed.append("w01")))  # type: ignore[arg-type]
+    made: list[tuple[str, str]] = []
+    host = SimpleNamespace(_reserved={}, _overreach=None,
+                           new_record=lambda kind, why="", payload=None, **_: made.append((kind, why)) or (kind, why))
+    batch: list = []
+    WorkersMixin._on_message(host, worker, {"op": "malformed", "why": why}, batch)  # type: ignore[arg-type]
+    assert batch == [] and not worker.rejected
+    WorkersMixin._on_message(host, worker, {"op": [1], "why": why}, batch)  # type: ignore[arg-type]
+    assert worker.rejected and killed == ["w01"]
+    assert made == [("policy.denied", "worker w01 sent a message whose op is not text ([1])")]

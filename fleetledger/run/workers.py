@@ -23,9 +23,9 @@ from ..sandbox.egress import Destination, EgressForwarder, EgressRoute
 WORKER_RECORD_KINDS = frozenset({"step.intent", "step.done", "step.failed", "model.call"})
 """The record kinds a worker may send; every other kind is written by the coordinator or a person."""
 
-CHECKED_OPS = frozenset({"record", "finished", "failed", "released", "model", "heartbeat", "malformed"})
+CHECKED_OPS = frozenset({"record", "finished", "failed", "released", "model", "heartbeat"})
 """The worker messages checked by ``_worker_overreach`` (all but ``hello`` and ``ready``, which
-claim nothing); ``malformed`` is what ``_on_message`` makes of a message whose op is not text."""
+claim nothing; a message whose op is not text is refused before any of them)."""
 
 TEXT_FIELDS: dict[Any, tuple[tuple[str, type], ...]] = {
     "record": (("kind", str), ("why", str), ("payload", dict)),
@@ -96,8 +96,6 @@ class WorkersMixin:
 
     def _on_message(self, worker: WorkerProc, message: dict[str, Any], batch: list[tuple[WorkerProc | None, NewRecord]]) -> None:
         op = message.get("op")
-        if not isinstance(op, str):
-            message, op = {"op": "malformed", "why": f"a message whose op is not text ({_shown(op)})"}, "malformed"
         if op == "ready":
             worker.ready = True
             worker.lost = False
@@ -111,12 +109,12 @@ class WorkersMixin:
         if worker.rejected:
             return
         text = None
-        if op in CHECKED_OPS:
-            # The payload is encoded first: the checks below compare parts of it (a reused result).
-            if op in ("record", "finished"):
+        if not isinstance(op, str) or op in CHECKED_OPS:  # an op that is not text cannot even be looked up
+            problem = None
+            if not isinstance(op, str):
+                problem = f"worker {worker.id} sent a message whose op is not text ({_shown(op)})"
+            elif op in ("record", "finished"):  # encoded first: the checks below compare parts of it (a reused result)
                 text, problem = _payload_text(worker, message.get("payload" if op == "record" else "result", {}))
-            else:
-                problem = None
             allowed = self._reserved.get(task, 0) if isinstance(task, str) else 0
             problem = problem or _worker_overreach(worker, message, allowed)
             if problem is not None:
@@ -209,8 +207,6 @@ def _worker_overreach(worker: WorkerProc, message: dict[str, Any], calls_allowed
     """
     op, task, epoch, key = message.get("op"), message.get("task"), message.get("epoch"), message.get("key")
     who = f"worker {worker.id}"
-    if op == "malformed":
-        return f"{who} sent {message.get('why')}"
     if not isinstance(task, str) or type(epoch) is not int:
         return f"{who} sent a {op!r} message whose task or epoch is not a task's ({_shown(task)}, {_shown(epoch)})"
     for name, kind in TEXT_FIELDS.get(op, ()):
