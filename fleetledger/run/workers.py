@@ -206,47 +206,54 @@ def _worker_overreach(worker: WorkerProc, message: dict[str, Any], calls_allowed
     at most ``calls_allowed`` model calls per lease, and only while it holds the lease.
     """
     op, task, epoch, key = message.get("op"), message.get("task"), message.get("epoch"), message.get("key")
-    who = f"worker {worker.id}"
+    problem = _message_problem(message, op, task, epoch, key, worker, calls_allowed)
+    return None if problem is None else f"worker {worker.id} {problem}"
+
+
+def _message_problem(message: dict[str, Any], op: Any, task: Any, epoch: Any, key: Any, worker: WorkerProc,
+                     calls_allowed: int) -> str | None:
+    """``_worker_overreach``'s checks; what is wrong, said after the worker's name (the
+    text is built only for a message refused: this runs for every message of every worker)."""
     if not isinstance(task, str) or type(epoch) is not int:
-        return f"{who} sent a {op!r} message whose task or epoch is not a task's ({_shown(task)}, {_shown(epoch)})"
+        return f"sent a {op!r} message whose task or epoch is not a task's ({_shown(task)}, {_shown(epoch)})"
     for name, kind in TEXT_FIELDS.get(op, ()):
         if name in message and not isinstance(message[name], kind):
-            return f"{who} sent a {op!r} message whose {name} is not {'text' if kind is str else 'an object'}"
+            return f"sent a {op!r} message whose {name} is not {'text' if kind is str else 'an object'}"
     if op == "record" and message.get("kind") not in WORKER_RECORD_KINDS:
-        return f"{who} sent a {message.get('kind')!r} record; workers may record only {', '.join(sorted(WORKER_RECORD_KINDS))}"
+        return f"sent a {message.get('kind')!r} record; workers may record only {', '.join(sorted(WORKER_RECORD_KINDS))}"
     lease = (task, epoch)
     if lease not in worker.assigned:
-        return f"{who} spoke for task {task!r} at epoch {epoch!r}, which was never leased to it"
+        return f"spoke for task {task!r} at epoch {epoch!r}, which was never leased to it"
     if op == "model" and lease != worker.task:
-        return f"{who} asked for a model call for task {task!r} at epoch {epoch!r}, which it no longer holds"
+        return f"asked for a model call for task {task!r} at epoch {epoch!r}, which it no longer holds"
     if op in ("record", "model"):
-        names = worker.assigned[lease]
-        name = key.removeprefix(f"{task}/").rpartition("@")[0] if isinstance(key, str) else ""
-        if not isinstance(key, str) or not key.startswith(f"{task}/") or (names is not None and name not in names):
-            return f"{who} used the key {_shown(key)!r}, which is not a step of its task {task!r}"
+        names, prefix = worker.assigned[lease], task + "/"
+        if not isinstance(key, str) or not key.startswith(prefix) \
+                or (names is not None and key[len(prefix):].rpartition("@")[0] not in names):
+            return f"used the key {_shown(key)!r}, which is not a step of its task {task!r}"
     if op == "record" and message.get("kind") == "step.done":
         try:
             problem = record_problem(message.get("payload") or {}, worker.offered.get(lease))
         except (ValueError, TypeError) as exc:  # a result JSON cannot spell (NaN), compared with an offer
             problem = f"sent a result the ledger cannot store ({exc})"
         if problem is not None:
-            return f"{who} {problem}"
+            return problem
     if op == "record" and message.get("kind") == "model.call":
         payload = message.get("payload") or {}
         bad = [f for f in MODEL_FIGURES if f in payload and not _spend_ok(payload[f])]
         if bad:
-            return f"{who} reported a model call with {', '.join(f'{f}={payload[f]!r}' for f in bad)}"
+            return f"reported a model call with {', '.join(f'{f}={payload[f]!r}' for f in bad)}"
     if op == "model":
         if too_deep(message.get("request")):
-            return f"{who} asked for a model call with a request nested deeper than {MAX_DEPTH} levels"
+            return f"asked for a model call with a request nested deeper than {MAX_DEPTH} levels"
         try:
             request_from_json(message["request"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            return f"{who} asked for a model call with a request the coordinator cannot read ({type(exc).__name__}: {exc})"[:500]
+            return f"asked for a model call with a request the coordinator cannot read ({type(exc).__name__}: {exc})"[:500]
         asked = worker.asked.setdefault(lease, set())
         asked.add(str(key))
         if len(asked) > calls_allowed:
-            return f"{who} asked for {len(asked)} model calls on task {task!r}; its lease allows {calls_allowed}"
+            return f"asked for {len(asked)} model calls on task {task!r}; its lease allows {calls_allowed}"
     return None
 
 
