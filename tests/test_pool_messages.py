@@ -108,3 +108,26 @@ def test_an_op_that_is_not_text_is_refused_and_a_made_up_op_is_ignored() -> None
     WorkersMixin._on_message(host, worker, {"op": [1], "why": why}, batch)  # type: ignore[arg-type]
     assert worker.rejected and killed == ["w01"]
     assert made == [("policy.denied", "worker w01 sent a message whose op is not text ([1])")]
+
+
+def test_the_coordinator_collects_young_objects_less_and_restores_the_callers_thresholds() -> None:
+    import gc
+
+    from fleetledger.coordinator import YOUNG_COLLECTION_THRESHOLD, young_objects_collected_less
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        with young_objects_collected_less():
+            assert gc.get_threshold() == (YOUNG_COLLECTION_THRESHOLD, 10, 10)
+        assert gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(YOUNG_COLLECTION_THRESHOLD * 3, 5, 5)  # a caller's higher threshold is never lowered
+        try:
+            with young_objects_collected_less():
+                assert gc.get_threshold() == (YOUNG_COLLECTION_THRESHOLD * 3, 5, 5)
+                raise KeyError("the block fails")
+        except KeyError:
+            pass
+        assert gc.get_threshold() == (YOUNG_COLLECTION_THRESHOLD * 3, 5, 5)
+    finally:
+        gc.set_threshold(*before)
