@@ -30,12 +30,10 @@ assignments, leases), ``workers`` (the worker protocol and its trust boundary), 
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import secrets
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -57,6 +55,7 @@ from .sandbox import Sandbox, get_sandbox
 from .sandbox.egress import EgressForwarder
 from .workspace import Workspace, owner_key
 from .run.dispatch import DispatchMixin
+from .run.gc_threshold import young_objects_collected_less
 from .run.halts import HaltsMixin
 from .run.leadership import LeadershipMixin
 from .run.recovery import RecoveryMixin
@@ -477,25 +476,4 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         self._state_written_ms = now
         if full is not None:
             raise full
-
-
-YOUNG_COLLECTION_THRESHOLD = 10_000
-"""Allocations between two collections of the youngest generation while a coordinator runs
-(Python's default: 700). A coordinator allocates a few dozen short-lived, acyclic objects per
-worker message (decoded JSON, records, outcomes), which reference counting frees; at the
-default, the cyclic collector ran every ~30 records and took about 7% of the coordinator's CPU in
-``bench/peers``' fan-out, for nothing to collect. Older generations keep their defaults."""
-
-
-@contextlib.contextmanager
-def young_objects_collected_less() -> Iterator[None]:
-    """Raises the youngest generation's collection threshold to ``YOUNG_COLLECTION_THRESHOLD``
-    (never lowers it) for the block, and restores the caller's thresholds after it (the
-    coordinator may run inside a program that set its own)."""
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], YOUNG_COLLECTION_THRESHOLD), *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 

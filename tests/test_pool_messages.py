@@ -113,7 +113,7 @@ def test_an_op_that_is_not_text_is_refused_and_a_made_up_op_is_ignored() -> None
 def test_the_coordinator_collects_young_objects_less_and_restores_the_callers_thresholds() -> None:
     import gc
 
-    from fleetledger.coordinator import YOUNG_COLLECTION_THRESHOLD, young_objects_collected_less
+    from fleetledger.run.gc_threshold import YOUNG_COLLECTION_THRESHOLD, young_objects_collected_less
 
     before = gc.get_threshold()
     try:
