@@ -58,6 +58,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import copy
+import hashlib
 import json
 import os
 import random
@@ -66,12 +67,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from fleetledger.jobs.base import task_name  # noqa: E402
 from fleetledger.jobs.synthetic import deliveries  # noqa: E402
@@ -79,6 +82,8 @@ from fleetledger.ledger import open_storage  # noqa: E402
 from fleetledger.ledger.damage import FRAME_HEADER, scan_wal  # noqa: E402
 from fleetledger.replay import fold  # noqa: E402
 from fleetledger.verify import verify_records  # noqa: E402
+from fleetledger.forked import FORK_ENV  # noqa: E402
+from forkserver import ForkServer  # noqa: E402  (bench/, the script's folder)
 
 DEMO = ROOT / "fleetledger" / "demo_repo"
 FAMILIES = ("kill", "enospc", "nul", "code")
@@ -92,20 +97,31 @@ crash fires (a kill at a named point fired in about half of the scenarios: the r
 run killed late never passes the points of adopting leases)."""
 
 
+LEDGER_RETRY = "1"
+"""Seconds a failing ledger write is retried before the run halts (``--ledger-retry``; the
+product's default is 10): a full disk that stays full is met the same way, in a tenth of the
+time."""
+
+
 @dataclass(frozen=True)
 class Workload:
     name: str
     argv: tuple[str, ...]
     has_target: bool
+    preload: tuple[str, ...] = ()
+    """Modules the fork server imports besides its own list: what the workers import for their
+    first task."""
 
 
 WORKLOADS = {
     "synthetic": Workload("synthetic", ("-m", "fleetledger.jobs.synthetic", "{ws}", "--tasks", "4", "--steps", "5",
-                                        "--workers", "2", "--target", "{target}", "--lease-ttl", "5"), True),
+                                        "--workers", "2", "--target", "{target}", "--lease-ttl", "5", "--ledger-retry", LEDGER_RETRY), True),
     "fleet10": Workload("fleet10", ("-m", "fleetledger.jobs.synthetic", "{ws}", "--name", "fleet10", "--tasks", "10",
-                                    "--steps", "3", "--workers", "10", "--target", "{target}", "--lease-ttl", "5"), True),
+                                    "--steps", "3", "--workers", "10", "--target", "{target}", "--lease-ttl", "5",
+                                    "--ledger-retry", LEDGER_RETRY), True),
     "scan": Workload("scan", ("-m", "fleetledger.cli", "scan", str(DEMO), "--workspace", "{ws}", "--workers", "2",
-                              "--no-progress", "--lease-ttl", "5"), False),
+                              "--no-progress", "--lease-ttl", "5", "--ledger-retry", LEDGER_RETRY), False,
+                     ("fleetledger.jobs.scan.detect", "fleetledger.jobs.scan.export", "fleetledger.analysis.engine")),
 }
 
 
@@ -116,8 +132,13 @@ def _argv(workload: Workload, ws: Path, target: Path) -> list[str]:
 def _run(workload: Workload, ws: Path, target: Path, *, fault: str | None = None, once: Path | None = None,
          counter: Path | None = None, log: Path | None = None, timeout_s: float = 300,
          code_root: Path = ROOT, extra: tuple[str, ...] = (), argv: list[str] | None = None,
-         stderr: Path | None = None) -> int:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETLEDGER_FAULT")}
+         stderr: Path | None = None, forked: bool = False) -> int:
+    """Runs the workload's command (or ``argv``) once; returns its exit status (minus the
+    signal's number when a signal ended it; -999 when it was killed after ``timeout_s``).
+    ``forked``: in a fork of this thread's fork server, its workers forked too
+    (``bench/forkserver.py``), unless the run needs another copy of the code or another
+    command, which only exec can run."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETLEDGER_FAULT") and k != FORK_ENV}
     env["FLEETLEDGER_SANDBOX"] = "none"  # the fault files and counters live on the host
     if fault:
         env["FLEETLEDGER_FAULT"] = fault
@@ -127,6 +148,10 @@ def _run(workload: Workload, ws: Path, target: Path, *, fault: str | None = None
         env["FLEETLEDGER_FAULT_LOG"] = str(log)
     if counter:
         env["FLEETLEDGER_FAULT_COUNTER"] = str(counter)
+    if forked and code_root == ROOT and argv is None:
+        env[FORK_ENV] = "1"
+        return _fork_server(workload).run([*_argv(workload, ws, target)[2:], *extra], env=env, cwd=code_root,
+                                  stderr=stderr, timeout_s=timeout_s)
     sink = open(stderr, "w") if stderr else subprocess.DEVNULL
     proc = subprocess.Popen((argv or _argv(workload, ws, target)) + list(extra), env=env, stdout=subprocess.DEVNULL,
                             stderr=sink, cwd=str(code_root))
@@ -138,6 +163,32 @@ def _run(workload: Workload, ws: Path, target: Path, *, fault: str | None = None
         proc.kill()
         proc.wait()
         return -999
+
+
+_local = threading.local()
+_servers: list[ForkServer] = []
+_servers_lock = threading.Lock()
+FORKING = True
+"""False (``--no-fork``): every process is started by exec."""
+EXEC_PERCENT = 5
+"""The share of scenarios (by a hash of their id, so a scenario always runs the same way) whose
+processes are started by exec, as a user's are, rather than forked from the fork server."""
+
+
+def _fork_server(workload: Workload) -> ForkServer:
+    """This thread's fork server for the workload, started at its first use."""
+    server = getattr(_local, workload.name, None)
+    if server is None:
+        server = ForkServer(workload.preload)
+        setattr(_local, workload.name, server)
+        with _servers_lock:
+            _servers.append(server)
+    return server
+
+
+def runs_forked(scenario_id: str) -> bool:
+    """Whether the scenario's processes are forked (all but ``EXEC_PERCENT`` percent of them)."""
+    return int(hashlib.sha256(scenario_id.encode()).hexdigest(), 16) % 100 >= EXEC_PERCENT
 
 
 def _records(ws: Path) -> list[Any]:
@@ -196,7 +247,7 @@ def reference(workload: Workload, base: Path) -> tuple[dict[str, Any], dict[str,
         reached by every process, which ``*:K`` kills are drawn from).
     """
     ws, target, log = base / "ref-ws", base / "ref-target", base / "points.log"
-    code = _run(workload, ws, target, log=log)
+    code = _run(workload, ws, target, log=log, forked=FORKING)  # counted as most scenarios run
     if code != 0:
         raise SystemExit(f"the uninterrupted {workload.name} run failed (exit {code})")
     counts: dict[tuple[str, str], int] = {}
@@ -336,13 +387,14 @@ def _finish(workload: Workload, ws: Path, target: Path, **kwargs: Any) -> int:
 def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
     """Runs one scenario in a fresh temporary folder and checks its final outputs."""
     family = spec.get("family", "kill")
+    fork = FORKING and runs_forked(spec["id"])
     with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:
         base = Path(tmp)
         ws, target = base / "ws", base / "target"
         deaths = wrong_exit = contradicts = reported = 0
         torn_like = False
         code = _run(workload, ws, target, fault=spec.get("fault"), once=base / "once1",
-                    counter=base / "counter1" if spec.get("counter") else None)
+                    counter=base / "counter1" if spec.get("counter") else None, forked=fork)
         fired = {"fired": int((base / "once1").exists())} if spec.get("fault") else {}
         deaths += code == -signal.SIGKILL
         first_exit = code
@@ -351,15 +403,15 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
             contradicts += state_contradicts(ws)
         snapshot = [(r.seq, r.hash) for r in _records_untouched(ws, base / "snapshot")]
         kept_upto = None
-        finish: dict[str, Any] = {}
+        finish: dict[str, Any] = {"forked": fork}
         if spec.get("recovery_fault") and first_exit != 0:  # a run that finished has nothing to recover
             code = _run(workload, ws, target, fault=spec["recovery_fault"], once=base / "once2",
-                        counter=base / "counter2" if spec.get("recovery_counter") else None)
+                        counter=base / "counter2" if spec.get("recovery_counter") else None, forked=fork)
             deaths += code == -signal.SIGKILL
             fired["recovery_fired"] = int((base / "once2").exists())
         if family == "nul":
             did, torn_like = damage(ws, spec["file"], spec["at"])
-            code = _run(workload, ws, target, stderr=base / "after-damage.err")
+            code = _run(workload, ws, target, stderr=base / "after-damage.err", forked=fork)
             err = (base / "after-damage.err").read_text(errors="replace")
             if code in (65, 1) and "Traceback" not in err:
                 salvage = subprocess.run([sys.executable, "-m", "fleetledger.cli", "salvage", "--workspace", str(ws)],
@@ -374,7 +426,7 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
             kinds = {r.kind for r in _records_untouched(ws, base / "before-code")}
             started, finished = bool(kinds & {"run.started", "run.resumed"}), "run.finished" in kinds
             root = changed_code(workload, base)
-            finish = {"code_root": root}
+            finish = {"code_root": root}  # another copy of the code: exec
             code = _run(workload, ws, target, code_root=root)
             if started and not finished:
                 wrong_exit += code != 2 or len(_records_untouched(ws, base / "after-refusal")) != len(snapshot)
@@ -382,7 +434,7 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
                 argv = None
                 if workload.name == "scan":  # the scan's upgrade is `resume --upgrade`
                     argv = [sys.executable, "-m", "fleetledger.cli", "resume", "--workspace", str(ws), "--workers", "2",
-                            "--no-progress", "--lease-ttl", "5", "--upgrade"]
+                            "--no-progress", "--lease-ttl", "5", "--ledger-retry", LEDGER_RETRY, "--upgrade"]
                     extra = ()
                 code = _run(workload, ws, target, code_root=root, extra=extra, argv=argv)
                 deaths += code == -signal.SIGKILL
@@ -458,10 +510,24 @@ def main() -> int:
     parser.add_argument("--family", default=",".join(FAMILIES), help="Comma-separated families of scenarios.")
     parser.add_argument("--variants", type=int, default=20, help="Damaged-ledger and changed-code scenarios each.")
     parser.add_argument("--sum", nargs="*", default=None, help="Only add up these result files.")
+    parser.add_argument("--no-fork", action="store_true",
+                        help="Start every process by exec (default: all but a few percent of the scenarios fork "
+                             "their processes from a fork server that imported the code once).")
     args = parser.parse_args()
     if args.sum is not None:
         _print(summarise([Path(p) for p in args.sum]))
         return 0
+    global FORKING
+    FORKING = not args.no_fork
+    try:
+        return _main(args, parser)
+    finally:
+        with _servers_lock:
+            for server in _servers:
+                server.close()
+
+
+def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     shard, shards = (int(x) for x in args.shard.split("/"))
     families = tuple(f for f in args.family.split(",") if f)
     if not set(families) <= set(FAMILIES):

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +18,14 @@ import click
 
 from . import errors
 from .cli_codescanning import EXIT_NEW_FINDINGS, baseline_from_ref, code_scanning_options, export_options
+from .cli_options import EXIT_NOTHING_TO_SCAN, run_options as _run_options, workspace_option as _workspace_option
 from .cli_patch import patch_group
 from .coordinator import EXIT_HALTED, Coordinator, RunOptions, wall_clock_ms
 from .display import json_text, printable
 from .ledger import open_storage
 from .ledger.records import iso_utc
 from .status import current_view
-from .workspace import LEDGER_ENV, Workspace
-
-DEFAULT_WORKSPACE = ".run"
-EXIT_NOTHING_TO_SCAN = 4
-"""A run finished with nothing to work on (an empty folder, no Python file), unless --allow-empty."""
+from .workspace import Workspace
 
 
 def _echo(text: str, *, err: bool = False) -> None:
@@ -44,56 +39,6 @@ def _echo_json(data: Any, *, indent: int | None = None) -> None:
     """Prints JSON for a program: the exact data (non-ASCII text as it is), with the characters
     ``_echo`` escapes written as JSON escapes (``display.json_text``)."""
     click.echo(json_text(json.dumps(data, ensure_ascii=False, indent=indent)))
-
-
-def _set_ledger(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    """Puts ``--ledger`` where ``Workspace.ledger_url`` reads it, for this command only (workers
-    get a clean environment, so a password in the URL never reaches them)."""
-    previous = os.environ.get(LEDGER_ENV)
-    if not value or value == previous:
-        return
-    os.environ[LEDGER_ENV] = value
-
-    def restore() -> None:
-        if previous is None:
-            os.environ.pop(LEDGER_ENV, None)
-        else:
-            os.environ[LEDGER_ENV] = previous
-
-    ctx.call_on_close(restore)
-
-
-def _workspace_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    fn = click.option("--ledger", envvar=LEDGER_ENV, show_envvar=True, expose_value=False, callback=_set_ledger,
-                      help="Ledger URL: postgresql://... for a ledger shared by coordinators on several hosts "
-                           "(default: the workspace's SQLite file).")(fn)
-    return click.option("--workspace", "-w", default=DEFAULT_WORKSPACE, show_default=True, envvar="FLEETLEDGER_WORKSPACE",
-                        show_envvar=True, type=click.Path(file_okay=False),
-                        help="The folder fleetledger writes: ledger, run-state file, reports.")(fn)
-
-
-def _run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    options = [
-        click.option("--workers", "-n", default=4, show_default=True, envvar="FLEETLEDGER_WORKERS", show_envvar=True,
-                     type=click.IntRange(1, 256), help="Worker processes."),
-        click.option("--model-quota", type=click.IntRange(0), default=None, envvar="FLEETLEDGER_MODEL_QUOTA",
-                     show_envvar=True, help="Model calls the run may make in total; when spent the run HALTs (exit 75)."),
-        click.option("--lease-ttl", type=click.FloatRange(0.1), default=30.0, show_default=True,
-                     help="Seconds a task lease lasts without a heartbeat."),
-        click.option("--sandbox", default="bubblewrap", show_default=True, envvar="FLEETLEDGER_SANDBOX", show_envvar=True,
-                     type=click.Choice(["bubblewrap", "gvisor", "microvm", "none"]),
-                     help="Sandbox for the worker processes that read the repository; none only when asked for."),
-        click.option("--policy", "policy_path", type=click.Path(dir_okay=False, exists=True), default=None,
-                     envvar="FLEETLEDGER_POLICY", show_envvar=True,
-                     help="Policy TOML file (default: <workspace>/policy.toml if present, else safe defaults)."),
-        click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal)."),
-        click.option("--allow-empty", is_flag=True, envvar="FLEETLEDGER_ALLOW_EMPTY", show_envvar=True,
-                     help=f"Exit 0 when there is nothing to scan (an empty folder, no Python file); "
-                          f"without it such a scan says so and exits {EXIT_NOTHING_TO_SCAN}."),
-    ]
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
 
 
 def _fail(exc: errors.FleetledgerError) -> None:
@@ -181,8 +126,8 @@ def main() -> None:
 @click.option("--fix", "fix", is_flag=True, help="Propose a validated patch per confirmed finding, exported to "
               "patches/ (docs/fixes.md); `fleetledger patch apply` applies one with your approval.")
 @code_scanning_options
-def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
-         policy_path: str | None, progress: bool | None, allow_empty: bool, new_run: bool, cache: str | None,
+def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease_ttl: float,
+         ledger_retry: float | None, sandbox: str, policy_path: str | None, progress: bool | None, allow_empty: bool, new_run: bool, cache: str | None,
          reuse: bool, demo: bool, join: str | None, model: str, fix: bool, repo_root: str | None,
          category: str | None, honour_nosec: bool, baseline: str | None, only_new: bool,
          absent_results: bool) -> None:
@@ -207,7 +152,7 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
         if not fix and resolve_policy(ws, policy_path, job).fix:  # the user's policy asks for the fix sprint
             job = scan_job(target, ws, model=model, export=export, fix=(fix := True))
         options = RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl, sandbox=sandbox,
-                             new_run=new_run, explicit_resume=join is None, join=join, reuse=reuse, cache=cache)
+                             ledger_retry_s=ledger_retry, new_run=new_run, explicit_resume=join is None, join=join, reuse=reuse, cache=cache)
         if ref is not None:  # scan the ref's tree first, in its own workspace inside this one
             from dataclasses import replace
 
@@ -226,8 +171,8 @@ def scan(path: str, workspace: str, workers: int, model_quota: int | None, lease
         _fail_for_space(exc)
 
 
-def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: float, sandbox: str,
-            policy_path: str | None, progress: bool | None, allow_empty: bool, *, explicit: bool,
+def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: float, ledger_retry: float | None,
+            sandbox: str, policy_path: str | None, progress: bool | None, allow_empty: bool, *, explicit: bool,
             upgrade: bool = False) -> None:
     """``resume`` (``explicit``) and ``recover``: the three-state rule (``resumption.plan_resume``), then the run."""
     from .resumption import LIVE, NOTHING, WAIT, plan_resume
@@ -245,7 +190,8 @@ def _resume(workspace: str, workers: int, model_quota: int | None, lease_ttl: fl
             sys.exit(EXIT_HALTED)
         else:
             _run(ws, decision.job, RunOptions(workers=workers, model_quota=model_quota, lease_ttl_s=lease_ttl,
-                                              sandbox=sandbox, explicit_resume=explicit, join=decision.join,
+                                              ledger_retry_s=ledger_retry, sandbox=sandbox,
+                                              explicit_resume=explicit, join=decision.join,
                                               upgrade=upgrade), policy_path, progress, allow_empty)
     except errors.FleetledgerError as exc:
         _fail(exc)

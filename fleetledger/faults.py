@@ -67,10 +67,29 @@ class _Armed:
             raise ValueError(f"{_ENV}={spec!r}: action must be kill, stop, eio, enospc or exit (optionally with +)")
 
 
-_armed: _Armed | None = _Armed(os.environ[_ENV]) if os.environ.get(_ENV) else None
-_log_path: str | None = os.environ.get(_LOG_ENV) or None
-_once_path: str | None = os.environ.get(_ONCE_ENV) or None
-_counter_path: str | None = os.environ.get(_COUNTER_ENV) or None
+_armed: _Armed | None = None
+_log_path: str | None = None
+_once_path: str | None = None
+_counter_path: str | None = None
+
+
+def rearm() -> None:
+    """Arms this process from its environment's ``FLEETLEDGER_FAULT*`` variables, as importing
+    the module does: for a process forked from a parent that had imported it under another
+    environment (the chaos harness's fork server, a forked worker), which must act on its own
+    variables, not inherit its parent's armed point and counts.
+
+    Raises:
+        ValueError: ``FLEETLEDGER_FAULT`` is malformed.
+    """
+    global _armed, _log_path, _once_path, _counter_path
+    _armed = _Armed(os.environ[_ENV]) if os.environ.get(_ENV) else None
+    _log_path = os.environ.get(_LOG_ENV) or None
+    _once_path = os.environ.get(_ONCE_ENV) or None
+    _counter_path = os.environ.get(_COUNTER_ENV) or None
+
+
+rearm()
 
 
 def arm(spec: str | None) -> None:

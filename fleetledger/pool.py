@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import fsutil
+from . import forked, fsutil
 from .sandbox import Sandbox
 from .sandbox.egress import EgressRoute
 
@@ -62,11 +62,14 @@ class WorkerProc:
             more it sent is appended.
         sent: Per context key, the digest of the large value it holds (sent once per process).
         scratch: Its scratch folder on the host, made empty at its start and removed at its end.
+        forked: True when it was forked from the coordinator (``forked.can_fork``), False when
+            started by exec, as always outside the chaos harness.
     """
 
     id: str
-    proc: subprocess.Popen[bytes]
+    proc: "subprocess.Popen[bytes] | forked.ForkedProcess"
     scratch: Path | None = None
+    forked: bool = False
     ready: bool = False
     task: tuple[str, int] | None = None
     lost: bool = False
@@ -146,12 +149,17 @@ class WorkerPool:
         env["PYTHONPATH"] = package_root
         log = fsutil.open_nofollow(self.logs / f"{worker_id}.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            proc = subprocess.Popen(launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=log, env=env, close_fds=True, cwd=scratch)
+            fork = forked.can_fork(self.sandbox.name)  # the chaos harness: no interpreter to start
+            if fork:
+                proc: subprocess.Popen[bytes] | forked.ForkedProcess = forked.start_worker(
+                    argv[-3:], env=env, cwd=scratch, stderr_fd=log)
+            else:
+                proc = subprocess.Popen(launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=log, env=env, close_fds=True, cwd=scratch)
         finally:
             os.close(log)
         os.set_blocking(proc.stdout.fileno(), False)  # type: ignore[union-attr]
-        worker = WorkerProc(id=worker_id, proc=proc, scratch=scratch)
+        worker = WorkerProc(id=worker_id, proc=proc, scratch=scratch, forked=fork)
         self.workers[worker_id] = worker
         self._selector.register(proc.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]
         return worker

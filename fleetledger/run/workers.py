@@ -92,7 +92,8 @@ class WorkersMixin:
 
     def _worker_started(self, worker: WorkerProc) -> NewRecord:
         return self.new_record("worker.started", why=f"{worker.id} is pid {worker.pid}",
-                               payload={"worker": worker.id, "pid": worker.pid, "sandbox": self.sandbox.name})
+                               payload={"worker": worker.id, "pid": worker.pid, "sandbox": self.sandbox.name,
+                                        **({"forked": True} if worker.forked else {})})
 
     def _on_message(self, worker: WorkerProc, message: dict[str, Any], batch: list[tuple[WorkerProc | None, NewRecord]]) -> None:
         op = message.get("op")
