@@ -68,6 +68,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,10 +98,10 @@ crash fires (a kill at a named point fired in about half of the scenarios: the r
 run killed late never passes the points of adopting leases)."""
 
 
-LEDGER_RETRY = "1"
+LEDGER_RETRY = "0.3"
 """Seconds a failing ledger write is retried before the run halts (``--ledger-retry``; the
-product's default is 10): a full disk that stays full is met the same way, in a tenth of the
-time."""
+product's default is 10): a full disk that stays full is met the same way (retried with
+backoff, then halted), in a thirtieth of the time."""
 
 
 @dataclass(frozen=True)
@@ -136,8 +137,8 @@ def _run(workload: Workload, ws: Path, target: Path, *, fault: str | None = None
     """Runs the workload's command (or ``argv``) once; returns its exit status (minus the
     signal's number when a signal ended it; -999 when it was killed after ``timeout_s``).
     ``forked``: in a fork of this thread's fork server, its workers forked too
-    (``bench/forkserver.py``), unless the run needs another copy of the code or another
-    command, which only exec can run."""
+    (``bench/forkserver.py``), unless the run needs another copy of the code, which only exec
+    can run."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETLEDGER_FAULT") and k != FORK_ENV}
     env["FLEETLEDGER_SANDBOX"] = "none"  # the fault files and counters live on the host
     if fault:
@@ -148,12 +149,13 @@ def _run(workload: Workload, ws: Path, target: Path, *, fault: str | None = None
         env["FLEETLEDGER_FAULT_LOG"] = str(log)
     if counter:
         env["FLEETLEDGER_FAULT_COUNTER"] = str(counter)
-    if forked and code_root == ROOT and argv is None:
+    command = argv or _argv(workload, ws, target)
+    if forked and code_root == ROOT and command[1] == "-m":
         env[FORK_ENV] = "1"
-        return _fork_server(workload).run([*_argv(workload, ws, target)[2:], *extra], env=env, cwd=code_root,
-                                  stderr=stderr, timeout_s=timeout_s)
+        return _fork_server(workload).run([*command[2:], *extra], env=env, cwd=code_root, stderr=stderr,
+                                          timeout_s=timeout_s)
     sink = open(stderr, "w") if stderr else subprocess.DEVNULL
-    proc = subprocess.Popen((argv or _argv(workload, ws, target)) + list(extra), env=env, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(command + list(extra), env=env, stdout=subprocess.DEVNULL,
                             stderr=sink, cwd=str(code_root))
     if stderr:
         sink.close()
@@ -168,9 +170,11 @@ def _run(workload: Workload, ws: Path, target: Path, *, fault: str | None = None
 _local = threading.local()
 _servers: list[ForkServer] = []
 _servers_lock = threading.Lock()
+PROGRESS_EVERY = 1000
+"""A progress line (scenarios done, rate) every this many scenarios."""
 FORKING = True
 """False (``--no-fork``): every process is started by exec."""
-EXEC_PERCENT = 5
+EXEC_PERCENT = 2
 """The share of scenarios (by a hash of their id, so a scenario always runs the same way) whose
 processes are started by exec, as a user's are, rather than forked from the fork server."""
 
@@ -414,10 +418,10 @@ def run_scenario(workload: Workload, spec: dict[str, Any], expected: dict[str, A
             code = _run(workload, ws, target, stderr=base / "after-damage.err", forked=fork)
             err = (base / "after-damage.err").read_text(errors="replace")
             if code in (65, 1) and "Traceback" not in err:
-                salvage = subprocess.run([sys.executable, "-m", "fleetledger.cli", "salvage", "--workspace", str(ws)],
-                                         cwd=str(ROOT), capture_output=True, text=True, timeout=300)
+                salvaged = _run(workload, ws, target, forked=fork, stderr=base / "salvage.err",
+                                argv=[sys.executable, "-m", "fleetledger.cli", "salvage", "--workspace", str(ws)])
                 report = ws / "salvage.json"
-                wrong_exit += salvage.returncode != 0 or not report.exists()
+                wrong_exit += salvaged != 0 or not report.exists()
                 kept_upto = json.loads(report.read_text())["kept"][1] if report.exists() else 0
             elif code not in (0, -signal.SIGKILL):
                 wrong_exit += 1
@@ -561,16 +565,23 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print(f"{name}: {len(points)} fault points, {len(specs)} scenarios in shard {shard}/{shards}, "
               f"{len(specs) - len([s for s in specs if s['id'] not in done])} done before, running {len(todo)}",
               flush=True)
+        started = time.monotonic()
         with open(out, "a", encoding="utf-8") as sink, concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futures = [pool.submit(run_scenario, workload, copy.deepcopy(s), expected) for s in todo]
-            for future in concurrent.futures.as_completed(futures):
+            for count, future in enumerate(concurrent.futures.as_completed(futures), 1):
                 row = future.result()
+                if count % PROGRESS_EVERY == 0:
+                    elapsed = time.monotonic() - started
+                    print(f"  {name}: {count} of {len(todo)} in {elapsed:.0f} s ({count / elapsed:.1f}/s)", flush=True)
                 sink.write(json.dumps(row) + "\n")
                 sink.flush()
                 if (row["lost"] or row["duplicated_effects"] or row["divergent"] or row["verify_failed"] or row["exit"]
                         or row["wrong_exit"] or row["state_contradicts"] or row["restarted"]):
                     print(f"  PROBLEM {row}\n    replay: python bench/chaos.py --workload {name} --seed {args.seed} "
                           f"--family {row['family']} --only {row['id']} --out /tmp/replay.jsonl", flush=True)
+        elapsed = time.monotonic() - started
+        print(f"{name}: {len(todo)} scenarios in {elapsed:.0f} s ({len(todo) / max(elapsed, 1e-9):.1f}/s, --jobs "
+              f"{args.jobs}; {'all by exec' if not FORKING else f'{100 - EXEC_PERCENT}% forked'})", flush=True)
         totals_paths.append(out)
     totals = summarise(totals_paths)
     _print(totals)
