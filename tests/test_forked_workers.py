@@ -72,11 +72,17 @@ def test_a_forked_worker_killed_at_a_fault_point_dies_by_sigkill_and_the_run_sti
     assert all(r.payload.get("forked") for r in records if r.kind == "worker.started")
 
 
-def test_nothing_is_forked_unless_asked_for_and_unconfined(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nothing_is_forked_unless_asked_for_unconfined_and_single_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import fleetledger.forked as forked
+
+    threads = [1]
+    monkeypatch.setattr(forked.threading, "active_count", lambda: threads[0])
     monkeypatch.delenv(FORK_ENV, raising=False)
     assert not can_fork("none")
     monkeypatch.setenv(FORK_ENV, "1")
     assert can_fork("none") and not can_fork("bubblewrap") and not can_fork("gvisor")
+    threads[0] = 2  # another thread may hold a lock the child would wait on forever
+    assert not can_fork("none")
 
 
 def test_rearm_reads_the_fault_variables_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
