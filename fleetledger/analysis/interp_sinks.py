@@ -90,13 +90,18 @@ class Sinks:
                 return False
         return None if unknown else True
 
+    def applies(self, sink: Sink, args: list[Value], kwargs: dict[str, Value]) -> bool:
+        """Whether a sink's conditions allow it for a call's arguments: its ``when`` may hold,
+        none of its ``absent`` keywords is passed, and its ``unless`` does not surely hold."""
+        if sink.when is not None and self.holds(sink.when, args, kwargs) is False:
+            return False
+        if any(k in kwargs or (k in sink.positions and sink.positions[k] < len(args)) for k in sink.absent):
+            return False
+        return not (sink.unless is not None and self.holds(sink.unless, args, kwargs, any_of=True) is True)
+
     def check_sink(self, sink: Sink, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
                    star: list[Value], node: ast.Call, site: Site) -> None:
-        if sink.when is not None and self.holds(sink.when, args, kwargs) is False:
-            return
-        if any(k in kwargs or (k in sink.positions and sink.positions[k] < len(args)) for k in sink.absent):
-            return
-        if sink.unless is not None and self.holds(sink.unless, args, kwargs, any_of=True) is True:
+        if not self.applies(sink, args, kwargs):
             return
         dangerous: list[tuple[Value, str]] = []
         if sink.receiver and receiver is not None:
@@ -133,6 +138,8 @@ class Sinks:
         site = self.site(node)
         for key in self.method_keys(owner, method):
             for sink in self.catalog.sinks.get(key, ()):
+                if not self.applies(sink, args, kwargs):  # an item store's key, as a call's argument
+                    continue
                 for position in sink.args:
                     if position < len(args):
                         self.sink_value(sink, site, args[position], f"argument {position + 1}")

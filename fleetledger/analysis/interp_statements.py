@@ -239,7 +239,18 @@ class Statements:
     def try_(self, node: ast.Try) -> None:
         before = dict(self.env)
         outer_raised, self.raised = self.raised, []
-        self.block(node.body)
+        # A handler may start after any statement of the body: each one may raise before the
+        # next runs (``x = input(); x = int(x)`` leaves the text in x when int() raises).
+        # The states between the body's statements, joined, are where the handlers start
+        # (inside a nested block, only its state before and after is seen).
+        midway: list[dict[str, Value]] = []
+        for statement in node.body:
+            if not self.alive:
+                break
+            self.program.budget.spend()
+            self.statement(statement)
+            if self.alive:
+                midway.append(dict(self.env))
         raised = join(*self.raised) if self.raised else EMPTY
         self.raised = outer_raised + self.raised
         after_body, body_alive = self.env, self.alive
@@ -250,7 +261,7 @@ class Statements:
             if self.alive:
                 ends.append(self.env)
         for handler in node.handlers:
-            self.env, self.alive = _join_envs(before, after_body), True
+            self.env, self.alive = _join_envs(before, *midway[:-1], after_body), True
             if handler.type is not None:
                 self.expr(handler.type)
             if handler.name:

@@ -47,6 +47,13 @@ def bounce_checked_first(request):
     return HttpResponseRedirect(target)  # $ redirect
 
 
+def moved(request):
+    response = HttpResponse(status=302)
+    response["Location"] = request.GET["next"]  # $ redirect $ header
+    response["Cache-Control"] = request.GET["cache"]  # $ header
+    return response
+
+
 def announce(request):
     labels = {"name": request.POST["name"]}
     return HttpResponse(format_html("<b>{name}</b> was saved", **labels))  # ok xss (format_html escapes what fills it)

@@ -1,5 +1,6 @@
 # Engine probe: Flask sources, handlers and sinks. A trailing "$ <kind>" comment marks a line the
 # engine must flag with that kind; a trailing "ok <kind>" one a line it must not.
+import logging
 import os
 import random
 import sqlite3
@@ -61,6 +62,31 @@ def go():
     if request.args.get("local"):
         return redirect("/profile/" + target)  # ok redirect
     return redirect(target)  # $ redirect
+
+
+@app.route("/count")
+def count():
+    try:
+        n = request.args["n"]
+        n = int(n)
+    except ValueError:  # int() raised: n still holds the text
+        logging.error("not a number: " + n)  # $ log
+        n = 0
+    m = "0"
+    try:
+        m = int(request.args["m"])
+    except ValueError:  # int() raised before m was assigned: it holds "0"
+        logging.error("not a number: " + m)  # ok log
+    return str(n + m)
+
+
+@app.route("/moved")
+def moved():
+    resp = make_response("moved", 302)
+    resp.headers["Location"] = request.args["to"]  # $ redirect $ header
+    resp.headers.set("Link", request.args["to"])  # $ header
+    resp.headers["Location"] = "/home"  # ok redirect
+    return resp
 
 
 @app.route("/fetch")
