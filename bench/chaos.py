@@ -48,6 +48,14 @@ Every scenario is reproducible from its id: ``--only ID`` runs it again (with th
 runs a random sample of the scenarios (seeded by ``--sample-seed``, drawn when not given and
 printed): the CI subset, over every family, point and random kill.
 
+Processes: each harness thread keeps a fork server (``bench/forkserver.py``) that imported the
+code once; a scenario's runs are forks of it, and their workers forks of the coordinator
+(``FLEETLEDGER_FORK_WORKERS=1``, ``fleetledger.forked``), so a scenario costs about a fifth of
+the CPU of exec'd processes. Each child re-arms the fault points from its own environment and
+dies by its own SIGKILL; every run of a scenario is a new child that sees only the files.
+``EXEC_PERCENT`` of the scenarios (by a hash of their id) and every changed-code run start their
+processes by exec, as a user's are; ``--no-fork`` execs everything.
+
 Workloads: ``synthetic`` (4 tasks x 5 steps, 2 workers, one effect per task into a target
 that does not deduplicate), ``fleet10`` (10 tasks x 3 steps, 10 workers, effects), ``scan``
 (the scan job on the embedded demo repository, 2 workers; its export is an effect).
@@ -116,7 +124,8 @@ class Workload:
 
 WORKLOADS = {
     "synthetic": Workload("synthetic", ("-m", "fleetledger.jobs.synthetic", "{ws}", "--tasks", "4", "--steps", "5",
-                                        "--workers", "2", "--target", "{target}", "--lease-ttl", "5", "--ledger-retry", LEDGER_RETRY), True),
+                                        "--workers", "2", "--target", "{target}", "--lease-ttl", "5",
+                                        "--ledger-retry", LEDGER_RETRY), True),
     "fleet10": Workload("fleet10", ("-m", "fleetledger.jobs.synthetic", "{ws}", "--name", "fleet10", "--tasks", "10",
                                     "--steps", "3", "--workers", "10", "--target", "{target}", "--lease-ttl", "5",
                                     "--ledger-retry", LEDGER_RETRY), True),
@@ -560,7 +569,9 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.sample and len(todo) > args.sample:
             sample_seed = args.sample_seed if args.sample_seed is not None else random.SystemRandom().randrange(10**9)
             print(f"{name}: sample of {args.sample} drawn with --sample-seed {sample_seed}", flush=True)
-            todo = sorted(random.Random(sample_seed).sample(todo, args.sample), key=specs.index)
+            order = {id(s): i for i, s in enumerate(specs)}  # specs.index per pick took minutes for 100k
+            todo = sorted(random.Random(sample_seed).sample(todo, args.sample),
+                          key=lambda s: order.get(id(s), len(order)))
         todo = todo[: args.limit]
         print(f"{name}: {len(points)} fault points, {len(specs)} scenarios in shard {shard}/{shards}, "
               f"{len(specs) - len([s for s in specs if s['id'] not in done])} done before, running {len(todo)}",
