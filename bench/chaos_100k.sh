@@ -7,9 +7,9 @@
 #
 # synthetic: 94,600 kills at random events, every named point (with and without a second kill
 # during recovery), a full disk at every write point, 200 damaged ledgers and 200 code changes
-# (about 95,360 scenarios: the named points and their counts come from a reference run); fleet10 (10 workers): 3,000 random kills and the same families, 50
-# variants (3,490); scan: 1,000 random kills and the same, 50 variants (1,694): about 100,500 in all,
-# the scan's share small because its scenarios cost four times the synthetic ones'. The
+# (about 95,360 scenarios: the named points and their counts come from a reference run);
+# fleet10 (10 workers): 3,000 random kills and the same families, 50 variants (3,490); scan:
+# 1,000 random kills and the same, 50 variants (1,694): about 100,500 in all, the scan's share small because its scenarios cost four times the synthetic ones'. The
 # scenario ids, seeds and replay commands are in OUT/*.jsonl and in what each command prints.
 set -e
 out=${1:?usage: sh bench/chaos_100k.sh OUT [JOBS]}
