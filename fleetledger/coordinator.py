@@ -476,4 +476,3 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         self._state_written_ms = now
         if full is not None:
             raise full
-
