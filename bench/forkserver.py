@@ -23,7 +23,6 @@ The server never runs a job itself: every child starts from the state right afte
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import runpy
@@ -101,25 +100,13 @@ class ForkServer:
 def _child(request: dict[str, Any]) -> None:
     """The forked child: sets itself up as the exec'd command would be, runs the module, and
     leaves by ``os._exit``. Never returns."""
+    from fleetledger.forked import become_child
+
     code = 1
     try:
         null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, 0)
-        os.dup2(null, 1)
         err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if request["stderr"] else null
-        os.dup2(err, 2)
-        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-        os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update(request["env"])
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_DFL)
-        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=True)
-        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", line_buffering=True)
-        from fleetledger import faults
-
-        faults.rearm()
+        become_child(null, null, err, cwd=request["cwd"], env=request["env"])
         sys.argv = [request["module"], *request["args"]]
         try:
             runpy.run_module(request["module"], run_name="__main__", alter_sys=True)

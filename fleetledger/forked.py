@@ -128,21 +128,7 @@ def start_worker(args: Sequence[str], *, env: Mapping[str, str], cwd: Path, stde
     if pid == 0:  # the child: never returns
         code = 1
         try:
-            os.dup2(in_read, 0)
-            os.dup2(out_write, 1)
-            os.dup2(stderr_fd, 2)
-            os.closerange(3, _max_fd())
-            os.chdir(cwd)
-            os.environ.clear()
-            os.environ.update(env)
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(sig, signal.SIG_DFL)
-            sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-            sys.stdout = sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
-                                                       line_buffering=True)
-            from . import faults
-
-            faults.rearm()
+            become_child(in_read, out_write, stderr_fd, cwd=cwd, env=env)
             code = worker.main(list(args))
         except BaseException:  # noqa: BLE001 - whatever it is, the child says it and leaves
             try:
@@ -155,6 +141,33 @@ def start_worker(args: Sequence[str], *, env: Mapping[str, str], cwd: Path, stde
     os.close(in_read)
     os.close(out_write)
     return ForkedProcess(pid, os.fdopen(in_write, "wb"), os.fdopen(out_read, "rb", buffering=0))
+
+
+def become_child(stdin_fd: int, stdout_fd: int, stderr_fd: int, *, cwd: Path | str, env: Mapping[str, str]) -> None:
+    """Sets up a freshly forked child as ``subprocess.Popen`` sets up an exec'd one: its
+    standard streams on the given descriptors (and ``sys.std*`` over them), every other
+    descriptor closed, ``cwd`` as its folder, ``env`` as its whole environment, SIGINT and
+    SIGTERM at their defaults, and the fault points re-armed from ``env`` (``faults.rearm``).
+    Used by ``start_worker`` and by the chaos harness's fork server.
+
+    Raises:
+        OSError: a descriptor or the folder cannot be used.
+    """
+    os.dup2(stdin_fd, 0)
+    os.dup2(stdout_fd, 1)
+    os.dup2(stderr_fd, 2)
+    os.closerange(3, _max_fd())
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", line_buffering=True)
+    from . import faults
+
+    faults.rearm()
 
 
 def _max_fd() -> int:
