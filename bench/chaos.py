@@ -301,20 +301,23 @@ def scenarios(workload: Workload, points: dict[str, int], *, random_count: int, 
         if family not in families:
             continue
         picks = random.Random(f"{seed}:{family}")
-        for i in range(variants):
+        seen = set()
+        for _ in range(variants):
             point, n = picks.choice(kills)
-            spec = {"id": f"{workload.name}:{family}:{seed}:{i}", "family": family, "fault": f"{point}:{n}:kill"}
-            if family == "nul":
-                spec.update(file=picks.choice(["ledger.sqlite3", "ledger.sqlite3-wal"]), at=picks.random())
-            out.append(spec)
+            scenario = f"{workload.name}:{family}:{point}:{n}"
+            if family == "nul":  # the id says all of it, so it replays whatever the reference run counted
+                scenario += f":{picks.choice(['ledger.sqlite3', 'ledger.sqlite3-wal'])}:{picks.random():.4f}"
+            if scenario not in seen:
+                seen.add(scenario)
+                out.append(spec_from_id(scenario))
     return out
 
 
 def spec_from_id(scenario: str) -> dict[str, Any] | None:
-    """The scenario an id names, for the kill and enospc families, whose ids say all of it
-    (``W:event:SEED:I:K``, ``W:POINT:N[+eventK]``, ``W:enospc:POINT:N``); None for
-    another id (a damaged-ledger or changed-code scenario is found in the seed's list). So a
-    scenario replays even when the reference run now counts other events."""
+    """The scenario an id names: every id says all of it (``W:event:SEED:I:K``,
+    ``W:POINT:N[+eventK]``, ``W:enospc:POINT:N``, ``W:nul:POINT:N:FILE:AT``, ``W:code:POINT:N``);
+    None for an id that names none. So a scenario replays even when the reference run now
+    counts other events."""
     workload, _, rest = scenario.partition(":")
     if rest.startswith("event:"):
         k = rest.rsplit(":", 1)[1]
@@ -322,7 +325,21 @@ def spec_from_id(scenario: str) -> dict[str, Any] | None:
     if rest.startswith("enospc:"):
         point, _, n = rest.removeprefix("enospc:").rpartition(":")
         return {"id": scenario, "family": "enospc", "fault": f"{point}:{n}:enospc+"} if n.isdigit() else None
-    if rest.startswith(("nul:", "code:")) or not workload:
+    family, _, fields = rest.partition(":")
+    if family in ("nul", "code"):
+        parts = fields.rsplit(":", 3 if family == "nul" else 1)  # a point's name may hold a colon
+        if len(parts) != (4 if family == "nul" else 2) or not parts[1].isdigit():
+            return None
+        spec = {"id": scenario, "family": family, "fault": f"{parts[0]}:{parts[1]}:kill"}
+        if family == "nul":
+            try:
+                spec.update(file=parts[2], at=float(parts[3]))
+            except ValueError:
+                return None
+            if parts[2] not in ("ledger.sqlite3", "ledger.sqlite3-wal") or not 0 <= spec["at"] < 1:
+                return None
+        return spec
+    if not workload:
         return None
     kill, _, again = rest.partition("+")
     point, _, n = kill.rpartition(":")

@@ -154,15 +154,53 @@ def _quick_check(conn: sqlite3.Connection) -> list[str]:
     return [] if rows and rows[0][0] == "ok" else [str(row[0]) for row in rows]
 
 
-def _damaged(path: Path, complaints: list[str], wal: damage.WalScan | None) -> errors.LedgerDamagedError:
+SPILL_MARGIN = 400
+"""Bytes below the page size above which a record's text columns may not fit on its leaf page.
+SQLite moves the rest of a row to overflow pages when the row is longer than the usable page
+size minus 35 (https://www.sqlite.org/fileformat2.html#b_tree_pages); the row's header and
+integer columns take at most 82 bytes and reserved bytes at most 255, so 400 errs towards
+checking a few rows too many, which costs only their hashing."""
+
+
+def _spilled_mismatches(conn: sqlite3.Connection) -> list[int]:
+    """The seqs of records stored partly on overflow pages whose content no longer matches
+    their hash, or no longer reads as text.
+
+    ``quick_check`` checks the structure of every page, so a page overwritten as a whole (with
+    NUL bytes, or with another file's block) fails it, except the last overflow page of a row:
+    that page holds only a zero "next page" number and raw bytes of the row, so nothing but the
+    record's own hash can tell its content was replaced. O(N) in the table's text (each value's
+    length is read), plus one hash per record that may spill.
+
+    Raises:
+        sqlite3.DatabaseError: SQLite met damage it recognises while reading.
+    """
+    if not conn.execute(Q["has_records"]).fetchone()[0]:
+        return []  # a new ledger: its schema is installed next
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    bad = []
+    for (seq,) in conn.execute(Q["spilled_seqs"], (page_size - SPILL_MARGIN,)).fetchall():
+        try:
+            record = _row_to_record(conn.execute(Q["record_at"], (seq,)).fetchone())
+        except sqlite3.OperationalError:  # bytes that are not UTF-8 where text was written
+            bad.append(seq)
+            continue
+        if rec.expected_hash(record) != record.hash:
+            bad.append(seq)
+    return bad
+
+
+def _damaged(path: Path, complaints: list[str], wal: damage.WalScan | None,
+             corrupt: Sequence[int] = ()) -> errors.LedgerDamagedError:
     """The error for a damaged ledger file: what is damaged (pages, WAL frames) and which records
-    cannot be read (computed on an image in a scratch folder; the ledger itself is not touched)."""
+    cannot be read (computed on an image in a scratch folder; the ledger itself is not touched),
+    or read back with content that does not match their hash (``corrupt``, their seqs)."""
     lost = ""
     try:
         with tempfile.TemporaryDirectory(prefix="fleetledger-check-") as work:
             spans, pages = damage.unreadable(path, wal or damage.scan_wal(path.with_name(path.name + "-wal")), Path(work))
         complaints = [*complaints, *(f"{page} does not read back" for page in pages)]
-        lost = f"; unreadable records: {damage.text(spans)}" if spans else "; every record still reads back"
+        lost = f"; unreadable records: {damage.text(spans)}" if spans else "" if corrupt else "; every record still reads back"
         if any(page.startswith("page 1 (") for page in pages):
             lost = "; salvage rebuilds page 1 from the ledger's own schema, then says which records, if any, are lost"
     except (OSError, sqlite3.DatabaseError) as exc:
@@ -217,9 +255,13 @@ class SQLiteStorage(Storage):
                                          timeout=BUSY_TIMEOUT_MS / 1000)
             self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             complaints = _quick_check(self._conn)
+            corrupt = [] if complaints else _spilled_mismatches(self._conn)
+            if corrupt:
+                complaints = [f"the records at {damage.text(damage.ranges(corrupt))}, stored partly on overflow pages, read back "
+                              "with content that does not match their hash (a page of theirs was overwritten)"]
             if complaints:
                 self.close()
-                raise _damaged(self.path, complaints, wal)
+                raise _damaged(self.path, complaints, wal, corrupt)
             mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if mode.lower() != "wal":
                 raise errors.LedgerError(f"{self.path}: cannot switch the ledger to WAL mode (got {mode})")

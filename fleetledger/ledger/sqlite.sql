@@ -152,6 +152,22 @@ SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_h
        prev_hash, hash
 FROM records WHERE seq BETWEEN ? AND ? AND +run_id = ? ORDER BY seq;
 
+-- name: spilled_seqs
+-- Records whose row may not fit on its leaf page (its text columns' bytes above a bound, for
+-- the page size in use): SQLite stores the rest on overflow pages, whose content quick_check
+-- does not check. Each text value is read (O(N), as quick_check reads every page anyway).
+SELECT seq FROM records
+WHERE length(CAST(run_id AS BLOB)) + length(CAST(actor AS BLOB)) + length(CAST(kind AS BLOB))
+      + ifnull(length(CAST(key AS BLOB)), 0) + ifnull(length(CAST(task AS BLOB)), 0)
+      + length(CAST(why AS BLOB)) + length(CAST(payload AS BLOB)) + length(CAST(policy_hash AS BLOB))
+      + length(CAST(prev_hash AS BLOB)) + length(CAST(hash AS BLOB)) > ?
+ORDER BY seq;
+
+-- name: record_at
+SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
+       prev_hash, hash
+FROM records WHERE seq = ?;
+
 -- name: read_all
 SELECT seq, run_id, ts_ms, actor, kind, key, task, epoch, why, payload, policy_hash,
        prev_hash, hash
@@ -212,6 +228,9 @@ SELECT run_id, min(seq), max(seq), count(*) FROM records GROUP BY run_id ORDER B
 
 -- name: schema_version
 SELECT value FROM meta WHERE name = 'schema_version';
+
+-- name: has_records
+SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'records';
 
 -- name: has_meta
 SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta';
