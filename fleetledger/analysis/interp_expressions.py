@@ -22,6 +22,11 @@ from .values import (EMPTY, NOT_CONSTANT, Label, Value, bounded, constant, join,
                      unmarked)
 
 BUILTINS = frozenset(dir(builtins))
+# Functions that import a module by its name and return it: "top" returns the top-level package
+# unless a fromlist is given (``__import__``), "named" the module named (``import_module``).
+_IMPORTERS = {"__import__": "top", "builtins.__import__": "top", "importlib.__import__": "top",
+              "importlib.import_module": "named"}
+_IMPORTER_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in _IMPORTERS)
 _NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)
 _CONST_OPS: dict[type, Any] = {
     ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
@@ -60,6 +65,9 @@ class Expressions:
             dynamic = getattr_call(node)
             if dynamic is not None:  # getattr(obj, "name") is obj.name
                 return self.attribute(self.expr(dynamic.value), dynamic.attr, node)
+            imported = self.dynamic_import(node) or self.namespace_of(node)
+            if imported is not None:  # __import__("os") is the module os, vars(os) its namespace
+                return imported
             return self.call(node)
         if isinstance(node, ast.BinOp):
             return self.binop_chain(node)
@@ -251,6 +259,59 @@ class Expressions:
             return EMPTY
         return of_labels(labels)
 
+    def dynamic_import(self, node: ast.Call) -> Value | None:
+        """The module a dynamic import of a constant name returns, as ``import`` binds it, or
+        None when ``node`` is not one.
+
+        Python's semantics (the ``importlib`` documentation): ``__import__("a.b")`` returns the
+        top-level package ``a`` unless a non-empty ``fromlist`` is given, then ``a.b``;
+        ``importlib.import_module("a.b")`` returns ``a.b``. A relative name, a name that is not
+        a constant, or an unknown ``fromlist`` gives None (the call is then an ordinary call).
+        """
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if called not in _IMPORTER_NAMES or not node.args:
+            return None
+        refs = {t[1:] for t in self.expr(func).types if t.startswith("=")}
+        kinds = {_IMPORTERS[r] for r in refs if r in _IMPORTERS}
+        if len(kinds) != 1:
+            return None
+        name = self.expr(node.args[0])
+        if not (name.is_const and isinstance(name.const, str) and all(p.isidentifier() for p in name.const.split("."))):
+            return None
+        qualified = name.const
+        if kinds == {"top"}:
+            fromlist = node.args[3] if len(node.args) > 3 else next(
+                (k.value for k in node.keywords if k.arg == "fromlist"), None)
+            wanted = self.expr(fromlist) if fromlist is not None else constant(None)
+            if not wanted.is_const:
+                return None
+            qualified = qualified if wanted.const else qualified.split(".")[0]
+        return self.library_name(qualified, node)
+
+    def namespace_of(self, node: ast.Call) -> Value | None:
+        """``vars(module)`` (Python's semantics: the module's ``__dict__``) as a reference to
+        that namespace, or None when ``node`` is not such a call."""
+        if not (isinstance(node.func, ast.Name) and node.func.id == "vars" and len(node.args) == 1
+                and not node.keywords and "=vars" in self.expr(node.func).types):
+            return None
+        refs = sorted(t[1:] for t in self.expr(node.args[0]).types if t.startswith("="))
+        return Value(types=frozenset("=" + r + ".__dict__" for r in refs)) if refs else None
+
+    def namespace_item(self, owner: Value, key: str, node: ast.AST) -> Value | None:
+        """An item of a namespace read by a constant name, as the name itself:
+        ``sys.modules["os"]`` is the module ``os``, ``os.__dict__["system"]`` (or
+        ``vars(os)["system"]``) is ``os.system``. None when ``owner`` is no such namespace."""
+        if not all(part.isidentifier() for part in key.split(".")):
+            return None
+        named = []
+        for qualified in sorted(t[1:] for t in owner.types if t.startswith("=")):
+            if qualified == "sys.modules":
+                named.append(self.library_name(key, node))
+            elif qualified.endswith(".__dict__") and key.isidentifier():
+                named.append(self.library_name(qualified[:-len(".__dict__")] + "." + key, node))
+        return join(*named) if named else None
+
     def library_name(self, qualified: str, node: ast.AST) -> Value:
         """The value of a qualified library name: a source, an object of a known type, or a
         reference (which a call or attribute read resolves further)."""
@@ -382,6 +443,9 @@ class Expressions:
             known = owner.get(key.const)
             if known is not None:
                 return known
+            named = self.namespace_item(owner, key.const, node) if isinstance(key.const, str) else None
+            if named is not None:
+                return named
             if owner.is_const and isinstance(owner.const, (str, bytes)) and type(key.const) is int:
                 # ``"ABC"[1]``: Python's indexing of a constant text is a constant.
                 try:

@@ -1,0 +1,44 @@
+# Engine probe: modules and functions reached by name at run time (Python's import semantics),
+# the way a hostile repository hides a sink from a scanner that reads only ``import`` statements.
+import importlib
+import os
+import sys
+from importlib import import_module
+
+from flask import Flask, request
+
+app = Flask(__name__)
+
+
+@app.route("/dynamic")
+def dynamic():
+    given = request.args["c"]
+    __import__("os").system(given)  # $ command
+    shell = __import__("os")
+    shell.popen(given)  # $ command
+    getattr(__import__("subprocess"), "call")(given, shell=True)  # $ command
+    importlib.import_module("os").system(given)  # $ command
+    runner = import_module("subprocess")
+    runner.check_output(given, shell=True)  # $ command
+    named = "os" + ".path"
+    importlib.import_module(named).join("/srv", given)  # ok command (os.path.join runs nothing)
+    __import__("os.path").system(given)  # $ command (__import__ returns the top-level package)
+    __import__("os.path", None, None, ["join"]).join("/srv", given)  # ok command (the fromlist: os.path itself)
+    return "done"
+
+
+@app.route("/namespaces")
+def namespaces():
+    given = request.args["c"]
+    sys.modules["os"].system(given)  # $ command
+    sys.modules["os.path"].join("/srv", given)  # ok command
+    os.__dict__["system"](given)  # $ command
+    vars(os)["popen"](given)  # $ command
+    vars(os)["getcwd"]()  # ok command
+    return "done"
+
+
+@app.route("/constant")
+def constant_command():
+    __import__("os").system("ls")  # ok command (a constant)
+    return "done"
