@@ -16,7 +16,7 @@ from typing import Any
 
 from . import conditions
 from .facts import Site, step
-from .interp_expressions import BUILTINS, getattr_call, opaque
+from .interp_expressions import BUILTINS, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
 from .model_records import Invoke, UNTYPED
 from .texts import MAX_TEXT_LEN, texts_of
@@ -40,7 +40,7 @@ class Calls(Objects):
         taint out."""
         func = node.func
         receiver: Value | None = None
-        dynamic = getattr_call(func)
+        dynamic = self.getattr_call(func)
         if dynamic is not None:  # getattr(obj, "name")(...) is obj.name(...)
             func = dynamic
         if isinstance(func, ast.Attribute):

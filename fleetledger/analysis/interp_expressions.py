@@ -62,7 +62,7 @@ class Expressions:
         if isinstance(node, ast.Attribute):
             return self.attribute(self.expr(node.value), node.attr, node)
         if isinstance(node, ast.Call):
-            dynamic = getattr_call(node)
+            dynamic = self.getattr_call(node)
             if dynamic is not None:  # getattr(obj, "name") is obj.name
                 return self.attribute(self.expr(dynamic.value), dynamic.attr, node)
             imported = self.dynamic_import(node) or self.namespace_of(node)
@@ -288,6 +288,20 @@ class Expressions:
                 return None
             qualified = qualified if wanted.const else qualified.split(".")[0]
         return self.library_name(qualified, node)
+
+    def getattr_call(self, node: ast.expr) -> ast.Attribute | None:
+        """``getattr(obj, name)`` or ``getattr(obj, name, default)`` (Python's semantics) as the
+        attribute it reads, when ``name`` folds to a constant identifier (``"sys" + "tem"``, a
+        variable holding ``"system"``), else None. A default is ignored: the attribute is what
+        the call reads whenever the object has it."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+                and len(node.args) in (2, 3) and not node.keywords):
+            return None
+        name = node.args[1]
+        attr = name.value if isinstance(name, ast.Constant) else self.expr(name).const
+        if not (isinstance(attr, str) and attr.isidentifier()) or "=getattr" not in self.expr(node.func).types:
+            return None
+        return ast.copy_location(ast.Attribute(value=node.args[0], attr=attr, ctx=ast.Load()), node)
 
     def namespace_of(self, node: ast.Call) -> Value | None:
         """``vars(module)`` (Python's semantics: the module's ``__dict__``) as a reference to
@@ -523,10 +537,3 @@ def _small(left: Any, right: Any, op: ast.operator) -> bool:
     return size(left) <= _MAX_CONST_LEN and size(right) <= _MAX_CONST_LEN
 
 
-def getattr_call(node: ast.expr) -> ast.Attribute | None:
-    """``getattr(obj, "name")`` (Python semantics) as the attribute it reads, else None."""
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-            and len(node.args) == 2 and not node.keywords and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier()):
-        return ast.copy_location(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()), node)
-    return None

@@ -35,6 +35,10 @@ def namespaces():
     os.__dict__["system"](given)  # $ command
     vars(os)["popen"](given)  # $ command
     vars(os)["getcwd"]()  # ok command
+    getattr(os, "sys" + "tem")(given)  # $ command (the name folds to a constant)
+    chosen = "popen"
+    getattr(os, chosen, None)(given)  # $ command
+    getattr(os, "getcwd", None)()  # ok command
     return "done"
 
 
