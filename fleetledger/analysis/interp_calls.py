@@ -50,6 +50,11 @@ class Calls(Objects):
         else:
             callee = self.expr(func)
             method = None
+        partials = sorted(t[len("partial:"):] for t in callee.types if t.startswith("partial:"))
+        called = [self.call_partial(key, node) for key in partials
+                  if key in self.program.partials and key not in self.program.calling_partials]
+        if called:
+            return join(*called)
         if method in LIST_METHODS and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             moved = self.list_method(node, func.value.id, method)
             if moved is not None:
@@ -79,6 +84,34 @@ class Calls(Objects):
         kinds = conditions.blocked_kinds(self.catalog, removed) if removed else frozenset()
         # ``s.replace("'", "&apos;")``: no ``'`` is left, as if its absence were checked.
         return clean(result, kinds, f"replace({removed!r}, ...)") if kinds else result
+
+    def call_partial(self, key: str, node: ast.Call) -> Value:
+        """Calls the ``functools.partial`` object made at ``key`` (``Expressions.partial_object``)
+        as ``node`` calls it: evaluated as the call of its function written here, its bound
+        arguments first. The bound values stand in the call under names no Python code can
+        bind (they hold spaces), so sinks and checks see every argument at its position."""
+        callee, func, bound, keywords = self.program.partials[key]
+        text = f"{ast.unparse(func)} (partial)"
+        names = {text: callee} | {f"partial argument {i}": v for i, v in enumerate(bound)}
+        own = {k.arg for k in node.keywords}
+        names |= {f"partial keyword {k}": v for k, v in keywords.items() if k not in own}
+        where = {"lineno": node.lineno, "col_offset": node.col_offset,
+                 "end_lineno": node.end_lineno, "end_col_offset": node.end_col_offset}
+        call = ast.Call(func=ast.Name(id=text, ctx=ast.Load(), **where),
+                        args=[*(ast.Name(id=f"partial argument {i}", ctx=ast.Load(), **where) for i in range(len(bound))),
+                              *node.args],
+                        keywords=[*(ast.keyword(arg=k, value=ast.Name(id=f"partial keyword {k}", ctx=ast.Load(), **where))
+                                    for k in keywords if k not in own), *node.keywords], **where)
+        saved = {name: self.env[name] for name in names if name in self.env}
+        self.env.update(names)
+        self.program.calling_partials.add(key)
+        try:
+            return self.call(call)
+        finally:
+            self.program.calling_partials.discard(key)
+            for name in names:
+                self.env.pop(name, None)
+            self.env.update(saved)
 
     def resolve_call(self, node: ast.Call, func: ast.expr, receiver: Value | None, callee: Value, method: str | None,  # noqa: C901
                      args: list[Value], kwargs: dict[str, Value], star: list[Value]) -> Value:

@@ -65,7 +65,7 @@ class Expressions:
             dynamic = self.getattr_call(node)
             if dynamic is not None:  # getattr(obj, "name") is obj.name
                 return self.attribute(self.expr(dynamic.value), dynamic.attr, node)
-            imported = self.dynamic_import(node) or self.namespace_of(node)
+            imported = self.dynamic_import(node) or self.namespace_of(node) or self.partial_object(node)
             if imported is not None:  # __import__("os") is the module os, vars(os) its namespace
                 return imported
             return self.call(node)
@@ -302,6 +302,23 @@ class Expressions:
         if not (isinstance(attr, str) and attr.isidentifier()) or "=getattr" not in self.expr(node.func).types:
             return None
         return ast.copy_location(ast.Attribute(value=node.args[0], attr=attr, ctx=ast.Load()), node)
+
+    def partial_object(self, node: ast.Call) -> Value | None:
+        """``functools.partial(f, *args, **keywords)`` as a value that stands for it (kept in
+        ``program.partials`` under where it was made), or None when ``node`` is not such a call
+        or unpacks ``*``/``**`` into it. Calling the value calls ``f`` with ``args`` first, then
+        the call's own, and the keywords merged, the call's own winning (Python's semantics,
+        the ``functools`` documentation): ``Calls.call_partial``."""
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if (called != "partial" or not node.args or any(isinstance(a, ast.Starred) for a in node.args)
+                or any(k.arg is None for k in node.keywords) or "=functools.partial" not in self.expr(func).types):
+            return None
+        site = self.site(node)
+        key = f"{site.path}:{site.line}:{site.col}"
+        self.program.partials[key] = (self.expr(node.args[0]), node.args[0], [self.expr(a) for a in node.args[1:]],
+                                      {k.arg: self.expr(k.value) for k in node.keywords if k.arg is not None})
+        return Value(types=frozenset({"partial:" + key}))
 
     def namespace_of(self, node: ast.Call) -> Value | None:
         """``vars(module)`` (Python's semantics: the module's ``__dict__``) as a reference to

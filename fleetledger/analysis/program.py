@@ -77,6 +77,10 @@ class Program:
         self.evidence: dict[tuple[str, int, int, str], Evidence] = {}
         self.cut_short: list[str] = []
         self.escaped: dict[tuple[str, int, int], list[str]] = {}
+        # functools.partial objects by where they were made ("path:line:col"): the callee's value
+        # and expression, the bound positional values, the bound keyword values.
+        self.partials: dict[str, tuple[Value, ast.expr, list[Value], dict[str, Value]]] = {}
+        self.calling_partials: set[str] = set()
         self.depends = Dependencies()
         self.read: set[str] = self.depends.files  # the files read, this one's included
         self.summary_deps: dict[str, Dependencies] = {}

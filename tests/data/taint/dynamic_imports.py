@@ -1,13 +1,17 @@
 # Engine probe: modules and functions reached by name at run time (Python's import semantics),
 # the way a hostile repository hides a sink from a scanner that reads only ``import`` statements.
+import functools
 import importlib
 import os
+import subprocess
 import sys
 from importlib import import_module
 
 from flask import Flask, request
 
 app = Flask(__name__)
+shell_run = functools.partial(subprocess.run, shell=True)
+captured = functools.partial(subprocess.run, capture_output=True)
 
 
 @app.route("/dynamic")
@@ -39,6 +43,21 @@ def namespaces():
     chosen = "popen"
     getattr(os, chosen, None)(given)  # $ command
     getattr(os, "getcwd", None)()  # ok command
+    return "done"
+
+
+@app.route("/partials")
+def partials():
+    given = request.args["c"]
+    functools.partial(os.system)(given)  # $ command
+    shell_run(given)  # $ command (shell=True bound where the partial was made)
+    functools.partial(subprocess.run, given, shell=True)()  # $ command
+    captured(["ls", given])  # ok command (an argument vector, no shell)
+    captured(given, shell=True)  # $ command
+    shell_run("ls")  # ok command
+    wrapped = functools.partial(os.system)
+    wrapped = functools.partial(wrapped)
+    wrapped(given)  # $ command (a partial of a partial)
     return "done"
 
 
