@@ -112,6 +112,8 @@ def _author_names(text: str) -> tuple[set[str], set[str]]:
                 attributes.update(n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
                 attributes.update(n.target.id for n in node.body  # class-body fields are attributes too
                                   if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name))
+                attributes.update(t.id for n in node.body if isinstance(n, ast.Assign)
+                                  for t in n.targets if isinstance(t, ast.Name))
         elif isinstance(node, ast.arg):
             names.add(node.arg)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):

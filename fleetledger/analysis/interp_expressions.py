@@ -65,7 +65,8 @@ class Expressions:
             dynamic = self.getattr_call(node)
             if dynamic is not None:  # getattr(obj, "name") is obj.name
                 return self.attribute(self.expr(dynamic.value), dynamic.attr, node)
-            imported = self.dynamic_import(node) or self.namespace_of(node) or self.partial_object(node)
+            imported = (self.dynamic_import(node) or self.namespace_of(node) or self.partial_object(node)
+                        or self.method_wrapper(node))
             if imported is not None:  # __import__("os") is the module os, vars(os) its namespace
                 return imported
             return self.call(node)
@@ -232,6 +233,8 @@ class Expressions:
                     parts.append(typed)
                     break
         derived = self.derive(owner, attr, site)
+        if parts and not derived.labels and derived.items is None:
+            return join(*parts)  # a class's own attribute keeps what is known per key (a dict's items)
         return join(derived, *parts) if parts else derived
 
     def route_fixed(self, owner: Value, attr: str) -> Value | None:
@@ -319,6 +322,14 @@ class Expressions:
         self.program.partials[key] = (self.expr(node.args[0]), node.args[0], [self.expr(a) for a in node.args[1:]],
                                       {k.arg: self.expr(k.value) for k in node.keywords if k.arg is not None})
         return Value(types=frozenset({"partial:" + key}))
+
+    def method_wrapper(self, node: ast.Call) -> Value | None:
+        """``staticmethod(f)`` (Python's semantics: read through a class or an instance, it is
+        ``f`` itself) as ``f``'s value, or None when ``node`` is not such a call."""
+        if not (isinstance(node.func, ast.Name) and node.func.id == "staticmethod" and len(node.args) == 1
+                and not node.keywords and "=staticmethod" in self.expr(node.func).types):
+            return None
+        return self.expr(node.args[0])
 
     def namespace_of(self, node: ast.Call) -> Value | None:
         """``vars(module)`` (Python's semantics: the module's ``__dict__``) as a reference to
@@ -485,6 +496,12 @@ class Expressions:
                     return EMPTY
         if isinstance(node.slice, ast.Slice):
             return taint_only(owner.flatten())  # a part of a text holds none of what it did not
+        callables = [_callable_part(item) for item in (owner.items or {}).values()]
+        callables = [c for c in callables if c is not None]
+        if callables:
+            # A dispatch table read by a key the engine does not know (``handlers[action]``):
+            # any of its functions may be the one called.
+            return join(unmarked(self.method_result(owner, "__getitem__", node, args=[key])), *callables)
         # An item of a container: a blocked-text check on the container said nothing of it.
         return unmarked(self.method_result(owner, "__getitem__", node, args=[key]))
 
@@ -531,6 +548,13 @@ def ref(qualified: str) -> Value:
     """Returns the value of a name that stands for a library object (a module, function,
     class or global), e.g. ``ref("subprocess.run")``."""
     return Value(types=frozenset({"=" + qualified}))
+
+
+def _callable_part(item: Value) -> Value | None:
+    """What of a container's item tells a call through it what is called (library references,
+    bound methods, partials, functions of the analysed code), or None when nothing does."""
+    types = frozenset(t for t in item.types if t.startswith(("=", "bound:", "partial:")))
+    return Value(types=types, functions=item.functions) if types or item.functions else None
 
 
 def opaque(what: str, site: Site) -> Value:

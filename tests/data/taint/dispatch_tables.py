@@ -1,0 +1,41 @@
+# Engine probe: functions reached through containers and class attributes (dispatch tables,
+# static methods), and constants kept per key on a class.
+import os
+import subprocess
+
+from flask import Flask, request
+
+app = Flask(__name__)
+ACTIONS = {"run": os.system, "show": print}
+
+
+def spawn(line):
+    subprocess.call(line, shell=True)  # $ command (reached through Tools.spawner and the local table)
+
+
+class Tools:
+    launch = staticmethod(os.popen)
+    spawner = staticmethod(spawn)
+    table = {"run": os.system}
+    presets = {"list": "ls -l", "where": "pwd"}
+
+
+@app.route("/dispatch")
+def dispatch():
+    given = request.args["q"]
+    ACTIONS[request.args["action"]](given)  # $ command (any function of the table may be called)
+    ACTIONS[given]("uptime")  # ok command
+    Tools.launch(given)  # $ command
+    Tools().launch(given)  # $ command
+    Tools.table["run"](given)  # $ command
+    Tools.spawner(given)
+    local = {"a": spawn, "b": len}
+    local[request.args["action"]](given)
+    return "done"
+
+
+@app.route("/presets")
+def presets():
+    os.system(Tools.presets.get(request.args["p"], "true"))  # ok command (one of the class's constants)
+    os.system(Tools.presets[request.args["p"]])  # ok command
+    return "done"
