@@ -1,0 +1,39 @@
+# Engine probe: HTML sanitisers of other libraries, files sent by path, bottle's templates.
+import bleach
+import bottle
+from fastapi import FastAPI
+from fastapi.responses import FileResponse
+from flask import Flask, request
+from starlette.responses import FileResponse as PlainFileResponse
+from tornado.escape import xhtml_escape
+
+api = FastAPI()
+app = Flask(__name__)
+
+
+@api.get("/download")
+def download(name: str):
+    return FileResponse("/srv/static/" + name)  # $ path
+
+
+@api.get("/index")
+def index(name: str):
+    return PlainFileResponse("/srv/static/index.html")  # ok path
+
+
+@api.get("/plain")
+def plain(name: str):
+    return PlainFileResponse(name)  # $ path
+
+
+@app.route("/comment")
+def comment():
+    posted = request.args["text"]
+    bottle.template("Hello " + posted)  # $ ssti
+    bottle.template("hello_page", name=posted)  # ok ssti (a fixed template, the value a variable)
+    return "<p>" + bleach.clean(posted) + xhtml_escape(posted) + "</p>"  # ok xss
+
+
+@app.route("/raw")
+def raw():
+    return "<p>" + request.args["text"] + "</p>"  # $ xss
