@@ -16,7 +16,7 @@ from typing import Any
 
 from . import conditions
 from .facts import Site, step
-from .interp_expressions import BUILTINS, opaque
+from .interp_expressions import BUILTINS, dict_keys, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
 from .model_records import Invoke, UNTYPED
 from .texts import MAX_TEXT_LEN, texts_of
@@ -79,6 +79,10 @@ class Calls(Objects):
             kept = self.container_method(func.value, receiver, method, args)
             if kept is not None:
                 return kept
+        if method == "keys" and receiver is not None and not args and not kwargs:
+            keys = dict_keys(receiver)
+            if keys is not None:
+                return keys
         result = self.resolve_call(node, func, receiver, callee, method, args, kwargs, star)
         removed = _removes(args) if method == "replace" and not kwargs and result.tainted() else None
         kinds = conditions.blocked_kinds(self.catalog, removed) if removed else frozenset()

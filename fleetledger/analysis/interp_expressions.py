@@ -506,7 +506,11 @@ class Expressions:
         return unmarked(self.method_result(owner, "__getitem__", node, args=[key]))
 
     def element(self, iterable: Value, node: ast.AST) -> Value:
-        """The value of one element of an iterable (every item joined)."""
+        """The value of one element of an iterable (every item joined); of a dict built here,
+        one of its keys (Python iterates a dict's keys)."""
+        keys = dict_keys(iterable)
+        if keys is not None:
+            return keys
         return self.method_result(iterable, "__iter__", node) if iterable.types else taint_only(iterable.flatten())
 
     def compare(self, node: ast.Compare) -> Value:
@@ -548,6 +552,16 @@ def ref(qualified: str) -> Value:
     """Returns the value of a name that stands for a library object (a module, function,
     class or global), e.g. ``ref("subprocess.run")``."""
     return Value(types=frozenset({"=" + qualified}))
+
+
+def dict_keys(value: Value) -> Value | None:
+    """One key of a dict built in the analysed code whose keys are all known (text constants:
+    a list's keys are its indexes, an object's ``".name"``), joined with the taint of what it
+    holds under keys the engine does not know (a key computed from outside data stays tainted),
+    or None when ``value`` is not such a dict."""
+    if not value.items or value.types or not all(isinstance(k, str) and not k.startswith(".") for k in value.items):
+        return None
+    return join(*(constant(k) for k in value.items), taint_only(Value(labels=value.labels)))
 
 
 def _callable_part(item: Value) -> Value | None:

@@ -1,0 +1,23 @@
+# Engine probe: a dict built here yields its keys when iterated; outside data in its values does
+# not make its keys outside data, a key computed from outside data does.
+import os
+
+from flask import Flask, request
+
+app = Flask(__name__)
+
+
+@app.route("/columns")
+def columns():
+    given = request.args["v"]
+    record = {"email": given, "name": "x"}
+    os.system(" ".join(key for key in record))  # ok command
+    os.system(" ".join(record.keys()))  # ok command
+    os.system(" ".join(record.values()))  # $ command
+    for key in record:
+        os.system("echo " + key)  # ok command
+    chosen = {given: 1}
+    os.system(" ".join(key for key in chosen))  # $ command
+    for key in {"a": 1, request.args["k"]: 2}:
+        os.system("echo " + key)  # $ command
+    return "done"
