@@ -183,6 +183,9 @@ class Expressions:
         if fixed is not None:
             return fixed
         refs = sorted(t[1:] for t in owner.types if t.startswith("="))
+        stored = owner.items.get("." + attr) if refs and owner.items else None
+        if stored is not None:  # stored on a library object by this function (``g.user = ...``)
+            return stored
         if refs:
             named = join(*(self.library_name(f"{q}.{attr}", node) for q in refs))
             # A class imported from another file of the repository (``Order.objects``): its

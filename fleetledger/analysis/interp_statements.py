@@ -375,7 +375,10 @@ class Statements:
                 self.writes[(label.param, target.attr)] = join(old, value)
         self.sinks_for_method(owner, f"__setattr__:{target.attr}", [value], {}, target)
         root = _root_name(target.value)
-        if root is not None and isinstance(target.value, ast.Name) and root in self.env:
+        if root is not None and isinstance(target.value, ast.Name) and (
+                root in self.env or (self.function is not None and any(t.startswith("=") for t in owner.types))):
+            # A library object named by a global (``flask.g``, a module): what this function
+            # stores on it is what it reads back from it further on.
             self.env[root] = with_items(owner, {"." + target.attr: value})
 
     def store_item(self, target: ast.Subscript, owner: Value, key: Value, value: Value) -> None:
