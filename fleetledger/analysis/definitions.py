@@ -75,6 +75,14 @@ class FunctionInfo:
         return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in self.decorators)
 
     @property
+    def is_property(self) -> bool:
+        """True for a method decorated ``@property`` or ``@functools.cached_property``: reading
+        the attribute on an instance calls it."""
+        return self.cls is not None and any(
+            (isinstance(d, ast.Name) and d.id in ("property", "cached_property"))
+            or (isinstance(d, ast.Attribute) and d.attr == "cached_property") for d in self.decorators)
+
+    @property
     def bound(self) -> bool:
         """True when the first parameter is the instance or class (a method, not static)."""
         return self.cls is not None and not self.is_static and bool(self.params)

@@ -219,6 +219,12 @@ class Expressions:
                 info = self.program.classes.get(base)
                 if info is not None:
                     method = info.methods.get(attr)
+                    function = self.program.functions.get(method) if method is not None else None
+                    if function is not None and function.is_property:
+                        # ``obj.name`` of a property is the call ``obj.name()`` (Python's descriptors).
+                        read = ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)
+                        parts.append(self.call_local(method, owner, [], {}, [], read))
+                        break
                     if method is not None:
                         parts.append(Value(functions=frozenset({method}), types=frozenset({"bound:" + type_name})))
                         break
