@@ -110,7 +110,8 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
             return _absent(frame, left, right, test)
         allowed = frame.expr(right)
         if isinstance(left, ast.Name) and _constant_built(allowed):
-            return [(left.id, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", None)]
+            return [(left.id, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", None),
+                    *_held_projection(frame, left, f"is in {ast.unparse(right)[:40]}")]
         if _constant_built(allowed):
             return _projection(frame, left, f"is in {ast.unparse(right)[:40]}")
         return []
@@ -126,7 +127,8 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
             if not _constant_built(value):
                 continue
             if isinstance(mine, ast.Name):
-                return [(mine.id, _ALL, f"the comparison {ast.unparse(test)[:60]}", value if value.is_const else None)]
+                return [(mine.id, _ALL, f"the comparison {ast.unparse(test)[:60]}", value if value.is_const else None),
+                        *_held_projection(frame, mine, f"equals {ast.unparse(other)[:40]}")]
             found = _projection(frame, mine, f"equals {ast.unparse(other)[:40]}")
             if found:
                 return found
@@ -303,6 +305,13 @@ def _is_inner(expr: ast.expr) -> bool:
     upper_value = -upper.operand.value if isinstance(upper, ast.UnaryOp) and isinstance(upper.op, ast.USub) \
         and isinstance(upper.operand, ast.Constant) else None
     return lower == 1 and upper_value == -1 and bounds.step is None
+
+
+def _held_projection(frame: Frame, name: ast.Name, how: str) -> list[Proof]:
+    """For ``host = urlparse(x).hostname`` then ``host`` compared with constants: what comparing
+    the projection itself proves (``x`` checked for the projection's guard kinds)."""
+    held = frame.conditions.get(name.id)
+    return _projection(frame, held, how) if isinstance(held, (ast.Attribute, ast.Subscript)) else []
 
 
 def _projection(frame: Frame, expr: ast.expr, how: str) -> list[Proof]:

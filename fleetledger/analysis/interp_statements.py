@@ -143,7 +143,8 @@ class Statements:
         self.conditions.pop(name, None)
         for held in self.operands.pop(name, ()):  # the checks that read ``name`` no longer hold
             self.conditions.pop(held, None)
-        if isinstance(value, (ast.Call, ast.Compare)) or (isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)):
+        if isinstance(value, (ast.Call, ast.Compare)) or (isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)) \
+                or _projection_of_call(value):
             self.conditions[name] = value
             self.program.budget.spend()
             for node in ast.walk(value):
@@ -393,6 +394,16 @@ class Statements:
 
 def _load(target: ast.expr) -> ast.expr:
     return target
+
+
+def _projection_of_call(expr: ast.expr) -> bool:
+    """True for a part of a call's result (``urlparse(x).hostname``): comparing the name it is
+    assigned to checks the call's argument as the projection itself would."""
+    if not isinstance(expr, (ast.Attribute, ast.Subscript)):
+        return False
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        expr = expr.value
+    return isinstance(expr, ast.Call)
 
 
 def _root_name(expr: ast.expr) -> str | None:

@@ -1,0 +1,39 @@
+# Engine probe: a URL's host checked against constants through a variable holding it.
+from urllib.parse import urlparse
+
+import requests
+from flask import Flask, request
+
+app = Flask(__name__)
+PERMITTED = ("api.example.com", "cdn.example.com")
+
+
+@app.route("/fetch")
+def fetch():
+    target = request.args["u"]
+    domain = urlparse(target).hostname
+    if domain not in PERMITTED:
+        return "refused", 400
+    requests.get(target)  # ok ssrf
+    return "done"
+
+
+@app.route("/fetch-one")
+def fetch_one():
+    target = request.args["u"]
+    domain = urlparse(target).netloc
+    if domain == "api.example.com":
+        requests.get(target)  # ok ssrf
+    requests.get(target)  # $ ssrf (not checked here)
+    return "done"
+
+
+@app.route("/fetch-other")
+def fetch_other():
+    target = request.args["u"]
+    domain = urlparse(target).hostname
+    target = request.args["v"]
+    if domain not in PERMITTED:
+        return "refused", 400
+    requests.get(target)  # $ ssrf (the checked URL is not the one fetched)
+    return "done"
