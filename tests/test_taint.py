@@ -250,3 +250,13 @@ def test_a_star_import_binds_the_library_modules_the_other_module_imported() -> 
 
     assert flows("app/views.py") == {("command", 6), ("code", 8)}
     assert flows("app/other.py") == set()
+
+
+def test_getters_that_read_each_other_are_analysed_to_the_end() -> None:
+    """Regression: a property whose getter reads itself (or another that reads it back) made
+    applying its summary read the property again without end; the whole view was then left
+    "not analysed" (a RecursionError), hiding every flow in it."""
+    text = (PROBES / "properties.py").read_text()
+    result = engine.analyse("properties.py", parser.parse_module(text).module)
+    assert result.not_analysed == ()
+    assert any(f.kind == "command" and "query.first" in text.splitlines()[f.site.line - 1] for f in result.flows)

@@ -222,8 +222,16 @@ class Expressions:
                     function = self.program.functions.get(method) if method is not None else None
                     if function is not None and function.is_property:
                         # ``obj.name`` of a property is the call ``obj.name()`` (Python's descriptors).
-                        read = ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)
-                        parts.append(self.call_local(method, owner, [], {}, [], read))
+                        # Applying its summary reads the attribute again where the getter reads
+                        # ``self.name`` (its own or another property's): such a read inside the
+                        # read is only the owner's data, or the reads would never end.
+                        if method not in self.program.reading_properties:
+                            read = ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)
+                            self.program.reading_properties.add(method)
+                            try:
+                                parts.append(self.call_local(method, owner, [], {}, [], read))
+                            finally:
+                                self.program.reading_properties.discard(method)
                         break
                     if method is not None:
                         parts.append(Value(functions=frozenset({method}), types=frozenset({"bound:" + type_name})))

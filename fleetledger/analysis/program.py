@@ -81,6 +81,7 @@ class Program:
         # and expression, the bound positional values, the bound keyword values.
         self.partials: dict[str, tuple[Value, ast.expr, list[Value], dict[str, Value]]] = {}
         self.calling_partials: set[str] = set()
+        self.reading_properties: set[str] = set()  # property getters being applied (``Expressions.attribute``)
         self.depends = Dependencies()
         self.read: set[str] = self.depends.files  # the files read, this one's included
         self.summary_deps: dict[str, Dependencies] = {}

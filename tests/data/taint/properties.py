@@ -26,6 +26,18 @@ class Query:
     def command(self):
         return "grep " + self.term
 
+    @property
+    def looping(self):
+        return self.looping  # a getter that reads itself: the reads must end
+
+    @property
+    def first(self):
+        return self.second + request.args["first"]
+
+    @property
+    def second(self):
+        return self.first
+
 
 @app.route("/search")
 def search():
@@ -34,4 +46,6 @@ def search():
     os.system(query.term)  # $ command
     os.system(query.fixed)  # ok command
     os.system(query.sort)  # $ command
+    os.system(query.looping)
+    os.system(query.first)  # $ command
     return "done"
