@@ -81,7 +81,7 @@ _KEYS: dict[str, frozenset[str]] = {
                        "positions", "absent", "host_fixed", "program", "element", "channels", "needs_file", "argv_from",
                        "what"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "when", "defaults", "positions", "what"}),
-    "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "joined_by",
+    "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "parts", "joined_by",
                         "what"}),
     "exit": frozenset({"call"}),
     "pure": frozenset({"call", "ends_as_last"}),
@@ -205,7 +205,8 @@ class _Builder:
                 target=target, is_method=is_method, arg=int(row.get("arg", 0)), keyword=str(row.get("keyword", "")),
                 kinds=self._kinds(row, where),
                 pattern=int(row.get("pattern", -1)), through=tuple(row.get("through", [])),
-                compare=bool(row.get("compare", False)), joined_by=tuple(row.get("joined_by", [])),
+                compare=bool(row.get("compare", False)), parts=tuple(str(p) for p in row.get("parts", [])),
+                joined_by=tuple(row.get("joined_by", [])),
                 what=str(row.get("what", target))))
         elif table == "exit":
             self.exits.add(_str(row, "call", name, n))

@@ -317,7 +317,9 @@ def _held_projection(frame: Frame, name: ast.Name, how: str) -> list[Proof]:
 def _projection(frame: Frame, expr: ast.expr, how: str) -> list[Proof]:
     """For ``urlparse(x).netloc`` compared with constants (or found empty): ``x`` is checked
     for the kinds of the projection's guard model."""
+    part = None
     while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        part = expr.attr if isinstance(expr, ast.Attribute) else None  # the one read from the call's result
         expr = expr.value
     if isinstance(expr, ast.Name) and isinstance(frame.conditions.get(expr.id), ast.Call):
         # ``parts = urlparse(x)`` then ``parts.netloc in (...)``: the name stands for the call.
@@ -326,7 +328,7 @@ def _projection(frame: Frame, expr: ast.expr, how: str) -> list[Proof]:
         return []
     out: list[Proof] = []
     for guard, checked in _guards_of(frame, expr):
-        if guard.compare and isinstance(checked, ast.Name):
+        if guard.compare and isinstance(checked, ast.Name) and (not guard.parts or part in guard.parts):
             out.append((checked.id, guard.kinds, f"{guard.what} {how}", None))
     return out
 

@@ -32,6 +32,12 @@ PURE_BUILTINS = frozenset({"str", "repr", "ascii", "format", "int", "float", "bo
                            "isinstance", "issubclass", "callable", "type", "id", "getattr", "hasattr", "vars"})
 
 
+# Partials called inside a partial's call, at most: a choice between two partials at each of n
+# levels (``p = partial(q) if c else partial(q)``) is 2**n calls; deeper ones are calls the engine
+# does not follow (their arguments' data reaches their result).
+MAX_NESTED_PARTIALS = 6
+
+
 class Calls(Objects):
     """Call evaluation, mixed into ``interp.Frame``."""
 
@@ -52,7 +58,8 @@ class Calls(Objects):
             method = None
         partials = sorted(t[len("partial:"):] for t in callee.types if t.startswith("partial:"))
         called = [self.call_partial(key, node) for key in partials
-                  if key in self.program.partials and key not in self.program.calling_partials]
+                  if key in self.program.partials and key not in self.program.calling_partials
+                  and len(self.program.calling_partials) < MAX_NESTED_PARTIALS]
         if called:
             return join(*called)
         if method in LIST_METHODS and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
@@ -96,15 +103,18 @@ class Calls(Objects):
         bind (they hold spaces), so sinks and checks see every argument at its position."""
         callee, func, bound, keywords = self.program.partials[key]
         text = f"{ast.unparse(func)} (partial)"
-        names = {text: callee} | {f"partial argument {i}": v for i, v in enumerate(bound)}
+        # Names no code can bind (they hold spaces), one set per partial: a partial of a partial
+        # binds its own arguments beside the inner one's.
+        tag = f"partial {key}"
+        names = {text: callee} | {f"{tag} argument {i}": v for i, v in enumerate(bound)}
         own = {k.arg for k in node.keywords}
-        names |= {f"partial keyword {k}": v for k, v in keywords.items() if k not in own}
+        names |= {f"{tag} keyword {k}": v for k, v in keywords.items() if k not in own}
         where = {"lineno": node.lineno, "col_offset": node.col_offset,
                  "end_lineno": node.end_lineno, "end_col_offset": node.end_col_offset}
         call = ast.Call(func=ast.Name(id=text, ctx=ast.Load(), **where),
-                        args=[*(ast.Name(id=f"partial argument {i}", ctx=ast.Load(), **where) for i in range(len(bound))),
+                        args=[*(ast.Name(id=f"{tag} argument {i}", ctx=ast.Load(), **where) for i in range(len(bound))),
                               *node.args],
-                        keywords=[*(ast.keyword(arg=k, value=ast.Name(id=f"partial keyword {k}", ctx=ast.Load(), **where))
+                        keywords=[*(ast.keyword(arg=k, value=ast.Name(id=f"{tag} keyword {k}", ctx=ast.Load(), **where))
                                     for k in keywords if k not in own), *node.keywords], **where)
         saved = {name: self.env[name] for name in names if name in self.env}
         self.env.update(names)

@@ -18,8 +18,8 @@ from typing import Any
 from . import routes
 from .facts import Site
 from .texts import format_pieces, format_tail, joined_text, tail_of, texts_of
-from .values import (EMPTY, NOT_CONSTANT, Label, Value, bounded, constant, join, of_labels, placed_after, taint_only,
-                     unmarked)
+from .values import (EMPTY, NOT_CONSTANT, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels, placed_after,
+                     taint_only, unmarked)
 
 BUILTINS = frozenset(dir(builtins))
 # Functions that import a module by its name and return it: "top" returns the top-level package
@@ -201,6 +201,7 @@ class Expressions:
         if known is not None:
             return known
         parts: list[Value] = []
+        getter = False
         for class_id in sorted(owner.functions & self.program.classes.keys()):
             method = self.program.method(class_id, attr)
             if method is not None:
@@ -222,10 +223,17 @@ class Expressions:
                     function = self.program.functions.get(method) if method is not None else None
                     if function is not None and function.is_property:
                         # ``obj.name`` of a property is the call ``obj.name()`` (Python's descriptors).
-                        # Applying its summary reads the attribute again where the getter reads
+                        # On a parameter (``self`` in a summary being computed) the read stays a
+                        # parameter's member, resolved where the summary is applied to an object:
+                        # a chain of getters then costs one application each, not twice the next.
+                        # Applying a summary reads the attribute again where the getter reads
                         # ``self.name`` (its own or another property's): such a read inside the
                         # read is only the owner's data, or the reads would never end.
-                        if method not in self.program.reading_properties:
+                        if _parameter(owner):
+                            break
+                        getter = True
+                        if method not in self.program.reading_properties and \
+                                len(self.program.reading_properties) < MAX_NESTED_READS:
                             read = ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)
                             self.program.reading_properties.add(method)
                             try:
@@ -249,6 +257,8 @@ class Expressions:
                 if returned:
                     parts.append(typed)
                     break
+        if getter:  # what the getter returns, not the object's own data
+            return join(*parts) if parts else self.derive(owner, attr, site)
         derived = self.derive(owner, attr, site)
         if parts and not derived.labels and derived.items is None:
             return join(*parts)  # a class's own attribute keeps what is known per key (a dict's items)
@@ -571,14 +581,29 @@ def ref(qualified: str) -> Value:
     return Value(types=frozenset({"=" + qualified}))
 
 
+# Getters applied inside a getter's application, at most (a chain 400 deep would exhaust the
+# interpreter's stack): a deeper read is the object's own data.
+MAX_NESTED_READS = 32
+
+
+def _parameter(value: Value) -> bool:
+    """True for a value that stands for a function's parameter in its summary (its labels are
+    all parameter labels): what is read from it is resolved where the summary is applied."""
+    labels = value.all_labels()
+    return bool(labels) and all(label.channel == "param" for label in labels)
+
+
 def dict_keys(value: Value) -> Value | None:
     """One key of a dict built in the analysed code whose keys are all known (text constants:
     a list's keys are its indexes, an object's ``".name"``), joined with the taint of what it
-    holds under keys the engine does not know (a key computed from outside data stays tainted),
-    or None when ``value`` is not such a dict."""
+    holds under keys the engine does not know and of the keys stored by a computed key
+    (``UNKNOWN_KEYS``: a key computed from outside data stays tainted), or None when ``value``
+    is not such a dict."""
     if not value.items or value.types or not all(isinstance(k, str) and not k.startswith(".") for k in value.items):
         return None
-    return join(*(constant(k) for k in value.items), taint_only(Value(labels=value.labels)))
+    unknown = value.items.get(UNKNOWN_KEYS)
+    return join(*(constant(k) for k in value.items if k != UNKNOWN_KEYS), taint_only(Value(labels=value.labels)),
+                *([taint_only(unknown)] if unknown is not None else []))
 
 
 def _callable_part(item: Value) -> Value | None:

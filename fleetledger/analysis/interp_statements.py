@@ -15,7 +15,8 @@ from typing import Any
 
 from . import conditions
 from .interp_expressions import CONST_TYPES, ref
-from .values import EMPTY, Value, add_step, clean, constant, join, taint_only, with_items, without_parameters
+from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
+                     without_parameters)
 
 LOOP_ROUNDS = 3
 
@@ -389,6 +390,9 @@ class Statements:
                 updated = with_items(owner, {key.const: value})
             else:
                 updated = join(owner, taint_only(value))
+                if key.tainted():  # iterating the container gives this key (``dict_keys``)
+                    keys = updated.items.get(UNKNOWN_KEYS) if updated.items else None
+                    updated = with_items(updated, {UNKNOWN_KEYS: join(keys or EMPTY, taint_only(key.flatten()))})
             self.env[target.value.id] = updated
 
 

@@ -176,6 +176,8 @@ class Guard:
             receiver is the checked value itself.
         compare: The call is a projection of the checked value (``urlparse(url)``) whose
             attributes, compared with constants or tested for emptiness, check the value.
+        parts: With ``compare``: the attributes of the projection whose check checks the value
+            (a URL's ``hostname`` or ``netloc``, not its ``scheme`` or ``path``); empty: any.
         joined_by: With ``through``: calls that join a folder and a name (``os.path.join``);
             a ``through`` call applied to one of them (``realpath(join(BASE, name))``) checks
             the joined name, the call's last argument.
@@ -190,6 +192,7 @@ class Guard:
     pattern: int = -1
     through: tuple[str, ...] = ()
     compare: bool = False
+    parts: tuple[str, ...] = ()
     joined_by: tuple[str, ...] = ()
     what: str = ""
 

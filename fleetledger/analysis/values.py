@@ -372,6 +372,11 @@ def _join_items(values: tuple[Value, ...]) -> dict[Any, Value] | None:
     return out
 
 
+# The item under which a container keeps the keys stored by a computed key (``d[k] = v``), named
+# with a NUL so that no ordinary key meets it.
+UNKNOWN_KEYS = "\x00keys"
+
+
 def with_items(value: Value, updates: Mapping[Any, Value]) -> Value:
     """Returns ``value`` with the given keys set (other keys kept); a container that would
     track more than ``MAX_ITEMS`` keys is folded into its labels instead."""

@@ -37,3 +37,14 @@ def fetch_other():
         return "refused", 400
     requests.get(target)  # $ ssrf (the checked URL is not the one fetched)
     return "done"
+
+
+@app.route("/fetch-scheme")
+def fetch_scheme():
+    target = request.args["u"]
+    scheme = urlparse(target).scheme
+    if scheme in ("http", "https"):
+        requests.get(target)  # $ ssrf (the scheme says nothing of the host)
+    if urlparse(target).path == "/api":
+        requests.get(target)  # $ ssrf
+    return "done"

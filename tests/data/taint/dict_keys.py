@@ -20,4 +20,8 @@ def columns():
     os.system(" ".join(key for key in chosen))  # $ command
     for key in {"a": 1, request.args["k"]: 2}:
         os.system("echo " + key)  # $ command
+    stored = {"id": 1}
+    stored[given] = "x"
+    for key in stored:
+        os.system("echo " + key)  # $ command (a key stored from outside data)
     return "done"

@@ -46,6 +46,14 @@ def namespaces():
     return "done"
 
 
+def _run_second(first, second):
+    os.system(second)  # $ command (through the partial of a partial at /partials)
+
+
+def _run_other(first, second):
+    os.system(second)  # ok command (the outside value is bound to the first parameter)
+
+
 @app.route("/partials")
 def partials():
     given = request.args["c"]
@@ -58,6 +66,8 @@ def partials():
     wrapped = functools.partial(os.system)
     wrapped = functools.partial(wrapped)
     wrapped(given)  # $ command (a partial of a partial)
+    functools.partial(functools.partial(_run_second, "safe"), given)()
+    functools.partial(functools.partial(_run_other, given), "safe")()  # each partial binds its own arguments
     return "done"
 
 

@@ -16,6 +16,10 @@ class Query:
         return request.args["term"]
 
     @property
+    def own(self):
+        return "uptime"  # a getter's constant, whatever the object holds
+
+    @property
     def fixed(self):
         return "uptime"
 
@@ -47,5 +51,6 @@ def search():
     os.system(query.fixed)  # ok command
     os.system(query.sort)  # $ command
     os.system(query.looping)
+    os.system(Query(request.args["x"]).own)  # ok command
     os.system(query.first)  # $ command
     return "done"
