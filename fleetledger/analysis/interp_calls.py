@@ -103,8 +103,7 @@ class Calls(Objects):
         bind (they hold spaces), so sinks and checks see every argument at its position."""
         callee, func, bound, keywords = self.program.partials[key]
         text = f"{ast.unparse(func)} (partial)"
-        # Names no code can bind (they hold spaces), one set per partial: a partial of a partial
-        # binds its own arguments beside the inner one's.
+        # One set of names per partial: a partial of a partial binds its own beside the inner one's.
         tag = f"partial {key}"
         names = {text: callee} | {f"{tag} argument {i}": v for i, v in enumerate(bound)}
         own = {k.arg for k in node.keywords}
