@@ -273,6 +273,32 @@ def reference(workload: Workload, base: Path) -> tuple[dict[str, Any], dict[str,
     return outputs(workload, ws, target), points, sum(counts.values())
 
 
+def listing_reference(out: Path, points: dict[str, int], events: int) -> tuple[dict[str, int], int]:
+    """The fault-point counts that a result file's scenarios are listed from.
+
+    The first run that writes ``out`` saves its reference counts beside it
+    (``<out stem>.reference.json``); a later run with the same ``out`` lists its scenarios from
+    the saved counts, not from its own reference run. Two uninterrupted runs pass a point a
+    slightly different number of times, so without this a resumed run would draw other random
+    kills (``W:event:SEED:I:K``) and run almost everything again.
+
+    Args:
+        out: the result file (JSON lines).
+        points, events: this run's reference counts (see ``reference``).
+    Returns:
+        (points, events) to list scenarios from: the saved ones if ``out`` has them.
+    """
+    saved = out.with_name(out.stem + ".reference.json")
+    if saved.exists():
+        data = json.loads(saved.read_text())
+        print(f"{out.name}: scenarios listed from the reference counts saved in {saved.name}", flush=True)
+        return {str(k): int(v) for k, v in data["points"].items()}, int(data["events"])
+    tmp = saved.with_name(saved.name + ".tmp")
+    tmp.write_text(json.dumps({"points": points, "events": events}, sort_keys=True))
+    os.replace(tmp, saved)
+    return points, events
+
+
 def scenarios(workload: Workload, points: dict[str, int], *, random_count: int, seed: int,
               max_occurrences: int, families: tuple[str, ...] = FAMILIES, variants: int = 20,
               events: int = 0) -> list[dict[str, Any]]:
@@ -571,6 +597,7 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         done = {json.loads(line)["id"] for line in out.read_text().splitlines() if line.strip()} if out.exists() else set()
         with tempfile.TemporaryDirectory(prefix="chaos-ref-") as tmp:
             expected, points, events = reference(workload, Path(tmp))
+        points, events = listing_reference(out, points, events)
         specs = [s for i, s in enumerate(scenarios(workload, points, random_count=args.random, seed=args.seed,
                                                    max_occurrences=args.max_occurrences, families=families,
                                                    variants=args.variants, events=events)) if i % shards == shard]

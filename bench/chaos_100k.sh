@@ -1,7 +1,8 @@
 #!/bin/sh
 # The chaos harness at scale: about 100,000 crash scenarios over the three workloads, on one
 # machine (2 cores: --jobs 3), every count added up at the end. Resumable: run it again with the
-# same OUT folder and it goes on from the scenarios already done.
+# same OUT folder and it goes on from the scenarios already done (listed from the reference counts
+# the first run saved in OUT/chaos-W.reference.json).
 #
 #   sh bench/chaos_100k.sh OUT [JOBS]
 #

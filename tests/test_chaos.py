@@ -86,3 +86,27 @@ def test_the_outputs_of_a_ledger_with_two_runs_are_the_last_runs(tmp_path: Path)
                      now_ms=2)
     got = chaos.outputs(chaos.WORKLOADS["synthetic"], ws, tmp_path / "target")
     assert got["state"] == "JACKED_OUT" and got["steps"] == {}
+
+
+def test_a_resumed_run_lists_the_scenarios_of_its_first_run(tmp_path: Path) -> None:
+    """Regression: resuming a full run with the same result file drew its random kills from a
+    new reference run, whose event count differed by a few, so 94,277 of 95,251 scenarios were
+    listed as not done; the first run's reference counts are now saved beside the results."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import chaos
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    out = tmp_path / "chaos-synthetic.jsonl"
+    workload = chaos.WORKLOADS["synthetic"]
+
+    def listed(points: dict[str, int], events: int) -> list[str]:
+        points, events = chaos.listing_reference(out, points, events)
+        return [s["id"] for s in chaos.scenarios(workload, points, random_count=30, seed=1, max_occurrences=40,
+                                                 events=events)]
+
+    first = listed({"coordinator.after_assign": 4, "ledger.after_commit": 70}, 900)
+    again = listed({"coordinator.after_assign": 4, "ledger.after_commit": 72}, 912)
+    assert again == first
+    fresh = tmp_path / "other.jsonl"
+    assert chaos.listing_reference(fresh, {"a": 1}, 5) == ({"a": 1}, 5)
