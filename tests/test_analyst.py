@@ -414,6 +414,37 @@ def test_a_template_that_writes_a_variable_unescaped_is_a_sink_for_what_the_view
     assert report.read == ("blog/templates/blog/search.html",)
 
 
+
+def test_a_variable_in_a_templates_script_code_is_a_sink_where_html_escaping_does_not_protect_it(tmp_path: Path) -> None:
+    """Autoescaping does not hold a value written into a script's code or an event-handler
+    attribute (pygoat's XSS lab 3: letters and digits removed, the rest into a <script>); a
+    quoted string literal of the script holds it, and escapejs/tojson do."""
+    import hashlib
+
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "app.py").write_text(textwrap.dedent("""
+        import re
+        from flask import Flask, render_template, request
+
+        app = Flask(__name__)
+
+        @app.route("/lab")
+        def lab():
+            given = re.sub(r"[a-zA-Z0-9]", "", request.form.get("name", ""))
+            return render_template("lab.html", code=given, quoted=given, encoded=given, shown=given,
+                                   clicked=given)
+    """).lstrip())
+    (tmp_path / "templates" / "lab.html").write_text(
+        "<p>{{ shown }}</p>\n<script>\n  var q = \"{{ quoted }}\";\n  {{ code }}\n  var e = {{ encoded|tojson }};\n"
+        "</script>\n<a onclick=\"go('{{ clicked }}')\">go</a>\n")
+    paths = ("app.py", "templates/lab.html")
+    shas = {p: hashlib.sha256((tmp_path / p).read_bytes()).hexdigest() for p in paths}
+    report = detect_file(tmp_path, "app.py", readable=shas)
+    [xss] = [c for c in report.candidates if c.rule_id == "FLT-xss"]
+    sinks = sorted(t["sink"]["what"] for t in xss.trace["traces"])
+    assert [s.split(",")[0] for s in sinks] == ["the template variable clicked", "the template variable code"], sinks
+    assert "a <script> block" in sinks[1] and "templates/lab.html:4" in sinks[1]
+
 @pytest.mark.parametrize("url, verdict", [
     ("request.get_full_path()", "uncertain"),
     ('"https://%s%s" % (request.get_host(), request.path)', "uncertain"),
