@@ -57,3 +57,12 @@ def test_autoescape_blocks_nest() -> None:
 def test_a_script_without_its_end_tag_and_unclosed_tags_stay_linear() -> None:
     text = "<script>" + "{{ x }} '" * 20_000 + "{{ y"
     assert {u.variable for u in unescaped(text)} == {"x"}
+
+
+def test_many_handlers_and_variables_cost_linear_time() -> None:
+    """Regression: a hostile template of 1 MB with 40,000 variables took 15 s (each variable's
+    line was counted from the start of the text); it is read in one pass, and each variable finds
+    its event-handler attribute by bisection."""
+    text = '<b onclick="{{ x }}">' * 40_000
+    found = unescaped(text)
+    assert len(found) == 40_000 and {u.how for u in found} == {EVENT_HANDLER}

@@ -27,6 +27,7 @@ as code), in time linear in the text's length.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -75,10 +76,12 @@ def unescaped(text: str) -> list[Unescaped]:
     """
     text = text[:MAX_TEMPLATE_CHARS]
     code_at = _script_code(text)
-    handlers = [m.span(1) for m in _HANDLER.finditer(text)]
+    handlers = [m.span(1) for m in _HANDLER.finditer(text)]  # in order, disjoint
+    handler_starts = [start for start, _ in handlers]
     out: list[Unescaped] = []
     autoescape: list[bool] = []  # innermost last: True where an ``off`` block is open
     aliases: dict[str, str] = {}
+    line, counted = 1, 0  # the line of offset ``counted``
     for match in _TAG.finditer(text):
         statement, expression = match.group(1), match.group(2)
         if statement is not None:
@@ -98,7 +101,7 @@ def unescaped(text: str) -> list[Unescaped]:
             continue
         filters = {(_NAME.match(part) or re.match("", "")).group(0) for part in parts[1:]}
         variable = aliases.get(head.group(0), head.group(0))
-        line = text.count("\n", 0, match.start()) + 1
+        line, counted = line + text.count("\n", counted, match.start()), match.start()
         how = None
         if filters & _UNSAFE_FILTERS:
             how = "the safe filter"
@@ -107,11 +110,17 @@ def unescaped(text: str) -> list[Unescaped]:
         elif not filters & _JS_SAFE_FILTERS:
             if match.start() in code_at:
                 how = SCRIPT_CODE
-            elif any(start <= match.start() < end for start, end in handlers):
+            elif _inside(handlers, handler_starts, match.start()):
                 how = EVENT_HANDLER
         if how is not None:
             out.append(Unescaped(variable=variable, line=line, how=how))
     return out
+
+
+def _inside(spans: list[tuple[int, int]], starts: list[int], offset: int) -> bool:
+    """Whether ``offset`` is in one of ``spans`` (disjoint, in order; ``starts`` their starts)."""
+    at = bisect.bisect_right(starts, offset) - 1
+    return at >= 0 and offset < spans[at][1]
 
 
 def _script_code(text: str) -> set[int]:
