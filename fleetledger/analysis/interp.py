@@ -35,6 +35,9 @@ from .definitions import FunctionInfo, ModuleInfo
 from .facts import Site, SinkHit, site_of, step
 from .interp_calls import Calls
 from .interp_expressions import Expressions
+from .interp_match import Matching
+from .interp_operators import Operators
+from .interp_runtime_names import RuntimeNames
 from .interp_sinks import Sinks
 from .interp_statements import Statements
 from .values import Value
@@ -43,7 +46,7 @@ if TYPE_CHECKING:
     from .program import Program
 
 
-class Frame(Statements, Expressions, Calls, Sinks):
+class Frame(Statements, Matching, Expressions, Operators, RuntimeNames, Calls, Sinks):
     """The interpretation of one function body or module body.
 
     Args:

@@ -1,11 +1,11 @@
 """Evaluating expressions to ``Value``s, the expression half of the abstract interpreter
 (``interp.Frame``).
 
-Literals become constants (folded through operators while small), names resolve to their
-binding (local, closure, the module's globals, a builtin, a library reference), attribute
-reads go through the library models and the analysed code's classes, string building
-(``+``, ``%``, f-strings) joins its parts and keeps a constant prefix, containers remember
-their keys, and a condition folds to True or False when it is constant.
+Literals become constants, names resolve to their binding (local, closure, the module's
+globals, a builtin, a library reference), attribute reads go through the library models and the
+analysed code's classes, containers remember their keys, and a condition folds to True or False
+when it is constant. Operators and string building are in ``interp_operators``, Python's
+run-time naming (``__import__``, ``getattr``, ``partial`` ...) in ``interp_runtime_names``.
 """
 
 from __future__ import annotations
@@ -17,30 +17,17 @@ from typing import Any
 
 from . import routes
 from .facts import Site
-from .texts import format_pieces, format_tail, joined_text, tail_of, texts_of
-from .values import (EMPTY, NOT_CONSTANT, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels, placed_after,
-                     taint_only, unmarked)
+from .interp_operators import CONST_TYPES, MAX_CONST_LEN
+from .values import EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels, taint_only, unmarked
 
 BUILTINS = frozenset(dir(builtins))
-# Functions that import a module by its name and return it: "top" returns the top-level package
-# unless a fromlist is given (``__import__``), "named" the module named (``import_module``).
-_IMPORTERS = {"__import__": "top", "builtins.__import__": "top", "importlib.__import__": "top",
-              "importlib.import_module": "named"}
-_IMPORTER_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in _IMPORTERS)
-_NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)
-_CONST_OPS: dict[type, Any] = {
-    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-    ast.Mod: lambda a, b: a % b, ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b,
-    ast.BitOr: lambda a, b: a | b, ast.BitAnd: lambda a, b: a & b,
-}
+
 _COMPARE: dict[type, Any] = {
     ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
     ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
     ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b, ast.Is: lambda a, b: a is b,
     ast.IsNot: lambda a, b: a is not b,
 }
-CONST_TYPES = (str, int, float, bool, bytes, type(None))
-_MAX_CONST_LEN = 4096
 
 
 class Expressions:
@@ -53,9 +40,9 @@ class Expressions:
         self.program.budget.spend()
         if isinstance(node, ast.Constant):
             value = node.value
-            if isinstance(value, (str, bytes)) and len(value) > _MAX_CONST_LEN:
-                return Value(prefix=value[:_MAX_CONST_LEN] if isinstance(value, str) else None,
-                             suffix=value[-_MAX_CONST_LEN:] if isinstance(value, str) else None)
+            if isinstance(value, (str, bytes)) and len(value) > MAX_CONST_LEN:
+                return Value(prefix=value[:MAX_CONST_LEN] if isinstance(value, str) else None,
+                             suffix=value[-MAX_CONST_LEN:] if isinstance(value, str) else None)
             return constant(value) if isinstance(value, CONST_TYPES) else EMPTY
         if isinstance(node, ast.Name):
             return self.name(node)
@@ -289,98 +276,6 @@ class Expressions:
             return EMPTY
         return of_labels(labels)
 
-    def dynamic_import(self, node: ast.Call) -> Value | None:
-        """The module a dynamic import of a constant name returns, as ``import`` binds it, or
-        None when ``node`` is not one.
-
-        Python's semantics (the ``importlib`` documentation): ``__import__("a.b")`` returns the
-        top-level package ``a`` unless a non-empty ``fromlist`` is given, then ``a.b``;
-        ``importlib.import_module("a.b")`` returns ``a.b``. A relative name, a name that is not
-        a constant, or an unknown ``fromlist`` gives None (the call is then an ordinary call).
-        """
-        func = node.func
-        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if called not in _IMPORTER_NAMES or not node.args:
-            return None
-        refs = {t[1:] for t in self.expr(func).types if t.startswith("=")}
-        kinds = {_IMPORTERS[r] for r in refs if r in _IMPORTERS}
-        if len(kinds) != 1:
-            return None
-        name = self.expr(node.args[0])
-        if not (name.is_const and isinstance(name.const, str) and all(p.isidentifier() for p in name.const.split("."))):
-            return None
-        qualified = name.const
-        if kinds == {"top"}:
-            fromlist = node.args[3] if len(node.args) > 3 else next(
-                (k.value for k in node.keywords if k.arg == "fromlist"), None)
-            wanted = self.expr(fromlist) if fromlist is not None else constant(None)
-            if not wanted.is_const:
-                return None
-            qualified = qualified if wanted.const else qualified.split(".")[0]
-        return self.library_name(qualified, node)
-
-    def getattr_call(self, node: ast.expr) -> ast.Attribute | None:
-        """``getattr(obj, name)`` or ``getattr(obj, name, default)`` (Python's semantics) as the
-        attribute it reads, when ``name`` folds to a constant identifier (``"sys" + "tem"``, a
-        variable holding ``"system"``), else None. A default is ignored: the attribute is what
-        the call reads whenever the object has it."""
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-                and len(node.args) in (2, 3) and not node.keywords):
-            return None
-        name = node.args[1]
-        attr = name.value if isinstance(name, ast.Constant) else self.expr(name).const
-        if not (isinstance(attr, str) and attr.isidentifier()) or "=getattr" not in self.expr(node.func).types:
-            return None
-        return ast.copy_location(ast.Attribute(value=node.args[0], attr=attr, ctx=ast.Load()), node)
-
-    def partial_object(self, node: ast.Call) -> Value | None:
-        """``functools.partial(f, *args, **keywords)`` as a value that stands for it (kept in
-        ``program.partials`` under where it was made), or None when ``node`` is not such a call
-        or unpacks ``*``/``**`` into it. Calling the value calls ``f`` with ``args`` first, then
-        the call's own, and the keywords merged, the call's own winning (Python's semantics,
-        the ``functools`` documentation): ``Calls.call_partial``."""
-        func = node.func
-        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if (called != "partial" or not node.args or any(isinstance(a, ast.Starred) for a in node.args)
-                or any(k.arg is None for k in node.keywords) or "=functools.partial" not in self.expr(func).types):
-            return None
-        site = self.site(node)
-        key = f"{site.path}:{site.line}:{site.col}"
-        self.program.partials[key] = (self.expr(node.args[0]), node.args[0], [self.expr(a) for a in node.args[1:]],
-                                      {k.arg: self.expr(k.value) for k in node.keywords if k.arg is not None})
-        return Value(types=frozenset({"partial:" + key}))
-
-    def method_wrapper(self, node: ast.Call) -> Value | None:
-        """``staticmethod(f)`` (Python's semantics: read through a class or an instance, it is
-        ``f`` itself) as ``f``'s value, or None when ``node`` is not such a call."""
-        if not (isinstance(node.func, ast.Name) and node.func.id == "staticmethod" and len(node.args) == 1
-                and not node.keywords and "=staticmethod" in self.expr(node.func).types):
-            return None
-        return self.expr(node.args[0])
-
-    def namespace_of(self, node: ast.Call) -> Value | None:
-        """``vars(module)`` (Python's semantics: the module's ``__dict__``) as a reference to
-        that namespace, or None when ``node`` is not such a call."""
-        if not (isinstance(node.func, ast.Name) and node.func.id == "vars" and len(node.args) == 1
-                and not node.keywords and "=vars" in self.expr(node.func).types):
-            return None
-        refs = sorted(t[1:] for t in self.expr(node.args[0]).types if t.startswith("="))
-        return Value(types=frozenset("=" + r + ".__dict__" for r in refs)) if refs else None
-
-    def namespace_item(self, owner: Value, key: str, node: ast.AST) -> Value | None:
-        """An item of a namespace read by a constant name, as the name itself:
-        ``sys.modules["os"]`` is the module ``os``, ``os.__dict__["system"]`` (or
-        ``vars(os)["system"]``) is ``os.system``. None when ``owner`` is no such namespace."""
-        if not all(part.isidentifier() for part in key.split(".")):
-            return None
-        named = []
-        for qualified in sorted(t[1:] for t in owner.types if t.startswith("=")):
-            if qualified == "sys.modules":
-                named.append(self.library_name(key, node))
-            elif qualified.endswith(".__dict__") and key.isidentifier():
-                named.append(self.library_name(qualified[:-len(".__dict__")] + "." + key, node))
-        return join(*named) if named else None
-
     def library_name(self, qualified: str, node: ast.AST) -> Value:
         """The value of a qualified library name: a source, an object of a known type, or a
         reference (which a call or attribute read resolves further)."""
@@ -399,86 +294,6 @@ class Expressions:
     def source_value(self, channel: str, what: str, site: Site, *, own_url: bool = False) -> Value:
         """A value read from a source (``own_url``: the request's own URL, path or host)."""
         return of_labels([Label(channel=channel, what=what, path=site.path, line=site.line, col=site.col, own_url=own_url)])
-
-    def binop_chain(self, node: ast.BinOp) -> Value:
-        """Evaluates ``a + b + c + ...`` iteratively (a left-deep chain of thousands of terms
-        costs one level of recursion, not thousands)."""
-        spine: list[ast.BinOp] = []
-        current: ast.expr = node
-        while isinstance(current, ast.BinOp):
-            spine.append(current)
-            current = current.left
-        value = self.expr(current)
-        for link in reversed(spine):
-            self.program.budget.spend()
-            value = self.binop(link.op, value, self.expr(link.right), link)
-        return value
-
-    def unary(self, op: ast.unaryop, operand: Value) -> Value:
-        """Applies a unary operator: folded for a constant; else a number or a bool (no taint)."""
-        if operand.is_const:
-            try:
-                result = {ast.Not: lambda v: not v, ast.USub: lambda v: -v, ast.UAdd: lambda v: +v,
-                          ast.Invert: lambda v: ~v}[type(op)](operand.const)
-                return constant(result)
-            except Exception:
-                return EMPTY
-        return EMPTY
-
-    def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST) -> Value:
-        if left.is_const and right.is_const and type(op) in _CONST_OPS and _small(left.const, right.const, op):
-            try:
-                result = _CONST_OPS[type(op)](left.const, right.const)
-            except Exception:
-                result = NOT_CONSTANT
-            if isinstance(result, CONST_TYPES) and not (isinstance(result, (str, bytes)) and len(result) > _MAX_CONST_LEN):
-                return constant(result)
-        if isinstance(op, ast.Div) and any(not t.startswith("=") for t in left.types) and not left.is_const:
-            # ``folder / name`` on a library object (a pathlib path): its ``__truediv__``.
-            joined = join(taint_only(left.flatten()), taint_only(right.flatten()))
-            return join(self.method_result(left, "__truediv__", node, args=[right]), joined)
-        if isinstance(op, _NUMERIC_OPS):
-            return EMPTY
-        if isinstance(op, ast.Mod) and left.is_const and isinstance(left.const, str):
-            prefix = left.const.split("%", 1)[0]
-            if right.items is None:  # one value, placed at the first field
-                right = placed_after(right, prefix, prefix)
-            return replace(unmarked(join(taint_only(left), taint_only(right.flatten()))), prefix=prefix or None,
-                           suffix=format_tail(left.const), texts=texts_of(*map(constant, format_pieces(left.const))))
-        if isinstance(op, ast.Add):
-            text = left.const if left.is_const and isinstance(left.const, str) else ""
-            left = placed_after(left, "", None, right.const if right.is_const and isinstance(right.const, str) else None)
-            right = placed_after(right, text, text if text else None, "")
-        result = unmarked(join(taint_only(left.flatten()), taint_only(right.flatten())), placed=isinstance(op, ast.Add))
-        if isinstance(op, ast.Add):
-            prefix = left.prefix
-            if left.is_const and isinstance(left.const, str) and right.prefix is not None:
-                prefix = left.const + right.prefix
-            suffix = right.suffix
-            if right.is_const and isinstance(right.const, str) and left.suffix is not None:
-                suffix = left.suffix + right.const
-            return replace(result, prefix=prefix, suffix=suffix, texts=texts_of(left, right))
-        return result
-
-    def fstring(self, node: ast.AST) -> Value:
-        parts: list[Value] = []
-        prefix = ""
-        fixed = True
-        before = ""
-        values = [self.expr(part) for part in getattr(node, "values", [])]
-        for index, value in enumerate(values):
-            value = placed_after(value, before, prefix if fixed else None, joined_text(values[index + 1:]))
-            before = value.const if value.is_const and isinstance(value.const, str) else ""
-            parts.append(value)
-            if fixed:
-                if value.is_const and isinstance(value.const, str):
-                    prefix += value.const
-                else:
-                    fixed = False
-        result = unmarked(join(*(taint_only(p) for p in parts)), placed=True)
-        if fixed and all(p.is_const for p in parts):
-            return constant(prefix)
-        return replace(result, prefix=prefix or None, suffix=tail_of(parts), texts=texts_of(*parts), const=NOT_CONSTANT)
 
     def sequence(self, elements: list[ast.expr]) -> Value:
         if any(isinstance(e, ast.Starred) for e in elements):
@@ -616,21 +431,3 @@ def _callable_part(item: Value) -> Value | None:
 def opaque(what: str, site: Site) -> Value:
     """Returns a value of unknown origin (code the engine does not see)."""
     return of_labels([Label(channel="opaque", what=what, path=site.path, line=site.line, col=site.col)])
-
-
-def _small(left: Any, right: Any, op: ast.operator) -> bool:
-    """True when folding ``left op right`` cannot build a huge constant (``10**10`` squared
-    twenty times, a string repeated a million times): such results are not folded."""
-    def size(value: Any) -> int:
-        if isinstance(value, int):
-            return value.bit_length() // 8
-        return len(value) if isinstance(value, (str, bytes)) else 0
-
-    if isinstance(op, ast.Mult):
-        if isinstance(left, (str, bytes)) or isinstance(right, (str, bytes)):
-            count = right if isinstance(right, int) else left if isinstance(left, int) else 0
-            return count * max(size(left), size(right)) <= _MAX_CONST_LEN
-        return size(left) + size(right) <= _MAX_CONST_LEN
-    return size(left) <= _MAX_CONST_LEN and size(right) <= _MAX_CONST_LEN
-
-

@@ -3,7 +3,7 @@
 Each statement maps the environment (variable -> ``Value``) to the next: assignments bind
 names and store into attributes and items, an ``if`` runs both branches on copies refined by
 what its condition proves and joins them, a loop runs its body until the environment is stable
-(at most ``LOOP_ROUNDS`` rounds), ``try``/``with``/``match`` join their paths, a path that
+(at most ``LOOP_ROUNDS`` rounds), ``try``/``with`` join their paths (``match``: ``interp_match``), a path that
 returns, raises, breaks or continues stops contributing, and imports and definitions bind names.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from . import conditions
-from .interp_expressions import CONST_TYPES, ref
+from .interp_expressions import ref
 from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
                      without_parameters)
 
@@ -186,7 +186,7 @@ class Statements:
         if not self.alive:
             self.env, self.alive = other, True
             return
-        self.env = _join_envs(self.env, other)
+        self.env = join_envs(self.env, other)
 
     def refine(self, test: ast.expr, truth: bool) -> None:
         """Narrows variables by what ``test`` proves when it evaluates to ``truth``."""
@@ -225,14 +225,14 @@ class Statements:
             exits.extend(breaks)
             ends = [self.env] if self.alive else []
             ends.extend(continues)
-            new_state = _join_envs(state, *ends) if ends else state
+            new_state = join_envs(state, *ends) if ends else state
             if _same_env(new_state, state):
                 break
             state = new_state
         self.env, self.alive = state, True
         if endless:
             self.alive = bool(exits)
-            self.env = _join_envs(*exits) if exits else state
+            self.env = join_envs(*exits) if exits else state
             return
         self.block(orelse)
         for env in exits:
@@ -263,7 +263,7 @@ class Statements:
             if self.alive:
                 ends.append(self.env)
         for handler in node.handlers:
-            self.env, self.alive = _join_envs(before, *midway[:-1], after_body), True
+            self.env, self.alive = join_envs(before, *midway[:-1], after_body), True
             if handler.type is not None:
                 self.expr(handler.type)
             if handler.name:
@@ -272,41 +272,12 @@ class Statements:
             if self.alive:
                 ends.append(self.env)
         self.alive = bool(ends)
-        self.env = _join_envs(*ends) if ends else _join_envs(before, after_body)
+        self.env = join_envs(*ends) if ends else join_envs(before, after_body)
         if node.finalbody:
             alive = self.alive
             self.alive = True
             self.block(node.finalbody)
             self.alive = self.alive and alive
-
-    def match(self, node: ast.Match) -> None:
-        """Interprets ``match``: each case that may take the subject, joined. A constant
-        subject takes only the cases whose literals admit it, and none after the first that
-        surely does (Python's semantics: the first matching case runs)."""
-        subject = self.expr(node.subject)
-        before = dict(self.env)
-        ends: list[dict[str, Value]] = []
-        exhaustive = False
-        for case in node.cases:
-            taken = _takes(case, subject)
-            if taken is False:
-                continue
-            self.env, self.alive = dict(before), True
-            for name, value in _captures(case.pattern, subject).items():
-                self.env[name] = value
-            if case.guard is not None:
-                self.expr(case.guard)
-                self.refine(case.guard, True)
-            self.block(case.body)
-            if self.alive:
-                ends.append(self.env)
-            if isinstance(case.pattern, ast.MatchAs) and case.pattern.pattern is None and case.guard is None or taken:
-                exhaustive = True
-                break
-        if not exhaustive:
-            ends.append(before)
-        self.alive = bool(ends)
-        self.env = _join_envs(*ends) if ends else before
 
     def define_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for decorator in node.decorator_list:
@@ -416,7 +387,7 @@ def _root_name(expr: ast.expr) -> str | None:
     return expr.id if isinstance(expr, ast.Name) else None
 
 
-def _join_envs(*envs: dict[str, Value]) -> dict[str, Value]:
+def join_envs(*envs: dict[str, Value]) -> dict[str, Value]:
     if len(envs) == 1:
         return dict(envs[0])
     names: dict[str, None] = {}
@@ -441,62 +412,3 @@ def _same_env(a: dict[str, Value], b: dict[str, Value]) -> bool:
         if value.items is not None and other.items is not None and value.items.keys() != other.items.keys():
             return False
     return True
-
-
-def _captures(pattern: ast.pattern, subject: Value) -> dict[str, Value]:
-    """The names a ``case`` pattern binds: a name bound to a literal alternative holds that
-    literal (``case "a" as x``), any other capture holds (part of) the subject."""
-    names: dict[str, Value] = {}
-    for node in ast.walk(pattern):
-        if isinstance(node, ast.MatchAs) and node.name:
-            literal = _literal_pattern(node.pattern)
-            names[node.name] = literal if literal is not None else (subject if node.pattern is None else subject.flatten())
-        elif isinstance(node, ast.MatchStar) and node.name:
-            names[node.name] = subject.flatten()
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            names[node.rest] = subject.flatten()
-    return names
-
-
-def _takes(case: ast.match_case, subject: Value) -> bool | None:
-    """Whether ``case`` takes a constant subject: True (surely, and no guard), False (its
-    literals do not admit it), None (not known: not constant, or not a pattern of literals)."""
-    if not subject.is_const:
-        return None
-    admitted = _literals(case.pattern)
-    if admitted is None:
-        return None
-    try:
-        hit = any(subject.const is literal if literal is None or isinstance(literal, bool) else subject.const == literal
-                  for literal in admitted)
-    except Exception:
-        return None
-    if not hit:
-        return False
-    return True if case.guard is None else None
-
-
-def _literals(pattern: ast.pattern) -> list[Any] | None:
-    """The constants a pattern of literals admits (``"a"``, ``"a" | "b"``, ``None``), else None."""
-    if isinstance(pattern, ast.MatchValue) and isinstance(pattern.value, ast.Constant):
-        return [pattern.value.value]
-    if isinstance(pattern, ast.MatchSingleton):
-        return [pattern.value]
-    if isinstance(pattern, ast.MatchOr):
-        parts = [_literals(p) for p in pattern.patterns]
-        return None if any(p is None for p in parts) else [v for p in parts for v in p]  # type: ignore[union-attr]
-    if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
-        return _literals(pattern.pattern)
-    return None
-
-
-def _literal_pattern(pattern: ast.pattern | None) -> Value | None:
-    """The value a pattern of literals admits (``"a"``, ``"a" | "b"``), else None."""
-    if isinstance(pattern, ast.MatchValue) and isinstance(pattern.value, ast.Constant):
-        return constant(pattern.value.value) if isinstance(pattern.value.value, CONST_TYPES) else None
-    if isinstance(pattern, ast.MatchSingleton):
-        return constant(pattern.value)
-    if isinstance(pattern, ast.MatchOr):
-        parts = [_literal_pattern(p) for p in pattern.patterns]
-        return join(*parts) if all(p is not None for p in parts) else None  # type: ignore[arg-type]
-    return None

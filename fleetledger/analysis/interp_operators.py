@@ -1,0 +1,123 @@
+"""Operators and string building in the abstract interpreter (``interp.Frame``): constants are
+folded while small; ``+``, ``%`` and f-strings join their parts' taint and keep where each part
+is placed (a constant prefix, suffix and the texts around a value), which the checks of a sink
+kind read (``values.placed_after``); numeric operators give untainted numbers.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Any
+
+from .texts import format_pieces, format_tail, joined_text, tail_of, texts_of
+from .values import EMPTY, NOT_CONSTANT, Value, constant, join, placed_after, taint_only, unmarked
+
+CONST_TYPES = (str, int, float, bool, bytes, type(None))
+_NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)
+_CONST_OPS: dict[type, Any] = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.Mod: lambda a, b: a % b, ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b,
+    ast.BitOr: lambda a, b: a | b, ast.BitAnd: lambda a, b: a & b,
+}
+MAX_CONST_LEN = 4096
+
+
+class Operators:
+    """Operators and string building, mixed into ``interp.Frame``."""
+
+    def binop_chain(self, node: ast.BinOp) -> Value:
+        """Evaluates ``a + b + c + ...`` iteratively (a left-deep chain of thousands of terms
+        costs one level of recursion, not thousands)."""
+        spine: list[ast.BinOp] = []
+        current: ast.expr = node
+        while isinstance(current, ast.BinOp):
+            spine.append(current)
+            current = current.left
+        value = self.expr(current)
+        for link in reversed(spine):
+            self.program.budget.spend()
+            value = self.binop(link.op, value, self.expr(link.right), link)
+        return value
+
+    def unary(self, op: ast.unaryop, operand: Value) -> Value:
+        """Applies a unary operator: folded for a constant; else a number or a bool (no taint)."""
+        if operand.is_const:
+            try:
+                result = {ast.Not: lambda v: not v, ast.USub: lambda v: -v, ast.UAdd: lambda v: +v,
+                          ast.Invert: lambda v: ~v}[type(op)](operand.const)
+                return constant(result)
+            except Exception:
+                return EMPTY
+        return EMPTY
+
+    def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST) -> Value:
+        if left.is_const and right.is_const and type(op) in _CONST_OPS and _small(left.const, right.const, op):
+            try:
+                result = _CONST_OPS[type(op)](left.const, right.const)
+            except Exception:
+                result = NOT_CONSTANT
+            if isinstance(result, CONST_TYPES) and not (isinstance(result, (str, bytes)) and len(result) > MAX_CONST_LEN):
+                return constant(result)
+        if isinstance(op, ast.Div) and any(not t.startswith("=") for t in left.types) and not left.is_const:
+            # ``folder / name`` on a library object (a pathlib path): its ``__truediv__``.
+            joined = join(taint_only(left.flatten()), taint_only(right.flatten()))
+            return join(self.method_result(left, "__truediv__", node, args=[right]), joined)
+        if isinstance(op, _NUMERIC_OPS):
+            return EMPTY
+        if isinstance(op, ast.Mod) and left.is_const and isinstance(left.const, str):
+            prefix = left.const.split("%", 1)[0]
+            if right.items is None:  # one value, placed at the first field
+                right = placed_after(right, prefix, prefix)
+            return replace(unmarked(join(taint_only(left), taint_only(right.flatten()))), prefix=prefix or None,
+                           suffix=format_tail(left.const), texts=texts_of(*map(constant, format_pieces(left.const))))
+        if isinstance(op, ast.Add):
+            text = left.const if left.is_const and isinstance(left.const, str) else ""
+            left = placed_after(left, "", None, right.const if right.is_const and isinstance(right.const, str) else None)
+            right = placed_after(right, text, text if text else None, "")
+        result = unmarked(join(taint_only(left.flatten()), taint_only(right.flatten())), placed=isinstance(op, ast.Add))
+        if isinstance(op, ast.Add):
+            prefix = left.prefix
+            if left.is_const and isinstance(left.const, str) and right.prefix is not None:
+                prefix = left.const + right.prefix
+            suffix = right.suffix
+            if right.is_const and isinstance(right.const, str) and left.suffix is not None:
+                suffix = left.suffix + right.const
+            return replace(result, prefix=prefix, suffix=suffix, texts=texts_of(left, right))
+        return result
+
+    def fstring(self, node: ast.AST) -> Value:
+        parts: list[Value] = []
+        prefix = ""
+        fixed = True
+        before = ""
+        values = [self.expr(part) for part in getattr(node, "values", [])]
+        for index, value in enumerate(values):
+            value = placed_after(value, before, prefix if fixed else None, joined_text(values[index + 1:]))
+            before = value.const if value.is_const and isinstance(value.const, str) else ""
+            parts.append(value)
+            if fixed:
+                if value.is_const and isinstance(value.const, str):
+                    prefix += value.const
+                else:
+                    fixed = False
+        result = unmarked(join(*(taint_only(p) for p in parts)), placed=True)
+        if fixed and all(p.is_const for p in parts):
+            return constant(prefix)
+        return replace(result, prefix=prefix or None, suffix=tail_of(parts), texts=texts_of(*parts), const=NOT_CONSTANT)
+
+
+def _small(left: Any, right: Any, op: ast.operator) -> bool:
+    """True when folding ``left op right`` cannot build a huge constant (``10**10`` squared
+    twenty times, a string repeated a million times): such results are not folded."""
+    def size(value: Any) -> int:
+        if isinstance(value, int):
+            return value.bit_length() // 8
+        return len(value) if isinstance(value, (str, bytes)) else 0
+
+    if isinstance(op, ast.Mult):
+        if isinstance(left, (str, bytes)) or isinstance(right, (str, bytes)):
+            count = right if isinstance(right, int) else left if isinstance(left, int) else 0
+            return count * max(size(left), size(right)) <= MAX_CONST_LEN
+        return size(left) + size(right) <= MAX_CONST_LEN
+    return size(left) <= MAX_CONST_LEN and size(right) <= MAX_CONST_LEN
