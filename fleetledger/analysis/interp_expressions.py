@@ -234,6 +234,10 @@ class Expressions:
                     if attr in info.attributes:
                         parts.append(info.attributes[attr])
                         break
+                    stored = self.program.instance_types(self, base).get(attr)
+                    if stored:  # ``self.session`` where ``__init__`` stored a ``requests.Session()``
+                        parts.append(Value(types=stored))
+                        break
                 source = self.catalog.sources_type.get(base)
                 returned = self.catalog.returns.get(f"{base}.{attr}")
                 typed = Value(types=frozenset(t for t, _ in returned or ()))

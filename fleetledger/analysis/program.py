@@ -360,6 +360,12 @@ class Program:
         does not import them (summaries interpret functions)."""
         return summaries.apply(frame, function, args, kwargs, star, node, site)
 
+    def instance_types(self, frame: Frame, class_id: str) -> dict[str, frozenset[str]]:
+        """What ``__init__`` of a class of the analysed code stores on the new instance, as
+        types only (``{"session": {"requests.Session"}}``): another method reads
+        ``self.session`` as an object of that type (``summaries.instance_types``)."""
+        return summaries.instance_types(frame, class_id)
+
     def construct(self, frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, Value],
                   star: list[Value], node: ast.Call, site: Site) -> Value:
         """Evaluates ``Class(...)`` for a class of the analysed code at a call in ``frame``

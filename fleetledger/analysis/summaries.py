@@ -375,6 +375,20 @@ def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, 
     return with_items(obj, stored) if stored else obj
 
 
+def instance_types(frame: Frame, class_id: str) -> dict[str, frozenset[str]]:
+    """The types ``__init__`` (its own or inherited) stores in the instance's attributes:
+    ``{attribute: types}``, from its summary's writes to its first parameter, without their
+    data (a caller's arguments are not this method's). Empty while that ``__init__`` is being
+    summarised (a read of ``self.x`` inside it) or when the class has none."""
+    program = frame.program
+    init = program.method(class_id, "__init__")
+    if init is None or init in program.in_progress or init not in program.functions:
+        return {}
+    found = summary(program, program.functions[init], frame.depth + 1)
+    return {attr: frozenset(value.types) for (index, attr), value in found.writes.items()
+            if index == 0 and value.types}
+
+
 def _dataclass_fields(frame: Frame, class_id: str) -> list[str] | None:
     """The fields of a class decorated with ``dataclasses.dataclass`` (annotated names of its
     body, in order), or None for any other class."""
