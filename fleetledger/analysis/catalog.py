@@ -82,7 +82,7 @@ _KEYS: dict[str, frozenset[str]] = {
                        "what"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "when", "defaults", "positions", "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "parts", "joined_by",
-                        "what"}),
+                        "common", "what"}),
     "exit": frozenset({"call"}),
     "pure": frozenset({"call", "ends_as_last"}),
     "container": frozenset({"type", "store", "load", "key_args"}),
@@ -206,7 +206,7 @@ class _Builder:
                 kinds=self._kinds(row, where),
                 pattern=int(row.get("pattern", -1)), through=tuple(row.get("through", [])),
                 compare=bool(row.get("compare", False)), parts=tuple(str(p) for p in row.get("parts", [])),
-                joined_by=tuple(row.get("joined_by", [])),
+                joined_by=tuple(row.get("joined_by", [])), common=bool(row.get("common", False)),
                 what=str(row.get("what", target))))
         elif table == "exit":
             self.exits.add(_str(row, "call", name, n))

@@ -10,7 +10,8 @@
 * The library models' ``[[guard]]`` entries: predicate methods (``x.isdigit()``), predicate
   calls (``url_has_allowed_host_and_scheme(x, ...)``), regular expression matches whose
   pattern admits only word characters (``re.fullmatch(r"[a-z0-9_-]+", x)``, judged by
-  ``patterns``), checks on a normalised form (``os.path.realpath(p).startswith(base)``), and
+  ``patterns``), checks on a normalised form (``os.path.realpath(p).startswith(base)``,
+  ``os.path.commonpath([base, p]) == base``), and
   comparisons of a projection (``urlparse(url).netloc == "example.com"``).
 
 Only plain variable names are narrowed; a check on an expression protects nothing else.
@@ -123,6 +124,9 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
         if not holds:
             return []
         for mine, other in ((left, right), (right, left)):
+            inside = _common(frame, mine, other)
+            if inside:
+                return inside
             value = frame.expr(other)
             if not _constant_built(value):
                 continue
@@ -305,6 +309,28 @@ def _is_inner(expr: ast.expr) -> bool:
     upper_value = -upper.operand.value if isinstance(upper, ast.UnaryOp) and isinstance(upper.op, ast.USub) \
         and isinstance(upper.operand, ast.Constant) else None
     return lower == 1 and upper_value == -1 and bounds.step is None
+
+
+def _common(frame: Frame, call: ast.expr, other: ast.expr) -> list[Proof]:
+    """For ``os.path.commonpath([base, p]) == base`` (a ``common`` guard's call equal to one of
+    the paths it was given): each other path that is a variable (``p``, or ``p`` under a
+    ``through`` call such as ``realpath(p)``) lies inside ``base``."""
+    if not (isinstance(call, ast.Call) and call.args and isinstance(call.args[0], (ast.List, ast.Tuple))):
+        return []
+    paths = call.args[0].elts
+    if not any(ast.dump(path) == ast.dump(other) for path in paths):
+        return []
+    out: list[Proof] = []
+    for guard, _ in _guards_of(frame, call):
+        if not guard.common:
+            continue
+        for path in paths:
+            if ast.dump(path) == ast.dump(other):
+                continue
+            checked = _unwrap(frame, path, guard.through, guard.joined_by) if guard.through else path
+            if isinstance(checked, ast.Name):
+                out.append((checked.id, guard.kinds, guard.what, None))
+    return out
 
 
 def _held_projection(frame: Frame, name: ast.Name, how: str) -> list[Proof]:

@@ -181,6 +181,10 @@ class Guard:
         joined_by: With ``through``: calls that join a folder and a name (``os.path.join``);
             a ``through`` call applied to one of them (``realpath(join(BASE, name))``) checks
             the joined name, the call's last argument.
+        common: The call returns what the paths of its first argument (a list or tuple) have
+            in common (``os.path.commonpath([base, p])``): where it equals one of them, each
+            other element that is a variable (or, with ``through``, a ``through`` call of one)
+            lies inside that one and is checked.
         what: Words for traces.
     """
 
@@ -194,6 +198,7 @@ class Guard:
     compare: bool = False
     parts: tuple[str, ...] = ()
     joined_by: tuple[str, ...] = ()
+    common: bool = False
     what: str = ""
 
 

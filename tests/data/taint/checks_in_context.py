@@ -139,6 +139,23 @@ def contained():
         return handle.read()
 
 
+@app.route("/common")
+def common():
+    name = request.args["file"]
+    base = os.path.realpath(BASE)
+    full = os.path.realpath(os.path.join(base, name))
+    if os.path.commonpath([base, full]) != base:
+        raise ValueError(name)
+    with open(full) as handle:  # ok path (commonpath says full lies inside base)
+        handle.read()
+    joined = os.path.join(BASE, name)
+    if os.path.commonpath((BASE, os.path.realpath(joined))) == BASE:
+        return open(joined).read()  # ok path
+    if os.path.commonpath([base, joined]) == "/":
+        return open(joined).read()  # $ path (compared with a path it was not given)
+    return open(joined).read()  # $ path (not checked on this path)
+
+
 def checked_name(name):
     if ".." in name:
         raise ValueError("no climbing")
