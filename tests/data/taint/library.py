@@ -7,6 +7,8 @@ import subprocess
 import tarfile
 
 import yaml
+from jinja2 import Environment
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 
 
 def run_tool(args):
@@ -54,3 +56,10 @@ class Runner:
 
 def exists_in(folder, name):
     return os.path.exists(os.path.join(folder, name))  # ok path (an existence check is a remote client's probe, not a caller's)
+
+
+def render_report(source, values):
+    plain = Environment().from_string(source)  # $ ssti $ autoescape-off
+    boxed = SandboxedEnvironment().from_string(source)  # ok ssti (a sandboxed environment)
+    frozen = ImmutableSandboxedEnvironment(autoescape=True).from_string(source)  # ok ssti
+    return plain.render(values) + boxed.render(values) + frozen.render(values)
