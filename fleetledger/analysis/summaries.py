@@ -23,7 +23,8 @@ from . import entries
 from .budget import BudgetExceeded
 from .definitions import FunctionInfo
 from .dependencies import Dependencies
-from .facts import Site, Summary, step
+from .argv import program_part
+from .facts import Site, SinkHit, Summary, step
 from .interp import Frame
 from .values import EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
 
@@ -325,7 +326,7 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
         # reads itself (a helper returning a request parameter).
         return result if found.complete else join(result, opaque_result(function, site))
     for hit in found.sinks:
-        frame.sink_value(hit.sink, hit.site, substitute(frame, hit.value, mapping, call, node), hit.role)
+        resink(frame, hit, mapping, call, node)
     _write_back(frame, function, found, mapping, call, node)
     if not found.complete:
         everything = join(*(taint_only(v.flatten()) for v in mapping.values()))
@@ -369,7 +370,7 @@ def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, 
     _defaults(frame, function, mapping)
     call = step(site, f"passed to {program.classes[class_id].name}()")
     for hit in found.sinks if not alone else ():
-        frame.sink_value(hit.sink, hit.site, substitute(frame, hit.value, mapping, call, node), hit.role)
+        resink(frame, hit, mapping, call, node)
     stored = {"." + attr: substitute(frame, value, mapping, call, node)
               for (index, attr), value in found.writes.items() if index == 0}
     return with_items(obj, stored) if stored else obj
@@ -401,6 +402,17 @@ def _dataclass_fields(frame: Frame, class_id: str) -> list[str] | None:
     if not decorated:
         return None
     return [s.target.id for s in info.node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+
+
+def resink(frame: Frame, hit: SinkHit, mapping: dict[int, Value], call: object, node: ast.AST) -> None:
+    """Reports at a call what a callee's parameters carried to one of its sinks: the hit's
+    value with the call's arguments substituted. For a sink of the program a vector starts
+    (``subprocess.Popen(argv)`` in a helper), the program part is taken again from what the
+    call passed: a helper given ``["git", "clone", "--", url]`` starts ``git``, not ``url``."""
+    value = substitute(frame, hit.value, mapping, call, node)
+    if hit.sink.program:
+        value = program_part(value)
+    frame.sink_value(hit.sink, hit.site, value, hit.role)
 
 
 def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: object, node: ast.AST) -> Value:

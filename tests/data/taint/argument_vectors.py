@@ -48,3 +48,22 @@ def started_by_path():
     listed = ["ls", "-l"] + request.args.getlist("f")
     os.execv("/bin/ls", listed)  # ok command (arguments of ls, however many)
     os.execv(word, ["x"])  # $ command (the program itself)
+
+
+
+def _start(vector):
+    return subprocess.Popen(vector)  # ok command (its one caller starts git)
+
+
+def clone(url, folder):
+    return _start(["git", "clone", "--", url, folder])
+
+
+def _launch(vector):
+    return subprocess.Popen(vector)  # $ command (the program is the request's)
+
+
+@app.route("/tool")
+def tool():
+    _launch([request.args["tool"], "--version"])
+    return "started"
