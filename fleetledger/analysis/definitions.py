@@ -156,6 +156,27 @@ class ModuleInfo:
         """Returns the package a relative import starts from."""
         return self.name if self.is_package else self.name.rpartition(".")[0]
 
+    @functools.cached_property
+    def tree_globals(self) -> frozenset[str]:
+        """The names the module's body assigns at its top level (outside functions and
+        classes, in any branch): its global variables, definitions and imports."""
+        names: set[str] = set()
+        pending: list[ast.AST] = list(self.tree.body)
+        while pending:
+            node = pending.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+                continue
+            if isinstance(node, ast.Lambda):
+                continue
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            pending.extend(ast.iter_child_nodes(node))
+        return frozenset(names)
+
 
 def module_name(path: str) -> tuple[str, bool]:
     """Returns the dotted module name of a repository-relative ``.py`` path, and whether it is

@@ -342,7 +342,7 @@ class Expressions:
                     return EMPTY
         if isinstance(node.slice, ast.Slice):
             return taint_only(owner.flatten())  # a part of a text holds none of what it did not
-        callables = [_callable_part(item) for item in (owner.items or {}).values()]
+        callables = [callable_part(item) for item in (owner.items or {}).values()]
         callables = [c for c in callables if c is not None]
         if callables:
             # A dispatch table read by a key the engine does not know (``handlers[action]``):
@@ -425,7 +425,7 @@ def dict_keys(value: Value) -> Value | None:
                 *([taint_only(unknown)] if unknown is not None else []))
 
 
-def _callable_part(item: Value) -> Value | None:
+def callable_part(item: Value) -> Value | None:
     """What of a container's item tells a call through it what is called (library references,
     bound methods, partials, functions of the analysed code), or None when nothing does."""
     types = frozenset(t for t in item.types if t.startswith(("=", "bound:", "partial:")))

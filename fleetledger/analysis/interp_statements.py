@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from . import conditions
-from .interp_expressions import ref
+from .interp_expressions import callable_part, ref
 from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
                      without_parameters)
 
@@ -280,8 +280,7 @@ class Statements:
             self.alive = self.alive and alive
 
     def define_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        for decorator in node.decorator_list:
-            self.expr(decorator)
+        decorators = [self.expr(decorator) for decorator in node.decorator_list]
         fid = self.module.by_node.get(node)
         if fid is None:
             return
@@ -291,6 +290,21 @@ class Statements:
             self.program.summaries.pop(fid, None)
         if self.function is None or info.cls is None:
             self.bind(node.name, Value(functions=frozenset({fid})))
+        if self.function is None and info.cls is None:
+            self.decorate(node, decorators, Value(functions=frozenset({fid})))
+
+    def decorate(self, node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[Value], function: Value) -> None:
+        """Applies the module's own decorator functions to a definition of its body, innermost
+        first, as Python does when it runs the ``def`` (``@register("name")``): what they do
+        with the function (store it in a registry) is followed. The name stays bound to the
+        function itself (a wrapper's call is the function's call for the engine)."""
+        for expr, value in reversed(list(zip(node.decorator_list, decorators))):
+            plain = sorted(f for f in value.functions if f in self.program.functions and not self.program.functions[f].bound)
+            if not plain or value.types:
+                continue
+            call = ast.copy_location(ast.Call(func=expr, args=[ast.Name(id=node.name, ctx=ast.Load())], keywords=[]), expr)
+            for fid in plain:
+                self.call_local(fid, None, [function], {}, [], call)
 
     def define_class(self, node: ast.ClassDef) -> None:
         cid = self.module.by_node.get(node)
@@ -365,6 +379,19 @@ class Statements:
                     keys = updated.items.get(UNKNOWN_KEYS) if updated.items else None
                     updated = with_items(updated, {UNKNOWN_KEYS: join(keys or EMPTY, taint_only(key.flatten()))})
             self.env[target.value.id] = updated
+        elif isinstance(target.value, ast.Name) and self.summarising and self._global(target.value.id) and (
+                callable_part(value) is not None or any(label.channel == "param" for label in value.labels.values())):
+            # ``REGISTRY[name] = fn`` on a global of the module: the summary says so, and a
+            # call in the module's body adds what it passed (``summaries._store_globals``).
+            name = target.value.id
+            self.global_stores[name] = join(self.global_stores.get(name, EMPTY), value)
+
+    def _global(self, name: str) -> bool:
+        """True for a name this function reads from its module's globals (not a local, a
+        closure's or a builtin)."""
+        closure = self.function.closure if self.function is not None else None
+        return (self.function is not None and name not in self.locals and not (closure and name in closure)
+                and name in self.function.module.tree_globals)
 
 
 def _load(target: ast.expr) -> ast.expr:

@@ -26,7 +26,8 @@ from .dependencies import Dependencies
 from .argv import program_part
 from .facts import Site, SinkHit, Summary, step
 from .interp import Frame
-from .values import EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
+from .interp_expressions import callable_part
+from .values import UNKNOWN_KEYS, EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
 
 if TYPE_CHECKING:
     from .program import Program
@@ -193,7 +194,7 @@ def _compute(program: Program, function: FunctionInfo, depth: int,
                 complete = False
                 program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (it nests too deep for the engine)")
             result = Summary(returns=join(*frame.returned) if frame.returned else EMPTY, sinks=list(frame.hits.values()),
-                             writes=frame.writes, complete=complete)
+                             writes=frame.writes, complete=complete, global_stores=frame.global_stores)
         finally:
             program.in_progress.discard(function.id)
             program.stack.pop()
@@ -217,7 +218,8 @@ def _shape(found: Summary) -> tuple[object, ...]:
         return frozenset(label.key for label in value.all_labels()) | frozenset(value.types)
 
     return (origins(found.returns), frozenset((hit.site, hit.sink.kind, hit.role, origins(hit.value)) for hit in found.sinks),
-            frozenset((key, origins(value)) for key, value in found.writes.items()), found.complete)
+            frozenset((key, origins(value)) for key, value in found.writes.items()), found.complete,
+            frozenset((name, origins(value), value.functions) for name, value in found.global_stores.items()))
 
 
 _SHARED: dict[tuple[str, ...], tuple[Summary, Dependencies]] = {}
@@ -328,6 +330,8 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
     for hit in found.sinks:
         resink(frame, hit, mapping, call, node)
     _write_back(frame, function, found, mapping, call, node)
+    if found.global_stores and function.module is frame.module:
+        _store_globals(frame, found, mapping, call, node)
     if not found.complete:
         everything = join(*(taint_only(v.flatten()) for v in mapping.values()))
         result = join(result, add_step(everything, step(site, f"through {function.name}() (not fully analysed)")))
@@ -512,6 +516,25 @@ def _write_back(frame: Frame, function: FunctionInfo, found: Summary, mapping: d
                 stored = substitute(frame, value, mapping, call, node)
                 for param in sorted(params):
                     frame.writes[(param, attr)] = join(frame.writes.get((param, attr), EMPTY), stored)
+
+
+def _store_globals(frame: Frame, found: Summary, mapping: dict[int, Value], call: object, node: ast.Call) -> None:
+    """What a callee stored in a global container of its module (``REGISTRY[name] = fn``): at
+    a call in the module's body (a decorator applied to a definition), the functions the call
+    passed join the global's items under a key the engine does not know, so a dispatch through
+    it (``REGISTRY[kind](value)``) may call them; in a summary being computed, the store is the
+    caller's too (a decorator that registers through a helper)."""
+    for name, stored in found.global_stores.items():
+        value = substitute(frame, stored, mapping, call, node)
+        if frame.function is not None:
+            if frame.summarising:
+                frame.global_stores[name] = join(frame.global_stores.get(name, EMPTY), value)
+            continue
+        part = callable_part(value)
+        current = frame.env.get(name)
+        if part is None or current is None or current.items is None:
+            continue
+        frame.env[name] = with_items(current, {UNKNOWN_KEYS: join(current.items.get(UNKNOWN_KEYS, EMPTY), part)})
 
 
 def opaque_result(function: FunctionInfo, site: Site) -> Value:
