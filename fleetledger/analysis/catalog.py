@@ -56,7 +56,8 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from .model_records import Catalog, Check, Condition, Container, Guard, Handler, Invoke, Kind, Render, Sanitiser, Sink, Source
+from .model_handlers import Handler
+from .model_records import Catalog, Check, Condition, Container, Guard, Invoke, Kind, Render, Sanitiser, Sink, Source
 
 MODELS_PACKAGE = "fleetledger.analysis"
 MODELS_FOLDER = "models"

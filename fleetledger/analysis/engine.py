@@ -152,7 +152,7 @@ def _function(program: Program, function: FunctionInfo, test_file: bool) -> None
 
 def _handler(program: Program, function: FunctionInfo, handler: object) -> None:
     """Interprets a handler with its parameters bound to what its framework passes."""
-    from .model_records import Handler
+    from .model_handlers import Handler
 
     assert isinstance(handler, Handler)
     env = handler_values(program, function, handler, summaries.parameter_values(program, function))

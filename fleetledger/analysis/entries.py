@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from .definitions import FunctionInfo
 from .interp import Frame
-from .model_records import Handler, UNTYPED
+from .model_handlers import Handler
+from .model_records import UNTYPED
 
 if TYPE_CHECKING:
     from .program import Program

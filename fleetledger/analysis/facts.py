@@ -153,16 +153,17 @@ class Summary:
             (``self.x = p`` in a constructor).
         complete: False when the analysis was cut short or the function is being analysed
             (a recursive call): callers then assume the result carries every argument.
-        global_stores: A global container of the function's module -> what the function
-            stores in it by a key (``REGISTRY[name] = fn`` in a registering decorator); a call
-            in the module's body adds the functions it passed to that global.
+        global_stores: ``(global container of the function's module, by key)`` -> what the
+            function stores in it, by a key (``REGISTRY[name] = fn`` in a registering
+            decorator) or as an item (``HOOKS.append(fn)``); a call in the module's body adds
+            the functions it passed to that global.
     """
 
     returns: Value
     sinks: list[SinkHit] = field(default_factory=list)
     writes: dict[tuple[int, str], Value] = field(default_factory=dict)
     complete: bool = True
-    global_stores: dict[str, Value] = field(default_factory=dict)
+    global_stores: dict[tuple[str, bool], Value] = field(default_factory=dict)
 
 
 def step(site: Site, what: str) -> Step:

@@ -38,6 +38,10 @@ PURE_BUILTINS = frozenset({"str", "repr", "ascii", "format", "int", "float", "bo
 MAX_NESTED_PARTIALS = 6
 
 
+_STORING_METHODS = frozenset({"append", "add", "insert", "setdefault"})
+"""Container methods whose last argument is stored in the container (a registry's function)."""
+
+
 class Calls(Objects):
     """Call evaluation, mixed into ``interp.Frame``."""
 
@@ -186,6 +190,8 @@ class Calls(Objects):
             if method == "format" and receiver.is_const and isinstance(receiver.const, str):
                 everything.extend(self.format_fields(receiver.const, args, kwargs, node))
             self.stores_into(func.value if isinstance(func, ast.Attribute) else None, everything, site)
+            if method in _STORING_METHODS and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and args:
+                self.store_global(func.value.id, args[-1], by_key=method == "setdefault")  # ``HOOKS.append(fn)``
             everything.append(receiver)
             derived = self.derive(receiver, f"{method}()", site)
             rest = join(*(taint_only(v.flatten()) for v in everything[:-1]))

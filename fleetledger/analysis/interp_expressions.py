@@ -357,7 +357,10 @@ class Expressions:
         keys = dict_keys(iterable)
         if keys is not None:
             return keys
-        return self.method_result(iterable, "__iter__", node) if iterable.types else taint_only(iterable.flatten())
+        each = self.method_result(iterable, "__iter__", node) if iterable.types else taint_only(iterable.flatten())
+        # The functions it holds stay callable (``for check in (a, b): check(x)``, a registry).
+        callables = [part for part in map(callable_part, (iterable.items or {}).values()) if part is not None]
+        return join(each, *callables) if callables else each
 
     def compare(self, node: ast.Compare) -> Value:
         values = [self.expr(node.left), *(self.expr(c) for c in node.comparators)]

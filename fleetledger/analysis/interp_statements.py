@@ -379,12 +379,16 @@ class Statements:
                     keys = updated.items.get(UNKNOWN_KEYS) if updated.items else None
                     updated = with_items(updated, {UNKNOWN_KEYS: join(keys or EMPTY, taint_only(key.flatten()))})
             self.env[target.value.id] = updated
-        elif isinstance(target.value, ast.Name) and self.summarising and self._global(target.value.id) and (
+        elif isinstance(target.value, ast.Name):
+            self.store_global(target.value.id, value, by_key=True)
+
+    def store_global(self, name: str, value: Value, *, by_key: bool) -> None:
+        """``REGISTRY[key] = fn`` or ``HOOKS.append(fn)`` on a global container of the module,
+        in a summary: the summary says so, and a call in the module's body adds the functions
+        it passed (``summaries._store_globals``). Only functions and parameters are kept."""
+        if self.summarising and self._global(name) and (
                 callable_part(value) is not None or any(label.channel == "param" for label in value.labels.values())):
-            # ``REGISTRY[name] = fn`` on a global of the module: the summary says so, and a
-            # call in the module's body adds what it passed (``summaries._store_globals``).
-            name = target.value.id
-            self.global_stores[name] = join(self.global_stores.get(name, EMPTY), value)
+            self.global_stores[(name, by_key)] = join(self.global_stores.get((name, by_key), EMPTY), value)
 
     def _global(self, name: str) -> bool:
         """True for a name this function reads from its module's globals (not a local, a

@@ -23,13 +23,14 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from . import entries, summaries
+from . import constructors, entries, summaries
 from .budget import Budget
 from .dependencies import Dependencies
 from .definitions import ClassInfo, FunctionInfo, ModuleInfo, index, module_index, module_name
 from .facts import Evidence, EVIDENCE_RANK, Flow, Misuse, Site, Summary
 from .interp import Frame, run_module
-from .model_records import Catalog, Handler
+from .model_handlers import Handler
+from .model_records import Catalog
 from .values import Label, Value
 
 MAX_MODULES = 64
@@ -58,7 +59,7 @@ class Program:
         self.stack: list[str] = []
         self.unstable: set[str] = set()
         self.running: list[str] = []  # paths of the modules whose bodies are being interpreted
-        self.root_dependent: set[str] = set()  # of those, the ones not to share (``summaries._root_dependent``)
+        self.root_dependent: set[str] = set()  # of those, the ones not to share (``summaries.root_dependent``)
         self.loader = loader
         self.budget = budget
         self.modules: dict[str, ModuleInfo] = {}
@@ -363,14 +364,14 @@ class Program:
     def instance_types(self, frame: Frame, class_id: str) -> dict[str, frozenset[str]]:
         """What ``__init__`` of a class of the analysed code stores on the new instance, as
         types only (``{"session": {"requests.Session"}}``): another method reads
-        ``self.session`` as an object of that type (``summaries.instance_types``)."""
-        return summaries.instance_types(frame, class_id)
+        ``self.session`` as an object of that type (``constructors.instance_types``)."""
+        return constructors.instance_types(frame, class_id)
 
     def construct(self, frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, Value],
                   star: list[Value], node: ast.Call, site: Site) -> Value:
         """Evaluates ``Class(...)`` for a class of the analysed code at a call in ``frame``
-        (``summaries.construct``)."""
-        return summaries.construct(frame, class_id, args, kwargs, star, node, site)
+        (``constructors.construct``)."""
+        return constructors.construct(frame, class_id, args, kwargs, star, node, site)
 
 
 _SCOPES: dict[int, tuple[Mapping[str, str], str]] = {}

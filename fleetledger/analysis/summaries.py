@@ -27,7 +27,7 @@ from .argv import program_part
 from .facts import Site, SinkHit, Summary, step
 from .interp import Frame
 from .interp_expressions import callable_part
-from .values import UNKNOWN_KEYS, EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
+from .values import ADDED_ITEMS, UNKNOWN_KEYS, EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
 
 if TYPE_CHECKING:
     from .program import Program
@@ -283,7 +283,7 @@ def carries_data(program: Program, values: list[Value]) -> bool:
                for value in values for type_name in value.types for base in program.class_mro(type_name))
 
 
-def _root_dependent(program: Program) -> None:
+def root_dependent(program: Program) -> None:
     """Marks every summary being computed, and every module whose body is being interpreted,
     as depending on which file is analysed: it applied
     a function (or built an object) of that file where another file's would have been left
@@ -313,12 +313,12 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
     data = carries_data(frame.program, inputs)
     alone = not data and function.module.path != frame.program.root
     if not alone and not data:
-        _root_dependent(frame.program)
+        root_dependent(frame.program)
     mapping = bind_arguments(function, args, kwargs, star)
     callables = _callables(function, mapping)
     found = specialised(frame.program, function, callables, frame.depth + 1) if callables and not alone else summary(
         frame.program, function, frame.depth + 1)
-    _defaults(frame, function, mapping)
+    apply_defaults(frame, function, mapping)
     call = step(site, f"passed to {function.name}()")
     result = substitute(frame, found.returns, mapping, call, node)
     if alone:
@@ -336,76 +336,6 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
         everything = join(*(taint_only(v.flatten()) for v in mapping.values()))
         result = join(result, add_step(everything, step(site, f"through {function.name}() (not fully analysed)")))
     return result
-
-
-def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, Value], star: list[Value],
-              node: ast.Call, site: Site) -> Value:
-    """Evaluates ``Class(...)`` for a class of the analysed code: a new object of that type
-    whose attributes are what ``__init__`` stores from the arguments."""
-    program = frame.program
-    obj = Value(types=frozenset({class_id}), items={})
-    alone = False
-    if not carries_data(program, [*args, *kwargs.values(), *star]):
-        if program.classes[class_id].module.path != program.root:
-            # As for a function (``apply``): what ``__init__`` stores of what it reads itself
-            # is kept; its sinks are left to its own module's analysis.
-            alone = True
-        else:
-            _root_dependent(program)
-    init = program.method(class_id, "__init__")
-    if alone and init is None:
-        return obj
-    fields = _dataclass_fields(frame, class_id) if init is None else None
-    if fields is not None:
-        # A dataclass's generated __init__ stores each argument in the field of its name or place.
-        stored = {"." + name: value for name, value in zip(fields, args)}
-        stored.update({"." + name: value for name, value in kwargs.items() if name in fields})
-        return with_items(obj, stored) if stored else obj
-    if init is None:
-        library = [b for b in program.class_mro(class_id)[1:] if b not in program.classes]
-        for base in library:
-            result = frame.call_library(base, None, args, kwargs, star, node)
-            if result is not None:
-                return join(obj, taint_only(result))
-        return obj
-    function = program.functions[init]
-    found = summary(program, function, frame.depth + 1)
-    mapping = bind_arguments(function, [obj, *args], kwargs, star)
-    _defaults(frame, function, mapping)
-    call = step(site, f"passed to {program.classes[class_id].name}()")
-    for hit in found.sinks if not alone else ():
-        resink(frame, hit, mapping, call, node)
-    stored = {"." + attr: substitute(frame, value, mapping, call, node)
-              for (index, attr), value in found.writes.items() if index == 0}
-    return with_items(obj, stored) if stored else obj
-
-
-def instance_types(frame: Frame, class_id: str) -> dict[str, frozenset[str]]:
-    """The types ``__init__`` (its own or inherited) stores in the instance's attributes:
-    ``{attribute: types}``, from its summary's writes to its first parameter, without their
-    data (a caller's arguments are not this method's). Empty while that ``__init__`` is being
-    summarised (a read of ``self.x`` inside it) or when the class has none."""
-    program = frame.program
-    init = program.method(class_id, "__init__")
-    if init is None or init in program.in_progress or init not in program.functions:
-        return {}
-    found = summary(program, program.functions[init], frame.depth + 1)
-    return {attr: frozenset(value.types) for (index, attr), value in found.writes.items()
-            if index == 0 and value.types}
-
-
-def _dataclass_fields(frame: Frame, class_id: str) -> list[str] | None:
-    """The fields of a class decorated with ``dataclasses.dataclass`` (annotated names of its
-    body, in order), or None for any other class."""
-    info = frame.program.classes[class_id]
-    decorated = False
-    for decorator in info.node.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        value = frame.expr(target)
-        decorated = decorated or any(t in ("=dataclasses.dataclass", "=attr.s", "=attrs.define") for t in value.types)
-    if not decorated:
-        return None
-    return [s.target.id for s in info.node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
 
 
 def resink(frame: Frame, hit: SinkHit, mapping: dict[int, Value], call: object, node: ast.AST) -> None:
@@ -474,7 +404,7 @@ def _method_source(frame: Frame, current: Value, owner: Value, method: str, node
     return None
 
 
-def _defaults(frame: Frame, function: FunctionInfo, mapping: dict[int, Value]) -> None:
+def apply_defaults(frame: Frame, function: FunctionInfo, mapping: dict[int, Value]) -> None:
     """Gives parameters that the call did not pass their default values (constants mostly)."""
     node = function.node
     positional = [*node.args.posonlyargs, *node.args.args]
@@ -524,17 +454,18 @@ def _store_globals(frame: Frame, found: Summary, mapping: dict[int, Value], call
     passed join the global's items under a key the engine does not know, so a dispatch through
     it (``REGISTRY[kind](value)``) may call them; in a summary being computed, the store is the
     caller's too (a decorator that registers through a helper)."""
-    for name, stored in found.global_stores.items():
+    for (name, by_key), stored in found.global_stores.items():
         value = substitute(frame, stored, mapping, call, node)
         if frame.function is not None:
             if frame.summarising:
-                frame.global_stores[name] = join(frame.global_stores.get(name, EMPTY), value)
+                frame.global_stores[(name, by_key)] = join(frame.global_stores.get((name, by_key), EMPTY), value)
             continue
         part = callable_part(value)
         current = frame.env.get(name)
-        if part is None or current is None or current.items is None:
-            continue
-        frame.env[name] = with_items(current, {UNKNOWN_KEYS: join(current.items.get(UNKNOWN_KEYS, EMPTY), part)})
+        if part is None or current is None or current.types:
+            continue  # not a container built here (``[]`` and ``{}`` have no items yet)
+        item = UNKNOWN_KEYS if by_key else ADDED_ITEMS
+        frame.env[name] = with_items(current, {item: join((current.items or {}).get(item, EMPTY), part)})
 
 
 def opaque_result(function: FunctionInfo, site: Site) -> Value:

@@ -375,6 +375,10 @@ def _join_items(values: tuple[Value, ...]) -> dict[Any, Value] | None:
 # The item under which a container keeps the keys stored by a computed key (``d[k] = v``), named
 # with a NUL so that no ordinary key meets it.
 UNKNOWN_KEYS = "\x00keys"
+# The item under which a list or set keeps what was added to it where the engine does not
+# follow its positions (``HOOKS.append(fn)`` from a registering decorator): not a text key, so
+# iterating the container gives its items, not keys.
+ADDED_ITEMS = -1
 
 
 def with_items(value: Value, updates: Mapping[Any, Value]) -> Value:

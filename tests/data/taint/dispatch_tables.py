@@ -39,3 +39,19 @@ def presets():
     os.system(Tools.presets.get(request.args["p"], "true"))  # ok command (one of the class's constants)
     os.system(Tools.presets[request.args["p"]])  # ok command
     return "done"
+
+
+def _quoted(text):
+    return "'" + text.replace("'", "") + "'"
+
+
+def _remove(path):
+    os.remove(path)  # $ path (called by the loop over the steps)
+
+
+@app.route("/steps")
+def steps():
+    target = request.args["target"]
+    for step in (_quoted, _remove):
+        step(target)
+    return "done"

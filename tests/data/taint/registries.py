@@ -9,6 +9,7 @@ from flask import Flask, request
 app = Flask(__name__)
 HANDLERS = {}
 CONVERTERS = {}
+CHECKS = []
 
 
 def handler(name):
@@ -31,6 +32,11 @@ def command(name):
 
 def converter(function):
     CONVERTERS[function.__name__] = function
+    return function
+
+
+def check(function):
+    CHECKS.append(function)
     return function
 
 
@@ -62,6 +68,16 @@ def _evaluate(text):
     return eval(text)  # $ code
 
 
+@check
+def _exists(target):
+    return os.path.exists("/srv/" + target)  # $ path (an existence oracle)
+
+
+@check
+def _unpack(target):
+    return subprocess.call("tar xf " + target, shell=True)  # $ command
+
+
 @traced
 def _listing(folder):
     return os.listdir(folder)
@@ -75,3 +91,11 @@ def run(kind):
 @app.route("/convert")
 def convert():
     return str(CONVERTERS[request.args["kind"]](request.args["text"]))  # $ xss (what _evaluate returns)
+
+
+@app.route("/check")
+def run_checks():
+    target = request.args["target"]
+    for each in CHECKS:
+        each(target)
+    return "checked"

@@ -1,0 +1,83 @@
+"""Objects of the analysed code's classes: ``Class(...)`` evaluated through ``__init__``'s summary
+(or a dataclass's generated one), and the library objects ``__init__`` stores on the instance,
+which the class's other methods read from ``self`` as objects of those types.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .facts import Site, step
+from .interp import Frame
+from .summaries import apply_defaults, bind_arguments, carries_data, resink, root_dependent, substitute, summary
+from .values import Value, join, taint_only, with_items
+
+
+def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, Value], star: list[Value],
+              node: ast.Call, site: Site) -> Value:
+    """Evaluates ``Class(...)`` for a class of the analysed code: a new object of that type
+    whose attributes are what ``__init__`` stores from the arguments."""
+    program = frame.program
+    obj = Value(types=frozenset({class_id}), items={})
+    alone = False
+    if not carries_data(program, [*args, *kwargs.values(), *star]):
+        if program.classes[class_id].module.path != program.root:
+            # As for a function (``apply``): what ``__init__`` stores of what it reads itself
+            # is kept; its sinks are left to its own module's analysis.
+            alone = True
+        else:
+            root_dependent(program)
+    init = program.method(class_id, "__init__")
+    if alone and init is None:
+        return obj
+    fields = _dataclass_fields(frame, class_id) if init is None else None
+    if fields is not None:
+        # A dataclass's generated __init__ stores each argument in the field of its name or place.
+        stored = {"." + name: value for name, value in zip(fields, args)}
+        stored.update({"." + name: value for name, value in kwargs.items() if name in fields})
+        return with_items(obj, stored) if stored else obj
+    if init is None:
+        library = [b for b in program.class_mro(class_id)[1:] if b not in program.classes]
+        for base in library:
+            result = frame.call_library(base, None, args, kwargs, star, node)
+            if result is not None:
+                return join(obj, taint_only(result))
+        return obj
+    function = program.functions[init]
+    found = summary(program, function, frame.depth + 1)
+    mapping = bind_arguments(function, [obj, *args], kwargs, star)
+    apply_defaults(frame, function, mapping)
+    call = step(site, f"passed to {program.classes[class_id].name}()")
+    for hit in found.sinks if not alone else ():
+        resink(frame, hit, mapping, call, node)
+    stored = {"." + attr: substitute(frame, value, mapping, call, node)
+              for (index, attr), value in found.writes.items() if index == 0}
+    return with_items(obj, stored) if stored else obj
+
+
+def instance_types(frame: Frame, class_id: str) -> dict[str, frozenset[str]]:
+    """The types ``__init__`` (its own or inherited) stores in the instance's attributes:
+    ``{attribute: types}``, from its summary's writes to its first parameter, without their
+    data (a caller's arguments are not this method's). Empty while that ``__init__`` is being
+    summarised (a read of ``self.x`` inside it) or when the class has none."""
+    program = frame.program
+    init = program.method(class_id, "__init__")
+    if init is None or init in program.in_progress or init not in program.functions:
+        return {}
+    found = summary(program, program.functions[init], frame.depth + 1)
+    return {attr: frozenset(value.types) for (index, attr), value in found.writes.items()
+            if index == 0 and value.types}
+
+
+def _dataclass_fields(frame: Frame, class_id: str) -> list[str] | None:
+    """The fields of a class decorated with ``dataclasses.dataclass`` (annotated names of its
+    body, in order), or None for any other class."""
+    info = frame.program.classes[class_id]
+    decorated = False
+    for decorator in info.node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        value = frame.expr(target)
+        decorated = decorated or any(t in ("=dataclasses.dataclass", "=attr.s", "=attrs.define") for t in value.types)
+    if not decorated:
+        return None
+    return [s.target.id for s in info.node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]

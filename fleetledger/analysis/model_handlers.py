@@ -1,0 +1,74 @@
+"""The entry-point model as the engine reads it (``[[handler]]`` entries of ``models/*.toml``):
+how a framework marks the functions it calls with outside data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Handler:
+    """An entry point: a function the framework calls with outside data.
+
+    Attributes:
+        framework: The framework's name, for traces.
+        decorators: Decorator method names (``"route"``) or qualified decorator names
+            (``"click.command"``) that mark a handler.
+        decorator_receivers: Types the decorator's object must have (``"flask.Flask"``);
+            ``"*"`` also accepts an object of unknown type.
+        path_argument: The decorator's first argument must be a constant URL rule starting
+            with ``"/"`` (how routing decorators are told from others of the same name).
+        bases: Library classes whose subclasses' methods named in ``methods`` are handlers;
+            none, with ``methods`` and ``imports``: the methods so named of any class of a
+            module that imports the framework (Falcon's resources are plain classes whose
+            ``on_get`` and the like the framework calls).
+        methods: Method names of those subclasses that the framework calls; a name ending in
+            ``*`` names every method starting so (graphene's ``resolve_*``: the framework finds
+            a field's resolver by that prefix).
+        request_parameter: A framework convention: the first parameter (after ``self``) with
+            this name holds the request (``"request"`` in Django, aiohttp, Pyramid,
+            Starlette); needs one of ``imports`` to be imported by the module.
+        imports: Module prefixes whose import makes the convention apply.
+        request_type: The type given to the request parameter.
+        annotations: Parameter annotations (qualified) that mark a request parameter.
+        parameters: ``"all"``: every other parameter is outside data (route arguments,
+            query parameters); ``"none"``: only the request parameter is.
+        safe_annotations: Annotations that make the framework accept only safe values
+            (``"int"``, ``"uuid.UUID"``); a parameter so annotated is not outside data.
+        safe_converters: URL rule converters that admit only safe values (Flask's
+            ``<int:id>``): a parameter the decorator's rule declares so is not outside data.
+        excluded_defaults: Calls whose result as a default marks a parameter the framework
+            fills itself (``"fastapi.Depends"``).
+        returns_sink: A kind whose sink the handler's return value is (``"xss"`` for
+            frameworks that send a returned string as an HTML page), or ``""``.
+        channel: The channel of the outside data.
+        framework_parameters: How many leading positional parameters the framework fills
+            itself (GraphQL resolvers: the parent object and the resolve info, whether the
+            resolver is written as a method or a static method); -1: only ``self`` of a method.
+        request_position: The index (``self`` counted) of the parameter that holds the request,
+            whatever its name (Sanic passes it first, Falcon after ``self``); -1: none.
+    """
+
+    framework: str
+    decorators: tuple[str, ...] = ()
+    decorator_receivers: tuple[str, ...] = ()
+    path_argument: bool = False
+    bases: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+    request_parameter: str = ""
+    imports: tuple[str, ...] = ()
+    request_type: str = ""
+    annotations: tuple[str, ...] = ()
+    parameters: str = "all"
+    safe_annotations: tuple[str, ...] = ()
+    safe_converters: tuple[str, ...] = ()
+    excluded_defaults: tuple[str, ...] = ()
+    returns_sink: str = ""
+    channel: str = "http"
+    framework_parameters: int = -1
+    request_position: int = -1
+
+    def names_method(self, name: str) -> bool:
+        """True when ``name`` is one of ``methods`` (or starts as one ending in ``*`` does)."""
+        return any(name == m or (m.endswith("*") and name.startswith(m[:-1])) for m in self.methods)
