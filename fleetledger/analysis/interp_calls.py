@@ -16,11 +16,11 @@ from typing import Any
 
 from . import conditions
 from .facts import Site, step
-from .interp_expressions import BUILTINS, dict_keys, opaque
+from .interp_expressions import BUILTINS, callable_part, dict_keys, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
 from .model_records import Invoke, UNTYPED
 from .texts import MAX_TEXT_LEN, texts_of
-from .values import EMPTY, Value, add_step, clean, constant, join, taint_only, unmarked
+from .values import EMPTY, UNKNOWN_KEYS, Value, add_step, clean, constant, join, taint_only, unmarked
 
 _CONST_TYPE_NAMES = frozenset({"str", "int", "float", "bool", "bytes", "NoneType", "list", "dict", "tuple", "set"})
 # Builtins whose result is a function of their arguments only (Python semantics): with
@@ -173,7 +173,17 @@ class Calls(Objects):
             key = args[0]
             known = receiver.get(key.const) if key.is_const and isinstance(key.const, (str, int)) else None
             default = args[1] if len(args) > 1 else constant(None)
-            return join(known, default) if known is not None else join(receiver.flatten(), default)
+            if known is not None:
+                return join(known, default)
+            # A dispatch table read by a key the engine does not know: any of its functions.
+            callables = [part for part in map(callable_part, receiver.items.values()) if part is not None]
+            return join(receiver.flatten(), default, *callables)
+        if receiver is not None and method == "values" and receiver.items is not None and not receiver.types and not args:
+            # ``d.values()`` of a dict built here: its values in order (what a loop over them
+            # calls, for a table of functions), not its keys' data.
+            values = [v for k, v in receiver.items.items() if k != UNKNOWN_KEYS]
+            stored = callable_part(receiver.items.get(UNKNOWN_KEYS, EMPTY))
+            return Value(items=dict(enumerate([*values, *([stored] if stored is not None else [])])))
         if receiver is not None and method is not None and (not refs or not handled):
             # A name the models do not know (``models.Order.objects`` from a module that is not
             # loaded) is a receiver of unknown type: the models of its method name apply.

@@ -55,3 +55,33 @@ def steps():
     for step in (_quoted, _remove):
         step(target)
     return "done"
+
+
+def _purge(path):
+    os.remove(path)  # $ path (TOOLS.get with the request's key)
+
+
+def _echo(text):
+    return text
+
+
+def _shell_job(line):
+    subprocess.call(line, shell=True)  # $ command (a loop over JOBS.values())
+
+
+def _unlink(path):
+    os.unlink(path)  # ok path (only LINKS.get("echo") is called)
+
+
+TOOLS = {"purge": _purge, "echo": _echo}
+JOBS = {"shell": _shell_job}
+LINKS = {"unlink": _unlink, "echo": _echo}
+
+
+@app.route("/tools")
+def tools():
+    TOOLS.get(request.args["tool"], _echo)(request.args["arg"])
+    for job in JOBS.values():
+        job(request.args["line"])
+    LINKS.get("echo")(request.args["path"])
+    return "done"
