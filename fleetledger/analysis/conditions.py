@@ -337,13 +337,27 @@ def _held_projection(frame: Frame, name: ast.Name, how: str) -> list[Proof]:
     """For ``host = urlparse(x).hostname`` then ``host`` compared with constants: what comparing
     the projection itself proves (``x`` checked for the projection's guard kinds)."""
     held = frame.conditions.get(name.id)
-    return _projection(frame, held, how) if isinstance(held, (ast.Attribute, ast.Subscript)) else []
+    return _projection(frame, held, how) if held is not None and isinstance(without_case(held), (ast.Attribute, ast.Subscript)) else []
+
+
+CASE_METHODS = frozenset({"lower", "upper", "casefold"})
+"""``str`` methods that change only letter case: a projection compared after one of them
+(``urlparse(x).hostname.lower() in ALLOWED``) is compared as it is."""
+
+
+def without_case(expr: ast.expr) -> ast.expr:
+    """``e`` for ``e.lower()`` (``CASE_METHODS``, any depth), else ``expr``."""
+    while (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in CASE_METHODS
+           and not expr.args and not expr.keywords):
+        expr = expr.func.value
+    return expr
 
 
 def _projection(frame: Frame, expr: ast.expr, how: str) -> list[Proof]:
-    """For ``urlparse(x).netloc`` compared with constants (or found empty): ``x`` is checked
-    for the kinds of the projection's guard model."""
+    """For ``urlparse(x).netloc`` compared with constants (or found empty), also after a
+    change of case: ``x`` is checked for the kinds of the projection's guard model."""
     part = None
+    expr = without_case(expr)
     while isinstance(expr, (ast.Attribute, ast.Subscript)):
         part = expr.attr if isinstance(expr, ast.Attribute) else None  # the one read from the call's result
         expr = expr.value

@@ -404,7 +404,9 @@ def _load(target: ast.expr) -> ast.expr:
 
 def _projection_of_call(expr: ast.expr) -> bool:
     """True for a part of a call's result (``urlparse(x).hostname``): comparing the name it is
-    assigned to checks the call's argument as the projection itself would."""
+    assigned to checks the call's argument as the projection itself would (also after a
+    change of case: ``urlparse(x).hostname.lower()``)."""
+    expr = conditions.without_case(expr)
     if not isinstance(expr, (ast.Attribute, ast.Subscript)):
         return False
     while isinstance(expr, (ast.Attribute, ast.Subscript)):

@@ -48,3 +48,16 @@ def fetch_scheme():
     if urlparse(target).path == "/api":
         requests.get(target)  # $ ssrf
     return "done"
+
+
+@app.route("/fetch-case")
+def fetch_case():
+    target = request.args["u"]
+    if urlparse(target).hostname.lower() in PERMITTED:
+        requests.get(target)  # ok ssrf (a change of case keeps the host)
+    domain = urlparse(target).netloc.casefold()
+    if domain == "api.example.com":
+        requests.get(target)  # ok ssrf
+    if urlparse(target).hostname.lower().startswith("api"):
+        requests.get(target)  # $ ssrf (api.attacker.example starts so too)
+    return "done"
