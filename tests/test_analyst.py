@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -388,9 +389,18 @@ def test_a_candidate_in_another_file_is_the_same_whichever_files_were_analysed_b
     assert entry_after(["other.py"]) == fresh
 
 
-def test_a_template_that_writes_a_variable_unescaped_is_a_sink_for_what_the_view_passes(tmp_path: Path) -> None:
+def template_sinks(root: Path, view: str, template: str) -> tuple[Any, list[str]]:
+    """Detects ``view`` with ``template`` readable: the report, and what each trace of its one
+    XSS candidate says of its sink, sorted."""
     import hashlib
 
+    shas = {p: hashlib.sha256((root / p).read_bytes()).hexdigest() for p in (view, template)}
+    report = detect_file(root, view, readable=shas)
+    [xss] = [c for c in report.candidates if c.rule_id == "FLT-xss"]
+    return report, sorted(t["sink"]["what"] for t in xss.trace["traces"])
+
+
+def test_a_template_that_writes_a_variable_unescaped_is_a_sink_for_what_the_view_passes(tmp_path: Path) -> None:
     (tmp_path / "blog" / "templates" / "blog").mkdir(parents=True)
     (tmp_path / "blog" / "views.py").write_text(textwrap.dedent("""
         from django.shortcuts import render
@@ -403,24 +413,17 @@ def test_a_template_that_writes_a_variable_unescaped_is_a_sink_for_what_the_view
     (tmp_path / "blog" / "templates" / "blog" / "search.html").write_text(
         "<h1>{{ title }}</h1>\n{% autoescape off %}<p>{{ query }}</p>{% endautoescape %}\n"
         "{% for post in posts %}{{ post.body|safe }}{% endfor %}\n")
-    paths = ("blog/views.py", "blog/templates/blog/search.html")
-    shas = {p: hashlib.sha256((tmp_path / p).read_bytes()).hexdigest() for p in paths}
-    report = detect_file(tmp_path, "blog/views.py", readable=shas)
-    [xss] = [c for c in report.candidates if c.rule_id == "FLT-xss"]
-    sinks = sorted(t["sink"]["what"] for t in xss.trace["traces"])
+    report, sinks = template_sinks(tmp_path, "blog/views.py", "blog/templates/blog/search.html")
     assert any("query, written unescaped (an autoescape off block) at blog/templates/blog/search.html:2" in s for s in sinks)
     assert any("posts, written unescaped (the safe filter) at blog/templates/blog/search.html:3" in s for s in sinks)
     assert not any("title" in s for s in sinks)  # escaped: autoescaping is on there
     assert report.read == ("blog/templates/blog/search.html",)
 
 
-
 def test_a_variable_in_a_templates_script_code_is_a_sink_where_html_escaping_does_not_protect_it(tmp_path: Path) -> None:
     """Autoescaping does not hold a value written into a script's code or an event-handler
     attribute (pygoat's XSS lab 3: letters and digits removed, the rest into a <script>); a
     quoted string literal of the script holds it, and escapejs/tojson do."""
-    import hashlib
-
     (tmp_path / "templates").mkdir()
     (tmp_path / "app.py").write_text(textwrap.dedent("""
         import re
@@ -437,11 +440,7 @@ def test_a_variable_in_a_templates_script_code_is_a_sink_where_html_escaping_doe
     (tmp_path / "templates" / "lab.html").write_text(
         "<p>{{ shown }}</p>\n<script>\n  var q = \"{{ quoted }}\";\n  {{ code }}\n  var e = {{ encoded|tojson }};\n"
         "</script>\n<a onclick=\"go('{{ clicked }}')\">go</a>\n")
-    paths = ("app.py", "templates/lab.html")
-    shas = {p: hashlib.sha256((tmp_path / p).read_bytes()).hexdigest() for p in paths}
-    report = detect_file(tmp_path, "app.py", readable=shas)
-    [xss] = [c for c in report.candidates if c.rule_id == "FLT-xss"]
-    sinks = sorted(t["sink"]["what"] for t in xss.trace["traces"])
+    _, sinks = template_sinks(tmp_path, "app.py", "templates/lab.html")
     assert [s.split(",")[0] for s in sinks] == ["the template variable clicked", "the template variable code"], sinks
     assert "a <script> block" in sinks[1] and "templates/lab.html:4" in sinks[1]
 
