@@ -337,7 +337,9 @@ def _held_projection(frame: Frame, name: ast.Name, how: str) -> list[Proof]:
     """For ``host = urlparse(x).hostname`` then ``host`` compared with constants: what comparing
     the projection itself proves (``x`` checked for the projection's guard kinds)."""
     held = frame.conditions.get(name.id)
-    return _projection(frame, held, how) if held is not None and isinstance(without_case(held), (ast.Attribute, ast.Subscript)) else []
+    if held is None or not isinstance(without_case(held), (ast.Attribute, ast.Subscript)):
+        return []
+    return _projection(frame, held, how)
 
 
 CASE_METHODS = frozenset({"lower", "upper", "casefold"})

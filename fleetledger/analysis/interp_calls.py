@@ -180,10 +180,12 @@ class Calls(Objects):
             return join(receiver.flatten(), default, *callables)
         if receiver is not None and method == "values" and receiver.items is not None and not receiver.types and not args:
             # ``d.values()`` of a dict built here: its values in order (what a loop over them
-            # calls, for a table of functions), not its keys' data.
+            # calls, for a table of functions) and what it holds under computed keys, not its
+            # keys' data.
             values = [v for k, v in receiver.items.items() if k != UNKNOWN_KEYS]
             stored = callable_part(receiver.items.get(UNKNOWN_KEYS, EMPTY))
-            return Value(items=dict(enumerate([*values, *([stored] if stored is not None else [])])))
+            return Value(items=dict(enumerate([*values, *([stored] if stored is not None else [])])),
+                         labels=receiver.labels)
         if receiver is not None and method is not None and (not refs or not handled):
             # A name the models do not know (``models.Order.objects`` from a module that is not
             # loaded) is a receiver of unknown type: the models of its method name apply.

@@ -25,3 +25,12 @@ def columns():
     for key in stored:
         os.system("echo " + key)  # $ command (a key stored from outside data)
     return "done"
+
+
+@app.route("/values")
+def stored_values():
+    held = {}
+    held[request.args["k"]] = request.args["x"]
+    for each in held.values():
+        os.system(each)  # $ command (stored under a computed key)
+    return "done"
