@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -180,6 +181,19 @@ def test_reports_of_both_tools_are_read_into_corpus_relative_findings():
                            "issue_cwe": {"id": 78}, "issue_text": "shell"}]}
     assert scan_findings(scan, "python") == bandit_findings(bandit, "/c/python", "python") == [
         Finding(path="python/x/a.py", line=3, cwe=78, family="cmdi", rule="B602", message="shell")]
+
+
+def test_a_taint_finding_matches_at_its_source_and_steps_in_the_same_file_only():
+    trace = {"traces": [{"source": {"path": "x/a.py", "line": 2}, "steps": [
+        {"path": "x/a.py", "line": 4}, {"path": "x/b.py", "line": 5}], "sink": {"path": "x/a.py", "line": 6}}]}
+    scan = {"findings": [{"candidate": {"path": "x/a.py", "line": 6, "rule_id": "FLT-sql", "message": "m",
+                                        "trace": trace}, "cwe": 89}]}
+    [found] = scan_findings(scan)
+    assert found.lines == (6, 2, 4)
+    at_step, at_other_file_line = _expectation(((4, 4),), "sqli", True), _expectation(((5, 5),), "sqli", True)
+    tallies = score([at_step, at_other_file_line, _expectation(((3, 3),), "sqli", False)],
+                    [replace(found, path="a.py")])
+    assert (tallies["sqli"].tp, tallies["sqli"].fn, tallies["sqli"].fp) == (1, 1, 0)
 
 
 def test_app_labels_are_checked_against_the_code(tmp_path):

@@ -4,8 +4,9 @@ The matching rule: a finding matches an expectation when it is in the same file,
 one of the expectation's spans (any line for a whole-file expectation), and its family is one
 the expectation's family accepts (``families.accepts``). A taint finding is placed at its sink
 and also names its source (SARIF's related location; CodeQL's tests annotate either end of a
-flow, and semgrep's taint tests mark where its multi-line match starts, often the source): its
-source line, when the source is in the same file, matches too. Then, per family:
+flow, and semgrep's taint tests mark where its multi-line match starts, often the source or the
+statement that builds the value): its source line and the lines of its trace's steps (SARIF's
+code flow), when they are in the same file, match too. Then, per family:
 
 * TP: a positive matched by at least one finding; FN: a positive matched by none;
 * FP: a negative matched by at least one finding (one per negative, however many findings);
@@ -39,6 +40,7 @@ class Finding:
         family: The CWE's family (``families.family_of``), None when out of scope.
         rule: The tool's rule id.
         message: The tool's message.
+        flow_lines: The lines of its trace's source and steps in the same file, in flow order.
     """
 
     path: str
@@ -47,12 +49,13 @@ class Finding:
     family: str | None
     rule: str
     message: str
-    source_line: int | None = None
+    flow_lines: tuple[int, ...] = ()
 
     @property
     def lines(self) -> tuple[int, ...]:
-        """The lines the finding names: where it is reported, and its source's."""
-        return (self.line,) if self.source_line is None else (self.line, self.source_line)
+        """The lines the finding names: where it is reported, then its source's and its steps'
+        (``flow_lines``, same file only)."""
+        return (self.line, *self.flow_lines)
 
 
 def _corpus_path(prefix: str, path: str) -> str:
@@ -77,11 +80,12 @@ def scan_findings(report: dict[str, Any], prefix: str = "") -> list[Finding]:
         message = candidate.get("message", "")
         rationale = (item.get("revalidation") or {}).get("rationale", "")
         traces = (candidate.get("trace") or {}).get("traces") or [{}]
-        source = traces[0].get("source") or {}
-        source_line = int(source["line"]) if source.get("path") == candidate["path"] else None
+        trace = traces[0]
+        flow = [trace.get("source") or {}, *(trace.get("steps") or [])]
+        flow_lines = tuple(int(at["line"]) for at in flow if at.get("path") == candidate["path"] and at.get("line"))
         found.append(Finding(path=_corpus_path(prefix, candidate["path"]), line=int(candidate["line"]),
                              cwe=item.get("cwe"), family=family_of(item.get("cwe"), f"{message} {rationale}"),
-                             rule=candidate.get("rule_id", ""), message=message, source_line=source_line))
+                             rule=candidate.get("rule_id", ""), message=message, flow_lines=flow_lines))
     return found
 
 
