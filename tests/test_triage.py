@@ -97,7 +97,7 @@ def test_reason_is_one_sentence(signals: dict[str, Any]) -> None:
 def test_pipeline_severities_on_real_code(tmp_path: Path) -> None:
     """From detect through the offline analyst to triage, on one file."""
     source = textwrap.dedent('''
-        import os, subprocess
+        import logging.config, os, subprocess
         from flask import Flask, request
         app = Flask(__name__)
 
@@ -111,6 +111,9 @@ def test_pipeline_severities_on_real_code(tmp_path: Path) -> None:
         def perm(user, obj):
             assert user.is_admin
             obj.delete()
+
+        def logs():
+            return logging.config.listen(9030)
     ''').lstrip()
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "views.py").write_text(source)
@@ -130,6 +133,9 @@ def test_pipeline_severities_on_real_code(tmp_path: Path) -> None:
     # reach and one for the doubt.
     assert severities[(10, "FLT-command")] == "medium"
     assert (13, "B101") not in kept  # an assert on an object's state: bandit's own low rating, dropped
+    # Nothing judges logging.config.listen (it evaluates what a peer sends): bandit rates it
+    # MEDIUM severity, HIGH confidence, and that keeps it as uncertain.
+    assert (17, "B612") in kept
     assert severities[(1, "B404")] == "info"
 
 

@@ -32,7 +32,7 @@ from ..analysis.tree import ParseError, SourceTree
 from ..analysis.verdicts import Judgement
 from ..jobs.scan.shapes import Candidate, ModelAnswer, ModelRequest
 
-ANALYST_VERSION = "5"
+ANALYST_VERSION = "6"
 _CACHED_TREES = 8
 _RATING = {"HIGH": 5, "MEDIUM": 4, "LOW": 3}
 
@@ -136,11 +136,26 @@ def judge(candidate: Candidate, tree: SourceTree, node: ast.AST | None) -> Judge
     check = RULE_CHECKS.get(candidate.rule_id)
     if check is not None and node is not None:
         return check(tree, node, candidate.cwe)
-    rating = min(_RATING.get(candidate.detector_severity.upper(), 3), _RATING.get(candidate.detector_confidence.upper(), 3))
+    rating = carried_rating(candidate.detector_severity, candidate.detector_confidence)
     return Judgement(verdict="uncertain", confidence=rating, cwe=candidate.cwe,
                      facts=(f"The offline analyst has no facts about {candidate.rule_id} ({candidate.rule_name}) at this "
                             f"place; the detector's own rating is carried over.", f"The detector says: {candidate.message}"),
                      signals={"analysed": False})
+
+
+def carried_rating(severity: str, confidence: str) -> int:
+    """The confidence (3-5, on the analyst's 0-10 scale) of an ``uncertain`` verdict on a detector
+    result the analyst has no facts about: the mean of the detector's severity and confidence
+    ratings (HIGH 5, MEDIUM 4, LOW 3, anything else 3), rounded up.
+
+    With ``SURVIVE_UNCERTAIN_MIN_CONFIDENCE`` 5 this keeps a result the detector rates at least
+    MEDIUM on one axis and HIGH on the other (bandit's ``logging.config.listen``, B612), and drops
+    one it rates LOW in severity or MEDIUM on both (an ``assert``, B101). Until analyst version 6
+    the lower rating was taken, which dropped every MEDIUM-severity result nothing judged,
+    however sure the detector was, against "uncertain is not dismissed" (issue 12).
+    """
+    total = _RATING.get(severity.upper(), 3) + _RATING.get(confidence.upper(), 3)
+    return -(-total // 2)
 
 
 def _source_in_tests(candidate: Candidate) -> str | None:
