@@ -81,6 +81,26 @@ def started_vector(program: Value, args: list[Value], start: int) -> Value:
     return Value(items={i: item for i, item in enumerate([program, *rest[1:]])})
 
 
+def listed_vector(program: Value, operands: list[Value], unpacked: list[Value]) -> Value:
+    """The vector of a program started with its arguments listed after it:
+    ``asyncio.create_subprocess_exec("sh", "-c", line)`` gives ``["sh", "-c", line]``.
+
+    Args:
+        program: The program started.
+        operands: The positional arguments after it, in order.
+        unpacked: The values of ``*args`` in the call, after the operands; each one the engine
+            knows item by item adds its items, any other one all it holds as one item.
+
+    Returns:
+        A vector value, the program first.
+    """
+    items = [program, *operands]
+    for value in unpacked:
+        known = [value.items.get(i) for i in range(len(value.items))] if value.items is not None else [None]
+        items.extend(known if all(item is not None for item in known) else [value.flatten()])  # type: ignore[list-item]
+    return Value(items=dict(enumerate(items)))
+
+
 def _run_by(items: list[Value], start: int) -> Value:
     """What chooses what runs when ``items[start]`` is the program."""
     if start >= len(items):

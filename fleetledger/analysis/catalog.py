@@ -80,7 +80,7 @@ _KEYS: dict[str, frozenset[str]] = {
                           "framework_parameters", "request_position"}),
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
                        "positions", "absent", "host_fixed", "program", "element", "channels", "needs_file", "argv_from",
-                       "what"}),
+                       "operands_from", "what"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "when", "defaults", "positions", "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "parts", "joined_by",
                         "common", "what"}),
@@ -191,7 +191,7 @@ class _Builder:
                 element=int(row["element"]) if "element" in row else None,
                 channels=frozenset(_list(row, "channels", name, n, default=[])),
                 needs_file=bool(row.get("needs_file", False)), argv_from=int(row.get("argv_from", -1)),
-                what=str(row.get("what", "")), model=name))
+                operands_from=int(row.get("operands_from", -1)), what=str(row.get("what", "")), model=name))
             if not (row.get("args") or row.get("keywords") or row.get("receiver")):
                 raise ModelError(f"{where}: a sink needs args, keywords or receiver")
         elif table == "sanitiser":

@@ -125,6 +125,9 @@ class Sinks:
             dangerous.extend((v, "unpacked arguments") for v in star)
         if sink.argv_from >= 0 and dangerous:
             dangerous = [(argv.program_part(argv.started_vector(dangerous[0][0], args, sink.argv_from)), dangerous[0][1])]
+        elif sink.operands_from >= 0 and dangerous:
+            vector = argv.listed_vector(dangerous[0][0], args[sink.operands_from:], star)
+            dangerous = [(argv.program_part(vector), dangerous[0][1])]
         for value, role in dangerous:
             if sink.program:
                 value = argv.program_part(value)

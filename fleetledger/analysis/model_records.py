@@ -114,6 +114,11 @@ class Sink:
             tuple there, or the positional arguments from there on), whose first item only
             names the program; the program (``args``) and the rest of the vector then choose
             what runs as ``program`` says (a shell's ``-c`` text). -1: not such a sink.
+        operands_from: For a program started with its arguments listed after it
+            (``asyncio.create_subprocess_exec(program, *args)``): the position from which the
+            positional arguments (and any unpacked ones) are the program's own arguments,
+            ``argv[1:]``; the program and they then choose what runs as ``program`` says.
+            -1: not such a sink.
         what: Words for reports, e.g. ``"the SQL text run by execute()"``.
         model: The model file it comes from.
     """
@@ -134,6 +139,7 @@ class Sink:
     channels: frozenset[str] = frozenset()
     needs_file: bool = False
     argv_from: int = -1
+    operands_from: int = -1
     what: str = ""
     model: str = ""
 

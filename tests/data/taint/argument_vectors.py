@@ -1,5 +1,6 @@
 # Engine probe: which item of an argument vector chooses what runs (shells' -c in an option
 # group, wrappers, interpreters' code options, Windows shells), and which are only arguments.
+import asyncio
 import os
 import shutil
 import subprocess
@@ -48,6 +49,19 @@ def started_by_path():
     listed = ["ls", "-l"] + request.args.getlist("f")
     os.execv("/bin/ls", listed)  # ok command (arguments of ls, however many)
     os.execv(word, ["x"])  # $ command (the program itself)
+
+
+@app.route("/listed")
+async def listed():
+    word = request.args["w"]
+    await asyncio.create_subprocess_exec("grep", "-r", word, "/srv")  # ok command (an argument of grep)
+    await asyncio.create_subprocess_exec("bash", "-c", "ls " + word)  # $ command (the shell's -c text)
+    await asyncio.subprocess.create_subprocess_exec("python3", *["-c", word])  # $ command (unpacked, known)
+    await asyncio.create_subprocess_exec("ls", *request.args.getlist("f"))  # ok command (arguments of ls)
+    loop = asyncio.get_running_loop()
+    await loop.subprocess_exec(asyncio.SubprocessProtocol, "sh", "-c", word)  # $ command
+    await loop.subprocess_exec(asyncio.SubprocessProtocol, "ls", word)  # ok command
+    return "ok"
 
 
 
