@@ -122,7 +122,9 @@ def _author_names(text: str) -> tuple[set[str], set[str]]:
             attributes.add(node.attr)
         elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
             names.add(node.name)
-    excluded = imported | conventions | library | {"self", "cls", "__init__", "__name__"} | set(dir(__builtins__))
+    excluded = imported | conventions | library | {"self", "cls"} | set(dir(__builtins__))
+    # Dunder names (__init__, __enter__, __name__) are Python's protocol, not the author's choice.
+    excluded |= {n for n in names | attributes if n.startswith("__") and n.endswith("__")}
     return names - excluded, attributes - excluded
 
 

@@ -306,6 +306,24 @@ class Calls(Objects):
             value = replace(value, types=frozenset(t for t in owner.types if not t.startswith(("=", "bound:"))))
         return join(value, *results) if results else value
 
+    def entered(self, manager: Value, node: ast.expr, method: str) -> Value:
+        """What ``with manager as x`` binds to ``x``: what the ``__enter__`` (``__aenter__``) of
+        the analysed code's classes returns, joined with the models' for library types.
+
+        Args:
+            manager: The context manager's value.
+            node: The ``with`` item's expression (where the implicit call happens).
+            method: ``"__enter__"`` or ``"__aenter__"``.
+        """
+        local = [fid for fid in (self.program.method(t, method) for t in sorted(manager.types)
+                                 if t in self.program.classes) if fid is not None]
+        library = self.method_result(manager, "__enter__", node)
+        if not local:
+            return library
+        results = [self.call_local(fid, manager, [], {}, [], node) for fid in local]  # type: ignore[arg-type]
+        defined_here = all(t in self.program.classes for t in manager.types if not t.startswith(("=", "bound:")))
+        return join(*results) if defined_here else join(library, *results)
+
     def call_library(self, target: str, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
                      star: list[Value], node: ast.Call) -> Value | None:
         """Applies the models of ``target`` (a qualified name or ``"Type.method"``); None when

@@ -65,7 +65,8 @@ class Statements:
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 value = self.expr(item.context_expr)
-                entered = self.method_result(value, "__enter__", item.context_expr)
+                entered = self.entered(value, item.context_expr, "__aenter__" if isinstance(node, ast.AsyncWith)
+                                       else "__enter__")
                 if item.optional_vars is not None:
                     self.assign(item.optional_vars, entered, item.context_expr)
             self.block(node.body)

@@ -1,0 +1,75 @@
+# Engine probe: `with obj as x` binds x to what the __enter__ (or __aenter__) of obj's class
+# returns, which need not be obj (a wrapper handing out a library object it opened).
+import asyncio
+import sqlite3
+import subprocess
+
+from flask import Flask, request
+
+app = Flask(__name__)
+
+
+class Loop:
+    def __enter__(self):
+        self.loop = asyncio.new_event_loop()
+        return self.loop
+
+    def __exit__(self, *exc):
+        self.loop.close()
+
+
+class Database:
+    def __init__(self, path):
+        self.path = path
+
+    async def __aenter__(self):
+        self.connection = sqlite3.connect(self.path)
+        return self.connection.cursor()
+
+    async def __aexit__(self, *exc):
+        self.connection.close()
+
+
+class Runner:
+    def __init__(self, line):
+        self.line = line
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def run(self):
+        return subprocess.run(self.line, shell=True)  # $ command
+
+
+class Constant:
+    def __enter__(self):
+        return "ls -l"
+
+    def __exit__(self, *exc):
+        return False
+
+
+@app.route("/loop")
+def with_loop():
+    with Loop() as loop:
+        loop.run_until_complete(loop.subprocess_shell(asyncio.SubprocessProtocol, request.args["c"]))  # $ command
+    return "ok"
+
+
+@app.route("/db")
+async def with_database():
+    async with Database("app.db") as cursor:
+        cursor.execute("SELECT * FROM t WHERE n = '%s'" % request.args["n"])  # $ sql
+    return "ok"
+
+
+@app.route("/self")
+def with_self():
+    with Runner(request.args["c"]) as runner:
+        runner.run()
+    with Constant() as line:
+        subprocess.run(line, shell=True)  # ok command
+    return "ok"
