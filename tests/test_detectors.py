@@ -261,6 +261,19 @@ FL002_SHAPES = {
             ctx.verify_mode = s.CERT_NONE  # here
             return ctx
         """,
+    "process-default-unverified": """
+        import ssl
+        import urllib.request
+        ssl._create_default_https_context = ssl._create_unverified_context  # here
+        urllib.request.urlopen("https://example.org/")
+        """,
+    "session-verify-attribute": """
+        import requests
+        def fetch(url):
+            client = requests.Session()
+            client.verify = False  # here
+            return client.get(url, timeout=5)
+        """,
 }
 
 
@@ -327,6 +340,18 @@ def test_fl002_gives_way_to_bandit_on_what_bandit_flags(tmp_path: Path, source: 
                 ctx.verify_mode = ssl.CERT_REQUIRED
                 return ctx
             """, id="default-context-kept-on"),
+        pytest.param("""
+            import requests
+            def fetch(url, options):
+                client = requests.Session()
+                client.verify = "/etc/ssl/ca.pem"
+                options.verify = False
+                return client.get(url, timeout=5)
+            """, id="session-with-ca-bundle-attribute"),
+        pytest.param("""
+            import ssl
+            ssl._create_default_https_context = ssl.create_default_context
+            """, id="process-default-verified"),
     ],
 )
 def test_fl002_safe_twins_give_nothing(tmp_path: Path, source: str) -> None:

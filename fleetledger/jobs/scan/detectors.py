@@ -12,9 +12,11 @@ Rules:
     * ``FL002 tls_verification_disabled`` (CWE-295): ``verify=False`` on requests' and httpx's
       module functions (bandit's B501 misses ``requests.request``), on methods of a
       ``requests.Session()``/``httpx.Client()`` bound in the same scope or of an attribute
-      named ``session``; ``ssl._create_unverified_context()``; and an
+      named ``session``; ``ssl._create_unverified_context()``; an
       ``ssl.create_default_context()`` whose ``check_hostname`` is then set to ``False`` or
-      ``verify_mode`` to ``ssl.CERT_NONE`` (placed on the first such assignment).
+      ``verify_mode`` to ``ssl.CERT_NONE`` (placed on the first such assignment);
+      ``ssl._create_default_https_context = ssl._create_unverified_context`` (the process-wide
+      default); and ``S.verify = False`` on a session made in the same scope.
 
 Every walk is iterative (an explicit stack), so a tree of any depth is walked without
 touching the recursion limit. A rule that raises costs only its own hits: ``detect`` reports
@@ -368,6 +370,9 @@ def _find_tls(index: _Index) -> Iterator[_Flag]:
                 if flag is not None:
                     yield flag
             elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                flag = _unverified_store(node, index, clients)
+                if flag is not None:
+                    yield flag
                 name = _context_switched_off(node, index)
                 if name in contexts and name not in disabled and _start(contexts[name]) < _start(node):
                     disabled.add(name)
@@ -409,6 +414,24 @@ def _unverified_call(call: ast.Call, index: _Index, clients: set[str]) -> _Flag 
     made_here = isinstance(func.value, ast.Name) and func.value.id in clients
     where = "an HTTP session or client" if made_here else "an HTTP client"
     return call, (call,), f"{_written(func)}() on {where} with verify=False turns off TLS certificate checks."
+
+
+def _unverified_store(assign: ast.Assign, index: _Index, clients: set[str]) -> _Flag | None:
+    """``ssl._create_default_https_context = ssl._create_unverified_context`` (every later
+    ``urlopen``/``http.client`` connection of the process accepts any certificate), or
+    ``S.verify = False`` on a requests session ``S`` made in the scope (each of its requests)."""
+    target, value = assign.targets[0], assign.value
+    if not isinstance(target, ast.Attribute):
+        return None
+    if index.qualname(target) == "ssl._create_default_https_context" and index.qualname(value) == (
+            "ssl._create_unverified_context"):
+        return assign, (assign,), ("Setting ssl._create_default_https_context to ssl._create_unverified_context turns "
+                                   "off certificate checks for every HTTPS connection the process makes by default.")
+    if (target.attr == "verify" and isinstance(target.value, ast.Name) and target.value.id in clients
+            and isinstance(value, ast.Constant) and value.value is False):
+        return assign, (assign,), (f"{_written(target)} = False turns off TLS certificate checks for every request "
+                                   "of the session.")
+    return None
 
 
 def _context_switched_off(assign: ast.Assign, index: _Index) -> str | None:
