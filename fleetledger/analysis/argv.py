@@ -24,6 +24,22 @@ INTERPRETERS = {"python": "c", "pypy": "c", "perl": "e", "ruby": "e", "node": "e
 WRAPPERS = {"env": 0, "sudo": 0, "doas": 0, "nice": 0, "nohup": 0, "setsid": 0, "stdbuf": 0, "time": 0,
             "exec": 0, "xargs": 0, "ionice": 0, "chrt": 1, "timeout": 1, "taskset": 1, "flock": 1, "chroot": 1,
             "runuser": 0, "unshare": 0, "nsenter": 0, "firejail": 0, "strace": 0, "ltrace": 0}
+# Programs with options that run a command or a program the option names, or write a file it
+# names (GTFOBins; SonarSource's "argument injection vectors"): an argument that outside data
+# starts may be read as such an option (CWE-88), unless a "--" before it ends the options.
+OPTION_RUNNERS = frozenset({
+    "git",       # --upload-pack=CMD, -c core.sshCommand=CMD, --output=FILE (CVE-2022-24439)
+    "hg",        # --config=alias.x=!CMD, --debugger (CVE-2023-5752)
+    "ssh", "scp", "sftp",  # -oProxyCommand=CMD, -S PROGRAM
+    "rsync",     # -e CMD, --rsh=CMD
+    "tar",       # --checkpoint-action=exec=CMD, --to-command=CMD, -I PROGRAM
+    "zip",       # -TT CMD, --unzip-command=CMD
+    "find",      # -exec CMD ;
+    "curl",      # -o FILE, -K CONFIG
+    "wget",      # -O FILE, --use-askpass=CMD, -e COMMAND
+    "sendmail",  # -X LOGFILE, -C CONFIG
+    "tcpdump",   # -z CMD (run after each rotation)
+})
 # Options of shells and interpreters that take a value as the next argument.
 _OPTIONS_WITH_VALUE = frozenset({"-o", "+o", "-O", "+O", "-W", "-X", "--rcfile", "--init-file"})
 # Options of wrappers that take a value as the next argument.
@@ -50,6 +66,39 @@ def program_part(value: Value) -> Value:
     if any(item is None for item in items) or not items:
         return value.flatten()
     return _run_by(items, 0)
+
+
+def option_part(value: Value) -> Value:
+    """Returns the items of an argument vector that a program in ``OPTION_RUNNERS`` may read as
+    its own options although the code means them as operands: each item that does not start
+    with a constant text (``"https://" + host`` cannot start with ``-``; ``"--depth=" + n``
+    stays that option), before a ``"--"`` that ends the options.
+
+    Args:
+        value: The vector as the engine knows it (a list or tuple known item by item, its
+            first item a constant naming the program; anything else gives nothing).
+
+    Returns:
+        The items so placed, joined; ``EMPTY`` when there are none.
+    """
+    if value.items is None:
+        return EMPTY
+    items = [value.items.get(i) for i in range(len(value.items))]
+    program = items[0] if items else None
+    if (program is None or any(item is None for item in items) or not program.is_const
+            or not isinstance(program.const, str) or _base_name(program.const) not in OPTION_RUNNERS):
+        return EMPTY
+    reached: list[Value] = []
+    for item in items[1:]:
+        assert item is not None
+        if item.is_const:
+            if item.const == "--":
+                break
+            continue
+        if item.prefix:
+            continue  # starts with a constant: the code chose whether it is an option
+        reached.append(item)
+    return join(*reached) if reached else EMPTY
 
 
 def started_vector(program: Value, args: list[Value], start: int) -> Value:

@@ -13,6 +13,7 @@
   ``patterns``), checks on a normalised form (``os.path.realpath(p).startswith(base)``,
   ``os.path.commonpath([base, p]) == base``), and
   comparisons of a projection (``urlparse(url).netloc == "example.com"``).
+* ``x.startswith("-")`` found false: ``x`` is no option of the program it is passed to.
 
 Only plain variable names are narrowed; a check on an expression protects nothing else.
 """
@@ -152,7 +153,7 @@ def _call(frame: Frame, test: ast.Call, truth: bool) -> list[Proof]:
             return [(subject.id, _ALL, f"isinstance(..., {ast.unparse(test.args[1])})", None)]
         return []
     if not truth:
-        return []
+        return _no_option(frame, test)
     out: list[Proof] = []
     for guard, checked in _guards_of(frame, test):
         if guard.compare:
@@ -165,6 +166,20 @@ def _call(frame: Frame, test: ast.Call, truth: bool) -> list[Proof]:
         if isinstance(checked, ast.Name):
             out.append((checked.id, kinds, guard.what, None))
     return out
+
+
+def _no_option(frame: Frame, test: ast.Call) -> list[Proof]:
+    """``x.startswith("-")`` found false (also with a tuple holding ``"-"``): ``x`` cannot be
+    read as an option by the program it is passed to (argument injection, CWE-88)."""
+    func = test.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "startswith" and isinstance(func.value, ast.Name)
+            and len(test.args) == 1 and not test.keywords):
+        return []
+    prefix = frame.expr(test.args[0])
+    options = [prefix] if prefix.is_const else list((prefix.items or {}).values())
+    if not any(p.is_const and p.const == "-" for p in options):
+        return []
+    return [(func.value.id, frozenset({"argument"}), f"the check {ast.unparse(test)[:60]} found false", None)]
 
 
 def _guards_of(frame: Frame, call: ast.Call) -> list[tuple[Guard, ast.expr | None]]:

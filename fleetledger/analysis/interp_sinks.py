@@ -8,6 +8,7 @@ conditions (``when``, ``unless``) these depend on. Part of the abstract interpre
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Any
 
 from . import argv, backtracking
@@ -124,16 +125,30 @@ class Sinks:
             # where the call shows the argument: unpacked arguments forward whatever came in.
             dangerous.extend((v, "unpacked arguments") for v in star)
         if sink.argv_from >= 0 and dangerous:
-            dangerous = [(argv.program_part(argv.started_vector(dangerous[0][0], args, sink.argv_from)), dangerous[0][1])]
+            vector = argv.started_vector(dangerous[0][0], args, sink.argv_from)
+            self.option_sink(sink, site, vector, dangerous[0][1])
+            dangerous = [(argv.program_part(vector), dangerous[0][1])]
         elif sink.operands_from >= 0 and dangerous:
             vector = argv.listed_vector(dangerous[0][0], args[sink.operands_from:], star)
+            self.option_sink(sink, site, vector, dangerous[0][1])
             dangerous = [(argv.program_part(vector), dangerous[0][1])]
         for value, role in dangerous:
             if sink.program:
+                self.option_sink(sink, site, value, role)
                 value = argv.program_part(value)
             elif sink.element is not None and value.items is not None and sink.element in value.items:
                 value = value.get(sink.element) or value
             self.sink_value(sink, site, value, role)
+
+    def option_sink(self, sink: Sink, site: Site, vector: Value, role: str) -> None:
+        """Reports the items of a started program's vector that it may read as options
+        (``argv.option_part``) as an argument-injection sink (CWE-88) of the same call."""
+        options = argv.option_part(vector)
+        if options is not EMPTY:
+            program = vector.get(0)
+            name = program.const if program is not None and program.is_const else "the program"
+            self.sink_value(replace(sink, kind="argument", program=False,
+                                    what=f"an argument {name} may read as an option ({sink.what})"), site, options, role)
 
     def sinks_for_method(self, owner: Value, method: str, args: list[Value], kwargs: dict[str, Value],
                          node: ast.AST) -> None:

@@ -342,9 +342,11 @@ def resink(frame: Frame, hit: SinkHit, mapping: dict[int, Value], call: object, 
     """Reports at a call what a callee's parameters carried to one of its sinks: the hit's
     value with the call's arguments substituted. For a sink of the program a vector starts
     (``subprocess.Popen(argv)`` in a helper), the program part is taken again from what the
-    call passed: a helper given ``["git", "clone", "--", url]`` starts ``git``, not ``url``."""
+    call passed: a helper given ``["git", "clone", "--", url]`` starts ``git``, not ``url``
+    (and ``url`` after ``"--"`` is no option of git's either: ``argv.option_part``)."""
     value = substitute(frame, hit.value, mapping, call, node)
     if hit.sink.program:
+        frame.option_sink(hit.sink, hit.site, value, hit.role)
         value = program_part(value)
     frame.sink_value(hit.sink, hit.site, value, hit.role)
 

@@ -81,3 +81,36 @@ def _launch(vector):
 def tool():
     _launch([request.args["tool"], "--version"])
     return "started"
+
+
+@app.route("/options")
+def options():
+    word = request.args["w"]
+    subprocess.run(["git", "clone", word, "/srv/repo"])  # $ argument (--upload-pack=... is an option of git's)
+    subprocess.run(["git", "clone", "--", word, "/srv/repo"])  # ok argument (after "--", an operand)
+    subprocess.run(["git", "clone", "https://git.example.org/" + word])  # ok argument (starts with a constant)
+    subprocess.run(["/usr/bin/ssh", word, "uptime"])  # $ argument (-oProxyCommand=...)
+    subprocess.run(["tar", "-x", "-f", "/srv/a.tar", word])  # $ argument (--to-command=... for a member name)
+    subprocess.run(["grep", "-e", word, "/srv/log"])  # ok argument (grep's options run nothing)
+    return "ok"
+
+
+def _mirror(vector):
+    return subprocess.run(vector, check=True)  # $ argument (its caller passes a parameter where hg reads options)
+
+
+def mirror(source, target):
+    _mirror(["hg", "clone", source, target])
+    _mirror(["hg", "clone", "--", source, target])
+
+
+@app.route("/checked")
+def checked():
+    word = request.args["w"]
+    if word.startswith("-"):
+        return "refused"
+    subprocess.run(["git", "clone", word, "/srv/repo"])  # ok argument (cannot start with "-")
+    other = request.args["o"]
+    if other.startswith(("-", "+")):
+        subprocess.run(["git", "clone", other, "/srv/repo"])  # $ argument (only where it does)
+    return "ok"
