@@ -265,3 +265,12 @@ def test_getters_that_read_each_other_are_analysed_to_the_end() -> None:
     result = engine.analyse("properties.py", parser.parse_module(text).module)
     assert result.not_analysed == ()
     assert any(f.kind == "command" and "query.first" in text.splitlines()[f.site.line - 1] for f in result.flows)
+
+
+def test_a_wsgi_application_is_known_by_the_status_line_it_starts_its_response_with() -> None:
+    """environ of a function that calls a parameter with a status line is the network's data; a
+    function calling a callback with other data is an ordinary function (its callers decide)."""
+    text = (PROBES / "wsgi_apps.py").read_text()
+    result = engine.analyse("wsgi_apps.py", parser.parse_module(text).module)
+    channels = {(f.site.scope, f.label.channel) for f in result.flows}
+    assert channels == {("application", "http"), ("tool", "http"), ("Middleware.__call__", "http"), ("notify", "api")}

@@ -4,7 +4,8 @@ hold.
 A function is a handler when a ``[[handler]]`` model says so: a routing decorator on an
 application object (``@app.route("/x")``, ``@router.get("/x")``), a qualified decorator
 (``@click.command()``), or a method the framework calls on a subclass of one of its classes
-(``get`` of a Django ``View`` or a Tornado ``RequestHandler``). A framework convention may also
+(``get`` of a Django ``View`` or a Tornado ``RequestHandler``), or a WSGI application (a
+function that calls a parameter with an HTTP status line first: ``start_response``). A framework convention may also
 type a parameter: the first parameter (after ``self``) named as the framework names its request
 (``request``), in a module that imports that framework, holds the request object, whose
 modelled attributes are sources wherever it is read. Nothing here looks at a name the
@@ -38,11 +39,47 @@ def handler_of(program: Program, function: FunctionInfo) -> Handler | None:
             mro = program.class_mro(function.cls.id)
             if any(base in handler.bases for base in mro):
                 return handler
+        if handler.start_response and status_caller(function) is not None:
+            return handler
         if (not handler.bases and not handler.decorators and handler.methods and handler.imports
                 and function.cls is not None and handler.names_method(function.name)
                 and _imports_any(function, handler.imports)):
             return handler
     return None
+
+
+_STATUS_LINE = re.compile(r"[1-5][0-9][0-9]( |$)")
+
+
+def status_caller(function: FunctionInfo) -> int | None:
+    """The index in ``function.params`` of the parameter the function calls with an HTTP status
+    line first and something more (PEP 3333's ``start_response("404 Not Found", headers)``):
+    the status a constant, a name assigned one in the function, or an f-string starting with
+    one. None when there is none (the parameter's name does not matter)."""
+    node = function.node
+    if isinstance(node, ast.Lambda):
+        return None
+    positions = {param.arg: i for i, param in enumerate(function.params)}
+    statuses = set()
+    calls = []
+    for child in ast.walk(node):
+        if isinstance(child, ast.Assign) and _status_text(child.value):
+            statuses.update(t.id for t in child.targets if isinstance(t, ast.Name))
+        elif (isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in positions
+              and len(child.args) + len(child.keywords) >= 2 and child.args):
+            calls.append(child)
+    for call in calls:
+        first = call.args[0]
+        if _status_text(first) or isinstance(first, ast.Name) and first.id in statuses:
+            assert isinstance(call.func, ast.Name)
+            return positions[call.func.id]
+    return None
+
+
+def _status_text(expr: ast.expr) -> bool:
+    if isinstance(expr, ast.JoinedStr) and expr.values:
+        expr = expr.values[0]
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, str) and bool(_STATUS_LINE.match(expr.value))
 
 
 def _decorates(program: Program, function: FunctionInfo, handler: Handler, decorator: ast.expr) -> bool:
@@ -185,7 +222,12 @@ def handler_values(program: Program, function: FunctionInfo, handler: Handler, e
     first = handler.framework_parameters if handler.framework_parameters >= 0 else 1 if function.bound else 0
     frame = _module_frame(program, function)
     converters = _rule_converters(frame, function) if handler.safe_converters else {}
+    responder = status_caller(function) if handler.start_response else None
     for index, param in enumerate(function.params):
+        if responder is not None and index >= responder:
+            if index == responder:
+                out[param.arg] = of_labels([], types=frozenset({"=" + handler.start_response}))
+            continue
         if index == handler.request_position and handler.request_type:
             out[param.arg] = of_labels([], types=parameter_types(program, function, index) | {handler.request_type})
             continue

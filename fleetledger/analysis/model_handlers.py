@@ -48,6 +48,11 @@ class Handler:
             resolver is written as a method or a static method); -1: only ``self`` of a method.
         request_position: The index (``self`` counted) of the parameter that holds the request,
             whatever its name (Sanic passes it first, Falcon after ``self``); -1: none.
+        start_response: For a protocol without decorators or bases (WSGI, PEP 3333): a
+            function that calls one of its parameters with an HTTP status line first
+            (``start_response("200 OK", headers)``) is a handler; that parameter is typed as
+            this qualified name (whose models are its sinks) and the parameters before it are
+            outside data (``environ``). "": not such a handler.
     """
 
     framework: str
@@ -68,6 +73,7 @@ class Handler:
     channel: str = "http"
     framework_parameters: int = -1
     request_position: int = -1
+    start_response: str = ""
 
     def names_method(self, name: str) -> bool:
         """True when ``name`` is one of ``methods`` (or starts as one ending in ``*`` does)."""
