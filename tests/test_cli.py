@@ -237,6 +237,8 @@ def test_text_from_the_repository_cannot_drive_the_terminal(tmp_path: Path) -> N
     exact = json.dumps(path, ensure_ascii=False)
     assert any(exact in json.dumps(r, ensure_ascii=False) for r in parsed), "the JSON keeps the exact name"
     report = json.loads((ws / "findings.json").read_text(encoding="utf-8"))
-    assert [f["candidate"]["path"] for f in report["findings"]] == [path]
+    # The command injection, and bandit's Trojan Source check (B613) on the right-to-left override.
+    assert sorted((f["candidate"]["rule_id"], f["candidate"]["path"]) for f in report["findings"]) == [
+        ("B613", path), ("FLT-command", path)]
     for name in ("findings.json", "findings.sarif"):
         assert not RAW_CONTROL.search((ws / name).read_text(encoding="utf-8")), name
