@@ -31,7 +31,7 @@ from .facts import Evidence, Flow, Misuse, site_of
 from .interp import Frame
 from .model_records import Catalog, Sink
 from .program import Loader, Program
-from .values import Label
+from .values import EMPTY, Label, join
 
 DATA_METHODS = frozenset(f"{name}()" for kind in (str, bytes, list, tuple, dict, set) for name in dir(kind)
                          if not name.startswith("_")) | {"__getitem__()", "__iter__()"}
@@ -108,7 +108,9 @@ def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, load
     test_file = bool(is_test and is_test(path))
     try:
         program.run(module)
-        for function in iter_functions(module):
+        functions = list(iter_functions(module))
+        _share_library_stores(program, functions)
+        for function in functions:
             _function(program, function, test_file)
     except BudgetExceeded:
         program.note(f"{path}: analysis stopped at the work budget ({work_units} units); "
@@ -131,6 +133,17 @@ def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, load
         work_units_used=program.budget.used,
         depends=program.depends,
     )
+
+
+def _share_library_stores(program: Program, functions: list[FunctionInfo]) -> None:
+    """Computes the summaries of the module's functions first and joins what they store on
+    library objects named by globals (``Summary.library_stores``) into
+    ``Program.library_state``, which handlers then read: a ``before_request`` hook's
+    ``g.user = ...`` is what a view reads as ``g.user``, whichever is defined first. Summaries
+    themselves never read it, so each stays the same whatever else the program holds."""
+    for function in functions:
+        for key, value in summaries.summary(program, function).library_stores.items():
+            program.library_state[key] = join(program.library_state.get(key, EMPTY), value)
 
 
 def _function(program: Program, function: FunctionInfo, test_file: bool) -> None:

@@ -157,6 +157,10 @@ class Summary:
             function stores in it, by a key (``REGISTRY[name] = fn`` in a registering
             decorator) or as an item (``HOOKS.append(fn)``); a call in the module's body adds
             the functions it passed to that global.
+        library_stores: ``(library object named by a global, attribute)`` -> what the
+            function stores on it (``flask.g.user = ...`` in a ``before_request`` hook), its
+            parameters' data left out: state every function of the program may read
+            (``Program.library_state``).
     """
 
     returns: Value
@@ -164,6 +168,7 @@ class Summary:
     writes: dict[tuple[int, str], Value] = field(default_factory=dict)
     complete: bool = True
     global_stores: dict[tuple[str, bool], Value] = field(default_factory=dict)
+    library_stores: dict[tuple[str, str], Value] = field(default_factory=dict)
 
 
 def step(site: Site, what: str) -> Step:

@@ -76,6 +76,7 @@ class Frame(Statements, Matching, Expressions, Operators, RuntimeNames, Calls, S
         self.hits: dict[tuple[int, int, str, str], SinkHit] = {}
         self.writes: dict[tuple[int, str], Value] = {}
         self.global_stores: dict[tuple[str, bool], Value] = {}
+        self.library_stores: dict[tuple[str, str], Value] = {}
         self.loops: list[tuple[list[dict[str, Value]], list[dict[str, Value]]]] = []
         self.conditions: dict[str, ast.expr] = {}
         self.operands: dict[str, set[str]] = {}  # a name -> the remembered checks that read it

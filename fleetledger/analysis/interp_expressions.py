@@ -175,6 +175,8 @@ class Expressions:
             return stored
         if refs:
             named = join(*(self.library_name(f"{q}.{attr}", node) for q in refs))
+            if not self.summarising:  # what other functions stored there (a hook, for a view)
+                named = join(named, *(self.program.library_state.get((q, attr), EMPTY) for q in refs))
             # A class imported from another file of the repository (``Order.objects``): its
             # attributes and its library bases' modelled members apply too.
             classes = [local[1] for local in map(self.program.resolve, refs) if local and local[0] == "class"]

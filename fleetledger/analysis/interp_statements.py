@@ -15,7 +15,7 @@ from typing import Any
 
 from . import conditions
 from .interp_expressions import callable_part, ref
-from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
+from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, of_labels, taint_only, with_items,
                      without_parameters)
 
 LOOP_ROUNDS = 3
@@ -368,6 +368,22 @@ class Statements:
             # A library object named by a global (``flask.g``, a module): what this function
             # stores on it is what it reads back from it further on.
             self.env[root] = with_items(owner, {"." + target.attr: value})
+            if self.summarising and root not in self.locals:
+                self.store_library(owner, target.attr, value)
+
+    def store_library(self, owner: Value, attr: str, value: Value) -> None:
+        """Records, for the summary, what this function stores on a library object a global
+        names (``g.user = load(request.cookies["id"])``): other functions of the program may read
+        it in the same request (``Program.library_state``). Its parameters' data is left out
+        (their callers are not known there)."""
+        kept = of_labels([label for label in value.all_labels() if label.channel != "param"])
+        if not (kept.labels or value.types or value.functions):
+            return
+        shared = Value(labels=kept.labels, types=value.types, functions=value.functions)
+        for qualified in sorted(t[1:] for t in owner.types if t.startswith("=")):
+            if self.program.resolve(qualified) is None:
+                key = (qualified, attr)
+                self.library_stores[key] = join(self.library_stores.get(key, EMPTY), shared)
 
     def store_item(self, target: ast.Subscript, owner: Value, key: Value, value: Value) -> None:
         self.sinks_for_method(owner, "__setitem__", [key, value], {}, target)

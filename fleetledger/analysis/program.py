@@ -76,6 +76,9 @@ class Program:
         self.flows: dict[tuple[str, int, int, str, str], list[Flow]] = {}
         self.misuses: dict[tuple[str, int, int, str], Misuse] = {}
         self.evidence: dict[tuple[str, int, int, str], Evidence] = {}
+        # ``(library object named by a global, attribute)`` -> what the analysed module's
+        # functions store there (``Summary.library_stores``), read by handlers (``flask.g``).
+        self.library_state: dict[tuple[str, str], Value] = {}
         self.cut_short: list[str] = []
         self.escaped: dict[tuple[str, int, int], list[str]] = {}
         # functools.partial objects by where they were made ("path:line:col"): the callee's value

@@ -194,7 +194,8 @@ def _compute(program: Program, function: FunctionInfo, depth: int,
                 complete = False
                 program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (it nests too deep for the engine)")
             result = Summary(returns=join(*frame.returned) if frame.returned else EMPTY, sinks=list(frame.hits.values()),
-                             writes=frame.writes, complete=complete, global_stores=frame.global_stores)
+                             writes=frame.writes, complete=complete, global_stores=frame.global_stores,
+                             library_stores=frame.library_stores)
         finally:
             program.in_progress.discard(function.id)
             program.stack.pop()
@@ -219,7 +220,8 @@ def _shape(found: Summary) -> tuple[object, ...]:
 
     return (origins(found.returns), frozenset((hit.site, hit.sink.kind, hit.role, origins(hit.value)) for hit in found.sinks),
             frozenset((key, origins(value)) for key, value in found.writes.items()), found.complete,
-            frozenset((name, origins(value), value.functions) for name, value in found.global_stores.items()))
+            frozenset((name, origins(value), value.functions) for name, value in found.global_stores.items()),
+            frozenset((key, origins(value)) for key, value in found.library_stores.items()))
 
 
 _SHARED: dict[tuple[str, ...], tuple[Summary, Dependencies]] = {}
