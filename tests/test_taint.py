@@ -270,7 +270,20 @@ def test_getters_that_read_each_other_are_analysed_to_the_end() -> None:
 def test_a_wsgi_application_is_known_by_the_status_line_it_starts_its_response_with() -> None:
     """environ of a function that calls a parameter with a status line is the network's data; a
     function calling a callback with other data is an ordinary function (its callers decide)."""
-    text = (PROBES / "wsgi_apps.py").read_text()
-    result = engine.analyse("wsgi_apps.py", parser.parse_module(text).module)
-    channels = {(f.site.scope, f.label.channel) for f in result.flows}
-    assert channels == {("application", "http"), ("tool", "http"), ("Middleware.__call__", "http"), ("notify", "api")}
+    assert _channels("wsgi_apps.py") == {("application", "http"), ("tool", "http"), ("Middleware.__call__", "http"),
+                                         ("notify", "api")}
+
+
+def test_flask_views_registered_by_calls_are_handlers() -> None:
+    """add_url_rule and register_error_handler register views as the decorators do; a
+    MethodView's HTTP methods are views, its other public methods an API."""
+    assert _channels("flask_registrations.py") == {
+        ("lookup", "http"), ("not_found", "http"), ("Items.get", "http"), ("Items.helper", "api"),
+        ("create_app.ping", "http")}
+
+
+def _channels(name: str) -> set[tuple[str, str]]:
+    """(scope of the sink, channel of the source) of each flow the engine reports in a probe."""
+    text = (PROBES / name).read_text()
+    result = engine.analyse(name, parser.parse_module(text).module)
+    return {(f.site.scope, f.label.channel) for f in result.flows}

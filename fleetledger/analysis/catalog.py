@@ -77,7 +77,8 @@ _KEYS: dict[str, frozenset[str]] = {
     "handler": frozenset({"framework", "decorators", "decorator_receivers", "path_argument", "bases", "methods",
                           "request_parameter", "imports", "request_type", "annotations", "parameters",
                           "safe_annotations", "safe_converters", "excluded_defaults", "returns_sink", "channel",
-                          "framework_parameters", "request_position", "start_response"}),
+                          "framework_parameters", "request_position", "start_response",
+                          "registrations"}),
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
                        "positions", "absent", "host_fixed", "program", "element", "channels", "needs_file", "argv_from",
                        "operands_from", "what"}),
@@ -363,7 +364,9 @@ def _handler(row: dict[str, Any], where: str) -> Handler:
         safe_converters=tuple(row.get("safe_converters", [])),
         excluded_defaults=tuple(row.get("excluded_defaults", [])), returns_sink=str(row.get("returns_sink", "")),
         channel=str(row.get("channel", "http")), framework_parameters=int(row.get("framework_parameters", -1)),
-        request_position=int(row.get("request_position", -1)), start_response=str(row.get("start_response", "")))
+        request_position=int(row.get("request_position", -1)), start_response=str(row.get("start_response", "")),
+        registrations=tuple((str(r["method"]), int(r["function"]), str(r.get("keyword", "")))
+                            for r in row.get("registrations", [])))
 
 
 def _need(row: dict[str, Any], key: str, name: str, n: int) -> Any:

@@ -15,6 +15,7 @@ analysed code's author chose, other than those conventions.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,9 @@ def handler_of(program: Program, function: FunctionInfo) -> Handler | None:
     for handler in program.catalog.handlers:
         if handler.decorators and any(_decorates(program, function, handler, d) for d in function.decorators):
             return handler
+        if handler.registrations and any(_decorates(program, function, handler, d)
+                                         for d in registered_as(function, handler)):
+            return handler
         if handler.bases and function.cls is not None and handler.names_method(function.name):
             mro = program.class_mro(function.cls.id)
             if any(base in handler.bases for base in mro):
@@ -45,6 +49,51 @@ def handler_of(program: Program, function: FunctionInfo) -> Handler | None:
                 and function.cls is not None and handler.names_method(function.name)
                 and _imports_any(function, handler.imports)):
             return handler
+    return None
+
+
+def registered_as(function: FunctionInfo, handler: Handler) -> list[ast.Call]:
+    """The decorators ``function`` is given by calls of its module that register it
+    (``Handler.registrations``): for ``app.add_url_rule("/x", "x", f)``, ``app.route("/x",
+    "x")`` (placed where the call is). Only a function named by a plain name its module defines
+    (outside classes) is matched; a function nested in another (an application factory's view)
+    is matched by the calls of the same enclosing function."""
+    if isinstance(function.node, ast.Lambda) or function.cls is not None or not handler.decorators:
+        return []
+    out: list[ast.Call] = []
+    scope = function.module.tree if not function.nested else _enclosing(function)
+    if scope is None:
+        return []
+    calls = _method_calls(scope)
+    for method, position, keyword in handler.registrations:
+        for node in calls.get(method, ()):
+            assert isinstance(node.func, ast.Attribute)
+            passed = next((k.value for k in node.keywords if keyword and k.arg == keyword), None)
+            if passed is None and len(node.args) > position:
+                passed = node.args[position]
+            if isinstance(passed, ast.Name) and passed.id == function.name:
+                decorator = ast.Call(func=ast.Attribute(value=node.func.value, attr=handler.decorators[0], ctx=ast.Load()),
+                                     args=node.args[:position], keywords=[])
+                out.append(ast.fix_missing_locations(ast.copy_location(decorator, node)))
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _method_calls(scope: ast.AST) -> dict[str, list[ast.Call]]:
+    """Method name -> the calls ``X.name(...)`` in ``scope`` (walked once per scope: nodes
+    hash by identity)."""
+    out: dict[str, list[ast.Call]] = {}
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            out.setdefault(node.func.attr, []).append(node)
+    return out
+
+
+def _enclosing(function: FunctionInfo) -> ast.AST | None:
+    """The function whose body defines a nested function, or None."""
+    for other in function.module.functions.values():
+        if other is not function and not isinstance(other.node, ast.Lambda) and function.node in other.node.body:
+            return other.node
     return None
 
 
@@ -221,7 +270,8 @@ def handler_values(program: Program, function: FunctionInfo, handler: Handler, e
     out = dict(env)
     first = handler.framework_parameters if handler.framework_parameters >= 0 else 1 if function.bound else 0
     frame = _module_frame(program, function)
-    converters = _rule_converters(frame, function) if handler.safe_converters else {}
+    converters = _rule_converters(frame, [*function.decorators, *registered_as(function, handler)]) if (
+        handler.safe_converters) else {}
     responder = status_caller(function) if handler.start_response else None
     for index, param in enumerate(function.params):
         if responder is not None and index >= responder:
@@ -260,11 +310,11 @@ def handler_values(program: Program, function: FunctionInfo, handler: Handler, e
 _CONVERTER = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")
 
 
-def _rule_converters(frame: object, function: FunctionInfo) -> dict[str, str]:
+def _rule_converters(frame: object, decorators: list[ast.expr]) -> dict[str, str]:
     """Parameter -> converter, from the URL rules of a function's routing decorators
     (``"/item/<int:item_id>"``; a parameter without a converter gets ``"string"``)."""
     out: dict[str, str] = {}
-    for decorator in function.decorators:
+    for decorator in decorators:
         if not isinstance(decorator, ast.Call) or not decorator.args:
             continue
         rule = frame.expr(decorator.args[0])  # type: ignore[attr-defined]

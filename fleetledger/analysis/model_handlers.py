@@ -53,6 +53,10 @@ class Handler:
             (``start_response("200 OK", headers)``) is a handler; that parameter is typed as
             this qualified name (whose models are its sinks) and the parameters before it are
             outside data (``environ``). "": not such a handler.
+        registrations: Calls that register a function as one of ``decorators`` would:
+            ``(method, position, keyword)``, e.g. ``("add_url_rule", 2, "view_func")``: a
+            function passed there to ``X.add_url_rule(rule, endpoint, f)`` is a handler as if
+            decorated ``@X.route(rule, endpoint)`` (the call's arguments before it).
     """
 
     framework: str
@@ -74,6 +78,7 @@ class Handler:
     framework_parameters: int = -1
     request_position: int = -1
     start_response: str = ""
+    registrations: tuple[tuple[str, int, str], ...] = ()
 
     def names_method(self, name: str) -> bool:
         """True when ``name`` is one of ``methods`` (or starts as one ending in ``*`` does)."""
