@@ -11,3 +11,16 @@ async def trace(request):
     reply.headers["Location"] = request.query["next"]  # $ header $ redirect
     reply.headers["X-Fixed"] = "1"  # ok header
     return reply
+
+
+@routes.get("/more")
+async def more(request):
+    reply = web.Response(text="ok")
+    reply.headers.add("X-Trace", request.query["t"])  # $ header
+    reply.headers.add("Location", request.query["next"])  # $ header $ redirect
+    reply.headers.setdefault("X-Mode", request.query["m"])  # $ header
+    reply.headers.update({"X-Id": request.query["id"]})  # $ header
+    reply.headers.extend([("X-Tag", request.query["tag"])])  # $ header
+    reply.headers.add("X-Fixed", "1")  # ok header
+    reply.headers.update({"X-Fixed": "1"})  # ok header
+    return reply
