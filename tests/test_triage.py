@@ -139,6 +139,22 @@ def test_pipeline_severities_on_real_code(tmp_path: Path) -> None:
     assert severities[(1, "B404")] == "info"
 
 
+@pytest.mark.parametrize("text, kept", [
+    ('SHORT_DATE_FORMAT = "Y/n/j\u060c\u200f G:i"\n', False),  # a right-to-left mark in a date format
+    ('access = "user"  # \u202e \u2066check admin\u2069 \u2066\n', True),  # an override and isolates
+])
+def test_bidi_characters_are_kept_only_where_they_can_reorder_code(tmp_path: Path, text: str, kept: bool) -> None:
+    """bandit's B613 flags every bidirectional control character; only the explicit ones
+    (embeddings, overrides, isolates) make code read differently from how it runs."""
+    (tmp_path / "formats.py").write_text(text, encoding="utf-8")
+    [candidate] = [c for c in detect_file(tmp_path, "formats.py").candidates if c.rule_id == "B613"]
+    analyst = OfflineAnalyst()
+    first = analyst.analyze(ModelRequest(candidate=candidate, source=text, brief=""))
+    second = analyst.analyze(ModelRequest(candidate=candidate, source=text, brief="", pass_name="revalidate",
+                                          prior=first.to_json()))
+    assert (survives(first) and survives(second)) is kept
+
+
 @pytest.mark.parametrize("cwe", [78, 89, 94, 502])
 def test_library_parameter_is_rated_below_an_application_parameter(cwe: int) -> None:
     """A parameter of code whose file shows no entry point is medium when sure, low when uncertain."""

@@ -396,3 +396,29 @@ def _entropy(value: str) -> float:
 
 def _show(value: str) -> str:
     return repr(value if len(value) <= 4 else value[:2] + "*" * min(len(value) - 2, 6))
+
+
+# Unicode's explicit directional formatting characters (UAX #9): embeddings, overrides, their
+# terminator, and isolates. They reorder how the code around them is displayed (Trojan Source,
+# CVE-2021-42574). The implicit marks (LRM U+200E, RLM U+200F, ALM U+061C) only set the
+# direction of neutral characters next to them: dates and numbers in right-to-left text use them.
+EXPLICIT_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def bidi(tree: SourceTree, node: ast.AST, cwe: int | None) -> Judgement:
+    """A bidirectional control character in the source (B613, CWE-838): a Trojan Source attack
+    where the flagged lines hold an explicit embedding, override or isolate; only implicit
+    marks (a right-to-left date format's RLM) reorder no code."""
+    first = getattr(node, "lineno", 1)
+    last = getattr(node, "end_lineno", None) or first
+    text = "\n".join(tree.lines[first - 1:last])
+    found = sorted({f"U+{ord(c):04X}" for c in text if c in EXPLICIT_BIDI})
+    if found:
+        return Judgement(verdict="uncertain", confidence=KEPT, cwe=838,
+                         facts=(f"Lines {first}-{last} hold explicit directional formatting ({', '.join(found)}), which can "
+                                "make the code read differently from how it runs (Trojan Source).",),
+                         signals={"source": "none", "analysed": True})
+    return Judgement(verdict="not_vulnerable", confidence=LIKELY, cwe=838,
+                     facts=(f"Lines {first}-{last} hold only implicit directional marks (such as RLM in a right-to-left "
+                            "date format), which set the direction of the characters next to them and reorder no code.",),
+                     signals={"source": "none", "analysed": True})

@@ -32,7 +32,7 @@ from ..analysis.tree import ParseError, SourceTree
 from ..analysis.verdicts import Judgement
 from ..jobs.scan.shapes import Candidate, ModelAnswer, ModelRequest
 
-ANALYST_VERSION = "6"
+ANALYST_VERSION = "7"
 _CACHED_TREES = 8
 _RATING = {"HIGH": 5, "MEDIUM": 4, "LOW": 3}
 
@@ -40,7 +40,7 @@ RULE_CHECKS: Mapping[str, Callable[[SourceTree, ast.AST, int | None], Judgement]
     "B105": verdicts.credential, "B106": verdicts.credential, "B107": verdicts.credential,
     **{f"B4{n:02d}": verdicts.imports for n in range(1, 16)},
     "B110": verdicts.swallowed, "B112": verdicts.swallowed,
-    "B501": verdicts.tls, "B323": verdicts.tls, "FL002": verdicts.tls,
+    "B501": verdicts.tls, "B323": verdicts.tls, "FL002": verdicts.tls, "B613": verdicts.bidi,
 }
 """Detector rule id -> the check that judges it when the engine recorded no facts for it."""
 
