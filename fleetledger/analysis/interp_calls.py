@@ -320,7 +320,11 @@ class Calls(Objects):
         library = self.method_result(manager, "__enter__", node)
         if not local:
             return library
-        results = [self.call_local(fid, manager, [], {}, [], node) for fid in local]  # type: ignore[arg-type]
+        # The implicit call ``manager.__enter__()``, so that what the method stores on ``self``
+        # lands on the manager's variable (``with timer:``), never on another expression.
+        call = ast.copy_location(ast.Call(func=ast.Attribute(value=node, attr=method, ctx=ast.Load()), args=[],
+                                          keywords=[]), node)
+        results = [self.call_local(fid, manager, [], {}, [], call) for fid in local]
         defined_here = all(t in self.program.classes for t in manager.types if not t.startswith(("=", "bound:")))
         return join(*results) if defined_here else join(library, *results)
 

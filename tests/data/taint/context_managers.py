@@ -73,3 +73,43 @@ def with_self():
     with Constant() as line:
         subprocess.run(line, shell=True)  # ok command
     return "ok"
+
+
+class Timer:
+    def __enter__(self):
+        self.started = 0
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class Job:
+    def __init__(self, settings):
+        self.settings = settings
+
+    def __enter__(self):
+        self.line = request.args["c"]
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class Settings:
+    def __init__(self):
+        self.line = "uptime"
+
+
+timer = Timer()
+
+
+@app.route("/timed")
+def timed():
+    with timer:  # a manager named by a variable, whose __enter__ stores on self
+        subprocess.run("ping -c1 " + request.args["h"], shell=True)  # $ command
+    settings = Settings()
+    with Job(settings) as job:
+        subprocess.run(settings.line, shell=True)  # ok command (Job stored on itself, not on settings)
+        subprocess.run(job.line, shell=True)  # $ command
+    return "ok"
