@@ -271,7 +271,7 @@ def test_a_wsgi_application_is_known_by_the_status_line_it_starts_its_response_w
     """environ of a function that calls a parameter with a status line is the network's data; a
     function calling a callback with other data is an ordinary function (its callers decide)."""
     assert _channels("wsgi_apps.py") == {("application", "http"), ("tool", "http"), ("Middleware.__call__", "http"),
-                                         ("notify", "api")}
+                                         ("notify", "api"), ("synchronise", "api"), ("missing", "http")}
 
 
 def test_flask_views_registered_by_calls_are_handlers() -> None:

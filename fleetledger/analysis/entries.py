@@ -97,19 +97,23 @@ def _enclosing(function: FunctionInfo) -> ast.AST | None:
     return None
 
 
-_STATUS_LINE = re.compile(r"[1-5][0-9][0-9]( |$)")
+# RFC 9110's status line as WSGI passes it: three digits, a space, a reason phrase ("200 OK",
+# "404 Not Found"), whose words start with a capital letter by convention (RFC 9110, 15).
+_STATUS_LINE = re.compile(r"[1-5][0-9][0-9] [A-Z][A-Za-z-]*( [A-Z][A-Za-z-]*)*$")
 
 
 def status_caller(function: FunctionInfo) -> int | None:
     """The index in ``function.params`` of the parameter the function calls with an HTTP status
-    line first and something more (PEP 3333's ``start_response("404 Not Found", headers)``):
-    the status a constant, a name assigned one in the function, or an f-string starting with
-    one. None when there is none (the parameter's name does not matter)."""
+    line first and its headers next (PEP 3333's ``start_response("404 Not Found", headers)``):
+    the status a constant, a name assigned one in the function or the module's body, or an
+    f-string starting with one; the headers anything but a text. None when there is none (the parameter's name does
+    not matter)."""
     node = function.node
     if isinstance(node, ast.Lambda):
         return None
     positions = {param.arg: i for i, param in enumerate(function.params)}
-    statuses = set()
+    statuses = {t.id for statement in function.module.tree.body if isinstance(statement, ast.Assign)
+                and _status_text(statement.value) for t in statement.targets if isinstance(t, ast.Name)}
     calls = []
     for child in ast.walk(node):
         if isinstance(child, ast.Assign) and _status_text(child.value):
@@ -119,6 +123,9 @@ def status_caller(function: FunctionInfo) -> int | None:
             calls.append(child)
     for call in calls:
         first = call.args[0]
+        headers = call.args[1] if len(call.args) > 1 else next(iter(call.keywords)).value
+        if isinstance(headers, (ast.Constant, ast.JoinedStr, ast.BinOp)):
+            continue  # a text, not the list of header pairs
         if _status_text(first) or isinstance(first, ast.Name) and first.id in statuses:
             assert isinstance(call.func, ast.Name)
             return positions[call.func.id]

@@ -5,6 +5,8 @@ import os
 import subprocess
 from urllib.parse import parse_qs
 
+NOT_FOUND = "404 Not Found"
+
 
 def application(environ, start_response):
     query = parse_qs(environ.get("QUERY_STRING", ""))
@@ -18,6 +20,12 @@ def tool(environ, start_response):
     start_response(status, [("Content-Type", "text/plain")])  # ok header
     name = environ["PATH_INFO"]
     return [subprocess.check_output("ls " + name, shell=True)]  # $ command
+
+
+def missing(environ, start_response):
+    start_response(NOT_FOUND, [("Content-Type", "text/plain")])
+    os.system("logger " + environ["PATH_INFO"])  # $ command
+    return [b"missing"]
 
 
 class Middleware:
@@ -38,3 +46,9 @@ def notify(items, report):
 def _private(items, report):
     report("done", items)
     os.system("echo " + items)  # ok command (no status line: not an application, and private)
+
+
+def synchronise(folder, report):
+    report("100 files synced", folder)
+    report("200 OK", "done")
+    os.system("rsync -a " + folder + " /srv")  # $ command (a public function's parameter: a progress callback is no start_response)
