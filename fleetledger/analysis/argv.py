@@ -40,6 +40,8 @@ OPTION_RUNNERS = frozenset({
     "sendmail",  # -X LOGFILE, -C CONFIG
     "tcpdump",   # -z CMD (run after each rotation)
 })
+# Arguments that end a program's options ("--end-of-options": git's, for revisions).
+_END_OF_OPTIONS = frozenset({"--", "--end-of-options"})
 # Options of shells and interpreters that take a value as the next argument.
 _OPTIONS_WITH_VALUE = frozenset({"-o", "+o", "-O", "+O", "-W", "-X", "--rcfile", "--init-file"})
 # Options of wrappers that take a value as the next argument.
@@ -68,37 +70,52 @@ def program_part(value: Value) -> Value:
     return _run_by(items, 0)
 
 
-def option_part(value: Value) -> Value:
+def option_part(value: Value) -> tuple[Value, str]:
     """Returns the items of an argument vector that a program in ``OPTION_RUNNERS`` may read as
     its own options although the code means them as operands: each item that does not start
     with a constant text (``"https://" + host`` cannot start with ``-``; ``"--depth=" + n``
-    stays that option), before a ``"--"`` that ends the options.
+    stays that option), before a ``"--"`` that ends the options. Wrappers (``sudo``,
+    ``timeout``, ``env``) are skipped to the program they run.
 
     Args:
-        value: The vector as the engine knows it (a list or tuple known item by item, its
-            first item a constant naming the program; anything else gives nothing).
+        value: The vector as the engine knows it (a list or tuple known item by item, the
+            program and any wrapper before it constants; anything else gives nothing).
 
     Returns:
-        The items so placed, joined; ``EMPTY`` when there are none.
+        The items so placed, joined (``EMPTY`` when there are none), and the program's name.
     """
     if value.items is None:
-        return EMPTY
+        return EMPTY, ""
     items = [value.items.get(i) for i in range(len(value.items))]
-    program = items[0] if items else None
-    if (program is None or any(item is None for item in items) or not program.is_const
-            or not isinstance(program.const, str) or _base_name(program.const) not in OPTION_RUNNERS):
-        return EMPTY
+    if not items or any(item is None for item in items):
+        return EMPTY, ""
+    start: int | Value | None = 0
+    while isinstance(start, int) and start < len(items):
+        program = items[start]
+        assert program is not None
+        if not (program.is_const and isinstance(program.const, str)):
+            return EMPTY, ""
+        name = _base_name(program.const)
+        if name not in WRAPPERS:
+            break
+        start = _after_wrapper(items, start + 1, name)  # type: ignore[arg-type]
+    if not isinstance(start, int) or start >= len(items):
+        return EMPTY, ""
+    program = items[start]
+    assert program is not None
+    if not (program.is_const and isinstance(program.const, str)) or _base_name(program.const) not in OPTION_RUNNERS:
+        return EMPTY, ""
     reached: list[Value] = []
-    for item in items[1:]:
+    for item in items[start + 1:]:
         assert item is not None
         if item.is_const:
-            if item.const == "--":
+            if item.const in _END_OF_OPTIONS:
                 break
             continue
         if item.prefix:
             continue  # starts with a constant: the code chose whether it is an option
         reached.append(item)
-    return join(*reached) if reached else EMPTY
+    return (join(*reached) if reached else EMPTY), program.const
 
 
 def started_vector(program: Value, args: list[Value], start: int) -> Value:

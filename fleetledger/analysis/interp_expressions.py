@@ -18,7 +18,8 @@ from typing import Any
 from . import routes
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN
-from .values import EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels, taint_only, unmarked
+from .values import (EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels, sequence_items,
+                     taint_only, unmarked)
 
 BUILTINS = frozenset(dir(builtins))
 
@@ -302,10 +303,18 @@ class Expressions:
         return of_labels([Label(channel=channel, what=what, path=site.path, line=site.line, col=site.col, own_url=own_url)])
 
     def sequence(self, elements: list[ast.expr]) -> Value:
-        if any(isinstance(e, ast.Starred) for e in elements):
-            return join(*(self.expr(e).flatten() for e in elements), Value(items=None))
-        items = {i: bounded(self.expr(e)) for i, e in enumerate(elements)}
-        return Value(items=items)
+        """A list or tuple display: its items by position, also through ``*x`` where the engine
+        knows ``x`` item by item (``["sendmail", *options]``); else everything as one."""
+        items: list[Value] = []
+        for element in elements:
+            if isinstance(element, ast.Starred):
+                spliced = sequence_items(self.expr(element.value))
+                if spliced is None:
+                    return join(*(self.expr(e).flatten() for e in elements), Value(items=None))
+                items.extend(spliced)
+            else:
+                items.append(bounded(self.expr(element)))
+        return Value(items=dict(enumerate(items)))
 
     def dictionary(self, node: ast.Dict) -> Value:
         items: dict[Any, Value] = {}

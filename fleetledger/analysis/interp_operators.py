@@ -11,7 +11,8 @@ from dataclasses import replace
 from typing import Any
 
 from .texts import format_pieces, format_tail, joined_text, tail_of, texts_of
-from .values import EMPTY, NOT_CONSTANT, Value, constant, join, placed_after, taint_only, unmarked
+from .values import (EMPTY, NOT_CONSTANT, Value, constant, join, placed_after, sequence_items, taint_only,
+                     unmarked)
 
 CONST_TYPES = (str, int, float, bool, bytes, type(None))
 _NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)
@@ -72,6 +73,9 @@ class Operators:
             return replace(unmarked(join(taint_only(left), taint_only(right.flatten()))), prefix=prefix or None,
                            suffix=format_tail(left.const), texts=texts_of(*map(constant, format_pieces(left.const))))
         if isinstance(op, ast.Add):
+            joined = _concatenated(left, right)
+            if joined is not None:
+                return joined
             text = left.const if left.is_const and isinstance(left.const, str) else ""
             left = placed_after(left, "", None, right.const if right.is_const and isinstance(right.const, str) else None)
             right = placed_after(right, text, text if text else None, "")
@@ -121,3 +125,12 @@ def _small(left: Any, right: Any, op: ast.operator) -> bool:
             return count * max(size(left), size(right)) <= MAX_CONST_LEN
         return size(left) + size(right) <= MAX_CONST_LEN
     return size(left) <= MAX_CONST_LEN and size(right) <= MAX_CONST_LEN
+
+
+def _concatenated(left: Value, right: Value) -> Value | None:
+    """``a + b`` of two lists (or tuples) known item by item: the items of both, in order
+    (``BASE + ["show", name]``); None when either is not such a sequence."""
+    first, second = sequence_items(left), sequence_items(right)
+    if first is None or second is None:
+        return None
+    return Value(items=dict(enumerate([*first, *second])))

@@ -143,10 +143,8 @@ class Sinks:
     def option_sink(self, sink: Sink, site: Site, vector: Value, role: str) -> None:
         """Reports the items of a started program's vector that it may read as options
         (``argv.option_part``) as an argument-injection sink (CWE-88) of the same call."""
-        options = argv.option_part(vector)
+        options, name = argv.option_part(vector)
         if options is not EMPTY:
-            program = vector.get(0)
-            name = program.const if program is not None and program.is_const else "the program"
             self.sink_value(replace(sink, kind="argument", program=False,
                                     what=f"an argument {name} may read as an option ({sink.what})"), site, options, role)
 

@@ -114,3 +114,21 @@ def checked():
     if other.startswith(("-", "+")):
         subprocess.run(["git", "clone", other, "/srv/repo"])  # $ argument (only where it does)
     return "ok"
+
+
+GIT = ["git", "--no-pager"]
+
+
+@app.route("/built")
+def built():
+    word = request.args["w"]
+    subprocess.run(GIT + ["show", word])  # $ argument (a list joined to a known list)
+    extra = ["-t", word]
+    subprocess.run(["sendmail", *extra])  # $ argument (a known list unpacked)
+    subprocess.run(["sudo", "-u", "deploy", "git", "checkout", word])  # $ argument (the program sudo runs)
+    subprocess.run(["timeout", "300", "rsync", "-a", word, "/srv"])  # $ argument
+    subprocess.run(["git", "log", "--end-of-options", word])  # ok argument (git's end of options)
+    subprocess.run(["zip", "-r", "/tmp/out.zip", os.path.abspath(word)])  # ok argument (starts with /)
+    subprocess.run(["git", "checkout", word.lstrip("-")])  # ok argument (no leading dash left)
+    subprocess.run(["ls", *extra])  # ok argument (ls runs nothing an option names)
+    return "ok"
