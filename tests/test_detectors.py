@@ -267,6 +267,22 @@ FL002_SHAPES = {
         ssl._create_default_https_context = ssl._create_unverified_context  # here
         urllib.request.urlopen("https://example.org/")
         """,
+    "process-default-through-a-name": """
+        import ssl
+        try:
+            _unverified = ssl._create_unverified_context
+        except AttributeError:
+            pass
+        else:
+            ssl._create_default_https_context = _unverified  # here
+        """,
+    "session-kept-on-self": """
+        import requests
+        class Client:
+            def __init__(self):
+                self.http = requests.Session()
+                self.http.trust_env = self.http.verify = False  # here
+        """,
     "session-verify-attribute": """
         import requests
         def fetch(url):
@@ -352,6 +368,13 @@ def test_fl002_gives_way_to_bandit_on_what_bandit_flags(tmp_path: Path, source: 
             import ssl
             ssl._create_default_https_context = ssl.create_default_context
             """, id="process-default-verified"),
+        pytest.param("""
+            import httpx
+            def fetch(url):
+                client = httpx.Client()
+                client.verify = False
+                return client.get(url)
+            """, id="httpx-reads-verify-only-in-its-constructor"),
     ],
 )
 def test_fl002_safe_twins_give_nothing(tmp_path: Path, source: str) -> None:

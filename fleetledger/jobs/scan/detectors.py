@@ -354,11 +354,18 @@ _CLIENTS = frozenset({
     "requests.Session", "requests.session", "requests.sessions.Session", "httpx.Client", "httpx.AsyncClient",
 })
 _CONTEXT_FACTORY = "ssl.create_default_context"
+_UNVERIFIED = "ssl._create_unverified_context"
 
 
 def _find_tls(index: _Index) -> Iterator[_Flag]:
     for nodes in index.scopes:
-        clients = set(_clients(nodes, index))
+        made = list(_clients(nodes, index))
+        clients = {name for name, _ in made}
+        # requests reads a session's verify attribute at each request; httpx only its constructor's.
+        sessions = {name for name, factory in made if factory.startswith("requests.")}
+        # Names bound to the unverified factory (``_ctx = ssl._create_unverified_context``, the
+        # idiom guarded by ``try``/``except AttributeError``/``else``).
+        factories = {name for name, value, _ in _assigned(nodes) if index.qualname(value) == _UNVERIFIED}
         contexts: dict[str, ast.stmt] = {}
         for name, value, statement in _assigned(nodes):
             if isinstance(value, ast.Call) and index.qualname(value.func) == _CONTEXT_FACTORY:
@@ -369,10 +376,11 @@ def _find_tls(index: _Index) -> Iterator[_Flag]:
                 flag = _unverified_call(node, index, clients)
                 if flag is not None:
                     yield flag
-            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-                flag = _unverified_store(node, index, clients)
+            elif isinstance(node, ast.Assign):
+                flag = _unverified_store(node, index, sessions, factories)
                 if flag is not None:
                     yield flag
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 name = _context_switched_off(node, index)
                 if name in contexts and name not in disabled and _start(contexts[name]) < _start(node):
                     disabled.add(name)
@@ -382,22 +390,27 @@ def _find_tls(index: _Index) -> Iterator[_Flag]:
                     )
 
 
-def _clients(nodes: Iterable[_Node], index: _Index) -> Iterator[str]:
-    """Yields the names a scope binds to a new HTTP session or client (assigned or ``with ... as``)."""
+def _clients(nodes: Iterable[_Node], index: _Index) -> Iterator[tuple[str, str]]:
+    """Yields ``(name, factory)`` for each name (``session``, or an attribute's text,
+    ``self.session``) a scope binds to a new HTTP session or client (assigned or ``with ...
+    as``), with the qualified name of what made it."""
     for name, value, _ in _assigned(nodes):
         if isinstance(value, ast.Call) and index.qualname(value.func) in _CLIENTS:
-            yield name
+            yield name, index.qualname(value.func) or ""
     for node in nodes:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and index.qualname(node.value.func) in _CLIENTS:
+            yield from ((ast.unparse(t), index.qualname(node.value.func) or "") for t in node.targets
+                        if isinstance(t, ast.Attribute))
         if isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 made, name = item.context_expr, item.optional_vars
                 if isinstance(name, ast.Name) and isinstance(made, ast.Call) and index.qualname(made.func) in _CLIENTS:
-                    yield name.id
+                    yield name.id, index.qualname(made.func) or ""
 
 
 def _unverified_call(call: ast.Call, index: _Index, clients: set[str]) -> _Flag | None:
     name = index.qualname(call.func)
-    if name == "ssl._create_unverified_context":
+    if name == _UNVERIFIED:
         return call, (call,), "ssl._create_unverified_context() makes an SSL context that accepts any certificate."
     verify = _keyword(call, "verify")
     if not (isinstance(verify, ast.Constant) and verify.value is False):
@@ -416,21 +429,24 @@ def _unverified_call(call: ast.Call, index: _Index, clients: set[str]) -> _Flag 
     return call, (call,), f"{_written(func)}() on {where} with verify=False turns off TLS certificate checks."
 
 
-def _unverified_store(assign: ast.Assign, index: _Index, clients: set[str]) -> _Flag | None:
-    """``ssl._create_default_https_context = ssl._create_unverified_context`` (every later
-    ``urlopen``/``http.client`` connection of the process accepts any certificate), or
-    ``S.verify = False`` on a requests session ``S`` made in the scope (each of its requests)."""
-    target, value = assign.targets[0], assign.value
-    if not isinstance(target, ast.Attribute):
-        return None
-    if index.qualname(target) == "ssl._create_default_https_context" and index.qualname(value) == (
-            "ssl._create_unverified_context"):
-        return assign, (assign,), ("Setting ssl._create_default_https_context to ssl._create_unverified_context turns "
-                                   "off certificate checks for every HTTPS connection the process makes by default.")
-    if (target.attr == "verify" and isinstance(target.value, ast.Name) and target.value.id in clients
-            and isinstance(value, ast.Constant) and value.value is False):
-        return assign, (assign,), (f"{_written(target)} = False turns off TLS certificate checks for every request "
-                                   "of the session.")
+def _unverified_store(assign: ast.Assign, index: _Index, sessions: set[str], factories: set[str]) -> _Flag | None:
+    """``ssl._create_default_https_context = ssl._create_unverified_context`` (also through a
+    name bound to it: every later ``urlopen``/``http.client`` connection of the process accepts
+    any certificate), or ``S.verify = False`` on a requests session ``S`` made in the scope
+    (each of its requests); any target of a chained assignment counts."""
+    value = assign.value
+    for target in assign.targets:
+        if not isinstance(target, ast.Attribute):
+            continue
+        if index.qualname(target) == "ssl._create_default_https_context" and (
+                index.qualname(value) == _UNVERIFIED or isinstance(value, ast.Name) and value.id in factories):
+            return assign, (assign,), ("Setting ssl._create_default_https_context to ssl._create_unverified_context "
+                                       "turns off certificate checks for every HTTPS connection the process makes by "
+                                       "default.")
+        if (target.attr == "verify" and ast.unparse(target.value) in sessions
+                and isinstance(value, ast.Constant) and value.value is False):
+            return assign, (assign,), (f"{_written(target)} = False turns off TLS certificate checks for every request "
+                                       "of the session.")
     return None
 
 
