@@ -139,10 +139,14 @@ def _share_library_stores(program: Program, functions: list[FunctionInfo]) -> No
     """Computes the summaries of the module's functions first and joins what they store on
     library objects named by globals (``Summary.library_stores``) into
     ``Program.library_state``, which handlers then read: a ``before_request`` hook's
-    ``g.user = ...`` is what a view reads as ``g.user``, whichever is defined first. Summaries
-    themselves never read it, so each stays the same whatever else the program holds."""
+    ``g.user = ...`` is what a view reads as ``g.user``, whichever is defined first. What a
+    handler stores stays its own (``g`` lives for one request). Summaries themselves never read
+    it, so each stays the same whatever else the program holds."""
     for function in functions:
-        for key, value in summaries.summary(program, function).library_stores.items():
+        found = summaries.summary(program, function)
+        if handler_of(program, function) is not None:
+            continue  # a view's store is its own request's, not another view's
+        for key, value in found.library_stores.items():
             program.library_state[key] = join(program.library_state.get(key, EMPTY), value)
 
 

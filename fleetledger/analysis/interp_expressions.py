@@ -176,8 +176,9 @@ class Expressions:
             return stored
         if refs:
             named = join(*(self.library_name(f"{q}.{attr}", node) for q in refs))
-            if not self.summarising:  # what other functions stored there (a hook, for a view)
-                named = join(named, *(self.program.library_state.get((q, attr), EMPTY) for q in refs))
+            shared = [self.program.library_state[(q, attr)] for q in refs if (q, attr) in self.program.library_state]
+            if shared and not self.summarising:  # what other functions stored there (a hook, for a view)
+                return join(*shared)
             # A class imported from another file of the repository (``Order.objects``): its
             # attributes and its library bases' modelled members apply too.
             classes = [local[1] for local in map(self.program.resolve, refs) if local and local[0] == "class"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from . import conditions
 from .interp_expressions import callable_part, ref
-from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, of_labels, taint_only, with_items,
+from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
                      without_parameters)
 
 LOOP_ROUNDS = 3
@@ -376,10 +376,9 @@ class Statements:
         names (``g.user = load(request.cookies["id"])``): other functions of the program may read
         it in the same request (``Program.library_state``). Its parameters' data is left out
         (their callers are not known there)."""
-        kept = of_labels([label for label in value.all_labels() if label.channel != "param"])
-        if not (kept.labels or value.types or value.functions):
+        shared = without_parameters(value)
+        if not (shared.tainted() or shared.types or shared.functions or shared.items):
             return
-        shared = Value(labels=kept.labels, types=value.types, functions=value.functions)
         for qualified in sorted(t[1:] for t in owner.types if t.startswith("=")):
             if self.program.resolve(qualified) is None:
                 key = (qualified, attr)

@@ -41,3 +41,16 @@ def remember(value):
 def remembered():
     os.system("ls " + g.remembered)  # ok command
     return "done"
+
+
+@app.route("/other")
+def other():
+    os.system("ls " + g.picked)  # ok command (another view's store: g lives for one request)
+    os.system("ls " + g.settings["mode"])  # ok command (a constant under a constant key)
+    os.system("ls " + g.settings["who"])  # $ command
+    return "done"
+
+
+@app.before_request
+def configure():
+    g.settings = {"mode": "-l", "who": request.args.get("who", "")}
