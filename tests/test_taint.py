@@ -279,7 +279,7 @@ def test_flask_views_registered_by_calls_are_handlers() -> None:
     MethodView's HTTP methods are views, its other public methods an API."""
     assert _channels("flask_registrations.py") == {
         ("lookup", "http"), ("not_found", "http"), ("Items.get", "http"), ("Items.helper", "api"),
-        ("create_app.ping", "http")}
+        ("create_app.ping", "http"), ("create_app.failed", "http")}
 
 
 def _channels(name: str) -> set[tuple[str, str]]:

@@ -36,8 +36,8 @@ def handler_of(program: Program, function: FunctionInfo) -> Handler | None:
     for handler in program.catalog.handlers:
         if handler.decorators and any(_decorates(program, function, handler, d) for d in function.decorators):
             return handler
-        if handler.registrations and any(_decorates(program, function, handler, d)
-                                         for d in registered_as(function, handler)):
+        if handler.registrations and function.cls is None and any(_decorates(program, function, handler, d)
+                                                                  for d in registered_as(function, handler)):
             return handler
         if handler.bases and function.cls is not None and handler.names_method(function.name):
             mro = program.class_mro(function.cls.id)
@@ -55,10 +55,11 @@ def handler_of(program: Program, function: FunctionInfo) -> Handler | None:
 def registered_as(function: FunctionInfo, handler: Handler) -> list[ast.Call]:
     """The decorators ``function`` is given by calls of its module that register it
     (``Handler.registrations``): for ``app.add_url_rule("/x", "x", f)``, ``app.route("/x",
-    "x")`` (placed where the call is). Only a function named by a plain name its module defines
-    (outside classes) is matched; a function nested in another (an application factory's view)
-    is matched by the calls of the same enclosing function."""
-    if isinstance(function.node, ast.Lambda) or function.cls is not None or not handler.decorators:
+    "x")`` (placed where the call is). A function is matched by a plain name its module defines;
+    a function nested in another (an application factory's view) by the calls of the same
+    enclosing function; a method of a class-based view by ``Cls.as_view(...)`` passed there
+    (its URL rule's converters apply to it)."""
+    if isinstance(function.node, ast.Lambda):
         return []
     out: list[ast.Call] = []
     scope = function.module.tree if not function.nested else _enclosing(function)
@@ -71,11 +72,18 @@ def registered_as(function: FunctionInfo, handler: Handler) -> list[ast.Call]:
             passed = next((k.value for k in node.keywords if keyword and k.arg == keyword), None)
             if passed is None and len(node.args) > position:
                 passed = node.args[position]
-            if isinstance(passed, ast.Name) and passed.id == function.name:
-                decorator = ast.Call(func=ast.Attribute(value=node.func.value, attr=handler.decorators[0], ctx=ast.Load()),
-                                     args=node.args[:position], keywords=[])
+            if function.cls is None and isinstance(passed, ast.Name) and passed.id == function.name or (
+                    function.cls is not None and _as_view(passed, function.cls.name)):
+                decorator = ast.Call(func=ast.Attribute(value=node.func.value, attr=(handler.decorators or (method,))[0],
+                                                        ctx=ast.Load()), args=node.args[:position], keywords=[])
                 out.append(ast.fix_missing_locations(ast.copy_location(decorator, node)))
     return out
+
+
+def _as_view(passed: ast.expr | None, class_name: str) -> bool:
+    """``Cls.as_view(...)``: a class-based view's entry, which calls the class's methods."""
+    return (isinstance(passed, ast.Call) and isinstance(passed.func, ast.Attribute) and passed.func.attr == "as_view"
+            and isinstance(passed.func.value, ast.Name) and passed.func.value.id == class_name)
 
 
 @functools.lru_cache(maxsize=64)

@@ -46,4 +46,18 @@ def create_app():
         return "ok"
 
     made.add_url_rule("/ping/<host>", view_func=ping)
+
+    @made.errorhandler(500)
+    def failed(error):
+        return "<p>%s failed</p>" % request.path  # $ xss (an error page of the factory's application)
+
     return made
+
+
+class Counter(MethodView):
+    def get(self, number):
+        os.system("seq " + str(number))  # ok command (the rule's int converter)
+        return "ok"
+
+
+app.add_url_rule("/count/<int:number>", view_func=Counter.as_view("count"))
