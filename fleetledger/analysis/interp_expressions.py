@@ -17,9 +17,8 @@ from typing import Any
 
 from . import routes
 from .facts import Site
-from .interp_operators import CONST_TYPES, MAX_CONST_LEN
-from .values import (EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels, sequence_items,
-                     taint_only, unmarked)
+from .interp_operators import CONST_TYPES, MAX_CONST_LEN, sequence_items
+from .values import EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels, taint_only, unmarked
 
 BUILTINS = frozenset(dir(builtins))
 

@@ -11,8 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from .texts import format_pieces, format_tail, joined_text, tail_of, texts_of
-from .values import (EMPTY, NOT_CONSTANT, Value, constant, join, placed_after, sequence_items, taint_only,
-                     unmarked)
+from .values import EMPTY, NOT_CONSTANT, Value, constant, join, placed_after, taint_only, unmarked
 
 CONST_TYPES = (str, int, float, bool, bytes, type(None))
 _NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)
@@ -134,3 +133,13 @@ def _concatenated(left: Value, right: Value) -> Value | None:
     if first is None or second is None:
         return None
     return Value(items=dict(enumerate([*first, *second])))
+
+
+def sequence_items(value: Value) -> list[Value] | None:
+    """The items of a list or tuple built here, in order, when the engine knows each one
+    (keys ``0 .. n-1`` and no taint beside them); None otherwise."""
+    items = value.items
+    if items is None or value.labels or value.types or value.is_const or value.functions:
+        return None
+    known = [items.get(i) for i in range(len(items))]
+    return None if any(item is None for item in known) else known  # type: ignore[return-value]

@@ -491,16 +491,6 @@ def without_parameters(value: Value) -> Value:
                  functions=value.functions)
 
 
-def sequence_items(value: Value) -> list[Value] | None:
-    """The items of a list or tuple built here, in order, when the engine knows each one
-    (keys ``0 .. n-1`` and no taint beside them); None otherwise."""
-    items = value.items
-    if items is None or value.labels or value.types or value.is_const or value.functions:
-        return None
-    known = [items.get(i) for i in range(len(items))]
-    return None if any(item is None for item in known) else known  # type: ignore[return-value]
-
-
 def taint_only(value: Value) -> Value:
     """Returns a value with ``value``'s taint and nothing else (a derived value of unknown
     type: the result of an operation the models do not describe)."""
