@@ -34,10 +34,12 @@ from .program import Loader, Program
 from .values import EMPTY, Label, join
 
 DATA_METHODS = frozenset(f"{name}()" for kind in (str, bytes, list, tuple, dict, set) for name in dir(kind)
-                         if not name.startswith("_")) | {"__getitem__()", "__iter__()"}
-"""Methods of Python's own data types (``x.strip()``, ``x.split()``, ``x.format()``...): a value a
-public function reads from its parameter through these is derived from the caller's data; a
-value read through any other attribute or method is the state of an object the caller passed."""
+                         if not name.startswith("_")) | {"__getitem__()", "__iter__()"} | {
+    f"{name}()" for name in ("read", "read1", "readall", "readline", "readlines", "getvalue")}
+"""Methods of Python's own data types (``x.strip()``, ``x.split()``, ``x.format()``...) and the
+reads of its file objects (``io.IOBase``: ``stream.read()``): a value a public function reads
+from its parameter through these is derived from the caller's data; a value read through any
+other attribute or method is the state of an object the caller passed."""
 _CHANNEL_RANK = {"http": 0, "network": 0, "random": 1, "cli": 2, "stdin": 2, "env": 2, "file": 2, "api": 3}
 WORK_UNITS = 2_000_000
 """Statements and expressions evaluated per file, the imported modules' included. A 5,000-line
@@ -216,15 +218,42 @@ def _api(program: Program, function: FunctionInfo, found: summaries.Summary) -> 
         for label in hit.value.all_labels():
             if label.channel != "param" or label.safe_for(hit.sink.kind, hit.sink.needs_file):
                 continue
-            if function.bound and label.param == 0:
-                continue  # the instance: its state, not a caller's argument
-            if any(member not in DATA_METHODS for member in label.access):
-                continue  # an attribute or a method of an object the caller passed: that object's state
             if program.catalog.kinds[hit.sink.kind].channels.isdisjoint({"api"}) or (
                     hit.sink.channels and "api" not in hit.sink.channels):
                 continue
-            param = function.params[label.param]
-            origin = Label(channel="api", what=f"parameter {param.arg!r} of the public function {function.qualname}()",
-                           path=function.module.path, line=param.lineno, col=param.col_offset, cleaned=label.cleaned,
-                           sanitisers=label.sanitisers, steps=label.steps)
+            if function.bound and label.param == 0:
+                # The instance: its state, unless the constructor stored a caller's argument there.
+                constructed = _constructor_parameter(program, function, label.access)
+                if constructed is None:
+                    continue
+                init, param = constructed
+                what = f"parameter {param.arg!r} of the public constructor {init.qualname.rpartition('.')[0]}()"
+                where = init
+            else:
+                if any(member not in DATA_METHODS for member in label.access):
+                    continue  # an attribute or a method of an object the caller passed: that object's state
+                param, where = function.params[label.param], function
+                what = f"parameter {param.arg!r} of the public function {function.qualname}()"
+            origin = Label(channel="api", what=what, path=where.module.path, line=param.lineno, col=param.col_offset,
+                           cleaned=label.cleaned, sanitisers=label.sanitisers, steps=label.steps)
             program.report(Flow(kind=hit.sink.kind, sink=hit.sink, site=hit.site, label=origin, role=hit.role))
+
+
+def _constructor_parameter(program: Program, method: FunctionInfo, access: tuple[str, ...]) -> (
+        tuple[FunctionInfo, ast.arg] | None):
+    """For ``self.url`` read in a public method (``access`` ``("url", ...)``): the public
+    ``__init__`` of the method's class and its parameter whose data it stores there
+    (``self.url = url``), so that ``Loader(url).load()`` is an entry point as
+    ``load(url)`` would be; None when the attribute holds no constructor argument (or what the
+    method reads from it is not plain data)."""
+    if not access or method.cls is None or any(member not in DATA_METHODS for member in access[1:]):
+        return None
+    fid = program.method(method.cls.id, "__init__")
+    init = program.functions.get(fid) if fid is not None else None
+    if init is None or not init.public:
+        return None
+    stored = summaries.summary(program, init).writes.get((0, access[0]))
+    for label in stored.all_labels() if stored is not None else ():
+        if label.channel == "param" and label.param > 0 and all(m in DATA_METHODS for m in label.access):
+            return init, init.params[label.param]
+    return None

@@ -16,7 +16,7 @@ class Client:
         return self.session.post(target)  # $ ssrf
 
     def ping(self):
-        return self.session.get(self.base + "/ping")  # ok ssrf
+        return self.session.get(self.base + "/ping")  # $ ssrf (Client(base): the constructor's parameter is the host)
 
     def status(self):
         return self.session.get("https://status.example.org/")  # ok ssrf

@@ -51,7 +51,7 @@ class Runner:
         self.command = command
 
     def start(self):
-        return subprocess.Popen(self.command, shell=True)  # ok command
+        return subprocess.Popen(self.command, shell=True)  # $ command (Runner(command).start(): the constructor's parameter)
 
 
 def exists_in(folder, name):
