@@ -102,7 +102,8 @@ def _author_names(text: str) -> tuple[set[str], set[str]]:
     conventions = {h.request_parameter for h in models.handlers if h.request_parameter}
     conventions |= {m for h in models.handlers for m in h.methods if not m.endswith("*")}
     library = {member for source in models.sources_type.values() for member in source.attributes | source.methods}
-    library |= {target.rpartition(".")[2] for target in [*models.sinks, *models.sanitisers, *models.guards, *models.checks]}
+    library |= {target.rpartition(".")[2] for target in [*models.sinks, *models.sanitisers, *models.guards, *models.checks,
+                                                          *models.returns]}
     imported: set[str] = set()
     names: set[str] = set()
     attributes: set[str] = set()
