@@ -26,7 +26,7 @@ from . import summaries
 from .budget import Budget, BudgetExceeded
 from .definitions import FunctionInfo, iter_functions
 from .dependencies import Dependencies
-from .entries import handler_of, handler_values
+from .entries import handler_values
 from .facts import Evidence, Flow, Misuse, site_of
 from .interp import Frame
 from .model_records import Catalog, Sink
@@ -146,7 +146,7 @@ def _share_library_stores(program: Program, functions: list[FunctionInfo]) -> No
     it, so each stays the same whatever else the program holds."""
     for function in functions:
         found = summaries.summary(program, function)
-        if handler_of(program, function) is not None:
+        if program.handler_of(function) is not None:
             continue  # a view's store is its own request's, not another view's
         for key, value in found.library_stores.items():
             program.library_state[key] = join(program.library_state.get(key, EMPTY), value)
@@ -154,7 +154,7 @@ def _share_library_stores(program: Program, functions: list[FunctionInfo]) -> No
 
 def _function(program: Program, function: FunctionInfo, test_file: bool) -> None:
     found = summaries.summary(program, function)
-    handler = handler_of(program, function)
+    handler = program.handler_of(function)
     if handler is not None:
         try:
             _handler(program, function, handler)

@@ -4,8 +4,9 @@ hold.
 A function is a handler when a ``[[handler]]`` model says so: a routing decorator on an
 application object (``@app.route("/x")``, ``@router.get("/x")``), a qualified decorator
 (``@click.command()``), or a method the framework calls on a subclass of one of its classes
-(``get`` of a Django ``View`` or a Tornado ``RequestHandler``), or a WSGI application (a
-function that calls a parameter with an HTTP status line first: ``start_response``). A framework convention may also
+(``get`` of a Django ``View`` or a Tornado ``RequestHandler``), a function a call registers as
+such a decorator would (``app.add_url_rule``), or a WSGI application (a function that calls a
+parameter with an HTTP status line first: ``start_response``). A framework convention may also
 type a parameter: the first parameter (after ``self``) named as the framework names its request
 (``request``), in a module that imports that framework, holds the request object, whose
 modelled attributes are sources wherever it is read. Nothing here looks at a name the
@@ -114,8 +115,8 @@ def status_caller(function: FunctionInfo) -> int | None:
     """The index in ``function.params`` of the parameter the function calls with an HTTP status
     line first and its headers next (PEP 3333's ``start_response("404 Not Found", headers)``):
     the status a constant, a name assigned one in the function or the module's body, or an
-    f-string starting with one; the headers anything but a text. None when there is none (the parameter's name does
-    not matter)."""
+    f-string starting with one; the headers anything but a text. None when there is none (the
+    parameter's name does not matter)."""
     node = function.node
     if isinstance(node, ast.Lambda):
         return None

@@ -79,6 +79,7 @@ class Program:
         # ``(library object named by a global, attribute)`` -> what the analysed module's
         # functions store there (``Summary.library_stores``), read by handlers (``flask.g``).
         self.library_state: dict[tuple[str, str], Value] = {}
+        self.handlers: dict[str, Handler | None] = {}  # ``handler_of``, per function id
         self.cut_short: list[str] = []
         self.escaped: dict[tuple[str, int, int], list[str]] = {}
         # functools.partial objects by where they were made ("path:line:col"): the callee's value
@@ -352,8 +353,11 @@ class Program:
     # -- handlers ------------------------------------------------------------------------
 
     def handler_of(self, function: FunctionInfo) -> Handler | None:
-        """Returns the framework handler model that makes ``function`` an entry point."""
-        return entries.handler_of(self, function)
+        """Returns the framework handler model that makes ``function`` an entry point
+        (``entries.handler_of``, computed once per function and analysis)."""
+        if function.id not in self.handlers:
+            self.handlers[function.id] = entries.handler_of(self, function)
+        return self.handlers[function.id]
 
     # -- calls into the analysed code ----------------------------------------------------
 
