@@ -58,17 +58,20 @@ def test_c3_running_with_nobody_running_is_recovered_and_reassigned_once(tmp_pat
     assert verify_records(history).ok
 
 
-def _synthetic(tmp_path: Path, *, heartbeat_s: float) -> tuple[Workspace, Path]:
+def _synthetic(tmp_path: Path, *, heartbeat_s: float, lease_ttl_s: float = 1.0,
+               work_s: float = 2.5) -> tuple[Workspace, Path]:
     ws = Workspace.at(tmp_path / "ws")
     target = tmp_path / "tickets"
-    job = SyntheticJob("l1", tasks=1, steps=1, work_us=2_500_000, target=target)
-    result = Coordinator(job, ws, RunOptions(workers=2, lease_ttl_s=1.0, heartbeat_s=heartbeat_s)).run()
+    job = SyntheticJob("l1", tasks=1, steps=1, work_us=int(work_s * 1_000_000), target=target)
+    result = Coordinator(job, ws, RunOptions(workers=2, lease_ttl_s=lease_ttl_s, heartbeat_s=heartbeat_s)).run()
     assert result.exit_code == 0, result.message
     return ws, target
 
 
 def test_l1_with_heartbeats_the_work_runs_once(tmp_path: Path) -> None:
-    ws, target = _synthetic(tmp_path, heartbeat_s=0.2)
+    # The work outlasts the lease twice over; heartbeats every 0.2 s renew a 2 s lease, a margin
+    # a loaded 2-core machine keeps (a 1 s lease was once lost to a stall there).
+    ws, target = _synthetic(tmp_path, heartbeat_s=0.2, lease_ttl_s=2.0, work_s=4.0)
     history = records(ws.root)
     assert sum(1 for r in history if r.kind == "task.assigned") == 1
     assert sum(1 for r in history if r.kind == "step.intent") == 1
