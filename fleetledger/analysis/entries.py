@@ -62,29 +62,45 @@ def registered_as(function: FunctionInfo, handler: Handler) -> list[ast.Call]:
     (its URL rule's converters apply to it)."""
     if isinstance(function.node, ast.Lambda):
         return []
-    out: list[ast.Call] = []
     scope = function.module.tree if not function.nested else _enclosing(function)
     if scope is None:
         return []
-    calls = _method_calls(scope)
-    for method, position, keyword in handler.registrations:
-        for node in calls.get(method, ()):
-            assert isinstance(node.func, ast.Attribute)
-            passed = next((k.value for k in node.keywords if keyword and k.arg == keyword), None)
-            if passed is None and len(node.args) > position:
-                passed = node.args[position]
-            if function.cls is None and isinstance(passed, ast.Name) and passed.id == function.name or (
-                    function.cls is not None and _as_view(passed, function.cls.name)):
-                decorator = ast.Call(func=ast.Attribute(value=node.func.value, attr=(handler.decorators or (method,))[0],
-                                                        ctx=ast.Load()), args=node.args[:position], keywords=[])
-                out.append(ast.fix_missing_locations(ast.copy_location(decorator, node)))
+    key = function.name if function.cls is None else f"{function.cls.name}.as_view"
+    out: list[ast.Call] = []
+    for node, position, method in _registering_calls(scope, handler.registrations).get(key, ()):
+        assert isinstance(node.func, ast.Attribute)
+        decorator = ast.Call(func=ast.Attribute(value=node.func.value, attr=(handler.decorators or (method,))[0],
+                                                ctx=ast.Load()), args=node.args[:position], keywords=[])
+        out.append(ast.fix_missing_locations(ast.copy_location(decorator, node)))
     return out
 
 
-def _as_view(passed: ast.expr | None, class_name: str) -> bool:
+@functools.lru_cache(maxsize=64)
+def _registering_calls(scope: ast.AST, registrations: tuple[tuple[str, int, str], ...]) -> (
+        dict[str, list[tuple[ast.Call, int, str]]]):
+    """What each registration call in ``scope`` registers, indexed by the name passed (``f``;
+    ``Cls.as_view`` for a class-based view): ``(call, position, method)``. Built once per scope,
+    so a module registering thousands of views costs one walk, not one per view."""
+    out: dict[str, list[tuple[ast.Call, int, str]]] = {}
+    calls = _method_calls(scope)
+    for method, position, keyword in registrations:
+        for node in calls.get(method, ()):
+            passed = next((k.value for k in node.keywords if keyword and k.arg == keyword), None)
+            if passed is None and len(node.args) > position:
+                passed = node.args[position]
+            if isinstance(passed, ast.Name):
+                out.setdefault(passed.id, []).append((node, position, method))
+            elif _as_view(passed):
+                assert isinstance(passed, ast.Call) and isinstance(passed.func, ast.Attribute)
+                assert isinstance(passed.func.value, ast.Name)
+                out.setdefault(f"{passed.func.value.id}.as_view", []).append((node, position, method))
+    return out
+
+
+def _as_view(passed: ast.expr | None) -> bool:
     """``Cls.as_view(...)``: a class-based view's entry, which calls the class's methods."""
     return (isinstance(passed, ast.Call) and isinstance(passed.func, ast.Attribute) and passed.func.attr == "as_view"
-            and isinstance(passed.func.value, ast.Name) and passed.func.value.id == class_name)
+            and isinstance(passed.func.value, ast.Name))
 
 
 @functools.lru_cache(maxsize=64)
@@ -121,8 +137,7 @@ def status_caller(function: FunctionInfo) -> int | None:
     if isinstance(node, ast.Lambda):
         return None
     positions = {param.arg: i for i, param in enumerate(function.params)}
-    statuses = {t.id for statement in function.module.tree.body if isinstance(statement, ast.Assign)
-                and _status_text(statement.value) for t in statement.targets if isinstance(t, ast.Name)}
+    statuses = set(_module_statuses(function.module.tree))
     calls = []
     for child in ast.walk(node):
         if isinstance(child, ast.Assign) and _status_text(child.value):
@@ -139,6 +154,14 @@ def status_caller(function: FunctionInfo) -> int | None:
             assert isinstance(call.func, ast.Name)
             return positions[call.func.id]
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _module_statuses(tree: ast.Module) -> frozenset[str]:
+    """Names the module's body assigns a status line (``NOT_FOUND = "404 Not Found"``), found
+    once per module."""
+    return frozenset(t.id for statement in tree.body if isinstance(statement, ast.Assign)
+                     and _status_text(statement.value) for t in statement.targets if isinstance(t, ast.Name))
 
 
 def _status_text(expr: ast.expr) -> bool:
