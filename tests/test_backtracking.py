@@ -1,12 +1,15 @@
-"""The exponential-backtracking (ReDoS) analysis of regular expressions: the shapes it reports
-(each one takes seconds in Python's own ``re`` on a text of 25 characters that almost matches)
-and the look-alikes it leaves alone (linear, or merged into one class by ``re``)."""
+"""The backtracking (ReDoS) analysis of regular expressions: the exponential shapes it reports
+(each one takes seconds in Python's own ``re`` on a text of 25 characters that almost matches),
+the polynomial ones, and the look-alikes it leaves alone (linear, or merged into one class by
+``re``)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from fleetledger.analysis.backtracking import exponential
+from fleetledger.analysis.backtracking import exponential, polynomial
 
 EXPONENTIAL = [
     r"^(\w+\s?)*$",
@@ -54,3 +57,55 @@ def test_a_look_alike_that_cannot_is_not(pattern: str) -> None:
 def test_fullmatch_can_fail_at_the_end_where_match_cannot() -> None:
     assert exponential(r"(\w+\s?)*") is None
     assert exponential(r"(\w+\s?)*", whole_match=True) is not None
+
+
+# Each takes time quadratic in the length of a text that almost matches (doubling the text
+# multiplies the time by about 4 in Python's own re); "anywhere" is True for search-like calls.
+POLYNOMIAL = [
+    (r"\s+$", True),
+    (r"^\s+|\s+$", True),
+    (r"\s*,\s*", True),
+    (r"\d+x", True),
+    (r"^(\w+)\s*=\s*(.*)$", False),
+    (r"^\s*(.*?)\s*$", False),
+    (r"^ *(\d+) +(.+?) +(\w+)$", False),
+    (r"\w+\s*\w+x", False),
+    (r"^(?:a|\s*)\s*x", False),
+    # CVE-2022-40897, setuptools' package_index before the fix
+    (r"""<([^>]*\srel\s*=\s*['"]?([^'">]+)[^>]*)>""", True),
+]
+NOT_POLYNOMIAL = [
+    (r"\s+$", False),  # match: one start only, and one run
+    (r"^\s+$", True),  # anchored at the start: one start only
+    (r"\s+", True),  # nothing after the run can fail
+    (r"^[0-9]+$", True),
+    (r"^\s*=\s*x", False),  # the required "=" parts the runs
+    (r"^[a-z]+@[a-z]+\.com$", False),
+    (r"^\d+ +\w+$", False),
+    (r"^\s*+\s*x", False),  # possessive
+    (r"^(?>\s*)\s*x", False),  # atomic
+    (r"^\s{0,10}\s*x", False),  # a short bounded repetition
+    (r"^(a+)+$", False),  # exponential: reported by exponential() alone
+    ("not a (valid pattern", True),
+]
+
+
+@pytest.mark.parametrize(("pattern", "anywhere"), POLYNOMIAL)
+def test_a_shape_whose_matching_time_is_polynomial_is_reported(pattern: str, anywhere: bool) -> None:
+    assert polynomial(pattern, anywhere=anywhere) is not None
+
+
+@pytest.mark.parametrize(("pattern", "anywhere"), NOT_POLYNOMIAL)
+def test_a_look_alike_whose_matching_time_is_linear_is_not(pattern: str, anywhere: bool) -> None:
+    assert polynomial(pattern, anywhere=anywhere) is None
+
+
+def test_a_pattern_is_read_with_its_flags() -> None:
+    spaced = r"^x +  +y"  # two runs of spaces; with re.VERBOSE, spaces are layout: x++y
+    assert polynomial(spaced) is not None
+    assert polynomial(spaced, flags=re.VERBOSE) is None
+
+
+def test_fullmatch_can_fail_at_the_end_for_polynomial_shapes_too() -> None:
+    assert polynomial(r"\w+\s*\w+") is None
+    assert polynomial(r"\w+\s*\w+", whole_match=True) is not None

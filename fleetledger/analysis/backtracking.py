@@ -1,5 +1,5 @@
-"""Regular expressions whose matching can take exponential time (catastrophic backtracking,
-CWE-1333 "inefficient regular expression complexity", the ReDoS of many CVEs).
+"""Regular expressions whose matching can take exponential or polynomial time (catastrophic
+backtracking, CWE-1333 "inefficient regular expression complexity", the ReDoS of many CVEs).
 
 Python's ``re`` is a backtracking matcher: when a repeated part can match the same text in
 more than one way, a failing match tries every way, 2^n of them for n characters. The classic
@@ -16,7 +16,20 @@ itself ambiguous:
   (``re`` merges ``(\\w|\\d)`` into one class, which is not ambiguous);
 
 and something after it can fail (an anchor, a required part, ``fullmatch``), so the matcher
-backtracks into it. Possessive repetitions and atomic groups never backtrack. The analysis
+backtracks into it (``exponential``).
+
+Matching takes time polynomial in the text's length (``polynomial``: quadratic or worse, the
+"super-linear" regular expressions of Davis et al., "The impact of regular expression denial of
+service (ReDoS) in practice", FSE 2018, and CodeQL's ``py/polynomial-redos``) when a text can be
+split between two unbounded repetitions in linearly many ways and something after them can fail:
+
+* two repetitions of one character class each, sharing a character, with nothing between them
+  but parts that may match nothing or that match that character too: ``\\s*(.*?)\\s*$``,
+  ``\\d+ +.+? +x``, ``[^>]*[^>]*>``;
+* where the match may start anywhere (``search``, ``findall``, ``sub``...: the matcher tries
+  every start), a repetition of one character class that the match can begin with: ``\\s+$``
+  tries each of n spaces as a start, and from each backtracks over the rest of them.
+ Possessive repetitions and atomic groups never backtrack. The analysis
 reads the pattern with the running Python's own parser (``re._parser``, the parser ``re``
 compiles with) and compares character classes on a fixed sample alphabet (ASCII and a few
 characters beyond), which is exact for the classes that matter here.
@@ -37,29 +50,126 @@ _MAX_PATTERN = 2000
 """Longer patterns are not analysed (their parse is not what an attack shape looks like)."""
 
 
-def exponential(pattern: str | bytes, whole_match: bool = False) -> str | None:
+def exponential(pattern: str | bytes, whole_match: bool = False, flags: int = 0) -> str | None:
     """Tells whether matching ``pattern`` can backtrack exponentially.
 
     Args:
         pattern: The regular expression, as passed to ``re``.
         whole_match: True for ``fullmatch`` (the end of the text must be reached, so the
             match can fail after any part).
+        flags: The ``re`` flags it is compiled with (``re.VERBOSE`` changes how it reads).
 
     Returns:
         The part of the pattern at fault, as the pattern writes it (``"(\\w+\\s?)*"``), or
         None when no shape above is found (or the pattern is not valid, too long, or not a
         text).
     """
+    parsed = _parsed(pattern, flags)
+    if parsed is None:
+        return None
+    found = _find(parsed, whole_match)
+    return _shown(pattern, found) if found is not None else None
+
+
+def polynomial(pattern: str | bytes, *, flags: int = 0, anywhere: bool = False,
+               whole_match: bool = False) -> str | None:
+    """Tells whether matching ``pattern`` can take time quadratic (or worse) in the text's
+    length, but not exponential (``exponential`` reports those).
+
+    Args:
+        pattern: The regular expression, as passed to ``re``.
+        flags: The ``re`` flags it is compiled with.
+        anywhere: True when the matcher tries every start in the text (``search``,
+            ``findall``, ``finditer``, ``sub``, ``subn``, ``split``); False for ``match`` and
+            ``fullmatch``, which start at the text's start.
+        whole_match: True for ``fullmatch``.
+
+    Returns:
+        The pattern (cut to 80 characters) when one of the module doc's polynomial shapes is
+        found, else None (also for a pattern that is not valid, too long, or not a text).
+    """
+    parsed = _parsed(pattern, flags)
+    if parsed is None or _find(parsed, whole_match) is not None:
+        return None
+    text = pattern.decode("latin-1") if isinstance(pattern, bytes) else pattern
+    if _pair(parsed, whole_match) or (anywhere and _leading(parsed, whole_match)):
+        return _shown(text, None)
+    return None
+
+
+def _parsed(pattern: str | bytes, flags: int) -> list[Any] | None:
+    """The pattern's parse (``re._parser``), or None when it cannot be read or is too long."""
     if isinstance(pattern, bytes):
         pattern = pattern.decode("latin-1")
-    if not isinstance(pattern, str) or len(pattern) > _MAX_PATTERN:
+    if not isinstance(pattern, str) or len(pattern) > _MAX_PATTERN or not isinstance(flags, int):
         return None
     try:
-        parsed = _p.parse(pattern)
+        return list(_p.parse(pattern, flags).data)
     except Exception:
         return None
-    found = _find(list(parsed.data), whole_match)
-    return _shown(pattern, found) if found is not None else None
+
+
+def _pair(seq: list[Any], fails_after: bool) -> bool:
+    """True when two repetitions of ``seq`` (or of a part nested in it) can share a run of
+    one character between them, and something after the second can fail."""
+    seq = _flat(seq)
+    for index, (op, av) in enumerate(seq):
+        rest = seq[index + 1:]
+        after = fails_after or any(_can_fail(element) for element in rest)
+        if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and _pair(list(av[2]), after or av[1] > 1):
+            return True
+        if op == _c.BRANCH and any(_pair(list(alternative) + rest, fails_after) for alternative in av[1]):
+            return True
+        run = _run_item(seq[index])
+        if run is None:
+            continue
+        for later, element in enumerate(rest):
+            item = _run_item(element)
+            if item is not None and run & item and (
+                    fails_after or any(_can_fail(e) for e in rest[later + 1:])):
+                return True
+            if element[0] == _c.AT and element[1] not in (_c.AT_BOUNDARY, _c.AT_NON_BOUNDARY):
+                continue
+            if _nullable(element) and element[0] not in (_c.AT, _c.ASSERT, _c.ASSERT_NOT):
+                continue
+            chars = _chars(element) if item is None else item
+            run = run & chars if chars else frozenset()
+            if not run:
+                break
+    return False
+
+
+def _leading(seq: list[Any], fails_after: bool) -> bool:
+    """True when a match that may start anywhere can begin with a repetition of one character
+    class, and something after it can fail: each start in a run of that character backtracks
+    over the rest of the run."""
+    seq = _flat(seq)
+    for index, element in enumerate(seq):
+        op, av = element
+        if op == _c.AT:
+            if av in (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING):
+                return False
+            continue
+        if _run_item(element) is not None:
+            return fails_after or any(_can_fail(e) for e in seq[index + 1:])
+        if op == _c.BRANCH and any(_leading(list(alternative) + seq[index + 1:], fails_after) for alternative in av[1]):
+            return True  # ^\s+|\s+$
+        if not _nullable(element) or op in (_c.ASSERT, _c.ASSERT_NOT):
+            return False
+    return False
+
+
+def _run_item(element: Any) -> frozenset[int] | None:
+    """The characters of an unbounded (or long) backtracking repetition of one character
+    class (``\\s*``, ``[^>]+``, ``.*?``), or None for any other element."""
+    op, av = element
+    if op not in (_c.MAX_REPEAT, _c.MIN_REPEAT) or not _repeats(element):
+        return None
+    low, high, body = av
+    if high != _c.MAXREPEAT and high < 16:
+        return None
+    body = _flat(list(body))
+    return _chars(body[0]) if len(body) == 1 else None
 
 
 def _find(seq: list[Any], fails_after: bool) -> Any | None:
@@ -244,6 +354,8 @@ def _can_fail(element: Any) -> bool:
     return not _nullable(element)
 
 
-def _shown(pattern: str, found: Any) -> str:
+def _shown(pattern: str | bytes, found: Any) -> str:
     """A short text naming the repetition at fault (the pattern itself, cut)."""
+    if isinstance(pattern, bytes):
+        pattern = pattern.decode("latin-1")
     return pattern if len(pattern) <= 80 else pattern[:77] + "..."

@@ -72,7 +72,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "kind": frozenset({"name", "cwe", "title", "channels", "blocked_by", "literal_quotes", "checks_make_safe"}),
     "object": frozenset({"name", "type"}),
     "type": frozenset({"name", "bases"}),
-    "returns": frozenset({"call", "method", "attribute", "type", "when", "defaults", "positions"}),
+    "returns": frozenset({"call", "method", "attribute", "type", "when", "defaults", "positions", "attributes"}),
     "source": frozenset({"call", "read", "type", "attributes", "methods", "channel", "what", "route_fixed", "own_url"}),
     "handler": frozenset({"framework", "decorators", "decorator_receivers", "path_argument", "bases", "methods",
                           "request_parameter", "imports", "request_type", "annotations", "parameters",
@@ -81,7 +81,7 @@ _KEYS: dict[str, frozenset[str]] = {
                           "registrations"}),
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
                        "positions", "absent", "host_fixed", "program", "element", "channels", "needs_file", "argv_from",
-                       "operands_from", "what"}),
+                       "operands_from", "slow_pattern", "slow_flags", "matches", "what"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "when", "defaults", "positions", "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "parts", "joined_by",
                         "common", "what"}),
@@ -150,6 +150,7 @@ class _Builder:
         self.objects: dict[str, str] = {}
         self.bases: dict[str, tuple[str, ...]] = {}
         self.returns: dict[str, list[tuple[str, Condition | None]]] = {}
+        self.returned_attributes: dict[str, dict[str, int]] = {}
         self.sources_call: dict[str, Source] = {}
         self.sources_read: dict[str, Source] = {}
         self.sources_type: dict[str, Source] = {}
@@ -176,6 +177,11 @@ class _Builder:
         elif table == "returns":
             target, _ = _target(row, where, also=("attribute",))
             self.returns.setdefault(target, []).append((_str(row, "type", name, n), _condition(row.get("when"), row, where)))
+            attributes = row.get("attributes", {})
+            if not isinstance(attributes, dict) or not all(isinstance(v, int) for v in attributes.values()):
+                raise ModelError(f"{where}: attributes must be a table of attribute = argument position")
+            if attributes:
+                self.returned_attributes[target] = dict(attributes)
         elif table == "source":
             self._source(row, name, n, where)
         elif table == "handler":
@@ -192,7 +198,9 @@ class _Builder:
                 element=int(row["element"]) if "element" in row else None,
                 channels=frozenset(_list(row, "channels", name, n, default=[])),
                 needs_file=bool(row.get("needs_file", False)), argv_from=int(row.get("argv_from", -1)),
-                operands_from=int(row.get("operands_from", -1)), what=str(row.get("what", "")), model=name))
+                operands_from=int(row.get("operands_from", -1)), slow_pattern=_slow_pattern(row, where),
+                slow_flags=int(row.get("slow_flags", -1)), matches=_matches(row.get("matches", "anywhere"), where),
+                what=str(row.get("what", "")), model=name))
             if not (row.get("args") or row.get("keywords") or row.get("receiver")):
                 raise ModelError(f"{where}: a sink needs args, keywords or receiver")
         elif table == "sanitiser":
@@ -298,7 +306,7 @@ class _Builder:
     def catalog(self, files: tuple[str, ...]) -> Catalog:
         return Catalog(
             kinds=self.kinds, objects=self.objects, bases=self.bases,
-            returns={k: tuple(v) for k, v in self.returns.items()},
+            returns={k: tuple(v) for k, v in self.returns.items()}, returned_attributes=self.returned_attributes,
             sources_call=self.sources_call, sources_read=self.sources_read, sources_type=self.sources_type,
             handlers=tuple(self.handlers), sinks={k: tuple(v) for k, v in self.sinks.items()},
             sanitisers={k: tuple(v) for k, v in self.sanitisers.items()},
@@ -318,6 +326,23 @@ def _target(row: dict[str, Any], where: str, also: tuple[str, ...] = ()) -> tupl
     if forms[0] in ("method", "attribute") and "." not in target:
         raise ModelError(f"{where}: {forms[0]} must be 'Type.name' ('*.name' for any receiver), not {target!r}")
     return target, forms[0] in ("method", "attribute")
+
+
+def _slow_pattern(row: dict[str, Any], where: str) -> int | None:
+    value = row.get("slow_pattern")
+    if value is None:
+        return None
+    if value == "receiver":
+        return -1
+    if not isinstance(value, int) or value < 0:
+        raise ModelError(f"{where}: slow_pattern must be an argument position or 'receiver', not {value!r}")
+    return value
+
+
+def _matches(value: Any, where: str) -> str:
+    if value not in ("anywhere", "start", "whole"):
+        raise ModelError(f"{where}: matches must be 'anywhere', 'start' or 'whole', not {value!r}")
+    return str(value)
 
 
 def _host_fixed(value: Any, where: str) -> str:

@@ -14,6 +14,7 @@
   ``os.path.commonpath([base, p]) == base``), and
   comparisons of a projection (``urlparse(url).netloc == "example.com"``).
 * ``x.startswith("-")`` found false: ``x`` is no option of the program it is passed to.
+* ``len(x) <= N`` (``N`` a constant): ``x`` is too short for a slow pattern to matter.
 
 Only plain variable names are narrowed; a check on an expression protects nothing else.
 """
@@ -106,6 +107,8 @@ def _empty_when_false(test: ast.expr) -> set[str]:
 
 def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
     op, left, right = test.ops[0], test.left, test.comparators[0]
+    if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+        return _bounded_length(frame, test, truth)
     if isinstance(op, (ast.In, ast.NotIn)):
         holds = truth if isinstance(op, ast.In) else not truth
         if not holds:
@@ -137,6 +140,22 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
             found = _projection(frame, mine, f"equals {ast.unparse(other)[:40]}")
             if found:
                 return found
+    return []
+
+
+def _bounded_length(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
+    """``len(x) <= N`` found true (or ``len(x) > N`` false, either way round) with ``N`` a
+    constant: ``x`` is a text of bounded length, whose matching time no pattern can make grow
+    with the input (ReDoS, ``slow-regex``)."""
+    op, left, right = test.ops[0], test.left, test.comparators[0]
+    below = isinstance(op, (ast.Lt, ast.LtE))  # left is the smaller side
+    for measured, bound, upper in ((left, right, below), (right, left, not below)):
+        if not (isinstance(measured, ast.Call) and isinstance(measured.func, ast.Name) and measured.func.id == "len"
+                and len(measured.args) == 1 and isinstance(measured.args[0], ast.Name) and not measured.keywords):
+            continue
+        limit = frame.expr(bound)
+        if upper == truth and limit.is_const and isinstance(limit.const, int) and "=len" in frame.expr(measured.func).types:
+            return [(measured.args[0].id, frozenset({"slow-regex"}), f"the length check {ast.unparse(test)[:60]}", None)]
     return []
 
 

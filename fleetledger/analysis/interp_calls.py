@@ -391,6 +391,11 @@ class Calls(Objects):
             flowing = add_step(flowing, step(site, f"through {_callee_text(node.func)}()"))
         elif not types and not sanitisers and not flowing.tainted() and not all(v.is_const for v in inputs):
             flowing = join(flowing, opaque(f"the result of {_callee_text(node.func)}()", site))
+        kept = {f".{attribute}": args[position] if position < len(args) else kwargs[attribute]
+                for attribute, position in catalog.returned_attributes.get(target, {}).items()
+                if position < len(args) or attribute in kwargs}
+        if kept:
+            flowing = replace(flowing, items={**(flowing.items or {}), **kept})
         return replace(flowing, types=flowing.types | types)
 
     def call_local(self, fid: str, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],

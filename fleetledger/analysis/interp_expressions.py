@@ -256,6 +256,13 @@ class Expressions:
         derived = self.derive(owner, attr, site)
         if parts and not derived.labels and derived.items is None:
             return join(*parts)  # a class's own attribute keeps what is known per key (a dict's items)
+        if parts and derived.items is None:
+            # Read through a parameter (``self.pattern`` in a method): the class's attribute
+            # keeps what it knows per key (a compiled pattern's text); what an instance may
+            # hold instead is taint under any key.
+            own = join(*parts)
+            if own.items is not None:
+                return replace(own, labels={**derived.labels, **own.labels}, types=own.types | derived.types)
         return join(derived, *parts) if parts else derived
 
     def route_fixed(self, owner: Value, attr: str) -> Value | None:

@@ -104,6 +104,11 @@ class Sinks:
                    star: list[Value], node: ast.Call, site: Site) -> None:
         if not self.applies(sink, args, kwargs):
             return
+        if sink.slow_pattern is not None:
+            shape = _slow_shape(sink, receiver, args, kwargs)
+            if shape is None:
+                return
+            sink = replace(sink, what=f"{sink.what}: {shape!r}")
         dangerous: list[tuple[Value, str]] = []
         if sink.receiver and receiver is not None:
             dangerous.append((receiver, "the receiver"))
@@ -315,3 +320,20 @@ def _host_fixed(prefix: str) -> bool:
         rest = prefix.split("://", 1)[1]
         return "/" in rest or "?" in rest or "#" in rest
     return len(prefix) >= 2 and prefix[0] == "/" and prefix[1] not in "/\\"
+
+
+def _slow_shape(sink: Sink, receiver: Value | None, args: list[Value], kwargs: dict[str, Value]) -> str | None:
+    """The pattern a regular expression sink matches with, when it is a constant whose matching
+    can take polynomial time (``backtracking.polynomial``), else None."""
+    if sink.slow_pattern == -1:  # the compiled pattern's own text, whatever else it may hold
+        pattern = (receiver.items or {}).get(".pattern") if receiver is not None else None
+        flags = (receiver.items or {}).get(".flags") if receiver is not None else None
+    else:
+        position = sink.slow_pattern if sink.slow_pattern is not None else 0
+        pattern = args[position] if position < len(args) else kwargs.get("pattern")
+        flags = args[sink.slow_flags] if 0 <= sink.slow_flags < len(args) else kwargs.get("flags")
+    if pattern is None or not pattern.is_const or not isinstance(pattern.const, (str, bytes)):
+        return None
+    known = flags.const if flags is not None and flags.is_const else 0
+    return backtracking.polynomial(pattern.const, flags=known if isinstance(known, int) else 0,
+                                   anywhere=sink.matches == "anywhere", whole_match=sink.matches == "whole")

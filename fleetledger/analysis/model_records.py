@@ -119,6 +119,14 @@ class Sink:
             positional arguments (and any unpacked ones) are the program's own arguments,
             ``argv[1:]``; the program and they then choose what runs as ``program`` says.
             -1: not such a sink.
+        slow_pattern: For a regular expression's matching: where the pattern is (an argument
+            position, or -1 for the receiver's ``pattern`` attribute, a compiled pattern); the
+            sink applies only when it is a constant whose matching can take polynomial time
+            (``backtracking.polynomial``). None: not such a sink.
+        slow_flags: The position of the ``re`` flags argument (also passed as ``flags``; -1: the
+            receiver's ``flags`` attribute, or none).
+        matches: Where the matching starts: ``"anywhere"`` (``search``, ``findall``, ``sub``...),
+            ``"start"`` (``match``) or ``"whole"`` (``fullmatch``).
         what: Words for reports, e.g. ``"the SQL text run by execute()"``.
         model: The model file it comes from.
     """
@@ -140,6 +148,9 @@ class Sink:
     needs_file: bool = False
     argv_from: int = -1
     operands_from: int = -1
+    slow_pattern: int | None = None
+    slow_flags: int = -1
+    matches: str = "anywhere"
     what: str = ""
     model: str = ""
 
@@ -384,6 +395,9 @@ class Catalog:
             (``base64.b64decode``): with constant arguments, a constant-built result.
         ends_as_last: Pure functions whose result ends as their last argument ends
             (``os.path.join``): it keeps that argument's constant ``suffix``.
+        returned_attributes: ``call`` -> attribute -> argument position: the object a call
+            returns keeps these arguments (passed there or by the keyword of the attribute's
+            name) as its attributes (``re.compile(p).pattern`` is ``p``).
         containers: Library type -> the keyed container it is (``Container``).
         reconfigures: ``"Type.method"`` -> ``(type, when, removes)``: the type the receiver's
             variable gets (or, with ``removes``, loses) when the method is called with ``when``
@@ -415,6 +429,7 @@ class Catalog:
     files: tuple[str, ...]
     invokes: Mapping[str, tuple[Invoke, ...]] = field(default_factory=dict)
     ends_as_last: frozenset[str] = frozenset()
+    returned_attributes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     def knows(self, qualified: str) -> bool:
         """True when some model names ``qualified`` or a member of it (a call, a read, an

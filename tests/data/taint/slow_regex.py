@@ -1,0 +1,69 @@
+# Engine probe: regular expressions whose matching can take polynomial time, matched against
+# outside data (ReDoS), and ones that cannot or are not.
+import re
+import urllib.request
+
+from flask import Flask, request
+
+app = Flask(__name__)
+TRAILING = re.compile(r"\s+$")
+SEPARATOR = re.compile(r"\s*,\s*")
+FIELDS = re.compile(r"^(\w+)\s*=\s*(.*)$")
+PLAIN = re.compile(r"^[a-z0-9_]+$")
+SPACED = re.compile(r"""
+    ^ (\w+)     # a name
+    \ * = \ * (\d+) $
+""", re.VERBOSE)
+TAG = re.compile(r"<([^>]*\srel\s*=\s*['\"]?([^'\">]+)[^>]*)>", re.I)
+
+
+@app.route("/a")
+def view():
+    text = request.args.get("q", "")
+    TRAILING.sub("", text)  # $ slow-regex
+    SEPARATOR.split(text)  # $ slow-regex (split tries every start: each in a run of spaces backtracks over the rest)
+    FIELDS.match(text)  # $ slow-regex (\s* and .* share spaces, and the end anchor can fail)
+    PLAIN.match(text)  # ok slow-regex
+    SPACED.match(text)  # ok slow-regex (read with its flags: the spaces are not the pattern's)
+    re.search(r"\d+$", text)  # $ slow-regex (each start in a run of digits backtracks over the rest)
+    re.match(r"\d+$", text)  # ok slow-regex (match starts at the text's start only)
+    re.sub(r"^\s+|\s+$", "", text)  # $ slow-regex
+    re.findall(r"\w+", text)  # ok slow-regex (nothing after the run can fail)
+    re.fullmatch(r"\w+\s*\w+", text)  # $ slow-regex
+    re.search(r"^(\w+)++\s*x", text)  # ok slow-regex (a possessive repetition never backtracks)
+    re.match(r"\s*(.*?)\s*$", "constant text")  # ok slow-regex (not outside data)
+    return "done"
+
+
+@app.route("/b")
+def bounded():
+    text = request.args.get("q", "")
+    if len(text) > 200:
+        return "too long"
+    TRAILING.search(text)  # ok slow-regex (its length is bounded)
+    return "done"
+
+
+@app.route("/c")
+def bounded_inside():
+    text = request.args.get("q", "")
+    if 200 >= len(text):
+        TRAILING.search(text)  # ok slow-regex (its length is bounded)
+    TRAILING.search(text)  # $ slow-regex (not on this path)
+    return "done"
+
+
+def _links(page):
+    return [m.group(1) for m in TAG.finditer(page)]  # $ slow-regex (the network data fetch() passes)
+
+
+def fetch():
+    page = urllib.request.urlopen("https://example.org/index.html").read().decode()
+    return _links(page)
+
+
+class Listing:
+    line = re.compile(r"^ *(\d+) +(.+?) +(\w+)$")
+
+    def parse(self, text):
+        return self.line.match(text)  # $ slow-regex (the compiled pattern of the class, on its caller's text)
