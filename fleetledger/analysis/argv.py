@@ -11,7 +11,7 @@ arguments as a command), not a library's API nor names chosen by the analysed co
 
 from __future__ import annotations
 
-from .values import EMPTY, Value, join
+from .values import ADDED_ITEMS, EMPTY, Value, join
 
 POSIX_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "csh", "tcsh", "fish", "ash", "busybox"})
 WINDOWS_SHELLS = frozenset({"cmd"})
@@ -64,8 +64,8 @@ def program_part(value: Value) -> Value:
     """
     if value.items is None:
         return value
-    items = [value.items.get(i) for i in range(len(value.items))]
-    if any(item is None for item in items) or not items:
+    items = _vector(value)
+    if not items:
         return value.flatten()
     return _run_by(items, 0)
 
@@ -86,8 +86,8 @@ def option_part(value: Value) -> tuple[Value, str]:
     """
     if value.items is None:
         return EMPTY, ""
-    items = [value.items.get(i) for i in range(len(value.items))]
-    if not items or any(item is None for item in items):
+    items = _vector(value)
+    if not items:
         return EMPTY, ""
     start: int | Value | None = 0
     while isinstance(start, int) and start < len(items):
@@ -165,6 +165,18 @@ def listed_vector(program: Value, operands: list[Value], unpacked: list[Value]) 
         known = [value.items.get(i) for i in range(len(value.items))] if value.items is not None else [None]
         items.extend(known if all(item is not None for item in known) else [value.flatten()])  # type: ignore[list-item]
     return Value(items=dict(enumerate(items)))
+
+
+def _vector(value: Value) -> list[Value] | None:
+    """A vector's items in order, those the engine knows by position, then what the rest holds
+    as one more item (``["hg", *cmd]``: ``"hg"``, then ``cmd``, an item that is no constant and
+    so counts wherever one may be an option or code); None when its items are not known so."""
+    items = value.items or {}
+    rest = items.get(ADDED_ITEMS)
+    known = [items.get(i) for i in range(len(items) - (rest is not None))]
+    if any(item is None for item in known):
+        return None
+    return known + ([rest] if rest is not None else [])  # type: ignore[return-value,list-item]
 
 
 def _run_by(items: list[Value], start: int) -> Value:

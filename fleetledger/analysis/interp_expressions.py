@@ -17,8 +17,9 @@ from typing import Any
 
 from . import routes
 from .facts import Site
-from .interp_operators import CONST_TYPES, MAX_CONST_LEN, sequence_items
-from .values import EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels, taint_only, unmarked
+from .interp_operators import CONST_TYPES, MAX_CONST_LEN
+from .values import (ADDED_ITEMS, EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, leading_items, of_labels,
+                     taint_only, unmarked, with_rest)
 
 BUILTINS = frozenset(dir(builtins))
 
@@ -311,14 +312,21 @@ class Expressions:
 
     def sequence(self, elements: list[ast.expr]) -> Value:
         """A list or tuple display: its items by position, also through ``*x`` where the engine
-        knows ``x`` item by item (``["sendmail", *options]``); else everything as one."""
+        knows ``x`` item by item (``["sendmail", *options]``); from a ``*x`` of a length it does
+        not know, the items before it by position and everything else as the rest
+        (``["hg", *cmd]``: the program is ``"hg"`` whatever ``cmd`` holds)."""
         items: list[Value] = []
-        for element in elements:
+        for index, element in enumerate(elements):
             if isinstance(element, ast.Starred):
-                spliced = sequence_items(self.expr(element.value))
-                if spliced is None:
-                    return join(*(self.expr(e).flatten() for e in elements), Value(items=None))
-                items.extend(spliced)
+                spliced = leading_items(self.expr(element.value))
+                if spliced is None or spliced[1] is not None:
+                    rest = [spliced[1]] if spliced is not None and spliced[1] is not None else [
+                        self.expr(element.value).flatten()]
+                    items.extend(spliced[0] if spliced is not None else ())
+                    following = (self.expr(e.value if isinstance(e, ast.Starred) else e).flatten()
+                                 for e in elements[index + 1:])
+                    return with_rest(items, join(*rest, *following))
+                items.extend(spliced[0])
             else:
                 items.append(bounded(self.expr(element)))
         return Value(items=dict(enumerate(items)))
@@ -347,6 +355,8 @@ class Expressions:
         key = self.expr(node.slice)
         if key.is_const and isinstance(key.const, (str, int)):
             known = owner.get(key.const)
+            if key.const == ADDED_ITEMS and known is not None and len(owner.items or ()) > 1:
+                known = owner.flatten()  # ``xs[-1]`` of ``[a, *rest]`` may be ``a``
             if known is not None:
                 return known
             named = self.namespace_item(owner, key.const, node) if isinstance(key.const, str) else None

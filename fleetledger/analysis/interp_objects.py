@@ -12,7 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 from .facts import Site, step
-from .values import Value, add_step, bounded, constant, join, taint_only, with_items, without_parameters
+from .values import (Value, add_step, bounded, constant, join, leading_items, taint_only, with_items, with_rest,
+                     without_parameters)
 
 SHIFTING_METHODS = frozenset({"pop", "insert", "remove", "sort", "reverse"})
 """List methods after which an item is no longer at the index it was stored under."""
@@ -39,9 +40,22 @@ class Objects:
             return (owner is not None and owner.items is not None and len(owner.items) < MAX_LIST_ITEMS
                     and list(owner.items) == list(range(len(owner.items))))
 
-        if not positional(self.env.get(name)):
-            return None
         if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args):
+            return None
+        current = self.env.get(name)
+        leading = leading_items(current) if current is not None else None
+        if leading is not None and leading[1] is not None and method in ("append", "extend", "insert"):
+            # A list whose first items are known and the rest not: what is added joins the rest
+            # (an insert among the known items moves them: then none is known by position).
+            argument = self.expr(node.args[-1])
+            index = _literal_int(node.args[0]) if method == "insert" and len(node.args) == 2 else None
+            known, rest = leading
+            if method == "insert" and (index is None or index < len(known)):
+                known, rest = [], join(*known, rest)  # type: ignore[arg-type]
+            added = argument.flatten() if method == "extend" else argument
+            self.env[name] = with_rest(known, join(rest, added))  # type: ignore[arg-type]
+            return constant(None)
+        if not positional(current):
             return None
         shape = {"append": (1,), "extend": (1,), "insert": (2,), "pop": (0, 1)}[method]
         if len(node.args) not in shape:
@@ -76,11 +90,17 @@ class Objects:
         else:
             added = argument
             assert added is not None
-            if added.items is not None and list(added.items) == list(range(len(added.items))) and not added.labels:
-                items.extend(bounded(item) for item in added.items.values())
-            else:
+            spliced = leading_items(added) if not owner.labels and not owner.types else None
+            if spliced is None and (owner.labels or owner.types):
                 self.env[name] = join(owner.flatten(), taint_only(added.flatten()))
                 return result
+            if spliced is None:
+                self.env[name] = with_rest(items, taint_only(added.flatten()))
+                return result
+            if spliced[1] is not None:
+                self.env[name] = with_rest([*items, *spliced[0]], spliced[1])
+                return result
+            items.extend(bounded(item) for item in spliced[0])
         self.env[name] = Value(labels=owner.labels, types=owner.types, items=dict(enumerate(items)),
                                functions=owner.functions)
         return result

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from .texts import format_pieces, format_tail, joined_text, tail_of, texts_of
-from .values import EMPTY, NOT_CONSTANT, Value, constant, join, placed_after, taint_only, unmarked
+from .values import EMPTY, NOT_CONSTANT, Value, constant, join, leading_items, placed_after, taint_only, unmarked, with_rest
 
 CONST_TYPES = (str, int, float, bool, bytes, type(None))
 _NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)
@@ -127,19 +127,17 @@ def _small(left: Any, right: Any, op: ast.operator) -> bool:
 
 
 def _concatenated(left: Value, right: Value) -> Value | None:
-    """``a + b`` of two lists (or tuples) known item by item: the items of both, in order
-    (``BASE + ["show", name]``); None when either is not such a sequence."""
-    first, second = sequence_items(left), sequence_items(right)
-    if first is None or second is None:
+    """``a + b`` where ``a`` is a list (or tuple) built here: the items of both, in order
+    (``BASE + ["show", name]``), as far as positions are known; when ``b``'s are not (a list
+    another function returns), ``a``'s items and then the rest, ``b`` whole. None when ``a`` is
+    not such a sequence."""
+    first = leading_items(left)
+    if first is None:
         return None
-    return Value(items=dict(enumerate([*first, *second])))
-
-
-def sequence_items(value: Value) -> list[Value] | None:
-    """The items of a list or tuple built here, in order, when the engine knows each one
-    (keys ``0 .. n-1`` and no taint beside them); None otherwise."""
-    items = value.items
-    if items is None or value.labels or value.types or value.is_const or value.functions:
-        return None
-    known = [items.get(i) for i in range(len(items))]
-    return None if any(item is None for item in known) else known  # type: ignore[return-value]
+    known, rest = first
+    if rest is not None:
+        return with_rest(known, join(rest, right.flatten()))
+    second = leading_items(right)
+    if second is None:
+        return with_rest(known, right.flatten())
+    return with_rest([*known, *second[0]], second[1])

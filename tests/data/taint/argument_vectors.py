@@ -132,3 +132,23 @@ def built():
     subprocess.run(["git", "checkout", word.lstrip("-")])  # ok argument (no leading dash left)
     subprocess.run(["ls", *extra])  # ok argument (ls runs nothing an option names)
     return "ok"
+
+
+@app.route("/rest")
+def rest():
+    words = request.args.getlist("w")
+    subprocess.run(["hg", *words])  # $ argument (the program is hg whatever the rest holds)
+    subprocess.run(["hg", *words, "--", "/srv/repo"])  # $ argument (the rest's length is not known: no "--" is placed)
+    subprocess.run(["ls", *words])  # ok command (however many, arguments of ls)
+    subprocess.run(["sh", *words])  # $ command (the rest may be -c and a command)
+    vector = ["git", "fetch"]
+    vector.extend(words)
+    subprocess.run(vector)  # $ argument
+    subprocess.run(["git", "pull"] + words)  # $ argument (joined to a known list)
+    safe = ["echo"] + words
+    safe.append("done")
+    subprocess.run(safe)  # ok command (the program stays echo)
+    moved = ["echo", *words]
+    moved.insert(0, request.args["p"])
+    subprocess.run(moved)  # $ command (inserted before the program)
+    return "ok"
