@@ -15,6 +15,8 @@
   comparisons of a projection (``urlparse(url).netloc == "example.com"``).
 * ``x.startswith("-")`` found false: ``x`` is no option of the program it is passed to.
 * ``len(x) <= N`` (``N`` a constant): ``x`` is too short for a slow pattern to matter.
+* A call of the analysed code's own functions: what they check wherever they return a value of
+  that truth (``predicates``).
 
 Only plain variable names are narrowed; a check on an expression protects nothing else.
 """
@@ -24,9 +26,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from . import patterns
+from . import patterns, predicates
 from .model_records import UNTYPED, Catalog, Guard
-from .values import Value
+from .values import Value, taint_only
 
 if TYPE_CHECKING:
     from .interp import Frame
@@ -56,6 +58,8 @@ def proven(frame: Frame, test: ast.expr, truth: bool) -> list[Proof]:
     if isinstance(test, ast.Name) and test.id in frame.conditions:
         # ``ok = is_safe(x)`` then ``if ok:``: the name stands for the check it was assigned.
         return proven(frame, frame.conditions[test.id], truth)
+    if isinstance(test, ast.Name) and not truth:
+        return [(test.id, _ALL, "a test that it is empty", None)]  # an empty value carries no text
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         return _compare(frame, test, truth)
     if isinstance(test, ast.Call):
@@ -117,7 +121,12 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
         if isinstance(left, ast.Name) and _constant_built(allowed):
             return [(left.id, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", None),
                     *_held_projection(frame, left, f"is in {ast.unparse(right)[:40]}")]
-        if _constant_built(allowed):
+        if isinstance(left, ast.Name) and _not_outside(allowed):
+            # One of the items of a list the code got elsewhere (a setting): ``x`` is now what
+            # that list holds, of its origin.
+            return [(left.id, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", taint_only(allowed.flatten())),
+                    *_held_projection(frame, left, f"is in {ast.unparse(right)[:40]}")]
+        if _not_outside(allowed):
             return _projection(frame, left, f"is in {ast.unparse(right)[:40]}")
         return []
     if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant) and right.value is None:
@@ -132,10 +141,11 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
             if inside:
                 return inside
             value = frame.expr(other)
-            if not _constant_built(value):
+            if not _not_outside(value):
                 continue
             if isinstance(mine, ast.Name):
-                return [(mine.id, _ALL, f"the comparison {ast.unparse(test)[:60]}", value if value.is_const else None),
+                exact = value if value.is_const or not _constant_built(value) else None
+                return [(mine.id, _ALL, f"the comparison {ast.unparse(test)[:60]}", exact),
                         *_held_projection(frame, mine, f"equals {ast.unparse(other)[:40]}")]
             found = _projection(frame, mine, f"equals {ast.unparse(other)[:40]}")
             if found:
@@ -172,7 +182,7 @@ def _call(frame: Frame, test: ast.Call, truth: bool) -> list[Proof]:
             return [(subject.id, _ALL, f"isinstance(..., {ast.unparse(test.args[1])})", None)]
         return []
     if not truth:
-        return _no_option(frame, test)
+        return _no_option(frame, test) + predicates.proofs(frame, test, truth)
     out: list[Proof] = []
     for guard, checked in _guards_of(frame, test):
         if guard.compare:
@@ -184,7 +194,7 @@ def _call(frame: Frame, test: ast.Call, truth: bool) -> list[Proof]:
                 continue
         if isinstance(checked, ast.Name):
             out.append((checked.id, kinds, guard.what, None))
-    return out
+    return out + predicates.proofs(frame, test, truth)
 
 
 def _no_option(frame: Frame, test: ast.Call) -> list[Proof]:
@@ -429,6 +439,15 @@ def _pattern_kinds(frame: Frame, call: ast.Call, guard: Guard) -> frozenset[str]
     if chars <= _SAFE_PATTERN_CHARS | {"."}:
         return frozenset(frame.catalog.kinds) - {"path", "redirect", "ssrf"}
     return frozenset()
+
+
+def _not_outside(value: Value) -> bool:
+    """True for a value that holds no outside data: built from constants, or of an origin the
+    engine does not see (a setting, a stored value) or the request's own URL or host. Equal to
+    it, a variable holds what it holds (``urlparse(u).netloc == request.host``: this site)."""
+    labels = value.all_labels()
+    return _constant_built(value) or bool(labels) and not value.functions and all(
+        label.channel == "opaque" or label.own_url for label in labels)
 
 
 def _constant_built(value: Value) -> bool:

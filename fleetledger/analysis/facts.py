@@ -161,6 +161,9 @@ class Summary:
             function stores on it (``flask.g.user = ...`` in a ``before_request`` hook), its
             parameters' data left out: state every function of the program may read
             (``Program.library_state``).
+        argument_checks: Truth of the result -> parameter index -> the sink kinds the
+            argument is checked for wherever the function returns a value of that truth
+            (``predicates``): ``if is_safe(url):`` proves what ``is_safe`` checks.
     """
 
     returns: Value
@@ -169,6 +172,7 @@ class Summary:
     complete: bool = True
     global_stores: dict[tuple[str, bool], Value] = field(default_factory=dict)
     library_stores: dict[tuple[str, str], Value] = field(default_factory=dict)
+    argument_checks: dict[bool, dict[int, frozenset[str]]] = field(default_factory=dict)
 
 
 def step(site: Site, what: str) -> Step:

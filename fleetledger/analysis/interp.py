@@ -77,6 +77,7 @@ class Frame(Statements, Matching, Expressions, Operators, RuntimeNames, Calls, S
         self.writes: dict[tuple[int, str], Value] = {}
         self.global_stores: dict[tuple[str, bool], Value] = {}
         self.library_stores: dict[tuple[str, str], Value] = {}
+        self.argument_checks: dict[bool, dict[int, frozenset[str]]] = {}  # predicates.Checks
         self.loops: list[tuple[list[dict[str, Value]], list[dict[str, Value]]]] = []
         self.conditions: dict[str, ast.expr] = {}
         self.operands: dict[str, set[str]] = {}  # a name -> the remembered checks that read it

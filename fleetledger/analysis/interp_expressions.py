@@ -18,8 +18,8 @@ from typing import Any
 from . import routes
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN
-from .values import (ADDED_ITEMS, EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, leading_items, of_labels,
-                     taint_only, unmarked, with_rest)
+from .values import (ADDED_ITEMS, EMPTY, SOME_BOOL, UNKNOWN_KEYS, Label, Value, bounded, constant, join, leading_items,
+                     of_labels, taint_only, unmarked, with_rest)
 
 BUILTINS = frozenset(dir(builtins))
 
@@ -397,8 +397,8 @@ class Expressions:
                 ok = all(_COMPARE[type(op)](values[i].const, values[i + 1].const) for i, op in enumerate(node.ops))
                 return constant(bool(ok))
             except Exception:
-                return EMPTY
-        return EMPTY
+                return SOME_BOOL
+        return SOME_BOOL
 
     def comprehension(self, generators: list[ast.comprehension], results: list[ast.expr]) -> Value:
         saved = dict(self.env)

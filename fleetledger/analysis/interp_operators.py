@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from .texts import format_pieces, format_tail, joined_text, tail_of, texts_of
-from .values import EMPTY, NOT_CONSTANT, Value, constant, join, leading_items, placed_after, taint_only, unmarked, with_rest
+from .values import EMPTY, NOT_CONSTANT, SOME_BOOL, Value, constant, join, leading_items, placed_after, taint_only, unmarked, with_rest
 
 CONST_TYPES = (str, int, float, bool, bytes, type(None))
 _NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)
@@ -49,7 +49,7 @@ class Operators:
                 return constant(result)
             except Exception:
                 return EMPTY
-        return EMPTY
+        return SOME_BOOL if isinstance(op, ast.Not) else EMPTY
 
     def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST) -> Value:
         if left.is_const and right.is_const and type(op) in _CONST_OPS and _small(left.const, right.const, op):

@@ -13,7 +13,7 @@ import ast
 from collections.abc import Iterable
 from typing import Any
 
-from . import conditions
+from . import conditions, predicates
 from .interp_expressions import callable_part, ref
 from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
                      without_parameters)
@@ -55,6 +55,7 @@ class Statements:
             value = self.expr(node.value) if node.value is not None else constant(None)
             self.returned.append(value)
             self.returns_at.append((value, node))
+            predicates.record_return(self, node.value, value)
             self.alive = False
         elif isinstance(node, ast.If):
             self.branch(node.test, node.body, node.orelse)

@@ -19,7 +19,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import entries
+from . import entries, predicates
 from .budget import BudgetExceeded
 from .definitions import FunctionInfo
 from .dependencies import Dependencies
@@ -182,10 +182,12 @@ def _compute(program: Program, function: FunctionInfo, depth: int,
             try:
                 if isinstance(function.node, ast.Lambda):
                     frame.returned.append(frame.expr(function.node.body))
+                    predicates.record_return(frame, function.node.body, frame.returned[-1])
                 else:
                     frame.block(function.node.body)
                     if frame.alive:
                         frame.returned.append(Value(const=None))
+                        predicates.record_return(frame, None, frame.returned[-1])
             except BudgetExceeded:
                 complete = False
                 program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (work budget used up)")
@@ -195,7 +197,7 @@ def _compute(program: Program, function: FunctionInfo, depth: int,
                 program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (it nests too deep for the engine)")
             result = Summary(returns=join(*frame.returned) if frame.returned else EMPTY, sinks=list(frame.hits.values()),
                              writes=frame.writes, complete=complete, global_stores=frame.global_stores,
-                             library_stores=frame.library_stores)
+                             library_stores=frame.library_stores, argument_checks=frame.argument_checks)
         finally:
             program.in_progress.discard(function.id)
             program.stack.pop()

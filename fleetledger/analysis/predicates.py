@@ -1,0 +1,137 @@
+"""Functions of the analysed code that check their arguments: a validator written by the code's
+author (``is_safe_redirect_url(url)``, ``allowed_file(name)``) proves, where its result has a
+given truth, what every return of that truth proved about the argument.
+
+The facts come from the function's own body, never from its name. While a function's summary is
+computed, each ``return`` is read twice, for each truth its value may have: the conditions on
+the path to it (the frame's narrowed variables) plus what the returned expression proves with
+that truth (``conditions.proven``) say which sink kinds each parameter, still holding the
+caller's argument, was checked for. A constant ``True`` is only truthy, ``False``/``None`` (and
+the end of the body) only falsy. The function proves, for a truth, what all of its returns of
+that truth prove (the intersection): one unchecked truthy return and ``if f(x):`` proves
+nothing. It is the classic interprocedural summary of a predicate (as Pysa's and CodeQL's
+barrier guards are, written there by hand for library functions).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from .values import Value
+
+if TYPE_CHECKING:
+    from .definitions import FunctionInfo
+    from .interp import Frame
+
+Checks = dict[bool, dict[int, frozenset[str]]]
+"""Truth of the result -> parameter index -> sink kinds the argument was checked for."""
+
+
+def record_return(frame: Frame, expression: ast.expr | None, value: Value) -> None:
+    """Adds what one ``return`` proves about the parameters, for each truth its value may have.
+
+    Args:
+        frame: The frame computing a function's summary, at the ``return``.
+        expression: The returned expression (None for a bare ``return`` or the body's end).
+        value: Its value.
+    """
+    if frame.function is None or not frame.summarising:
+        return
+    truths = [bool(value.const)] if value.is_const and _plain(value.const) else [True, False]
+    for truth in truths:
+        saved = dict(frame.env)
+        try:
+            if expression is not None and not value.is_const:
+                frame.refine(expression, truth)
+            _meet(frame.argument_checks, truth, _checked(frame))
+        finally:
+            frame.env = saved
+
+
+def proofs(frame: Frame, call: ast.Call, truth: bool) -> list[tuple[str, frozenset[str], str, None]]:
+    """What ``call``, a call of functions of the analysed code, proves about the variables it is
+    passed when its result has ``truth``: their summaries' ``argument_checks``, met over every
+    function the callee may be.
+
+    Returns:
+        ``(variable, kinds, what checked it, None)`` per plain variable passed where a
+        parameter is checked (``conditions.Proof``).
+    """
+    from .summaries import summary
+
+    callee = frame.expr(call.func)
+    functions = [frame.program.functions[f] for f in sorted(callee.functions) if f in frame.program.functions]
+    if not functions or len(functions) != len(callee.functions):
+        return []
+    found: dict[str, frozenset[str]] | None = None
+    for function in functions:
+        checks = summary(frame.program, function, frame.depth + 1).argument_checks.get(truth, {})
+        passed = _passed(function, call)
+        mine = {name: checks[index] for index, name in passed.items() if checks.get(index)}
+        found = mine if found is None else {n: _both(k, mine[n]) for n, k in found.items() if n in mine and _both(k, mine[n])}
+    what = f"the check {ast.unparse(call)[:60]} found {'true' if truth else 'false'}"
+    return [(name, kinds, what, None) for name, kinds in sorted((found or {}).items())]
+
+
+def _plain(constant: object) -> bool:
+    """True for a constant whose truth is Python's own (not an object with ``__bool__``)."""
+    return constant is None or isinstance(constant, (bool, int, float, str, bytes))
+
+
+def _checked(frame: Frame) -> dict[int, frozenset[str]]:
+    """Parameter index -> the kinds its variable, still holding the argument, is checked for."""
+    assert frame.function is not None
+    assigned = frame.function.names()[0]
+    out: dict[int, frozenset[str]] = {}
+    for index, param in enumerate(frame.function.params):
+        value = frame.env.get(param.arg)
+        if value is None:
+            continue
+        if param.arg not in assigned and not value.all_labels() and not value.functions and not value.items:
+            # Never assigned, yet holding no label: a comparison with constants narrowed it to
+            # one of them (``return x == "/home"``).
+            out[index] = frozenset({"*"})
+            continue
+        own = [label for label in value.labels.values()
+               if label.channel == "param" and label.param == index and not label.access]
+        if own and not value.items:
+            kinds = frozenset.intersection(*(label.cleaned for label in own))
+            if kinds:
+                out[index] = kinds
+    return out
+
+
+def _meet(checks: Checks, truth: bool, found: dict[int, frozenset[str]]) -> None:
+    """Meets one return's facts with those of the returns of the same truth seen before."""
+    if truth not in checks:
+        checks[truth] = dict(found)
+        return
+    before = checks[truth]
+    checks[truth] = {i: _both(kinds, found[i]) for i, kinds in before.items() if i in found and _both(kinds, found[i])}
+
+
+def _both(first: frozenset[str], second: frozenset[str]) -> frozenset[str]:
+    """The kinds both sets check (``"*"``: every kind)."""
+    if "*" in first:
+        return second
+    return first if "*" in second else first & second
+
+
+def _passed(function: FunctionInfo, call: ast.Call) -> dict[int, str]:
+    """Parameter index -> the plain variable a call passes there (a method called on an object
+    gets its instance first)."""
+    offset = 1 if function.bound and isinstance(call.func, ast.Attribute) else 0
+    if any(isinstance(arg, ast.Starred) for arg in call.args):
+        return {}
+    node = function.node
+    positional = [*node.args.posonlyargs, *node.args.args]
+    out: dict[int, str] = {}
+    for i, arg in enumerate(call.args):
+        if i + offset < len(positional) and isinstance(arg, ast.Name):
+            out[i + offset] = arg.id
+    index_of = {param.arg: i for i, param in enumerate(function.params)}
+    for keyword in call.keywords:
+        if keyword.arg in index_of and isinstance(keyword.value, ast.Name):
+            out[index_of[keyword.arg]] = keyword.value.id
+    return out
