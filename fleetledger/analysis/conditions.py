@@ -234,6 +234,9 @@ def _guards_of(frame: Frame, call: ast.Call) -> list[tuple[Guard, ast.expr | Non
         for guard in catalog.guards.get(qualified, ()):
             checked = call.args[guard.arg] if guard.arg < len(call.args) else next(
                 (k.value for k in call.keywords if guard.keyword and k.arg == guard.keyword), None)
+            if guard.joined_by and isinstance(checked, ast.Call) and len(checked.args) >= 2 and not checked.keywords and {
+                    t[1:] for t in frame.expr(checked.func).types if t.startswith("=")} & set(guard.joined_by):
+                checked = checked.args[-1]  # urlparse(urljoin(base, url)): the URL joined last
             found.append((guard, checked))
     return found
 

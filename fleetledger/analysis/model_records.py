@@ -199,7 +199,9 @@ class Guard:
             (a URL's ``hostname`` or ``netloc``, not its ``scheme`` or ``path``); empty: any.
         joined_by: With ``through``: calls that join a folder and a name (``os.path.join``);
             a ``through`` call applied to one of them (``realpath(join(BASE, name))``) checks
-            the joined name, the call's last argument.
+            the joined name, the call's last argument. With ``compare``: calls whose result
+            keeps the checked part of their last argument when it has one
+            (``urlparse(urljoin(base, url)).netloc`` is ``url``'s host, or ``base``'s).
         common: The call returns what the paths of its first argument (a list or tuple) have
             in common (``os.path.commonpath([base, p])``): where it equals one of them, each
             other element that is a variable (or, with ``through``, a ``through`` call of one)

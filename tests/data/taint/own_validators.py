@@ -61,7 +61,7 @@ def after_login():
     if is_same_site(target):
         return redirect(target)  # ok redirect (relative, or this site's own host)
     if is_safe_url(target):
-        return redirect(target)  # $ redirect (its host is compared after urljoin, which the check does not see through)
+        return redirect(target)  # ok redirect (its host, joined to this site's URL, is this site's)
     if looks_local(target):
         return redirect(target)  # $ redirect
     if first_allowed(target, "x"):
