@@ -15,7 +15,7 @@ from typing import Any
 
 from . import conditions, predicates
 from .interp_expressions import callable_part, ref
-from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
+from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, leading_items, taint_only, with_items,
                      without_parameters)
 
 LOOP_ROUNDS = 3
@@ -388,7 +388,12 @@ class Statements:
     def store_item(self, target: ast.Subscript, owner: Value, key: Value, value: Value) -> None:
         self.sinks_for_method(owner, "__setitem__", [key, value], {}, target)
         if isinstance(target.value, ast.Name) and target.value.id in self.env:
-            if key.is_const and isinstance(key.const, (str, int)):
+            position = _position(owner, key)
+            if position is not None:
+                updated = with_items(owner, {position: value})
+            elif key.is_const and isinstance(key.const, int) and not isinstance(key.const, bool) and key.const < 0:
+                updated = join(owner.flatten(), taint_only(value))  # ``xs[-1] = v``: which item is not known
+            elif key.is_const and isinstance(key.const, (str, int)):
                 updated = with_items(owner, {key.const: value})
             else:
                 updated = join(owner, taint_only(value))
@@ -462,3 +467,16 @@ def _same_env(a: dict[str, Value], b: dict[str, Value]) -> bool:
         if value.items is not None and other.items is not None and value.items.keys() != other.items.keys():
             return False
     return True
+
+
+def _position(owner: Value, key: Value) -> int | None:
+    """The item ``xs[k] = v`` replaces in a list known by position (``k`` counted from the end
+    when negative), or None when that is not known."""
+    if not (key.is_const and isinstance(key.const, int) and not isinstance(key.const, bool)):
+        return None
+    leading = leading_items(owner)
+    if leading is None or leading[1] is not None or not leading[0]:
+        return None
+    count = len(leading[0])
+    index = key.const + count if key.const < 0 else key.const
+    return index if 0 <= index < count else None

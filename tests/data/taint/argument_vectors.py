@@ -152,3 +152,18 @@ def rest():
     moved.insert(0, request.args["p"])
     subprocess.run(moved)  # $ command (inserted before the program)
     return "ok"
+
+
+@app.route("/last")
+def last():
+    vector = ["git", "clone", "https://git.example.org/repo", "/srv/repo"]
+    vector[-1] = request.args["w"]
+    subprocess.run(vector)  # $ argument (the last item, replaced)
+    subprocess.run(vector[-1:] + ["x"])  # $ command (a slice: the first item may be anything)
+    named = ["git", "clone", "--", "x"]
+    named[-1] = request.args["w"]
+    subprocess.run(named)  # ok argument (after "--")
+    shell = ["sh", "-c", "echo hello"]
+    shell[-1] = request.args["w"]
+    subprocess.run(shell)  # $ command (the -c text, replaced from the end)
+    return "ok"
