@@ -1,8 +1,10 @@
 # Engine probe: a library's public functions are its entry points (channel "api"); private
 # helpers are flagged only when a caller passes outside data; summaries carry flows across calls.
+import logging
 import os
 import pickle
 import shlex
+import socket
 import subprocess
 import tarfile
 
@@ -63,3 +65,16 @@ def render_report(source, values):
     boxed = SandboxedEnvironment().from_string(source)  # ok ssti (a sandboxed environment)
     frozen = ImmutableSandboxedEnvironment(autoescape=True).from_string(source)  # ok ssti
     return plain.render(values) + boxed.render(values) + frozen.render(values)
+
+
+def record(event):
+    logging.getLogger(__name__).warning("event %s", event)  # ok log (the caller chose what its library logs)
+
+
+def _noted(event):
+    logging.getLogger(__name__).warning("event %s", event)  # $ log (the network data its caller passes)
+
+
+def relay():
+    connection = socket.create_connection(("example.org", 7000))
+    _noted(connection.recv(1024))
