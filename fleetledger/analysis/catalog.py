@@ -34,6 +34,8 @@ A model file holds arrays of tables (each documented in ``models/README.md``):
 ``[[constant]]``  a library constant: ``name`` (qualified) and ``value``.
 ``[[render]]``    a call that renders a repository template file with a context (``Render``).
 ``[[invokes]]``   a call that calls a function it is given with arguments it is given (``Invoke``).
+``[[return_sink]]`` methods of subclasses of library classes whose returned value the framework
+                  runs or sends (``ReturnSink``): ``bases``, ``methods``, ``kind``, ``element``.
 
 In conditions (``when``, ``unless``, ``arg_in``), a value that is a library name (not a
 literal) compares as its qualified name: ``{ Loader = ["yaml.SafeLoader"] }``.
@@ -57,7 +59,8 @@ from importlib import resources
 from typing import Any
 
 from .model_handlers import Handler
-from .model_records import Catalog, Check, Condition, Container, Guard, Invoke, Kind, Render, Sanitiser, Sink, Source
+from .model_records import (Catalog, Check, Condition, Container, Guard, Invoke, Kind, Render, ReturnSink, Sanitiser,
+                            Sink, Source)
 
 MODELS_PACKAGE = "fleetledger.analysis"
 MODELS_FOLDER = "models"
@@ -90,6 +93,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "container": frozenset({"type", "store", "load", "key_args"}),
     "reconfigure": frozenset({"method", "type", "when", "positions", "defaults", "removes"}),
     "constant": frozenset({"name", "value"}),
+    "return_sink": frozenset({"bases", "methods", "kind", "element", "what"}),
     "invokes": frozenset({"call", "method", "function", "function_keyword", "args_from", "args_tuple", "args_keyword",
                           "keywords"}),
     "render": frozenset({"call", "method", "template_arg", "template_keyword", "context_arg", "context_keyword",
@@ -165,6 +169,7 @@ class _Builder:
         self.containers: dict[str, Container] = {}
         self.reconfigures: dict[str, list[tuple[str, Condition | None, bool]]] = {}
         self.invokes: dict[str, list[Invoke]] = {}
+        self.return_sinks: list[ReturnSink] = []
         self.constants: dict[str, Any] = {}
         self.renders: dict[str, list[Render]] = {}
 
@@ -236,6 +241,11 @@ class _Builder:
                 load=frozenset(_list(row, "load", name, n, default=[])), key_args=int(_need(row, "key_args", name, n)))
         elif table == "constant":
             self.constants[_str(row, "name", name, n)] = _need(row, "value", name, n)
+        elif table == "return_sink":
+            self.return_sinks.append(ReturnSink(
+                bases=tuple(_list(row, "bases", name, n)), methods=frozenset(_list(row, "methods", name, n)),
+                kind=self._kind(row, where), element=int(row["element"]) if "element" in row else None,
+                what=str(row.get("what", "")), model=name))
         elif table == "invokes":
             target, _ = _target(row, where)
             invoke = Invoke(target=target, function=int(row.get("function", -1)),
@@ -315,7 +325,7 @@ class _Builder:
             ends_as_last=frozenset(self.ends_as_last),
             containers=dict(self.containers), reconfigures={k: tuple(v) for k, v in self.reconfigures.items()},
             constants=self.constants, renders={k: tuple(v) for k, v in self.renders.items()}, files=files,
-            invokes={k: tuple(v) for k, v in self.invokes.items()})
+            invokes={k: tuple(v) for k, v in self.invokes.items()}, return_sinks=tuple(self.return_sinks))
 
 
 def _target(row: dict[str, Any], where: str, also: tuple[str, ...] = ()) -> tuple[str, bool]:

@@ -248,12 +248,18 @@ def _constructor_parameter(program: Program, method: FunctionInfo, access: tuple
     method reads from it is not plain data)."""
     if not access or method.cls is None or any(member not in DATA_METHODS for member in access[1:]):
         return None
-    fid = program.method(method.cls.id, "__init__")
-    init = program.functions.get(fid) if fid is not None else None
-    if init is None or not init.public:
-        return None
-    stored = summaries.summary(program, init).writes.get((0, access[0]))
-    for label in stored.all_labels() if stored is not None else ():
-        if label.channel == "param" and label.param > 0 and all(m in DATA_METHODS for m in label.access):
-            return init, init.params[label.param]
+    # The method's own class first, then the subclasses that inherit it (``Trunc(x, kind)``
+    # stores ``self.kind`` that ``TruncBase.as_sql`` reads).
+    owner = method.cls.id
+    classes = [owner, *sorted(c for c in program.classes if c != owner and owner in program.class_mro(c)
+                              and program.method(c, method.name) == method.id)]
+    for class_id in classes:
+        fid = program.method(class_id, "__init__")
+        init = program.functions.get(fid) if fid is not None else None
+        if init is None or not init.public or init.cls is None or init.cls.id != class_id and class_id != owner:
+            continue  # a subclass whose constructor is the one already looked at
+        stored = summaries.summary(program, init).writes.get((0, access[0]))
+        for label in stored.all_labels() if stored is not None else ():
+            if label.channel == "param" and label.param > 0 and all(m in DATA_METHODS for m in label.access):
+                return init, init.params[label.param]
     return None

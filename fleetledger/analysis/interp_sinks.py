@@ -145,6 +145,24 @@ class Sinks:
                 value = value.get(sink.element) or value
             self.sink_value(sink, site, value, role)
 
+    def sink_returns(self) -> None:
+        """For a method that a ``[[return_sink]]`` model names (Django's ``as_sql()`` of a
+        subclass of ``Func``): each value it returns (or the item the model names) is that
+        model's sink, at its ``return``."""
+        function = self.function
+        if function is None or function.cls is None or not self.returns_at:
+            return
+        mro = set(self.program.class_mro(function.cls.id))
+        for model in self.catalog.return_sinks:
+            if function.name not in model.methods or mro.isdisjoint(model.bases):
+                continue
+            sink = Sink(target=f"{function.qualname}()", is_method=True, kind=model.kind, args=(0,), what=model.what,
+                        model=model.model)
+            for value, statement in self.returns_at:
+                part = value.get(model.element) if model.element is not None else None
+                self.sink_value(sink, self.site(statement.value or statement), part if part is not None else value,
+                                "the returned value")
+
     def option_sink(self, sink: Sink, site: Site, vector: Value, role: str) -> None:
         """Reports the items of a started program's vector that it may read as options
         (``argv.option_part``) as an argument-injection sink (CWE-88) of the same call."""

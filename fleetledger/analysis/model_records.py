@@ -379,6 +379,30 @@ class Invoke:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ReturnSink:
+    """A framework convention: what a method of a subclass of a library class returns is run
+    or sent by the framework, so the returned value is a sink (Django's ``as_sql()`` of an
+    expression, a lookup or a function returns ``(sql, params)``, and the database runs ``sql``).
+
+    Attributes:
+        bases: Library classes (qualified) whose subclasses' methods are concerned.
+        methods: The method names.
+        kind: The sink kind of the returned value.
+        element: When the method returns a tuple the engine knows item by item, the item that
+            is the sink (``0``: the SQL text); None: the whole value.
+        what: Words for reports.
+        model: The model file it comes from.
+    """
+
+    bases: tuple[str, ...]
+    methods: frozenset[str]
+    kind: str
+    element: int | None = None
+    what: str = ""
+    model: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Catalog:
     """Every model, indexed for the engine's look-ups (read-only after loading).
 
@@ -397,6 +421,8 @@ class Catalog:
             (``base64.b64decode``): with constant arguments, a constant-built result.
         ends_as_last: Pure functions whose result ends as their last argument ends
             (``os.path.join``): it keeps that argument's constant ``suffix``.
+        return_sinks: Methods of subclasses of library classes whose returned value is a sink
+            (``ReturnSink``).
         returned_attributes: ``call`` -> attribute -> argument position: the object a call
             returns keeps these arguments (passed there or by the keyword of the attribute's
             name) as its attributes (``re.compile(p).pattern`` is ``p``).
@@ -432,6 +458,7 @@ class Catalog:
     invokes: Mapping[str, tuple[Invoke, ...]] = field(default_factory=dict)
     ends_as_last: frozenset[str] = frozenset()
     returned_attributes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    return_sinks: tuple[ReturnSink, ...] = ()
 
     def knows(self, qualified: str) -> bool:
         """True when some model names ``qualified`` or a member of it (a call, a read, an

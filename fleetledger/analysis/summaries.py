@@ -188,6 +188,7 @@ def _compute(program: Program, function: FunctionInfo, depth: int,
                     if frame.alive:
                         frame.returned.append(Value(const=None))
                         predicates.record_return(frame, None, frame.returned[-1])
+                    frame.sink_returns()
             except BudgetExceeded:
                 complete = False
                 program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (work budget used up)")
