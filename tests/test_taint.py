@@ -101,6 +101,7 @@ def _author_names(text: str) -> tuple[set[str], set[str]]:
     models = catalog.default()
     conventions = {h.request_parameter for h in models.handlers if h.request_parameter}
     conventions |= {m for h in models.handlers for m in h.methods if not m.endswith("*")}
+    conventions |= {m for r in models.return_sinks for m in r.methods}  # methods a framework calls
     library = {member for source in models.sources_type.values() for member in source.attributes | source.methods}
     library |= {target.rpartition(".")[2] for target in [*models.sinks, *models.sanitisers, *models.guards, *models.checks,
                                                           *models.returns]}

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import argv, backtracking
 from .facts import Evidence, Flow, Misuse, Site, SinkHit
-from .model_records import Check, Condition, Render, Sink, UNTYPED
+from .model_records import Check, Condition, Render, ReturnSink, Sink, UNTYPED
 from .texts import holds_text
 from .values import EMPTY, NOT_CONSTANT, Label, Value, join, of_labels
+
+if TYPE_CHECKING:
+    from .definitions import FunctionInfo
+    from .program import Program
 
 
 class Sinks:
@@ -150,12 +154,9 @@ class Sinks:
         subclass of ``Func``): each value it returns (or the item the model names) is that
         model's sink, at its ``return``."""
         function = self.function
-        if function is None or function.cls is None or not self.returns_at:
+        if function is None or not self.returns_at:
             return
-        mro = set(self.program.class_mro(function.cls.id))
-        for model in self.catalog.return_sinks:
-            if function.name not in model.methods or mro.isdisjoint(model.bases):
-                continue
+        for model in return_sinks(self.program, function):
             sink = Sink(target=f"{function.qualname}()", is_method=True, kind=model.kind, args=(0,), what=model.what,
                         model=model.model)
             for value, statement in self.returns_at:
@@ -355,3 +356,15 @@ def _slow_shape(sink: Sink, receiver: Value | None, args: list[Value], kwargs: d
     known = flags.const if flags is not None and flags.is_const else 0
     return backtracking.polynomial(pattern.const, flags=known if isinstance(known, int) else 0,
                                    anywhere=sink.matches == "anywhere", whole_match=sink.matches == "whole")
+
+
+def return_sinks(program: Program, function: FunctionInfo) -> list[ReturnSink]:
+    """The ``[[return_sink]]`` models that make what ``function`` returns a sink: it is a
+    method they name, of a class with one of their bases."""
+    if function.cls is None:
+        return []
+    models = [m for m in program.catalog.return_sinks if function.name in m.methods]
+    if not models:
+        return []
+    mro = set(program.class_mro(function.cls.id))
+    return [m for m in models if not mro.isdisjoint(m.bases)]

@@ -31,7 +31,8 @@ from .facts import Evidence, EVIDENCE_RANK, Flow, Misuse, Site, Summary
 from .interp import Frame, run_module
 from .model_handlers import Handler
 from .model_records import Catalog
-from .values import Label, Value
+from .interp_sinks import return_sinks
+from .values import Label, Value, clean
 
 MAX_MODULES = 64
 """Modules a program loads besides its root file."""
@@ -366,7 +367,12 @@ class Program:
         """Applies a function's summary at a call in ``frame`` (``summaries.apply``); returns
         the call's value. The interpreter reaches summaries through its program, so that it
         does not import them (summaries interpret functions)."""
-        return summaries.apply(frame, function, args, kwargs, star, node, site)
+        result = summaries.apply(frame, function, args, kwargs, star, node, site)
+        for model in return_sinks(self, function):
+            # Its own return was that sink already (``super().as_sql(...)`` forwarded by an
+            # override): the text is reported once, where it is built.
+            result = clean(result, frozenset({model.kind}), f"{function.qualname}() (checked where it returns)")
+        return result
 
     def instance_types(self, frame: Frame, class_id: str) -> dict[str, frozenset[str]]:
         """What ``__init__`` of a class of the analysed code stores on the new instance, as

@@ -53,3 +53,8 @@ class Report:
 
     def as_sql(self):
         return "SELECT %s FROM report" % self.column, ()  # ok sql (not an expression Django runs)
+
+
+class Forwarding(Joined):
+    def as_sql(self, compiler, connection):
+        return super().as_sql(compiler, connection)  # ok sql (reported once, where Joined builds it)
