@@ -29,6 +29,7 @@ from .dependencies import Dependencies
 from .entries import handler_values
 from .facts import Evidence, Flow, Misuse, site_of
 from .interp import Frame
+from .interp_sinks import return_sinks
 from .model_records import Catalog, Sink
 from .program import Loader, Program
 from .values import EMPTY, Label, join
@@ -213,10 +214,15 @@ def _declares_other_content(returned: ast.Tuple) -> bool:
 
 
 def _api(program: Program, function: FunctionInfo, found: summaries.Summary) -> None:
-    """Reports the sinks a public function's parameters reach as flows from its callers."""
+    """Reports the sinks a public function's parameters reach as flows from its callers. A
+    method a framework calls for what it returns (``[[return_sink]]``, Django's ``as_sql``)
+    gets its arguments from the framework: only its instance's state is its callers' data."""
+    called_by_framework = bool(return_sinks(program, function))
     for hit in found.sinks:
         for label in hit.value.all_labels():
             if label.channel != "param" or label.safe_for(hit.sink.kind, hit.sink.needs_file):
+                continue
+            if called_by_framework and label.param != 0:
                 continue
             if program.catalog.kinds[hit.sink.kind].channels.isdisjoint({"api"}) or (
                     hit.sink.channels and "api" not in hit.sink.channels):

@@ -58,3 +58,8 @@ class Report:
 class Forwarding(Joined):
     def as_sql(self, compiler, connection):
         return super().as_sql(compiler, connection)  # ok sql (reported once, where Joined builds it)
+
+
+class Extra(Func):
+    def as_sql(self, compiler, connection, template=None, **extra_context):
+        return "%s(%s)" % (template, self.function), []  # ok sql (the framework passes as_sql's arguments)
