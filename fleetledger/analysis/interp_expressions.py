@@ -18,8 +18,9 @@ from typing import Any
 from . import routes
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN
-from .values import (ADDED_ITEMS, EMPTY, SOME_BOOL, UNKNOWN_KEYS, Label, Value, bounded, constant, join, leading_items,
-                     of_labels, taint_only, unmarked, with_rest)
+from .sequences import leading_items, with_rest
+from .values import (ADDED_ITEMS, EMPTY, SOME_BOOL, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels,
+                     taint_only, unmarked)
 
 BUILTINS = frozenset(dir(builtins))
 

@@ -12,8 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 from .facts import Site, step
-from .values import (Value, add_step, bounded, constant, join, leading_items, taint_only, with_items, with_rest,
-                     without_parameters)
+from .sequences import leading_items, with_rest
+from .values import Value, add_step, bounded, constant, join, taint_only, with_items, without_parameters
 
 SHIFTING_METHODS = frozenset({"pop", "insert", "remove", "sort", "reverse"})
 """List methods after which an item is no longer at the index it was stored under."""

@@ -11,7 +11,8 @@ from dataclasses import replace
 from typing import Any
 
 from .texts import format_pieces, format_tail, joined_text, tail_of, texts_of
-from .values import EMPTY, NOT_CONSTANT, SOME_BOOL, Value, constant, join, leading_items, placed_after, taint_only, unmarked, with_rest
+from .sequences import leading_items, with_rest
+from .values import EMPTY, NOT_CONSTANT, SOME_BOOL, Value, constant, join, placed_after, taint_only, unmarked
 
 CONST_TYPES = (str, int, float, bool, bytes, type(None))
 _NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)

@@ -15,7 +15,8 @@ from typing import Any
 
 from . import conditions, predicates
 from .interp_expressions import callable_part, ref
-from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, leading_items, taint_only, with_items,
+from .sequences import leading_items
+from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
                      without_parameters)
 
 LOOP_ROUNDS = 3

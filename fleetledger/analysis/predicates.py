@@ -58,15 +58,13 @@ def proofs(frame: Frame, call: ast.Call, truth: bool) -> list[tuple[str, frozens
         ``(variable, kinds, what checked it, None)`` per plain variable passed where a
         parameter is checked (``conditions.Proof``).
     """
-    from .summaries import summary
-
     callee = frame.expr(call.func)
     functions = [frame.program.functions[f] for f in sorted(callee.functions) if f in frame.program.functions]
     if not functions or len(functions) != len(callee.functions):
         return []
     found: dict[str, frozenset[str]] | None = None
     for function in functions:
-        checks = summary(frame.program, function, frame.depth + 1).argument_checks.get(truth, {})
+        checks = frame.program.summary(function, frame.depth + 1).argument_checks.get(truth, {})
         passed = _passed(function, call)
         mine = {name: checks[index] for index, name in passed.items() if checks.get(index)}
         found = mine if found is None else {n: _both(k, mine[n]) for n, k in found.items() if n in mine and _both(k, mine[n])}

@@ -362,6 +362,11 @@ class Program:
 
     # -- calls into the analysed code ----------------------------------------------------
 
+    def summary(self, function: FunctionInfo, depth: int = 0) -> Summary:
+        """Returns a function's summary, computing it on first use (``summaries.summary``),
+        for the interpreter's modules, which do not import summaries."""
+        return summaries.summary(self, function, depth)
+
     def apply_summary(self, frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
                       star: list[Value], node: ast.Call, site: Site) -> Value:
         """Applies a function's summary at a call in ``frame`` (``summaries.apply``); returns

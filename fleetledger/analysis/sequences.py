@@ -1,0 +1,38 @@
+"""Lists and tuples the engine knows by position: the items it knows one by one from the
+start, and what the rest holds where a part of unknown length comes next (``["hg", *cmd]``).
+Such a value is a ``Value`` whose items are keyed ``0 .. n-1``, and ``ADDED_ITEMS`` for the rest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .values import ADDED_ITEMS, MAX_ITEMS, Value, bounded, join
+
+
+def leading_items(value: Value) -> tuple[list[Value], Value | None] | None:
+    """The items of a list or tuple built here that the engine knows by position, and what the
+    rest holds: ``["hg", *cmd]`` is ``(["hg"], cmd)``, ``[a, b]`` is ``([a, b], None)``. None
+    when the value is not such a sequence (keys other than ``0 .. n-1`` and ``ADDED_ITEMS``, or
+    taint beside its items)."""
+    items = value.items
+    if items is None or value.labels or value.types or value.is_const or value.functions:
+        return None
+    rest = items.get(ADDED_ITEMS)
+    count = len(items) - (rest is not None)
+    known = [items.get(i) for i in range(count)]
+    if any(item is None for item in known):
+        return None
+    return known, rest  # type: ignore[return-value]
+
+
+def with_rest(known: list[Value], rest: Value | None) -> Value:
+    """A list or tuple whose first items are ``known`` by position and whose other items, of a
+    number the engine does not know, hold ``rest`` (``ADDED_ITEMS``); None: there are no
+    others."""
+    items: dict[Any, Value] = dict(enumerate(bounded(item) for item in known))
+    if rest is not None:
+        items[ADDED_ITEMS] = bounded(rest)
+    if len(items) > MAX_ITEMS:
+        return join(*(item.flatten() for item in items.values()))
+    return Value(items=items)
