@@ -17,9 +17,9 @@ from typing import Any
 
 from . import routes
 from .facts import Site
-from .interp_operators import CONST_TYPES, MAX_CONST_LEN
+from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
 from .sequences import leading_items, with_rest
-from .values import (ADDED_ITEMS, EMPTY, SOME_BOOL, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels,
+from .values import (ADDED_ITEMS, EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels,
                      taint_only, unmarked)
 
 BUILTINS = frozenset(dir(builtins))

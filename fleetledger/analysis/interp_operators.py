@@ -10,9 +10,9 @@ import ast
 from dataclasses import replace
 from typing import Any
 
-from .texts import format_pieces, format_tail, joined_text, tail_of, texts_of
 from .sequences import leading_items, with_rest
-from .values import EMPTY, NOT_CONSTANT, SOME_BOOL, Value, constant, join, placed_after, taint_only, unmarked
+from .texts import format_pieces, format_tail, joined_text, tail_of, texts_of
+from .values import EMPTY, NOT_CONSTANT, Value, constant, join, placed_after, taint_only, unmarked
 
 CONST_TYPES = (str, int, float, bool, bytes, type(None))
 _NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)
@@ -22,6 +22,11 @@ _CONST_OPS: dict[type, Any] = {
     ast.BitOr: lambda a, b: a | b, ast.BitAnd: lambda a, b: a & b,
 }
 MAX_CONST_LEN = 4096
+
+SOME_BOOL = Value(types=frozenset({"bool"}))
+"""A truth value not known here (``a == b`` of values that are not constants). Unlike
+``EMPTY``, which a join skips, it makes a join of constants not constant: a function returning
+``True`` on one path and a comparison on another does not always return ``True``."""
 
 
 class Operators:

@@ -243,11 +243,6 @@ class Value:
 EMPTY = Value()
 """A value with no taint, type or constant: what an unknown constant-free expression holds."""
 
-SOME_BOOL = Value(types=frozenset({"bool"}))
-"""A truth value not known here (``a == b`` of values that are not constants). Unlike
-``EMPTY``, which a join skips, it makes a join of constants not constant: a function returning
-``True`` on one path and a comparison on another does not always return ``True``."""
-
 
 def constant(value: Any) -> Value:
     """Returns the value of a constant (``prefix`` and ``suffix`` set for strings)."""
