@@ -87,7 +87,7 @@ _KEYS: dict[str, frozenset[str]] = {
                        "operands_from", "slow_pattern", "slow_flags", "matches", "what"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "when", "defaults", "positions", "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "parts", "joined_by",
-                        "common", "what"}),
+                        "common", "empty_kinds", "own_kinds", "what"}),
     "exit": frozenset({"call"}),
     "pure": frozenset({"call", "ends_as_last"}),
     "container": frozenset({"type", "store", "load", "key_args"}),
@@ -222,6 +222,8 @@ class _Builder:
                 pattern=int(row.get("pattern", -1)), through=tuple(row.get("through", [])),
                 compare=bool(row.get("compare", False)), parts=tuple(str(p) for p in row.get("parts", [])),
                 joined_by=tuple(row.get("joined_by", [])), common=bool(row.get("common", False)),
+                empty_kinds=self._kinds({"kinds": row["empty_kinds"]}, where) if "empty_kinds" in row else None,
+                own_kinds=self._kinds({"kinds": row["own_kinds"]}, where) if "own_kinds" in row else None,
                 what=str(row.get("what", target))))
         elif table == "exit":
             self.exits.add(_str(row, "call", name, n))

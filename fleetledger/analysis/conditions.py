@@ -60,12 +60,14 @@ def proven(frame: Frame, test: ast.expr, truth: bool) -> list[Proof]:
         return proven(frame, frame.conditions[test.id], truth)
     if isinstance(test, ast.Name) and not truth:
         return [(test.id, _ALL, "a test that it is empty", None)]  # an empty value carries no text
+    if isinstance(test, ast.Await) and isinstance(test.value, ast.Call):
+        return predicates.proofs(frame, test.value, truth, awaited=True)
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         return _compare(frame, test, truth)
     if isinstance(test, ast.Call):
         return _call(frame, test, truth)
     if isinstance(test, ast.Attribute) and truth is False:
-        return _projection(frame, test, "is empty")
+        return _projection(frame, test, "is empty", lets_empty=True)
     return []
 
 
@@ -119,15 +121,20 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
             return _absent(frame, left, right, test)
         allowed = frame.expr(right)
         if isinstance(left, ast.Name) and _constant_built(allowed):
+            text = allowed.is_const and isinstance(allowed.const, (str, bytes))  # a substring test
             return [(left.id, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", None),
-                    *_held_projection(frame, left, f"is in {ast.unparse(right)[:40]}")]
+                    *([] if text else _held_projection(frame, left, f"is in {ast.unparse(right)[:40]}",
+                                                       lets_empty=_holds_empty(allowed)))]
         if isinstance(left, ast.Name) and _not_outside(allowed):
             # One of the items of a list the code got elsewhere (a setting): ``x`` is now what
             # that list holds, of its origin.
             return [(left.id, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", taint_only(allowed.flatten())),
-                    *_held_projection(frame, left, f"is in {ast.unparse(right)[:40]}")]
-        if _not_outside(allowed):
-            return _projection(frame, left, f"is in {ast.unparse(right)[:40]}")
+                    *_held_projection(frame, left, f"is in {ast.unparse(right)[:40]}", lets_empty=_holds_empty(allowed),
+                                      own=_own(allowed))]
+        if _not_outside(allowed) and not (allowed.is_const and isinstance(allowed.const, (str, bytes))):
+            # (in a constant text, a substring test: any part of the host passes)
+            return _projection(frame, left, f"is in {ast.unparse(right)[:40]}", lets_empty=_holds_empty(allowed),
+                               own=_own(allowed))
         return []
     if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant) and right.value is None:
         # ``check(x) is None`` is false exactly where the check matched (a match object).
@@ -146,8 +153,10 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
             if isinstance(mine, ast.Name):
                 exact = value if value.is_const or not _constant_built(value) else None
                 return [(mine.id, _ALL, f"the comparison {ast.unparse(test)[:60]}", exact),
-                        *_held_projection(frame, mine, f"equals {ast.unparse(other)[:40]}")]
-            found = _projection(frame, mine, f"equals {ast.unparse(other)[:40]}")
+                        *_held_projection(frame, mine, f"equals {ast.unparse(other)[:40]}",
+                                          lets_empty=value.is_const and not value.const, own=_own(value))]
+            found = _projection(frame, mine, f"equals {ast.unparse(other)[:40]}",
+                                lets_empty=value.is_const and not value.const, own=_own(value))
             if found:
                 return found
     return []
@@ -380,13 +389,13 @@ def _common(frame: Frame, call: ast.expr, other: ast.expr) -> list[Proof]:
     return out
 
 
-def _held_projection(frame: Frame, name: ast.Name, how: str) -> list[Proof]:
+def _held_projection(frame: Frame, name: ast.Name, how: str, *, lets_empty: bool = False, own: bool = False) -> list[Proof]:
     """For ``host = urlparse(x).hostname`` then ``host`` compared with constants: what comparing
     the projection itself proves (``x`` checked for the projection's guard kinds)."""
     held = frame.conditions.get(name.id)
     if held is None or not isinstance(without_case(held), (ast.Attribute, ast.Subscript)):
         return []
-    return _projection(frame, held, how)
+    return _projection(frame, held, how, lets_empty=lets_empty, own=own)
 
 
 CASE_METHODS = frozenset({"lower", "upper", "casefold"})
@@ -402,9 +411,12 @@ def without_case(expr: ast.expr) -> ast.expr:
     return expr
 
 
-def _projection(frame: Frame, expr: ast.expr, how: str) -> list[Proof]:
+def _projection(frame: Frame, expr: ast.expr, how: str, *, lets_empty: bool = False, own: bool = False) -> list[Proof]:
     """For ``urlparse(x).netloc`` compared with constants (or found empty), also after a
-    change of case: ``x`` is checked for the kinds of the projection's guard model."""
+    change of case: ``x`` is checked for the kinds of the projection's guard model; only for
+    its ``empty_kinds`` where the check lets the part be empty (``lets_empty``, or a check after
+    a ``joined_by`` call), and for its ``own_kinds`` where it compares with the request's own
+    URL or host (``own``)."""
     part = None
     expr = without_case(expr)
     while isinstance(expr, (ast.Attribute, ast.Subscript)):
@@ -417,8 +429,16 @@ def _projection(frame: Frame, expr: ast.expr, how: str) -> list[Proof]:
         return []
     out: list[Proof] = []
     for guard, checked in _guards_of(frame, expr):
-        if guard.compare and isinstance(checked, ast.Name) and (not guard.parts or part in guard.parts):
-            out.append((checked.id, guard.kinds, f"{guard.what} {how}", None))
+        if not (guard.compare and isinstance(checked, ast.Name) and (not guard.parts or part in guard.parts)):
+            continue
+        kinds = guard.kinds
+        joined = guard.arg < len(expr.args) and expr.args[guard.arg] is not checked
+        if (lets_empty or joined) and guard.empty_kinds is not None:
+            kinds = kinds & guard.empty_kinds
+        if own and guard.own_kinds is not None:
+            kinds = kinds & guard.own_kinds
+        if kinds:
+            out.append((checked.id, kinds, f"{guard.what} {how}", None))
     return out
 
 
@@ -451,6 +471,22 @@ def _not_outside(value: Value) -> bool:
     labels = value.all_labels()
     return _constant_built(value) or bool(labels) and not value.functions and all(
         label.channel == "opaque" or label.own_url for label in labels)
+
+
+def _holds_empty(allowed: Value) -> bool:
+    """True when ``x in allowed`` may hold for an empty ``x``: ``allowed`` is a text (a
+    substring test: ``""`` is in every text), holds an empty item, or is not known item by item
+    (a setting may be a text)."""
+    if allowed.is_const:
+        return isinstance(allowed.const, (str, bytes))
+    if allowed.items is None or not _constant_built(allowed):
+        return True
+    return any(item.is_const and not item.const for item in allowed.items.values())
+
+
+def _own(value: Value) -> bool:
+    """True for a value holding the request's own URL or host (``Source.own_url``)."""
+    return any(label.own_url for label in value.all_labels())
 
 
 def _constant_built(value: Value) -> bool:

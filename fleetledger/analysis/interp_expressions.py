@@ -70,8 +70,8 @@ class Expressions:
             return taint_only(inner) if not inner.is_const else constant(str(inner.const)) if isinstance(inner.const, (str, int)) else taint_only(inner)
         if isinstance(node, (ast.List, ast.Tuple)):
             return self.sequence(node.elts)
-        if isinstance(node, ast.Set):
-            return join(*(self.expr(e).flatten() for e in node.elts)) if node.elts else EMPTY
+        if isinstance(node, ast.Set):  # its items, known one by one as a tuple's (an allowlist)
+            return self.sequence(node.elts) if node.elts else EMPTY
         if isinstance(node, ast.Dict):
             return self.dictionary(node)
         if isinstance(node, ast.Subscript):
@@ -155,7 +155,7 @@ class Expressions:
                 return value
         if name in BUILTINS:
             return ref(name)
-        for base in self.module.star_imports:  # ``from X import *`` binds X's names
+        for base in reversed(self.module.star_imports):  # ``from X import *`` binds X's names, the last one's over
             qualified = f"{base}.{name}"
             if self.catalog.knows(qualified) or self.program.resolve(qualified) is not None:
                 return self.library_name(qualified, node)

@@ -202,6 +202,14 @@ class Guard:
             the joined name, the call's last argument. With ``compare``: calls whose result
             keeps the checked part of their last argument when it has one
             (``urlparse(urljoin(base, url)).netloc`` is ``url``'s host, or ``base``'s).
+        empty_kinds: With ``compare``: the kinds still checked where the check lets the part be
+            empty (``not parts.netloc``, a comparison with ``""``, a substring test, a host
+            checked after ``urljoin``): a URL with no host is no server to fetch, but a
+            browser reads ``/\\evil.example`` or ``///evil.example`` as another site. None:
+            every kind.
+        own_kinds: With ``compare``: the kinds checked by a comparison with the request's own
+            URL or host (a browser sends the real host; a client making the server fetch
+            chooses its ``Host``). None: every kind.
         common: The call returns what the paths of its first argument (a list or tuple) have
             in common (``os.path.commonpath([base, p])``): where it equals one of them, each
             other element that is a variable (or, with ``through``, a ``through`` call of one)
@@ -220,6 +228,8 @@ class Guard:
     parts: tuple[str, ...] = ()
     joined_by: tuple[str, ...] = ()
     common: bool = False
+    empty_kinds: frozenset[str] | None = None
+    own_kinds: frozenset[str] | None = None
     what: str = ""
 
 

@@ -49,18 +49,25 @@ def record_return(frame: Frame, expression: ast.expr | None, value: Value) -> No
             frame.env = saved
 
 
-def proofs(frame: Frame, call: ast.Call, truth: bool) -> list[tuple[str, frozenset[str], str, None]]:
+def proofs(frame: Frame, call: ast.Call, truth: bool, *, awaited: bool = False) -> list[tuple[str, frozenset[str], str, None]]:
     """What ``call``, a call of functions of the analysed code, proves about the variables it is
     passed when its result has ``truth``: their summaries' ``argument_checks``, met over every
-    function the callee may be.
+    function the callee may be (a method's overrides in subclasses included). A decorated
+    function (its wrapper decides what the call returns) and a coroutine function called
+    without ``await`` (the call is a coroutine object, always true) prove nothing.
+
+    Args:
+        frame: The frame where the condition is tested.
+        call: The call tested.
+        truth: The truth of its result on the path.
+        awaited: True for ``await call``.
 
     Returns:
         ``(variable, kinds, what checked it, None)`` per plain variable passed where a
         parameter is checked (``conditions.Proof``).
     """
-    callee = frame.expr(call.func)
-    functions = [frame.program.functions[f] for f in sorted(callee.functions) if f in frame.program.functions]
-    if not functions or len(functions) != len(callee.functions):
+    functions = _callees(frame, call)
+    if not functions or any(_opaque(function, awaited) for function in functions):
         return []
     found: dict[str, frozenset[str]] | None = None
     for function in functions:
@@ -70,6 +77,38 @@ def proofs(frame: Frame, call: ast.Call, truth: bool) -> list[tuple[str, frozens
         found = mine if found is None else {n: _both(k, mine[n]) for n, k in found.items() if n in mine and _both(k, mine[n])}
     what = f"the check {ast.unparse(call)[:60]} found {'true' if truth else 'false'}"
     return [(name, kinds, what, None) for name, kinds in sorted((found or {}).items())]
+
+
+def _callees(frame: Frame, call: ast.Call) -> list[FunctionInfo]:
+    """The functions of the analysed code ``call`` may run (None of them when it may also run
+    something else), overrides of a called method in the subclasses of its class included."""
+    program = frame.program
+    callee = frame.expr(call.func)
+    ids = set(callee.functions)
+    for ref in (t[1:] for t in callee.types if t.startswith("=")):
+        local = program.resolve(ref)
+        if local is None or local[0] != "function":
+            return []
+        ids.add(local[1])
+    functions = [program.functions[f] for f in sorted(ids) if f in program.functions]
+    if len(functions) != len(ids):
+        return []
+    for function in list(functions):
+        if function.cls is not None and isinstance(call.func, ast.Attribute):
+            for class_id in sorted(program.classes):
+                override = program.method(class_id, function.name)
+                if override != function.id and override in program.functions and function.cls.id in program.class_mro(class_id):
+                    functions.append(program.functions[override])
+    return functions
+
+
+def _opaque(function: FunctionInfo, awaited: bool) -> bool:
+    """True for a function whose body does not say what a call of it returns: decorated (but
+    for ``staticmethod``/``classmethod``), or a coroutine function not awaited."""
+    node = function.node
+    if isinstance(node, ast.AsyncFunctionDef) and not awaited:
+        return True
+    return any(not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")) for d in function.decorators)
 
 
 def _plain(constant: object) -> bool:

@@ -1,7 +1,10 @@
 # Engine probe: functions of the analysed code that check their argument are guards where their
 # result has the truth every return of theirs with that truth checked it for (predicates.py).
+import functools
 import os
 from urllib.parse import urljoin, urlparse
+
+import requests
 
 from flask import Flask, current_app, redirect, request
 
@@ -57,11 +60,11 @@ def after_login():
     if is_allowed(target):
         return redirect(target)  # ok redirect
     if is_configured(target):
-        return redirect(target)  # ok redirect (an allowlist from the settings)
+        return redirect(target)  # $ redirect (a setting may be a text, whose substring test lets an empty host by)
     if is_same_site(target):
-        return redirect(target)  # ok redirect (relative, or this site's own host)
+        return redirect(target)  # $ redirect (no host is not relative for a browser: "/\\evil.example")
     if is_safe_url(target):
-        return redirect(target)  # ok redirect (its host, joined to this site's URL, is this site's)
+        return redirect(target)  # $ redirect (urljoin keeps the site's host for "/\\evil.example")
     if looks_local(target):
         return redirect(target)  # $ redirect
     if first_allowed(target, "x"):
@@ -106,3 +109,60 @@ def reset():
     if reassigns(target):
         return redirect(target)  # $ redirect (the function checked its own value, not the argument)
     return "x"
+
+
+def same_host(url):
+    return urlparse(url).netloc == request.host
+
+
+@app.route("/fetch")
+def fetch():
+    target = request.args["url"]
+    if same_host(target):
+        requests.get(target)  # $ ssrf (the client that asks the server to fetch sets its Host header)
+    if urlparse(target).hostname in "example.org":
+        requests.get(target)  # $ ssrf (a substring test: any part of the name passes)
+    return "no"
+
+
+class Policy:
+    def allowed(self, url):
+        return urlparse(url).netloc in HOSTS
+
+    def go(self, url):
+        if self.allowed(url):
+            return redirect(url)  # $ redirect (a subclass may answer otherwise)
+        return "no"
+
+
+class LaxPolicy(Policy):
+    def allowed(self, url):
+        return True
+
+
+def lenient(check):
+    @functools.wraps(check)
+    def wrapper(url):
+        return True
+    return wrapper
+
+
+@lenient
+def wrapped_allowed(url):
+    return urlparse(url).netloc in HOSTS
+
+
+async def allowed_later(url):
+    return urlparse(url).netloc in HOSTS
+
+
+@app.route("/more")
+async def more():
+    target = request.args["next"]
+    if wrapped_allowed(target):
+        return redirect(target)  # $ redirect (the decorator's wrapper decides what the call returns)
+    if allowed_later(target):
+        return redirect(target)  # $ redirect (a coroutine object, always true)
+    if await allowed_later(target):
+        return redirect(target)  # ok redirect (awaited)
+    return "no"
