@@ -73,6 +73,10 @@ POLYNOMIAL = [
     (r"^(?:a|\s*)\s*x", False),
     # CVE-2022-40897, setuptools' package_index before the fix
     (r"""<([^>]*\srel\s*=\s*['"]?([^'">]+)[^>]*)>""", True),
+    (r"<[^>]*>", True),  # each "<" of "<<<<..." starts a run to the end
+    (r"<script.*?</script>", True),
+    (r"(?=.*\d)(?=.*[a-z]).{8,}", True),  # a lookahead runs to the end from each start
+    (r"(?i)[a-z]+[A-Z]+$", False),  # under re.I both classes hold every letter
 ]
 NOT_POLYNOMIAL = [
     (r"\s+$", False),  # match: one start only, and one run
@@ -87,6 +91,12 @@ NOT_POLYNOMIAL = [
     (r"^\s{0,10}\s*x", False),  # a short bounded repetition
     (r"^(a+)+$", False),  # exponential: reported by exponential() alone
     ("not a (valid pattern", True),
+    (r"[a-z]+[A-Z]+$", False),  # without re.I the classes share nothing
+    (r"\b\w+\b", True),  # a word's run starts at its first letter only; \b holds where it stops
+    (r"\b\w+@x", True),
+    (r"\d+(?!\d)", True),  # holds where a run of digits stops
+    (r"[^,]+(?=,|$)", True),
+    (r"a\d+x", True),  # "a" cannot be part of the run: one start per run
 ]
 
 
@@ -109,3 +119,8 @@ def test_a_pattern_is_read_with_its_flags() -> None:
 def test_fullmatch_can_fail_at_the_end_for_polynomial_shapes_too() -> None:
     assert polynomial(r"\w+\s*\w+") is None
     assert polynomial(r"\w+\s*\w+", whole_match=True) is not None
+
+
+def test_under_multiline_a_start_anchor_holds_after_each_newline() -> None:
+    assert polynomial(r"^\s*\w+\s*=", anywhere=True) is None
+    assert polynomial(r"^\s*\w+\s*=", anywhere=True, flags=re.MULTILINE) is not None

@@ -37,6 +37,7 @@ characters beyond), which is exact for the classes that matter here.
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any
 
 try:  # Python 3.11+
@@ -67,7 +68,11 @@ def exponential(pattern: str | bytes, whole_match: bool = False, flags: int = 0)
     parsed = _parsed(pattern, flags)
     if parsed is None:
         return None
-    found = _find(parsed, whole_match)
+    token = _FLAGS.set(parsed[1])
+    try:
+        found = _find(parsed[0], whole_match)
+    finally:
+        _FLAGS.reset(token)
     return _shown(pattern, found) if found is not None else None
 
 
@@ -89,24 +94,36 @@ def polynomial(pattern: str | bytes, *, flags: int = 0, anywhere: bool = False,
         found, else None (also for a pattern that is not valid, too long, or not a text).
     """
     parsed = _parsed(pattern, flags)
-    if parsed is None or _find(parsed, whole_match) is not None:
+    if parsed is None or _find(parsed[0], whole_match) is not None:
         return None
+    seq, read_flags = parsed
     text = pattern.decode("latin-1") if isinstance(pattern, bytes) else pattern
-    if _pair(parsed, whole_match) or (anywhere and _leading(parsed, whole_match)):
-        return _shown(text, None)
+    token = _FLAGS.set(read_flags)
+    try:
+        if _pair(seq, whole_match) or (anywhere and _leading(seq, whole_match)):
+            return _shown(text, None)
+    finally:
+        _FLAGS.reset(token)
     return None
 
 
-def _parsed(pattern: str | bytes, flags: int) -> list[Any] | None:
-    """The pattern's parse (``re._parser``), or None when it cannot be read or is too long."""
+_FLAGS: contextvars.ContextVar[int] = contextvars.ContextVar("flags", default=0)
+"""The flags of the pattern being analysed (its own inline ones included): ``re.I`` folds the
+case of its classes, ``re.M`` makes ``^`` match after each newline."""
+
+
+def _parsed(pattern: str | bytes, flags: int) -> tuple[list[Any], int] | None:
+    """The pattern's parse (``re._parser``) and its flags, or None when it cannot be read or is
+    too long."""
     if isinstance(pattern, bytes):
         pattern = pattern.decode("latin-1")
     if not isinstance(pattern, str) or len(pattern) > _MAX_PATTERN or not isinstance(flags, int):
         return None
     try:
-        return list(_p.parse(pattern, flags).data)
+        parsed = _p.parse(pattern, flags)
     except Exception:
         return None
+    return list(parsed.data), parsed.state.flags
 
 
 def _pair(seq: list[Any], fails_after: bool) -> bool:
@@ -125,8 +142,7 @@ def _pair(seq: list[Any], fails_after: bool) -> bool:
             continue
         for later, element in enumerate(rest):
             item = _run_item(element)
-            if item is not None and run & item and (
-                    fails_after or any(_can_fail(e) for e in rest[later + 1:])):
+            if item is not None and run & item and _fails_after(item, rest[later + 1:], fails_after):
                 return True
             if element[0] == _c.AT and element[1] not in (_c.AT_BOUNDARY, _c.AT_NON_BOUNDARY):
                 continue
@@ -140,23 +156,75 @@ def _pair(seq: list[Any], fails_after: bool) -> bool:
 
 
 def _leading(seq: list[Any], fails_after: bool) -> bool:
-    """True when a match that may start anywhere can begin with a repetition of one character
-    class, and something after it can fail: each start in a run of that character backtracks
-    over the rest of the run."""
+    """True when a match that may start anywhere can begin (after single characters that the
+    run can take too, as ``<`` in ``<[^>]*>``) with a repetition of one character class, and
+    something after it can fail: each start in a run of that character backtracks over the rest
+    of the run. A lookahead there is tried at each start too (``(?=.*\\d)``)."""
     seq = _flat(seq)
+    prefix: list[frozenset[int]] = []
     for index, element in enumerate(seq):
         op, av = element
         if op == _c.AT:
-            if av in (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING):
+            if av == _c.AT_BEGINNING and _FLAGS.get() & _c.SRE_FLAG_MULTILINE:
+                prefix.append(frozenset({10}))  # a start after each newline
+            elif av in (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING):
                 return False
+            elif av == _c.AT_BOUNDARY and index + 1 < len(seq) and (_run_item(seq[index + 1]) or _ALPHABET) <= _WORD:
+                return False  # a word's run starts at its first character only
             continue
-        if _run_item(element) is not None:
-            return fails_after or any(_can_fail(e) for e in seq[index + 1:])
+        run = _run_item(element)
+        if run is not None:
+            return all(chars & run for chars in prefix) and _fails_after(run, seq[index + 1:], fails_after)
+        if op in (_c.ASSERT, _c.ASSERT_NOT):
+            if av[0] == 1 and _leading(list(av[1]), False):
+                return True
+            continue
         if op == _c.BRANCH and any(_leading(list(alternative) + seq[index + 1:], fails_after) for alternative in av[1]):
             return True  # ^\s+|\s+$
-        if not _nullable(element) or op in (_c.ASSERT, _c.ASSERT_NOT):
+        chars = _chars(element)
+        if chars is not None:
+            prefix.append(chars)
+            continue
+        if not _nullable(element):
             return False
     return False
+
+
+def _fails_after(run: frozenset[int], rest: list[Any], fails_after: bool) -> bool:
+    """True when something after a run can fail, so that the matcher backtracks into it; what
+    always holds where a greedy run stops (``\\b`` after word characters, ``(?!\\d)`` after
+    digits, ``(?=,|$)`` after ``[^,]+``) does not count."""
+    start = 0
+    while start < len(rest) and _holds_after(rest[start], run):
+        start += 1
+    return fails_after or any(_can_fail(element) for element in rest[start:])
+
+
+def _holds_after(element: Any, run: frozenset[int]) -> bool:
+    """True for a zero-width element that holds wherever a run of ``run`` characters that
+    took all it could stops (the next character is none of them, or the text ends)."""
+    op, av = element
+    if op == _c.AT:
+        return av == _c.AT_BOUNDARY and bool(run) and run <= _WORD
+    if op not in (_c.ASSERT, _c.ASSERT_NOT) or av[0] != 1:
+        return False
+    alternatives = [list(a) for a in av[1][0][1][1]] if len(av[1]) == 1 and av[1][0][0] == _c.BRANCH else [list(av[1])]
+    if op == _c.ASSERT_NOT:  # (?!B): B is one class, all of it in the run
+        chars = _chars(alternatives[0][0]) if len(alternatives) == 1 and len(alternatives[0]) == 1 else None
+        return chars is not None and chars <= run
+    allowed: set[int] = set()
+    end = False
+    for alternative in alternatives:  # (?=,|$): the next character is one of them, or the end
+        if len(alternative) != 1:
+            return False
+        if alternative[0][0] == _c.AT and alternative[0][1] in (_c.AT_END, _c.AT_END_STRING):
+            end = True
+            continue
+        chars = _chars(alternative[0])
+        if chars is None:
+            return False
+        allowed |= chars
+    return end and _ALPHABET - run <= allowed
 
 
 def _run_item(element: Any) -> frozenset[int] | None:
@@ -264,7 +332,17 @@ def _overlapping_alternatives(alternatives: list[Any]) -> bool:
 
 
 def _chars(element: Any) -> frozenset[int] | None:
-    """The characters one single-character element matches (None for other elements)."""
+    """The characters one single-character element matches (None for other elements), both
+    cases of a letter under ``re.I``."""
+    chars = _plain_chars(element)
+    if chars is None or not _FLAGS.get() & _c.SRE_FLAG_IGNORECASE:
+        return chars
+    return chars | frozenset(ord(chr(c).swapcase()[0]) for c in chars if chr(c).isalpha() and len(chr(c).swapcase()) == 1
+                             and ord(chr(c).swapcase()) in _ALPHABET)
+
+
+def _plain_chars(element: Any) -> frozenset[int] | None:
+    """The characters one single-character element matches, as written."""
     op, av = element
     if op == _c.LITERAL:
         return frozenset({av})
@@ -359,3 +437,7 @@ def _shown(pattern: str | bytes, found: Any) -> str:
     if isinstance(pattern, bytes):
         pattern = pattern.decode("latin-1")
     return pattern if len(pattern) <= 80 else pattern[:77] + "..."
+
+
+_WORD = frozenset(c for c in _ALPHABET if chr(c).isalnum() or chr(c) == "_")
+"""The word characters (``\\w``) of the sample alphabet."""

@@ -387,6 +387,7 @@ class Expressions:
         if keys is not None:
             return keys
         each = self.method_result(iterable, "__iter__", node) if iterable.types else taint_only(iterable.flatten())
+        each = unmarked(each)  # a check of the whole (its length, a text it lacks) says nothing of an item
         # The functions it holds stay callable (``for check in (a, b): check(x)``, a registry).
         callables = [part for part in map(callable_part, (iterable.items or {}).values()) if part is not None]
         return join(each, *callables) if callables else each

@@ -3,6 +3,8 @@
 import re
 import urllib.request
 
+import regex
+
 from flask import Flask, request
 
 app = Flask(__name__)
@@ -67,3 +69,28 @@ class Listing:
 
     def parse(self, text):
         return self.line.match(text)  # $ slow-regex (the compiled pattern of the class, on its caller's text)
+
+
+@app.route("/d")
+def counted():
+    parts = request.args.getlist("p")
+    if len(parts) > 100:
+        return "too many"
+    for part in parts:
+        TRAILING.search(part)  # $ slow-regex (the check counted the items, not their characters)
+    text = request.args.get("q", "")
+    if len(text) > 10_000_000:
+        return "too long"
+    TRAILING.search(text)  # $ slow-regex (ten million characters are still too many)
+    if len(text) <= 100:
+        TRAILING.search(text * 1000)  # $ slow-regex (a text built from the short one)
+    return "done"
+
+
+@app.route("/e")
+def other_module():
+    text = request.args.get("q", "")
+    regex.search(r"\s+$", text)  # $ slow-regex (the regex module backtracks too)
+    regex.compile(r"<[^>]*>").sub("", text)  # $ slow-regex
+    re.findall(r"\b\w+\b", text)  # ok slow-regex (a word's run starts once, and \b holds where it stops)
+    return "done"
