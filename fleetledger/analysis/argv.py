@@ -45,8 +45,44 @@ _END_OF_OPTIONS = frozenset({"--", "--end-of-options"})
 # Options of shells and interpreters that take a value as the next argument.
 _OPTIONS_WITH_VALUE = frozenset({"-o", "+o", "-O", "+O", "-W", "-X", "--rcfile", "--init-file"})
 # Options of wrappers that take a value as the next argument.
-_WRAPPER_OPTIONS_WITH_VALUE = frozenset({"-u", "-g", "-U", "-n", "-c", "-C", "-s", "-k", "-o", "-e", "-i", "-p",
-                                         "--user", "--group", "--signal", "--kill-after", "--chdir", "-D"})
+# Options of each wrapper that take a value as the next argument (their manual pages): one
+# program's flag is another's option with a value (sudo's -n runs non-interactively; nice's -n
+# takes the niceness).
+_WRAPPER_OPTIONS_WITH_VALUE = {
+    "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group", "--host",
+                       "--prompt", "--close-from", "--chdir", "--role", "--type", "--other-user", "--command-timeout"}),
+    "doas": frozenset({"-u", "-C"}),
+    "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "ionice": frozenset({"-c", "-n", "--class", "--classdata"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "flock": frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "xargs": frozenset({"-I", "-n", "-d", "-L", "-P", "-s", "-a", "-E", "--max-args", "--delimiter", "--max-lines",
+                        "--max-procs", "--max-chars", "--arg-file", "--eof", "--replace"}),
+    "time": frozenset({"-f", "-o", "--format", "--output"}),
+    "exec": frozenset({"-a"}),
+    "runuser": frozenset({"-u", "-g", "-G", "-s", "--user", "--group", "--supp-group", "--shell"}),
+    "unshare": frozenset({"-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd"}),
+    "nsenter": frozenset({"-t", "-S", "-G", "-r", "-w", "--target", "--setuid", "--setgid", "--root", "--wd"}),
+    "strace": frozenset({"-o", "-p", "-e", "-s", "-u", "-E", "-P", "-b", "-I", "-O", "-S", "-U", "-X", "-a"}),
+    "ltrace": frozenset({"-o", "-p", "-e", "-u", "-n", "-s", "-a", "-A", "-D", "-F"}),
+}
+# Wrapper options that run a command line through a shell: all that follows (sudo -s, -i),
+# or the option's value (runuser -c, flock -c, su -c, env -S, whose value is split into the command).
+_WRAPPER_SHELL_REST = {"sudo": frozenset({"-s", "-i", "--shell", "--login"})}
+_COMMAND_OPTIONS = {"runuser": frozenset({"-c", "--command"}), "flock": frozenset({"-c", "--command"}),
+                    "su": frozenset({"-c", "--command"}), "env": frozenset({"-S", "--split-string"})}
+# ssh runs what follows its destination as one command line in the remote user's shell; its
+# options that take a value.
+_SSH_OPTIONS_WITH_VALUE = frozenset({"-B", "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O",
+                                     "-o", "-p", "-Q", "-R", "-S", "-W", "-w"})
+# Programs whose first operand is a program in their own language (awk's system(), sed's e
+# command), unless an option gives it (its value is then the program) or names a file holding it.
+_SCRIPTED = {"awk": (frozenset({"-F", "-v", "--field-separator", "--assign"}), frozenset({"-e", "--source"}),
+                     frozenset({"-f", "--file"})),
+             "sed": (frozenset({"-l", "--line-length"}), frozenset({"-e", "--expression"}), frozenset({"-f", "--file"}))}
+_SCRIPTED_NAMES = {"awk": "awk", "gawk": "awk", "mawk": "awk", "nawk": "awk", "sed": "sed", "gsed": "sed"}
 
 
 def program_part(value: Value) -> Value:
@@ -196,6 +232,12 @@ def _run_by(items: list[Value], start: int) -> Value:
     if name in WRAPPERS:
         after = _after_wrapper(items, start + 1, name)
         return program if after is None else after if isinstance(after, Value) else _run_by(items, after)
+    if name == "su":
+        return join(program, _option_value(items, start + 1, _COMMAND_OPTIONS["su"]))
+    if name == "ssh":
+        return join(program, *_remote_command(items, start + 1))
+    if name in _SCRIPTED_NAMES:
+        return join(program, _script(items, start + 1, *_SCRIPTED[_SCRIPTED_NAMES[name]]))
     if name in POSIX_SHELLS:
         return _after_option(items, start + 1, "c", program)
     letter = INTERPRETERS.get(name)
@@ -283,8 +325,12 @@ def _after_wrapper(items: list[Value], index: int, name: str) -> int | Value | N
         if text == "--":
             index += 1
             break
+        if text in _WRAPPER_SHELL_REST.get(name, ()):
+            return join(*items[index + 1:])  # the rest, as a shell's command line
+        if text in _COMMAND_OPTIONS.get(name, ()):
+            return items[index + 1] if index + 1 < len(items) else None
         if text.startswith("-") and len(text) > 1:
-            index += 2 if text in _WRAPPER_OPTIONS_WITH_VALUE else 1
+            index += 2 if text in _WRAPPER_OPTIONS_WITH_VALUE.get(name, ()) else 1
             continue
         if name == "env" and "=" in text:
             index += 1
@@ -295,3 +341,60 @@ def _after_wrapper(items: list[Value], index: int, name: str) -> int | Value | N
             continue
         break
     return index if index < len(items) else None
+
+
+def _option_value(items: list[Value], index: int, options: frozenset[str]) -> Value:
+    """The value after the first of ``options`` (``su -c CMD``); an item the engine cannot read
+    may be that option: the rest counts then."""
+    while index < len(items):
+        item = items[index]
+        if not item.is_const:
+            return join(*items[index:])
+        if item.const in options:
+            return items[index + 1] if index + 1 < len(items) else EMPTY
+        index += 1
+    return EMPTY
+
+
+def _remote_command(items: list[Value], index: int) -> list[Value]:
+    """What ssh runs on the remote host: the items after its options and the destination."""
+    while index < len(items):
+        item = items[index]
+        if not item.is_const:
+            return items[index + 1:]  # the destination, perhaps: what follows is the command
+        text = str(item.const)
+        if text == "--":
+            index += 1
+            break
+        if text.startswith("-") and len(text) > 1:
+            index += 2 if text in _SSH_OPTIONS_WITH_VALUE else 1
+            continue
+        break
+    return items[index + 1:]
+
+
+def _script(items: list[Value], index: int, with_value: frozenset[str], code: frozenset[str],
+            files: frozenset[str]) -> Value:
+    """The program text an awk or sed is given: the values of its code options, or else its
+    first operand (none when an option names a file holding the program)."""
+    scripts: list[Value] = []
+    first: Value | None = None
+    while index < len(items):
+        item = items[index]
+        text = str(item.const) if item.is_const else None
+        if text in code or text in files:
+            if text in code and index + 1 < len(items):
+                scripts.append(items[index + 1])
+            first = first if text in code else EMPTY
+            index += 2
+            continue
+        if text in with_value:
+            index += 2
+            continue
+        if text is not None and text.startswith("-") and len(text) > 1 and text != "-":
+            index += 1
+            continue
+        if first is None:
+            first = item
+        index += 1
+    return join(*scripts) if scripts else first or EMPTY

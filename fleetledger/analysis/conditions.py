@@ -14,7 +14,7 @@
   ``os.path.commonpath([base, p]) == base``), and
   comparisons of a projection (``urlparse(url).netloc == "example.com"``).
 * ``x.startswith("-")`` found false: ``x`` is no option of the program it is passed to.
-* ``len(x) <= N`` (``N`` a constant): ``x`` is too short for a slow pattern to matter.
+* ``len(x) <= N`` (``N`` a constant): ``x`` is too short for a slow pattern to matter (``lengths``).
 * A call of the analysed code's own functions: what they check wherever they return a value of
   that truth (``predicates``).
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from . import patterns, predicates
+from . import lengths, patterns, predicates
 from .model_records import UNTYPED, Catalog, Guard
 from .values import Value, taint_only
 
@@ -114,7 +114,7 @@ def _empty_when_false(test: ast.expr) -> set[str]:
 def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
     op, left, right = test.ops[0], test.left, test.comparators[0]
     if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
-        return _bounded_length(frame, test, truth)
+        return lengths.bounded(frame, test, truth)
     if isinstance(op, (ast.In, ast.NotIn)):
         holds = truth if isinstance(op, ast.In) else not truth
         if not holds:
@@ -159,31 +159,6 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
                                 lets_empty=value.is_const and not value.const, own=_own(value))
             if found:
                 return found
-    return []
-
-
-MAX_BOUNDED_LENGTH = 10_000
-"""The longest text a length check makes safe from a slow pattern: a quadratic pattern does
-about 10^8 steps on it, under a second in CPython's ``re``."""
-
-
-def _bounded_length(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
-    """``len(x) <= N`` found true (or ``len(x) > N`` false, either way round) with ``N`` a
-    constant of at most ``MAX_BOUNDED_LENGTH``: ``x`` as it is is a short text, whose matching
-    time no pattern can make grow with the input (ReDoS, ``slow-regex``). The mark is one of
-    ``x`` as checked (``"slow-regex@@whole"``): an item of ``x`` (the check counted items, not
-    characters) or a text built from it is not known to be short."""
-    op, left, right = test.ops[0], test.left, test.comparators[0]
-    below = isinstance(op, (ast.Lt, ast.LtE))  # left is the smaller side
-    for measured, bound, upper in ((left, right, below), (right, left, not below)):
-        if not (isinstance(measured, ast.Call) and isinstance(measured.func, ast.Name) and measured.func.id == "len"
-                and len(measured.args) == 1 and isinstance(measured.args[0], ast.Name) and not measured.keywords):
-            continue
-        limit = frame.expr(bound)
-        if (upper == truth and limit.is_const and isinstance(limit.const, int) and limit.const <= MAX_BOUNDED_LENGTH
-                and "=len" in frame.expr(measured.func).types):
-            return [(measured.args[0].id, frozenset({"slow-regex@@whole"}), f"the length check {ast.unparse(test)[:60]}",
-                     None)]
     return []
 
 

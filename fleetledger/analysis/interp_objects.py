@@ -53,7 +53,7 @@ class Objects:
             if method == "insert" and (index is None or index < len(known)):
                 known, rest = [], join(*known, rest)  # type: ignore[arg-type]
             added = argument.flatten() if method == "extend" else argument
-            self.env[name] = with_rest(known, join(rest, added))  # type: ignore[arg-type]
+            self.rebind(name, current, with_rest(known, join(rest, added)))  # type: ignore[arg-type]
             return constant(None)
         if not positional(current):
             return None
@@ -71,7 +71,7 @@ class Objects:
         owner = self.env.get(name)
         if not positional(owner):
             if argument is not None and owner is not None:
-                self.env[name] = join(owner.flatten(), taint_only(argument.flatten()))
+                self.rebind(name, owner, join(owner.flatten(), taint_only(argument.flatten())))
             return constant(None) if argument is not None else None
         assert owner is not None and owner.items is not None
         items = list(owner.items.values())
@@ -92,18 +92,26 @@ class Objects:
             assert added is not None
             spliced = leading_items(added) if not owner.labels and not owner.types else None
             if spliced is None and (owner.labels or owner.types):
-                self.env[name] = join(owner.flatten(), taint_only(added.flatten()))
+                self.rebind(name, owner, join(owner.flatten(), taint_only(added.flatten())))
                 return result
             if spliced is None:
-                self.env[name] = with_rest(items, taint_only(added.flatten()))
+                self.rebind(name, owner, with_rest(items, taint_only(added.flatten())))
                 return result
             if spliced[1] is not None:
-                self.env[name] = with_rest([*items, *spliced[0]], spliced[1])
+                self.rebind(name, owner, with_rest([*items, *spliced[0]], spliced[1]))
                 return result
             items.extend(bounded(item) for item in spliced[0])
-        self.env[name] = Value(labels=owner.labels, types=owner.types, items=dict(enumerate(items)),
-                               functions=owner.functions)
+        self.rebind(name, owner, Value(labels=owner.labels, types=owner.types, items=dict(enumerate(items)),
+                                       functions=owner.functions))
         return result
+
+    def rebind(self, name: str, old: Value, new: Value) -> None:
+        """Gives ``name`` a list's new value after a change in place, and every other variable
+        naming the same list (``alias = xs`` before ``xs.append(v)``: one object, two names)."""
+        for other, value in list(self.env.items()):
+            if value is old and other != name:
+                self.env[other] = new
+        self.env[name] = new
 
     def reconfigure(self, node: ast.Call, models: tuple[tuple[str, Any, bool], ...], args: list[Value],
                     kwargs: dict[str, Value]) -> None:

@@ -51,6 +51,8 @@ class Statements:
         elif isinstance(node, ast.AugAssign):
             current = self.expr(_load(node.target))
             value = self.binop(node.op, current, self.expr(node.value), node)
+            if isinstance(node.target, ast.Name) and isinstance(node.op, ast.Add) and leading_items(current) is not None:
+                self.rebind(node.target.id, current, value)  # ``xs += ys`` extends the list in place
             self.assign(node.target, value, node)
         elif isinstance(node, ast.Return):
             value = self.expr(node.value) if node.value is not None else constant(None)

@@ -167,3 +167,28 @@ def last():
     shell[-1] = request.args["w"]
     subprocess.run(shell)  # $ command (the -c text, replaced from the end)
     return "ok"
+
+
+@app.route("/wrapped")
+def wrapped():
+    words = request.args.getlist("w")
+    word = request.args["w"]
+    subprocess.run(["sudo", "-n", *words])  # $ command (sudo's -n takes no value: the first word is the program)
+    subprocess.run(["env", "-i", *words])  # $ command
+    subprocess.run(["nice", "-n", "5", "ls", *words])  # ok command (nice's -n takes the niceness)
+    subprocess.run(["sudo", "-s", "ls", word])  # $ command (sudo -s runs the rest through a shell)
+    subprocess.run(["su", "-c", "ls " + word, "nobody"])  # $ command (su -c runs its value in a shell)
+    subprocess.run(["ssh", "backup.example.org", "ls", word])  # $ command $ argument (the remote shell runs what follows the host; ssh reads options there too)
+    subprocess.run(["ssh", "-p", "2222", "backup.example.org", "--", "uptime"])  # ok command
+    subprocess.run(["awk", "-F:", word, "/etc/passwd"])  # $ command (awk's program, whose system() runs commands)
+    subprocess.run(["awk", "-f", "/srv/report.awk", word])  # ok command (a file to read)
+    subprocess.run(["sed", "-e", word, "/srv/log"])  # $ command (a sed script: its e command runs commands)
+    shell = ["bash"]
+    alias = shell
+    alias.extend(["-c", word])
+    subprocess.run(shell)  # $ command (one list, two names)
+    other = ["sh"]
+    same = other
+    same += words
+    subprocess.run(other)  # $ command
+    return "ok"
