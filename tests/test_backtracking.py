@@ -77,6 +77,8 @@ POLYNOMIAL = [
     (r"<script.*?</script>", True),
     (r"(?=.*\d)(?=.*[a-z]).{8,}", True),  # a lookahead runs to the end from each start
     (r"(?i)[a-z]+[A-Z]+$", False),  # under re.I both classes hold every letter
+    (r"(?<!x)\s+$", True),  # a space is no "x": every start in a run of spaces
+    (r"({%.*?%}|{{.*?}}|{#.*?#})", True),  # Django's template lexer on "{%{%{%..."
 ]
 NOT_POLYNOMIAL = [
     (r"\s+$", False),  # match: one start only, and one run
@@ -97,6 +99,7 @@ NOT_POLYNOMIAL = [
     (r"\d+(?!\d)", True),  # holds where a run of digits stops
     (r"[^,]+(?=,|$)", True),
     (r"a\d+x", True),  # "a" cannot be part of the run: one start per run
+    (r"(?<=\S)\s+(?=\S)", True),  # a start must follow a non-space: one per run of spaces
 ]
 
 

@@ -162,6 +162,7 @@ def _leading(seq: list[Any], fails_after: bool) -> bool:
     of the run. A lookahead there is tried at each start too (``(?=.*\\d)``)."""
     seq = _flat(seq)
     prefix: list[frozenset[int]] = []
+    outside: list[frozenset[int]] = []  # a start in the run must follow a character not all in these
     for index, element in enumerate(seq):
         op, av = element
         if op == _c.AT:
@@ -174,10 +175,15 @@ def _leading(seq: list[Any], fails_after: bool) -> bool:
             continue
         run = _run_item(element)
         if run is not None:
-            return all(chars & run for chars in prefix) and _fails_after(run, seq[index + 1:], fails_after)
+            return (all(chars & run for chars in prefix) and all(run - chars for chars in outside)
+                    and _fails_after(run, seq[index + 1:], fails_after))
         if op in (_c.ASSERT, _c.ASSERT_NOT):
             if av[0] == 1 and _leading(list(av[1]), False):
                 return True
+            behind = list(av[1]) if av[0] == -1 else []
+            chars = _chars(behind[0]) if len(behind) == 1 else None
+            if chars is not None:  # (?<=\\S): a start inside a run must follow one of these
+                (prefix if op == _c.ASSERT else outside).append(chars)
             continue
         if op == _c.BRANCH and any(_leading(list(alternative) + seq[index + 1:], fails_after) for alternative in av[1]):
             return True  # ^\s+|\s+$
