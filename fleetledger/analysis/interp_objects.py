@@ -50,7 +50,12 @@ class Objects:
             argument = self.expr(node.args[-1])
             index = _literal_int(node.args[0]) if method == "insert" and len(node.args) == 2 else None
             known, rest = leading
-            if method == "insert" and (index is None or index < len(known)):
+            if method == "insert" and index is not None and 0 <= index <= len(known):
+                # before the rest (``xs.insert(2, "--")`` after two known items) or among the
+                # known items: they move up one place
+                self.rebind(name, current, with_rest([*known[:index], argument, *known[index:]], rest))
+                return constant(None)
+            if method == "insert":
                 known, rest = [], join(*known, rest)  # type: ignore[arg-type]
             added = argument.flatten() if method == "extend" else argument
             self.rebind(name, current, with_rest(known, join(rest, added)))  # type: ignore[arg-type]

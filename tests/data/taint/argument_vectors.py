@@ -151,6 +151,9 @@ def rest():
     moved = ["echo", *words]
     moved.insert(0, request.args["p"])
     subprocess.run(moved)  # $ command (inserted before the program)
+    guarded = ["git", "log"] + words
+    guarded.insert(2, "--")
+    subprocess.run(guarded)  # ok argument (a "--" put before the rest)
     return "ok"
 
 
