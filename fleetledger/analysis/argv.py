@@ -40,6 +40,20 @@ OPTION_RUNNERS = frozenset({
     "sendmail",  # -X LOGFILE, -C CONFIG
     "tcpdump",   # -z CMD (run after each rotation)
 })
+# Options of those programs whose value (the next argument) is inert data, a number or a name
+# that is no path, never read as an option (a short one also ends a group: curl -sd DATA). An
+# option whose value is a path (tar -f, curl -o, git -C) is not listed: an attacker who chooses
+# it chooses what is read or written, which stays reported. Nor is one whose value is a command,
+# a program, options or a configuration (ssh -o, tar -I, curl -K, rsync -e, git -c).
+_DATA_OPTIONS = {
+    "tar": frozenset({"-b", "-N", "-V", "--blocking-factor", "--newer", "--label"}),
+    "curl": frozenset({"-d", "-H", "-u", "-X", "-A", "-e", "-b", "-m", "--data", "--header", "--user", "--request",
+                       "--user-agent", "--referer", "--cookie", "--max-time"}),
+    "wget": frozenset({"-U", "-t", "-T", "--user-agent", "--header", "--tries", "--timeout"}),
+    "git": frozenset({"-b", "-m", "--depth", "--branch", "--message"}),
+    "ssh": frozenset({"-p", "-l", "-b", "-c", "-L", "-R", "-D", "-W", "-m", "-e", "-Q"}),
+    "scp": frozenset({"-P", "-l", "-c"}),
+}
 # Arguments that end a program's options ("--end-of-options": git's, for revisions).
 _END_OF_OPTIONS = frozenset({"--", "--end-of-options"})
 # Options of shells and interpreters that take a value as the next argument.
@@ -142,11 +156,19 @@ def option_part(value: Value) -> tuple[Value, str]:
     if not (program.is_const and isinstance(program.const, str)) or _base_name(program.const) not in OPTION_RUNNERS:
         return EMPTY, ""
     reached: list[Value] = []
+    data_options = _DATA_OPTIONS.get(_base_name(program.const), frozenset())
+    value_next = False
     for item in items[start + 1:]:
         assert item is not None
+        if value_next:  # the value of the option before it (``tar -xf NAME``), read as data
+            value_next = False
+            continue
         if item.is_const:
             if item.const in _END_OF_OPTIONS:
                 break
+            text = str(item.const)
+            value_next = text in data_options or (text.startswith("-") and not text.startswith("--") and len(text) > 2
+                                                  and f"-{text[-1]}" in data_options)
             continue
         if item.prefix:
             continue  # starts with a constant: the code chose whether it is an option

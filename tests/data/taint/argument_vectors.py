@@ -92,6 +92,8 @@ def options():
     subprocess.run(["/usr/bin/ssh", word, "uptime"])  # $ argument (-oProxyCommand=...)
     subprocess.run(["tar", "-x", "-f", "/srv/a.tar", word])  # $ argument (--to-command=... for a member name)
     subprocess.run(["grep", "-e", word, "/srv/log"])  # ok argument (grep's options run nothing)
+    subprocess.run(["curl", "-sA", word, "https://example.org/"])  # ok argument (the value of -A, a user agent)
+    subprocess.run(["curl", "-o", word, "https://example.org/"])  # $ argument (a path the request chooses to write)
     return "ok"
 
 
