@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from . import lengths, patterns, predicates
+from . import lengths, patterns, predicates, relative_urls
 from .model_records import UNTYPED, Catalog, Guard
 from .values import Value, taint_only
 
@@ -51,7 +51,7 @@ def proven(frame: Frame, test: ast.expr, truth: bool) -> list[Proof]:
             out: list[Proof] = []
             for value in test.values:
                 out.extend(proven(frame, value, truth))
-            return out + _literal(frame, test, truth)
+            return out + _literal(frame, test, truth) + relative_urls.relative(frame, test.values, truth, _guards_of)
         return _every_case(frame, test.values, truth)
     if isinstance(test, ast.NamedExpr):
         return proven(frame, test.value, truth)

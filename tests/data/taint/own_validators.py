@@ -166,3 +166,25 @@ async def more():
     if await allowed_later(target):
         return redirect(target)  # ok redirect (awaited)
     return "no"
+
+
+def path_on_this_site(url):
+    parts = urlparse(url)
+    if parts.scheme or parts.netloc or url.startswith(("//", "/\\")):
+        return "/"
+    return url
+
+
+def no_host(url):
+    parts = urlparse(url)
+    if parts.scheme or parts.netloc:
+        return "/"
+    return url
+
+
+@app.route("/relative")
+def relative():
+    target = request.args["next"]
+    if request.args.get("strict"):
+        return redirect(path_on_this_site(target))  # ok redirect (no scheme, no host, not // or /\)
+    return redirect(no_host(target))  # $ redirect (a browser follows "/\\evil.example" elsewhere)
