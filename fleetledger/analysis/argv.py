@@ -38,6 +38,7 @@ OPTION_RUNNERS = frozenset({
     "curl",      # -o FILE, -K CONFIG
     "wget",      # -O FILE, --use-askpass=CMD, -e COMMAND
     "sendmail",  # -X LOGFILE, -C CONFIG
+    "su",        # -c CMD
     "tcpdump",   # -z CMD (run after each rotation)
 })
 # Options of those programs whose value (the next argument) is inert data, a number or a name
@@ -86,7 +87,9 @@ _WRAPPER_OPTIONS_WITH_VALUE = {
 # or the option's value (runuser -c, flock -c, su -c, env -S, whose value is split into the command).
 _WRAPPER_SHELL_REST = {"sudo": frozenset({"-s", "-i", "--shell", "--login"})}
 _COMMAND_OPTIONS = {"runuser": frozenset({"-c", "--command"}), "flock": frozenset({"-c", "--command"}),
-                    "su": frozenset({"-c", "--command"}), "env": frozenset({"-S", "--split-string"})}
+                    "su": frozenset({"-c", "--command"}), "env": frozenset({"-S", "--split-string"}),
+                    # git -c core.pager=CMD, alias.x=!CMD, core.sshCommand=CMD: a setting that runs a command
+                    "git": frozenset({"-c"})}
 # ssh runs what follows its destination as one command line in the remote user's shell; its
 # options that take a value.
 _SSH_OPTIONS_WITH_VALUE = frozenset({"-B", "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O",
@@ -156,7 +159,9 @@ def option_part(value: Value) -> tuple[Value, str]:
     if not (program.is_const and isinstance(program.const, str)) or _base_name(program.const) not in OPTION_RUNNERS:
         return EMPTY, ""
     reached: list[Value] = []
-    data_options = _DATA_OPTIONS.get(_base_name(program.const), frozenset())
+    # an inert value, or one the command sink reports (git -c's setting): no option either way
+    data_options = _DATA_OPTIONS.get(_base_name(program.const), frozenset()) | _COMMAND_OPTIONS.get(
+        _base_name(program.const), frozenset())
     value_next = False
     for item in items[start + 1:]:
         assert item is not None
@@ -254,8 +259,8 @@ def _run_by(items: list[Value], start: int) -> Value:
     if name in WRAPPERS:
         after = _after_wrapper(items, start + 1, name)
         return program if after is None else after if isinstance(after, Value) else _run_by(items, after)
-    if name == "su":
-        return join(program, _option_value(items, start + 1, _COMMAND_OPTIONS["su"]))
+    if name in ("su", "git"):
+        return join(program, _option_value(items, start + 1, _COMMAND_OPTIONS[name]))
     if name == "ssh":
         return join(program, *_remote_command(items, start + 1))
     if name in _SCRIPTED_NAMES:
@@ -366,16 +371,11 @@ def _after_wrapper(items: list[Value], index: int, name: str) -> int | Value | N
 
 
 def _option_value(items: list[Value], index: int, options: frozenset[str]) -> Value:
-    """The value after the first of ``options`` (``su -c CMD``); an item the engine cannot read
-    may be that option: the rest counts then."""
-    while index < len(items):
-        item = items[index]
-        if not item.is_const:
-            return join(*items[index:])
-        if item.const in options:
-            return items[index + 1] if index + 1 < len(items) else EMPTY
-        index += 1
-    return EMPTY
+    """The values after each of ``options`` the vector writes (``su -c CMD``, ``git -c
+    core.pager=CMD``). Outside data that may itself be such an option is an argument injection,
+    which ``option_part`` reports."""
+    found = [items[i + 1] for i in range(index, len(items) - 1) if items[i].is_const and items[i].const in options]
+    return join(*found) if found else EMPTY
 
 
 def _remote_command(items: list[Value], index: int) -> list[Value]:

@@ -188,6 +188,8 @@ def wrapped():
     subprocess.run(["awk", "-F:", word, "/etc/passwd"])  # $ command (awk's program, whose system() runs commands)
     subprocess.run(["awk", "-f", "/srv/report.awk", word])  # ok command (a file to read)
     subprocess.run(["sed", "-e", word, "/srv/log"])  # $ command (a sed script: its e command runs commands)
+    subprocess.run(["git", "-c", word, "log"])  # $ command (a setting such as core.pager=CMD runs a command)
+    subprocess.run(["git", "clone", "--", word])  # ok command (an operand of git's)
     shell = ["bash"]
     alias = shell
     alias.extend(["-c", word])
