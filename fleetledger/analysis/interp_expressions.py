@@ -319,14 +319,14 @@ class Expressions:
         items: list[Value] = []
         for index, element in enumerate(elements):
             if isinstance(element, ast.Starred):
-                spliced = leading_items(self.expr(element.value))
+                unpacked = self.expr(element.value)
+                spliced = leading_items(unpacked)
                 if spliced is None or spliced[1] is not None:
-                    rest = [spliced[1]] if spliced is not None and spliced[1] is not None else [
-                        self.expr(element.value).flatten()]
                     items.extend(spliced[0] if spliced is not None else ())
+                    rest = spliced[1] if spliced is not None and spliced[1] is not None else unpacked.flatten()
                     following = (self.expr(e.value if isinstance(e, ast.Starred) else e).flatten()
                                  for e in elements[index + 1:])
-                    return with_rest(items, join(*rest, *following))
+                    return with_rest(items, join(rest, *following))
                 items.extend(spliced[0])
             else:
                 items.append(bounded(self.expr(element)))

@@ -23,6 +23,7 @@ from .values import Value
 if TYPE_CHECKING:
     from .definitions import FunctionInfo
     from .interp import Frame
+    from .program import Program
 
 Checks = dict[bool, dict[int, frozenset[str]]]
 """Truth of the result -> parameter index -> sink kinds the argument was checked for."""
@@ -36,17 +37,23 @@ def record_return(frame: Frame, expression: ast.expr | None, value: Value) -> No
         expression: The returned expression (None for a bare ``return`` or the body's end).
         value: Its value.
     """
-    if frame.function is None or not frame.summarising:
-        return
+    function = frame.function
+    if function is None or not frame.summarising or len(function.params) <= (1 if function.bound else 0):
+        return  # no argument to prove anything about
     truths = [bool(value.const)] if value.is_const and _plain(value.const) else [True, False]
+    testing = expression is not None and not value.is_const and isinstance(expression, _TESTS)
     for truth in truths:
         saved = dict(frame.env)
         try:
-            if expression is not None and not value.is_const:
-                frame.refine(expression, truth)
+            if testing:
+                frame.refine(expression, truth)  # type: ignore[arg-type]
             _meet(frame.argument_checks, truth, _checked(frame))
         finally:
             frame.env = saved
+
+
+_TESTS = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call, ast.Name, ast.NamedExpr, ast.Attribute, ast.Await)
+"""Returned expressions whose truth may prove something (``conditions.proven`` reads these)."""
 
 
 def proofs(frame: Frame, call: ast.Call, truth: bool, *, awaited: bool = False) -> list[tuple[str, frozenset[str], str, None]]:
@@ -86,6 +93,8 @@ def _callees(frame: Frame, call: ast.Call) -> list[FunctionInfo]:
     callee = frame.expr(call.func)
     ids = set(callee.functions)
     for ref in (t[1:] for t in callee.types if t.startswith("=")):
+        if "." not in ref or frame.catalog.knows(ref):
+            return []  # a builtin or a library's: its models say what it checks
         local = program.resolve(ref)
         if local is None or local[0] != "function":
             return []
@@ -95,11 +104,23 @@ def _callees(frame: Frame, call: ast.Call) -> list[FunctionInfo]:
         return []
     for function in list(functions):
         if function.cls is not None and isinstance(call.func, ast.Attribute):
-            for class_id in sorted(program.classes):
-                override = program.method(class_id, function.name)
-                if override != function.id and override in program.functions and function.cls.id in program.class_mro(class_id):
-                    functions.append(program.functions[override])
+            functions.extend(program.functions[f] for f in _overrides(program, function))
     return functions
+
+
+def _overrides(program: Program, function: FunctionInfo) -> list[str]:
+    """The ids of the methods that override ``function`` in the subclasses of its class
+    (computed again only when the analysis has loaded more classes)."""
+    count, known = program.overrides.get(function.id, (-1, []))
+    if count != len(program.classes):
+        assert function.cls is not None
+        known = []
+        for class_id in sorted(program.classes):
+            override = program.method(class_id, function.name)
+            if override != function.id and override in program.functions and function.cls.id in program.class_mro(class_id):
+                known.append(override)
+        program.overrides[function.id] = (len(program.classes), known)
+    return known
 
 
 def _opaque(function: FunctionInfo, awaited: bool) -> bool:

@@ -81,6 +81,7 @@ class Program:
         # functions store there (``Summary.library_stores``), read by handlers (``flask.g``).
         self.library_state: dict[tuple[str, str], Value] = {}
         self.handlers: dict[str, Handler | None] = {}  # ``handler_of``, per function id
+        self.overrides: dict[str, tuple[int, list[str]]] = {}  # method id -> (classes seen, its overrides): predicates
         self.cut_short: list[str] = []
         self.escaped: dict[tuple[str, int, int], list[str]] = {}
         # functools.partial objects by where they were made ("path:line:col"): the callee's value
