@@ -15,7 +15,7 @@ import builtins
 from dataclasses import replace
 from typing import Any
 
-from . import routes
+from . import lengths, routes
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
 from .sequences import leading_items, with_rest
@@ -370,7 +370,8 @@ class Expressions:
                 except IndexError:
                     return EMPTY
         if isinstance(node.slice, ast.Slice):
-            return taint_only(owner.flatten())  # a part of a text holds none of what it did not
+            part = taint_only(owner.flatten())  # a part of a text holds none of what it did not
+            return lengths.sliced(self, node.slice, part)
         callables = [callable_part(item) for item in (owner.items or {}).values()]
         callables = [c for c in callables if c is not None]
         if callables:

@@ -1,10 +1,13 @@
-"""Length checks: ``len(x) <= N`` bounds how long a text is, and so how long any pattern can
-take to match it (ReDoS). Part of ``conditions``."""
+"""Bounded lengths: ``len(x) <= N`` found true, or a slice ``x[:N]``, bounds how long a text is,
+and so how long any pattern can take to match it (ReDoS). Used by ``conditions`` and by the
+interpreter's slices."""
 
 from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING
+
+from .values import Value, clean
 
 if TYPE_CHECKING:
     from .interp import Frame
@@ -33,3 +36,30 @@ def bounded(frame: Frame, test: ast.Compare, truth: bool) -> list[tuple[str, fro
             return [(measured.args[0].id, frozenset({"slow-regex@@whole"}), f"the length check {ast.unparse(test)[:60]}",
                      None)]
     return []
+
+
+def sliced(frame: Frame, part: ast.Slice, value: Value) -> Value:
+    """``x[:N]`` (or ``x[a:b]`` with both constants, no step) of at most ``MAX_BOUNDED_LENGTH``
+    items: the part is as short as a length check would make it (``"slow-regex@@whole"``).
+
+    Args:
+        frame: The frame evaluating the slice.
+        part: The slice.
+        value: What the part holds (its taint).
+
+    Returns:
+        ``value``, marked when the slice bounds its length.
+    """
+    if part.step is not None or part.upper is None or not value.tainted():
+        return value
+    upper = frame.expr(part.upper)
+    lower = frame.expr(part.lower) if part.lower is not None else None
+    if not (upper.is_const and isinstance(upper.const, int) and not isinstance(upper.const, bool)):
+        return value
+    start = lower.const if lower is not None and lower.is_const and isinstance(lower.const, int) else None
+    if lower is not None and start is None:
+        return value
+    # x[:N] and x[a:b] with 0 <= a <= b keep at most b - a items; a negative end keeps all but some
+    if upper.const < 0 or (start or 0) < 0 or upper.const - (start or 0) > MAX_BOUNDED_LENGTH:
+        return value
+    return clean(value, frozenset({"slow-regex@@whole"}), f"the slice {ast.unparse(part)[:40]}")

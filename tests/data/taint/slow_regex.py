@@ -94,3 +94,11 @@ def other_module():
     regex.compile(r"<[^>]*>").sub("", text)  # $ slow-regex
     re.findall(r"\b\w+\b", text)  # ok slow-regex (a word's run starts once, and \b holds where it stops)
     return "done"
+
+
+@app.route("/f")
+def sliced():
+    text = request.args.get("q", "")
+    TRAILING.search(text[:200])  # ok slow-regex (at most 200 characters)
+    TRAILING.search(text[:20_000_000])  # $ slow-regex
+    return "done"
