@@ -11,7 +11,8 @@ arguments as a command), not a library's API nor names chosen by the analysed co
 
 from __future__ import annotations
 
-from .values import ADDED_ITEMS, EMPTY, Value, join
+from .sequences import positions
+from .values import EMPTY, Value, join
 
 POSIX_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "csh", "tcsh", "fish", "ash", "busybox"})
 WINDOWS_SHELLS = frozenset({"cmd"})
@@ -234,12 +235,11 @@ def _vector(value: Value) -> list[Value] | None:
     """A vector's items in order, those the engine knows by position, then what the rest holds
     as one more item (``["hg", *cmd]``: ``"hg"``, then ``cmd``, an item that is no constant and
     so counts wherever one may be an option or code); None when its items are not known so."""
-    items = value.items or {}
-    rest = items.get(ADDED_ITEMS)
-    known = [items.get(i) for i in range(len(items) - (rest is not None))]
-    if any(item is None for item in known):
+    found = positions(value)
+    if found is None:
         return None
-    return known + ([rest] if rest is not None else [])  # type: ignore[return-value,list-item]
+    known, rest = found
+    return known + ([rest] if rest is not None else [])
 
 
 def _run_by(items: list[Value], start: int) -> Value:

@@ -53,8 +53,7 @@ def relative(frame: Frame, values: list[ast.expr], truth: bool,
 def _empty_part(frame: Frame, test: ast.expr, truth: bool,
                 guards_of: Callable[[Frame, ast.Call], list[tuple[Any, ast.expr | None]]]) -> tuple[str, str] | None:
     """``(x, part)`` when ``test`` with ``truth`` says ``urlparse(x).part`` is empty."""
-    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test, truth = test.operand, not truth
+    test, truth = _unnegated(test, truth)
     if truth or not isinstance(test, ast.Attribute):
         return None
     owner = test.value
@@ -71,8 +70,7 @@ def _empty_part(frame: Frame, test: ast.expr, truth: bool,
 
 def _not_protocol_relative(frame: Frame, test: ast.expr, truth: bool) -> str | None:
     """``x`` when ``test`` with ``truth`` says ``x.startswith(("//", "/\\"))`` is false."""
-    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test, truth = test.operand, not truth
+    test, truth = _unnegated(test, truth)
     if truth or not (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith"
                      and isinstance(test.func.value, ast.Name) and len(test.args) == 1 and not test.keywords):
         return None
@@ -82,3 +80,10 @@ def _not_protocol_relative(frame: Frame, test: ast.expr, truth: bool) -> str | N
     if all(any(isinstance(t, str) and wanted.startswith(t) for t in texts) for wanted in _PROTOCOL_RELATIVE):
         return test.func.value.id
     return None
+
+
+def _unnegated(test: ast.expr, truth: bool) -> tuple[ast.expr, bool]:
+    """``not x`` found true is ``x`` found false, through any number of ``not``."""
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, truth = test.operand, not truth
+    return test, truth

@@ -15,12 +15,19 @@ def leading_items(value: Value) -> tuple[list[Value], Value | None] | None:
     rest holds: ``["hg", *cmd]`` is ``(["hg"], cmd)``, ``[a, b]`` is ``([a, b], None)``. None
     when the value is not such a sequence (keys other than ``0 .. n-1`` and ``ADDED_ITEMS``, or
     taint beside its items)."""
+    if value.labels or value.types or value.is_const or value.functions:
+        return None
+    return positions(value)
+
+
+def positions(value: Value) -> tuple[list[Value], Value | None] | None:
+    """``leading_items`` of the items alone, whatever taint the value holds beside them (an
+    argument vector's positions decide what runs even so)."""
     items = value.items
-    if items is None or value.labels or value.types or value.is_const or value.functions:
+    if items is None:
         return None
     rest = items.get(ADDED_ITEMS)
-    count = len(items) - (rest is not None)
-    known = [items.get(i) for i in range(count)]
+    known = [items.get(i) for i in range(len(items) - (rest is not None))]
     if any(item is None for item in known):
         return None
     return known, rest  # type: ignore[return-value]
