@@ -127,3 +127,11 @@ def test_fullmatch_can_fail_at_the_end_for_polynomial_shapes_too() -> None:
 def test_under_multiline_a_start_anchor_holds_after_each_newline() -> None:
     assert polynomial(r"^\s*\w+\s*=", anywhere=True) is None
     assert polynomial(r"^\s*\w+\s*=", anywhere=True, flags=re.MULTILINE) is not None
+
+
+def test_alternatives_in_sequence_are_read_a_bounded_number_of_times() -> None:
+    # Each alternative is read with what follows it: 40 two-way alternatives in a row would be
+    # 2^40 readings (before the bound, this call did not return). The pattern is left
+    # unanalysed instead, as one too long is.
+    assert polynomial("(?:ab|cd)" * 40 + "x", anywhere=True) is None
+    assert polynomial("(?:ab|cd)" * 3 + r"\s*\s*x") is not None  # a few are read to the end

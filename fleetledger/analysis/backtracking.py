@@ -98,13 +98,35 @@ def polynomial(pattern: str | bytes, *, flags: int = 0, anywhere: bool = False,
         return None
     seq, read_flags = parsed
     text = pattern.decode("latin-1") if isinstance(pattern, bytes) else pattern
-    token = _FLAGS.set(read_flags)
+    token, steps = _FLAGS.set(read_flags), _STEPS.set([MAX_STEPS])
     try:
         if _pair(seq, whole_match) or (anywhere and _leading(seq, whole_match)):
             return _shown(text, None)
+    except _TooComplex:
+        return None  # alternatives in sequence multiply the ways to read it: not analysed
     finally:
         _FLAGS.reset(token)
+        _STEPS.reset(steps)
     return None
+
+
+MAX_STEPS = 2_000
+"""Sequences ``polynomial`` reads, at most, per pattern: each alternative is read with what
+follows it, so ``(?:ab|cd)(?:ab|cd)...`` would take 2^n readings (a hostile repository's
+pattern must not stall the scan)."""
+
+_STEPS: contextvars.ContextVar[list[int]] = contextvars.ContextVar("steps", default=[MAX_STEPS])
+
+
+class _TooComplex(Exception):
+    """The pattern needs more than ``MAX_STEPS`` readings."""
+
+
+def _step() -> None:
+    remaining = _STEPS.get()
+    remaining[0] -= 1
+    if remaining[0] < 0:
+        raise _TooComplex
 
 
 _FLAGS: contextvars.ContextVar[int] = contextvars.ContextVar("flags", default=0)
@@ -129,6 +151,7 @@ def _parsed(pattern: str | bytes, flags: int) -> tuple[list[Any], int] | None:
 def _pair(seq: list[Any], fails_after: bool) -> bool:
     """True when two repetitions of ``seq`` (or of a part nested in it) can share a run of
     one character between them, and something after the second can fail."""
+    _step()
     seq = _flat(seq)
     for index, (op, av) in enumerate(seq):
         rest = seq[index + 1:]
@@ -160,6 +183,7 @@ def _leading(seq: list[Any], fails_after: bool) -> bool:
     run can take too, as ``<`` in ``<[^>]*>``) with a repetition of one character class, and
     something after it can fail: each start in a run of that character backtracks over the rest
     of the run. A lookahead there is tried at each start too (``(?=.*\\d)``)."""
+    _step()
     seq = _flat(seq)
     prefix: list[frozenset[int]] = []
     outside: list[frozenset[int]] = []  # a start in the run must follow a character not all in these
