@@ -147,6 +147,31 @@ def test_hard_coded_credentials_are_judged_by_the_string_not_by_names(tmp_path: 
     assert _not_credential("api/v1/") == "a prefix that other text completes"
 
 
+def test_a_framework_secret_is_a_credential_whatever_its_shape(tmp_path: Path) -> None:
+    """Regression: a word, an identifier or a run of one letter was judged "not a credential"
+    by its shape alone, so ``app.secret_key = "my_secret_key"`` vanished from the report. What
+    a framework signs sessions with is the key, however weak; elsewhere the shape still counts."""
+    stored = {
+        'from flask import Flask\napp = Flask(__name__)\napp.config["SECRET_KEY"] = "aaaaaaa"  # sink\n': "B105",
+        'from flask import Flask\napp = Flask(__name__)\napp.secret_key = "my_secret_key"  # sink\n': "B105",
+        'SECRET_KEY = "secret"  # sink\n': "B105",
+        'from flask import Flask\napp = Flask(__name__)\napp.config.update(SECRET_KEY="secret")  # sink\n': "B106",
+        'CONFIG = {"SECRET_KEY": "development key"}  # sink\n': "B105",
+    }
+    for n, (source, rule) in enumerate(stored.items()):
+        [(_, first, second)] = [row for row in judged(tmp_path, f"app{n}.py", source) if row[0].rule_id == rule]
+        assert (first.verdict, second.verdict) == ("uncertain", "uncertain") and survives(second), source
+        assert "anyone who" in first.rationale
+    # Not stored in a framework's secret: the shape still decides.
+    [(_, named, _)] = judged(tmp_path, "fields.py", 'password_field = "user_password"  # sink\n')
+    assert named.verdict == "not_vulnerable"
+    # A run of one letter or digit is a (weak) password, a run of "*" or "x" hides one.
+    from fleetledger.analysis.verdicts import _not_credential
+
+    assert _not_credential("aaaaaaa") is None and _not_credential("0000") is None
+    assert _not_credential("********") == _not_credential("xxxxxx") == "a mask of one repeated character"
+
+
 def test_a_flow_across_modules_is_reported_with_the_files_it_crossed(tmp_path: Path) -> None:
     (tmp_path / "shop").mkdir()
     (tmp_path / "shop" / "__init__.py").write_text("")

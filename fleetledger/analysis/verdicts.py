@@ -316,6 +316,14 @@ def credential(tree: SourceTree, node: ast.AST, cwe: int | None) -> Judgement:
     # Several strings at one place (a call's keyword arguments): the most secret-looking one.
     value = max(values, key=lambda text: (_not_credential(text) is None, _entropy(text) if text else 0.0))
     reason = _not_credential(value)
+    setting = _framework_secret(tree, node)
+    if setting is not None and reason in _SHAPES_OF_WEAK_SECRETS:
+        # The framework signs sessions or tokens with whatever string this is: a word, a run
+        # of one letter or an identifier is a weak key written in the source, not a name.
+        return Judgement(verdict="uncertain", confidence=KEPT, cwe=cwe,
+                         facts=(f"The framework's secret {setting} is the literal {_show(value)} ({reason}): anyone who "
+                                "reads the source can sign what the framework trusts.",),
+                         signals={"source": "constant", "secret": True, "analysed": True})
     if reason is not None:
         return Judgement(verdict="not_vulnerable", confidence=LIKELY, cwe=cwe,
                          facts=(f"The string {_show(value)} is {reason}, not a credential.",),
@@ -324,6 +332,55 @@ def credential(tree: SourceTree, node: ast.AST, cwe: int | None) -> Judgement:
     return Judgement(verdict="vulnerable" if strong else "uncertain", confidence=PROBABLE if strong else KEPT, cwe=cwe,
                      facts=(f"The literal {_show(value)} is in the source: anyone who can read it has the credential, "
                             "and changing it needs a release.",), signals={"source": "constant", "secret": True, "analysed": True})
+
+
+# Settings and arguments that frameworks document as the key they sign sessions, cookies or
+# tokens with (Flask's SECRET_KEY config and ``app.secret_key``, Django's SECRET_KEY setting,
+# Flask-JWT-Extended's JWT_SECRET_KEY, Flask-WTF's WTF_CSRF_SECRET_KEY, Starlette's
+# ``SessionMiddleware(secret_key=)``): library API names, not names the code's author chose.
+FRAMEWORK_SECRETS = frozenset({"SECRET_KEY", "secret_key", "JWT_SECRET_KEY", "WTF_CSRF_SECRET_KEY"})
+
+# What ``_not_credential`` calls a string that a framework's secret may still be: any string
+# there is the key, however little it looks like one.
+_SHAPES_OF_WEAK_SECRETS = frozenset({
+    "a mask of one repeated character", "a protocol keyword, HTTP method or field name", "a sentence written for people",
+    "an identifier made of words (a key, field or setting name)", "a prefix that other text completes",
+})
+
+
+def _framework_secret(tree: SourceTree, node: ast.AST) -> str | None:
+    """The name of the framework secret (``FRAMEWORK_SECRETS``) that the string bandit flagged
+    at ``node`` is stored in: ``config["SECRET_KEY"] = s``, ``app.secret_key = s``,
+    ``SECRET_KEY = s``, ``{"SECRET_KEY": s}`` or ``f(secret_key=s)``; None when it is stored
+    elsewhere."""
+    parent = tree.parent(node)
+    if isinstance(parent, ast.Dict) and any(key is node for key in parent.keys):
+        return _secret_name(node)
+    holder = tree.parent(parent) if isinstance(parent, ast.Subscript) and parent.slice is node else None
+    if isinstance(holder, (ast.Assign, ast.AnnAssign)):
+        return _secret_name(node)
+    statement: ast.AST | None = node
+    while statement is not None and not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.Call, ast.stmt)):
+        statement = tree.parent(statement)
+    if isinstance(statement, ast.Call):
+        names = [k.arg for k in statement.keywords if k.arg in FRAMEWORK_SECRETS
+                 and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)]
+        return names[0] if names else None
+    targets = (statement.targets if isinstance(statement, ast.Assign)
+               else [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+    for target in targets:
+        name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else None
+        if name is None and isinstance(target, ast.Subscript):
+            name = _secret_name(target.slice)
+        if name in FRAMEWORK_SECRETS:
+            return name
+    return None
+
+
+def _secret_name(key: ast.AST) -> str | None:
+    if isinstance(key, ast.Constant) and key.value in FRAMEWORK_SECRETS:
+        return str(key.value)
+    return None
 
 
 def _secret_of(tree: SourceTree, node: ast.AST) -> ast.AST:
@@ -362,7 +419,8 @@ def _not_credential(value: str) -> str | None:
     lowered = text.lower()
     if not text:
         return "empty"
-    if len(set(text)) == 1:
+    if len(set(text)) == 1 and not (text.isalnum() and text[0] not in "xX"):
+        # "****" or "xxxx" hides a value; "aaaaaaa" or "0000" is one (a weak one).
         return "a mask of one repeated character"
     if _PLACEHOLDER.search(text):
         return "a template placeholder"
