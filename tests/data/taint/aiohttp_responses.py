@@ -24,3 +24,16 @@ async def more(request):
     reply.headers.add("X-Fixed", "1")  # ok header
     reply.headers.update({"X-Fixed": "1"})  # ok header
     return reply
+
+
+def templates(app, loader, env_options):
+    import aiohttp_jinja2
+    from fastapi.templating import Jinja2Templates
+    from starlette.templating import Jinja2Templates as StarletteTemplates
+
+    aiohttp_jinja2.setup(app, loader=loader, autoescape=False)  # $ autoescape-off
+    aiohttp_jinja2.setup(app, loader=loader)  # ok autoescape-off
+    aiohttp_jinja2.setup(app, loader=loader, autoescape=True)  # ok autoescape-off
+    Jinja2Templates(directory="templates", autoescape=False)  # $ autoescape-off
+    StarletteTemplates(directory="templates", autoescape=False)  # $ autoescape-off
+    StarletteTemplates(directory="templates", **env_options)  # ok autoescape-off
