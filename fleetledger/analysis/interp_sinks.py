@@ -265,8 +265,8 @@ class Sinks:
             if value is None and keyword in check.positions and check.positions[keyword] < len(args):
                 value = args[check.positions[keyword]]
             known = _comparable(value) if value is not None else None
-            if value is not None and known is NOT_CONSTANT:
-                return
+            if (value is not None and known is NOT_CONSTANT) or (value is None and unpacked):
+                return  # not known, or maybe passed in *args or **kwargs
             if value is not None and (known in wanted if isinstance(wanted, list) else
                                       bool(known) == wanted if isinstance(wanted, bool) else known == wanted):
                 continue

@@ -37,3 +37,15 @@ def templates(app, loader, env_options):
     Jinja2Templates(directory="templates", autoescape=False)  # $ autoescape-off
     StarletteTemplates(directory="templates", autoescape=False)  # $ autoescape-off
     StarletteTemplates(directory="templates", **env_options)  # ok autoescape-off
+
+
+def sessions(app, pool, key, options):
+    from aiohttp_session import SimpleCookieStorage, setup
+    from aiohttp_session.cookie_storage import EncryptedCookieStorage
+    from aiohttp_session.redis_storage import RedisStorage
+
+    setup(app, RedisStorage(pool))  # $ cookie-secure
+    setup(app, RedisStorage(pool, secure=True))  # ok cookie-secure
+    setup(app, EncryptedCookieStorage(key, secure=True, httponly=False))  # $ cookie-httponly
+    setup(app, EncryptedCookieStorage(key, secure=True))  # ok cookie-httponly
+    setup(app, SimpleCookieStorage(**options))  # ok cookie-secure ok cookie-httponly

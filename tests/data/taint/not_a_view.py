@@ -32,4 +32,4 @@ def merged(jar, cookies):
 
 
 def remember(response, settings):
-    response.set_cookie(**settings)  # $ cookie-secure $ cookie-httponly (unpacked: it may be a name and a value)
+    response.set_cookie(**settings)  # ok cookie-secure ok cookie-httponly (the flags may be among the unpacked keywords, as a variable flag is not known)
