@@ -259,6 +259,34 @@ def test_a_star_import_binds_the_library_modules_the_other_module_imported() -> 
     assert flows("app/other.py") == set()
 
 
+_FETCH = {
+    "svc/__init__.py": "",
+    "svc/helpers.py": "import os\nimport subprocess\n\n\ndef run_cmd(cmd):\n    return os.popen(cmd).read()\n\n\n"
+                      "def run_vec(vec):\n    return subprocess.run(vec, capture_output=True)\n\n\n"
+                      "def run_listing(vec):\n    return subprocess.run(vec, capture_output=True)\n",
+    "svc/views.py": "from flask import request\nfrom svc import helpers\n\n\ndef view():\n"
+                    "    url = f\"http://{request.args['host']}:80/\"\n"
+                    "    helpers.run_cmd(f'curl --insecure {url}')\n"
+                    "    helpers.run_vec(['wget', '-q', url])\n"
+                    "    helpers.run_listing(['ls', '-l', url])\n",
+}
+
+
+def test_a_url_that_a_helper_hands_to_curl_or_wget_is_a_request_forgery_where_it_runs() -> None:
+    """A helper that runs the command line or vector it is given (``os.popen(cmd)``) learns
+    which program runs only from its caller: the URL curl or wget fetches is read again from
+    what the call passed (``summaries.resink``), and ``ls`` fetches nothing."""
+
+    def load(path: str):  # type: ignore[no-untyped-def]
+        return (path, parser.parse_module(_FETCH[path]).module) if path in _FETCH else None
+
+    result = engine.analyse("svc/views.py", parser.parse_module(_FETCH["svc/views.py"]).module, paths=list(_FETCH),
+                            loader=load)
+    found = {(f.kind, f.site.path, f.site.line) for f in result.flows}
+    assert {("ssrf", "svc/helpers.py", 6), ("ssrf", "svc/helpers.py", 10), ("command", "svc/helpers.py", 6)} <= found
+    assert not [f for f in result.flows if f.site.line == 14]  # run_listing()'s ls
+
+
 def test_getters_that_read_each_other_are_analysed_to_the_end() -> None:
     """Regression: a property whose getter reads itself (or another that reads it back) made
     applying its summary read the property again without end; the whole view was then left

@@ -50,7 +50,7 @@ OPTION_RUNNERS = frozenset({
 _DATA_OPTIONS = {
     "tar": frozenset({"-b", "-N", "-V", "--blocking-factor", "--newer", "--label"}),
     "curl": frozenset({"-d", "-H", "-u", "-X", "-A", "-e", "-b", "-m", "--data", "--header", "--user", "--request",
-                       "--user-agent", "--referer", "--cookie", "--max-time"}),
+                       "--user-agent", "--referer", "--cookie", "--max-time", "--url"}),
     "wget": frozenset({"-U", "-t", "-T", "--user-agent", "--header", "--tries", "--timeout"}),
     "git": frozenset({"-b", "-m", "--depth", "--branch", "--message"}),
     "ssh": frozenset({"-p", "-l", "-b", "-c", "-L", "-R", "-D", "-W", "-m", "-e", "-Q"}),
@@ -103,6 +103,131 @@ _SCRIPTED = {"awk": (frozenset({"-F", "-v", "--field-separator", "--assign"}), f
 _SCRIPTED_NAMES = {"awk": "awk", "gawk": "awk", "mawk": "awk", "nawk": "awk", "sed": "sed", "gsed": "sed"}
 
 
+# Programs that fetch the URLs among their operands (their manual pages): outside data there
+# chooses where the request goes (CWE-918), whatever else it may do as an argument.
+FETCHERS = frozenset({"curl", "wget", "aria2c", "lynx", "w3m", "xh"})
+# Their options whose value (the next argument, or the rest of the word) is no URL: data,
+# headers, or a path to write or read.
+_NOT_URL_OPTIONS = {
+    "curl": frozenset({"-o", "-O", "-K", "-T", "-c", "-D", "-E", "-w", "-F", "--output", "--config", "--upload-file",
+                       "--cookie-jar", "--dump-header", "--cert", "--key", "--write-out", "--form", "--data-binary",
+                       "--data-raw", "--data-urlencode", "--json"}),
+    "wget": frozenset({"-O", "-o", "-a", "-P", "-i", "-e", "--output-document", "--output-file", "--append-output",
+                       "--directory-prefix", "--input-file", "--execute", "--post-data", "--post-file", "--password",
+                       "--user"}),
+    "aria2c": frozenset({"-d", "-o", "-i", "--dir", "--out", "--input-file"}),
+}
+# What ends a command in a shell's command line: data after it is no operand of the program before.
+_COMMAND_ENDS = frozenset(";|&\n`$(")
+
+
+def fetched_part(value: Value) -> tuple[Value, str]:
+    """Returns the operands of a command (an argument vector, or a shell command line known by
+    its constant start) that a program in ``FETCHERS`` fetches as URLs: the items after it
+    that are no constant and no value of an option in ``_NOT_URL_OPTIONS`` or
+    ``_DATA_OPTIONS``; in a command line, what follows the program's name in the same
+    command. Wrappers (``sudo``, ``timeout``) are skipped to the program they run.
+
+    Args:
+        value: The vector or the command line as the engine knows it.
+
+    Returns:
+        The operands so placed, joined (a word's constant start kept as the value's prefix,
+        so a fixed ``https://host/`` is seen), and the program's name; ``(EMPTY, "")`` when
+        the program is none of them or is not known.
+    """
+    if value.items is None:
+        return _fetched_in_line(value)
+    items = _vector(value)
+    start = _program_index(items) if items else None
+    if start is None:
+        return EMPTY, ""
+    assert items is not None
+    name = _base_name(str(items[start].const))
+    if name not in FETCHERS:
+        return EMPTY, ""
+    not_url = _not_url(name)
+    reached: list[Value] = []
+    value_next = False
+    for item in items[start + 1:]:
+        if value_next:
+            value_next = False
+            continue
+        if item.is_const:
+            text = str(item.const)
+            value_next = text in not_url or (text.startswith("-") and not text.startswith("--") and len(text) > 2
+                                             and f"-{text[-1]}" in not_url)
+            continue
+        if item.prefix and item.prefix.startswith("-") and not item.prefix.startswith("--url="):
+            continue  # "-H" + value, "--header=" + value: an option's own value
+        reached.append(item)
+    return (join(*reached) if reached else EMPTY), name
+
+
+def _fetched_in_line(value: Value) -> tuple[Value, str]:
+    """``fetched_part`` for a shell command line: its constant start names the program."""
+    prefix = value.prefix
+    if not prefix or value.is_const or any(mark in prefix for mark in _COMMAND_ENDS):
+        return EMPTY, ""
+    words, current = _shell_words(prefix)
+    index = 0
+    while index < len(words) and (_base_name(words[index]) in WRAPPERS or words[index].startswith("-")
+                                  or "=" in words[index] or words[index].isdigit()):
+        index += 1  # sudo -u x, env A=1, timeout 5: what runs comes later
+    if index >= len(words) or _base_name(words[index]) not in FETCHERS:
+        return EMPTY, ""  # no program yet, or the data changes the program's name
+    name = _base_name(words[index])
+    not_url = _not_url(name)
+    before = words[index + 1:][-1:]
+    if before and before[0] in not_url:
+        return EMPTY, ""  # -o DATA, -H 'X: DATA': a path, a header or data, not a URL
+    if current is not None and current.startswith("-") and not current.startswith("--url="):
+        return EMPTY, ""  # --header=DATA: an option's own value
+    return Value(labels=value.flatten().labels, prefix=(current or "").removeprefix("--url=") or None), name
+
+
+def _shell_words(text: str) -> tuple[list[str], str | None]:
+    """The complete words of a shell command line's start (quotes removed) and the word the
+    text ends inside (None when it ends with a space outside quotes)."""
+    words: list[str] = []
+    current: str | None = None
+    quote = ""
+    for char in text:
+        if quote:
+            if char == quote:
+                quote = ""
+            else:
+                current = (current or "") + char
+        elif char in "'\"":
+            quote, current = char, current or ""
+        elif char.isspace():
+            if current is not None:
+                words.append(current)
+            current = None
+        else:
+            current = (current or "") + char
+    return words, current
+
+
+def _not_url(name: str) -> frozenset[str]:
+    """The options of fetcher ``name`` whose value is no URL (``--url``'s is)."""
+    return (_NOT_URL_OPTIONS.get(name, frozenset()) | _DATA_OPTIONS.get(name, frozenset())) - {"--url"}
+
+
+def _program_index(items: list[Value]) -> int | None:
+    """Where the program a vector runs is, wrappers skipped; None when it is not a constant."""
+    start: int | Value | None = 0
+    while isinstance(start, int) and start < len(items):
+        program = items[start]
+        if not (program.is_const and isinstance(program.const, str)):
+            return None
+        name = _base_name(program.const)
+        if name not in WRAPPERS:
+            return start
+        start = _after_wrapper(items, start + 1, name)
+    return None
+
+
 def program_part(value: Value) -> Value:
     """Returns the part of an argument vector (a list or tuple the engine knows item by item)
     that chooses what runs: the program, or the command line or code given to a shell or an
@@ -143,21 +268,11 @@ def option_part(value: Value) -> tuple[Value, str]:
     items = _vector(value)
     if not items:
         return EMPTY, ""
-    start: int | Value | None = 0
-    while isinstance(start, int) and start < len(items):
-        program = items[start]
-        assert program is not None
-        if not (program.is_const and isinstance(program.const, str)):
-            return EMPTY, ""
-        name = _base_name(program.const)
-        if name not in WRAPPERS:
-            break
-        start = _after_wrapper(items, start + 1, name)  # type: ignore[arg-type]
-    if not isinstance(start, int) or start >= len(items):
+    start = _program_index(items)
+    if start is None:
         return EMPTY, ""
     program = items[start]
-    assert program is not None
-    if not (program.is_const and isinstance(program.const, str)) or _base_name(program.const) not in OPTION_RUNNERS:
+    if _base_name(str(program.const)) not in OPTION_RUNNERS:
         return EMPTY, ""
     reached: list[Value] = []
     # an inert value, or one the command sink reports (git -c's setting): no option either way

@@ -136,15 +136,20 @@ class Sinks:
         if sink.argv_from >= 0 and dangerous:
             vector = argv.started_vector(dangerous[0][0], args, sink.argv_from)
             self.option_sink(sink, site, vector, dangerous[0][1])
+            self.fetch_sink(sink, site, vector, dangerous[0][1])
             dangerous = [(argv.program_part(vector), dangerous[0][1])]
         elif sink.operands_from >= 0 and dangerous:
             vector = argv.listed_vector(dangerous[0][0], args[sink.operands_from:], star)
             self.option_sink(sink, site, vector, dangerous[0][1])
+            self.fetch_sink(sink, site, vector, dangerous[0][1])
             dangerous = [(argv.program_part(vector), dangerous[0][1])]
         for value, role in dangerous:
             if sink.program:
                 self.option_sink(sink, site, value, role)
+                self.fetch_sink(sink, site, value, role)
                 value = argv.program_part(value)
+            elif sink.kind == "command":  # a shell command line
+                self.fetch_sink(sink, site, value, role)
             elif sink.element is not None and value.items is not None and sink.element in value.items:
                 value = value.get(sink.element) or value
             self.sink_value(sink, site, value, role)
@@ -171,6 +176,16 @@ class Sinks:
         if options is not EMPTY:
             self.sink_value(replace(sink, kind="argument", program=False,
                                     what=f"an argument {name} may read as an option ({sink.what})"), site, options, role)
+
+    def fetch_sink(self, sink: Sink, site: Site, command: Value, role: str) -> None:
+        """Reports the operands that a started program in ``argv.FETCHERS`` (curl, wget)
+        fetches as URLs (``argv.fetched_part``) as a request-forgery sink (CWE-918) of the same
+        call: outside data there chooses the host the request goes to, unless a constant
+        ``scheme://host/`` before it fixes that."""
+        urls, name = argv.fetched_part(command)
+        if urls is not EMPTY:
+            self.sink_value(replace(sink, kind="ssrf", program=False, host_fixed="partial",
+                                    what=f"a URL {name} fetches ({sink.what})"), site, urls, role)
 
     def sinks_for_method(self, owner: Value, method: str, args: list[Value], kwargs: dict[str, Value],
                          node: ast.AST) -> None:

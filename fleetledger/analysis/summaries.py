@@ -348,8 +348,11 @@ def resink(frame: Frame, hit: SinkHit, mapping: dict[int, Value], call: object, 
     value with the call's arguments substituted. For a sink of the program a vector starts
     (``subprocess.Popen(argv)`` in a helper), the program part is taken again from what the
     call passed: a helper given ``["git", "clone", "--", url]`` starts ``git``, not ``url``
-    (and ``url`` after ``"--"`` is no option of git's either: ``argv.option_part``)."""
+    (and ``url`` after ``"--"`` is no option of git's either: ``argv.option_part``), and a
+    URL it fetches is read again from the call's command (``argv.fetched_part``)."""
     value = substitute(frame, hit.value, mapping, call, node)
+    if hit.sink.program or hit.sink.kind == "command":  # curl or wget given a URL the call chose
+        frame.fetch_sink(hit.sink, hit.site, value, hit.role)
     if hit.sink.program:
         frame.option_sink(hit.sink, hit.site, value, hit.role)
         value = program_part(value)

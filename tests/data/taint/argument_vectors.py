@@ -97,6 +97,25 @@ def options():
     return "ok"
 
 
+
+@app.route("/fetchers")
+def fetchers():
+    url = request.args["u"]
+    subprocess.run(["curl", "-sL", url])  # $ ssrf $ argument (curl fetches its operands)
+    subprocess.run(["sudo", "-u", "www", "wget", "-O", "/tmp/page", url])  # $ ssrf $ argument
+    subprocess.run(["curl", "--url", url])  # $ ssrf (the value of --url is the URL)
+    subprocess.run(["curl", "-sH", url, "https://example.org/"])  # ok ssrf ok argument (a header)
+    subprocess.run(["ls", "-l", url])  # ok ssrf (ls fetches nothing)
+    os.system("curl -s " + url)  # $ command $ ssrf
+    os.system(f"timeout 5 wget -q {url}")  # $ command $ ssrf
+    os.system("curl https://api.example.org/v1/" + url)  # $ command $ ssrf (partial: the host is fixed)
+    os.system("curl -H 'X-Id: " + url + "' https://example.org/")  # $ command ok ssrf (a quoted header)
+    os.system("curl -o " + url + " https://example.org/")  # $ command ok ssrf (where it writes)
+    os.system("echo curl " + url)  # $ command ok ssrf (echo prints it)
+    os.system("curl https://example.org/; ping " + url)  # $ command ok ssrf (another command)
+    subprocess.Popen("wget " + url, shell=True)  # $ command $ ssrf
+    return "ok"
+
 def _mirror(vector):
     return subprocess.run(vector, check=True)  # $ argument (its caller passes a parameter where hg reads options)
 
