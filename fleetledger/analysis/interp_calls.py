@@ -18,9 +18,12 @@ from . import conditions
 from .facts import Site, step
 from .interp_expressions import BUILTINS, callable_part, dict_keys, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
+from .interp_operators import MAX_CONST_LEN
 from .model_records import Invoke, UNTYPED
+from .sequences import positions
 from .texts import MAX_TEXT_LEN, texts_of
-from .values import EMPTY, UNKNOWN_KEYS, Value, add_step, clean, constant, join, taint_only, unmarked
+from .values import (EMPTY, UNKNOWN_KEYS, Value, add_step, bound_library_method, clean, constant, join, taint_only,
+                     unmarked)
 
 _CONST_TYPE_NAMES = frozenset({"str", "int", "float", "bool", "bytes", "NoneType", "list", "dict", "tuple", "set"})
 # Builtins whose result is a function of their arguments only (Python semantics): with
@@ -60,6 +63,9 @@ class Calls(Objects):
         else:
             callee = self.expr(func)
             method = None
+            read = bound_library_method(callee)
+            if read is not None:  # ``match = PATTERN.match; match(text)`` is ``PATTERN.match(text)``
+                receiver, method = read
         partials = sorted(t[len("partial:"):] for t in callee.types if t.startswith("partial:"))
         called = [self.call_partial(key, node) for key in partials
                   if key in self.program.partials and key not in self.program.calling_partials
@@ -90,6 +96,10 @@ class Calls(Objects):
             kept = self.container_method(func.value, receiver, method, args)
             if kept is not None:
                 return kept
+        if method == "join" and receiver is not None and len(args) == 1 and not kwargs and not star:
+            folded = _joined_constant(receiver, args[0])
+            if folded is not None:  # "".join([r"^(\s*)", r"(\w+\s*)*$"]) is the pattern it builds
+                return folded
         if method == "keys" and receiver is not None and not args and not kwargs:
             keys = dict_keys(receiver)
             if keys is not None:
@@ -410,6 +420,19 @@ class Calls(Objects):
         self.program.callers[fid] = self.program.callers.get(fid, 0) + 1
         bound = [receiver] if receiver is not None and function.bound else []
         return self.program.apply_summary(self, function, [*bound, *args], kwargs, star, node, site)
+
+
+def _joined_constant(separator: Value, parts: Value) -> Value | None:
+    """``separator.join(parts)`` folded, when the separator is a constant text and ``parts`` a
+    list or tuple of constant texts known item by item (and the result short enough to keep);
+    else None."""
+    if not (separator.is_const and isinstance(separator.const, str)) or parts.labels:
+        return None
+    found = positions(parts)
+    if found is None or found[1] is not None or not all(p.is_const and isinstance(p.const, str) for p in found[0]):
+        return None
+    text = separator.const.join(str(p.const) for p in found[0])
+    return constant(text) if len(text) <= MAX_CONST_LEN else None
 
 
 def _folder(part: Value) -> Value:

@@ -19,7 +19,7 @@ from . import lengths, routes
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
 from .sequences import leading_items, with_rest
-from .values import (ADDED_ITEMS, EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels,
+from .values import (ADDED_ITEMS, BOUND_LIBRARY_METHOD, EMPTY, SELF, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels,
                      taint_only, unmarked)
 
 BUILTINS = frozenset(dir(builtins))
@@ -246,6 +246,10 @@ class Expressions:
                 source = self.catalog.sources_type.get(base)
                 returned = self.catalog.returns.get(f"{base}.{attr}")
                 typed = Value(types=frozenset(t for t, _ in returned or ()))
+                if f"{base}.{attr}" in self.catalog.sinks and not (source is not None and attr in source.attributes):
+                    # A sink method read, not called (``match = PATTERN.match``): the call made
+                    # through it later is that method's, on this object (``Calls.call``).
+                    return Value(types=typed.types | {BOUND_LIBRARY_METHOD + attr}, items={SELF: owner})
                 if source is not None and attr in source.attributes:  # outside data, of its type when modelled
                     parts.append(join(self.source_value(source.channel, f"{attr} of {source.what}", site,
                                                         own_url=attr in source.own_url), typed))

@@ -68,3 +68,13 @@ def bound_methods():
     step = runner._run
     step(request.args["q"])
     return "ok"
+
+
+@app.route("/bound-library-method")
+def bound_library_method():
+    import sqlite3
+
+    run = sqlite3.connect("app.db").cursor().execute
+    run("SELECT * FROM t WHERE n = '%s'" % request.args["n"])  # $ sql (cursor.execute read, then called)
+    run("SELECT * FROM t WHERE n = ?", (request.args["n"],))  # ok sql
+    return "ok"

@@ -102,3 +102,17 @@ def sliced():
     TRAILING.search(text[:200])  # ok slow-regex (at most 200 characters)
     TRAILING.search(text[:20_000_000])  # $ slow-regex
     return "done"
+
+
+_match_rgb = re.compile(r"rgb\(\s*(\d+\.?\d*)\s*,\s*(\d+\.?\d*)\s*\)$").match
+_strip = TRAILING.sub
+NESTED = re.compile("".join([r"^(\s*)", r"(\w+\s*)*", r"$"]))  # $ redos (the pattern "".join builds)
+SIMPLE = re.compile("|".join(["a", "b"]))
+
+
+@app.route("/bound")
+def bound_methods():
+    text = request.args.get("q", "")
+    _match_rgb(text)  # $ slow-regex (PATTERN.match read, then called: the same method)
+    _strip("", text)  # $ slow-regex
+    SIMPLE.match(text)  # ok slow-regex
