@@ -172,6 +172,22 @@ def test_a_framework_secret_is_a_credential_whatever_its_shape(tmp_path: Path) -
     assert _not_credential("********") == _not_credential("xxxxxx") == "a mask of one repeated character"
 
 
+def test_markup_given_to_a_template_that_cannot_be_read_is_kept_as_uncertain(tmp_path: Path) -> None:
+    """Markup built from request data for a template the scan cannot read is an XSS sink
+    (code builds markup to have it written unescaped), judged uncertain: the template may
+    escape it after all. The rationale says so."""
+    [(candidate, first, second)] = judged(tmp_path, "views.py", """
+        from django.shortcuts import render
+
+        def links(request):
+            html = '<a href="https://example.org/%s">more</a>' % request.GET["t"]
+            return render(request, "missing.html", {"link": html})  # sink
+    """)
+    assert candidate.rule_id == "FLT-xss" and candidate.cwe == 79
+    assert (first.verdict, second.verdict) == ("uncertain", "uncertain") and survives(second)
+    assert "template was not read" in first.rationale
+
+
 def test_a_flow_across_modules_is_reported_with_the_files_it_crossed(tmp_path: Path) -> None:
     (tmp_path / "shop").mkdir()
     (tmp_path / "shop" / "__init__.py").write_text("")

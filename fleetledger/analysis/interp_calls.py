@@ -21,7 +21,7 @@ from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
 from .interp_operators import MAX_CONST_LEN
 from .model_records import Invoke, UNTYPED
 from .sequences import positions
-from .texts import MAX_TEXT_LEN, texts_of
+from .texts import MAX_TEXT_LEN, brace_pieces, texts_of
 from .values import (EMPTY, UNKNOWN_KEYS, Value, add_step, bound_library_method, clean, constant, join, taint_only,
                      unmarked)
 
@@ -221,6 +221,8 @@ class Calls(Objects):
         else:
             value = join(*(taint_only(v.flatten()) for v in everything))
         value = unmarked(value)
+        if method == "format" and receiver is not None and receiver.is_const and isinstance(receiver.const, str):
+            value = _formatted(value, receiver.const)
         if refs and args and all(r in self.catalog.ends_as_last for r in refs):
             last = args[-1]
             value = replace(value, suffix=last.const if last.is_const and isinstance(last.const, str) else last.suffix,
@@ -420,6 +422,21 @@ class Calls(Objects):
         self.program.callers[fid] = self.program.callers.get(fid, 0) + 1
         bound = [receiver] if receiver is not None and function.bound else []
         return self.program.apply_summary(self, function, [*bound, *args], kwargs, star, node, site)
+
+
+def _formatted(value: Value, template: str) -> Value:
+    """The result of ``template.format(...)`` with the template's literal pieces as the texts
+    it holds (and its start and end, where no field is there)."""
+    found = brace_pieces(template)
+    if found is None:
+        return value
+    pieces, starts, ends, fields = found
+    if not fields:  # no field reads an argument: the template's own text
+        return constant(template.replace("{{", "{").replace("}}", "}"))
+    if not pieces:
+        return value
+    return replace(value, prefix=pieces[0][:MAX_TEXT_LEN] if starts else None,
+                   suffix=pieces[-1][-MAX_TEXT_LEN:] if ends else None, texts=texts_of(*map(constant, pieces)))
 
 
 def _joined_constant(separator: Value, parts: Value) -> Value | None:

@@ -8,14 +8,18 @@ conditions (``when``, ``unless``) these depend on. Part of the abstract interpre
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from . import argv, backtracking
 from .facts import Evidence, Flow, Misuse, Site, SinkHit
-from .model_records import Check, Condition, Render, ReturnSink, Sink, UNTYPED
-from .texts import holds_text
+from .model_records import UNREAD_TEMPLATE, UNTYPED, Check, Condition, Render, ReturnSink, Sink
+from .texts import holds_text, known_texts
 from .values import EMPTY, NOT_CONSTANT, Label, Value, join, of_labels
+
+# An HTML start or end tag (WHATWG HTML's tag name: a letter, then letters, digits or "-").
+_MARKUP = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$)")
 
 if TYPE_CHECKING:
     from .definitions import FunctionInfo
@@ -27,20 +31,22 @@ class Sinks:
 
     def check_template(self, render: Render, args: list[Value], kwargs: dict[str, Value], site: Site) -> None:
         """A template file of the repository that writes a context variable unescaped (``|safe``,
-        ``{% autoescape off %}``) is an HTML sink for the value the call passes under that name."""
+        ``{% autoescape off %}``) is an HTML sink for the value the call passes under that name.
+        Where the template cannot be read (its name is not a constant, or no file of the
+        repository has it), HTML markup the call passes is one (``markup_in_context``)."""
         named = args[render.template_arg] if render.template_arg < len(args) else kwargs.get(render.template_keyword)
-        if named is None or not named.is_const or not isinstance(named.const, str):
-            return
-        found = self.program.find_template(named.const)
-        if found is None:
-            return
-        path, places = found
+        found = self.program.find_template(named.const) if (
+            named is not None and named.is_const and isinstance(named.const, str)) else None
         if render.context_kwargs:
             context = Value(items={k: v for k, v in kwargs.items() if k != render.template_keyword})
         elif 0 <= render.context_arg < len(args):
             context = args[render.context_arg]
         else:
             context = kwargs.get(render.context_keyword, EMPTY)
+        if found is None:
+            self.markup_in_context(render, context, site)
+            return
+        path, places = found
         for place in places:
             value = context.get(place.variable) if context.items is not None else context.flatten()
             if value is None:
@@ -48,6 +54,20 @@ class Sinks:
             sink = Sink(target=render.target, is_method=False, kind="xss", args=(0,), model="templates",
                         what=f"the template variable {place.variable}, written unescaped ({place.how}) at {path}:{place.line}")
             self.sink_value(sink, site, value, f"template variable {place.variable}")
+
+    def markup_in_context(self, render: Render, context: Value, site: Site) -> None:
+        """HTML markup built from data and handed to a template the scan cannot read
+        (``context["link"] = '<a href="%s">' % q``) is an HTML sink: code builds markup for a
+        template only to have it written as markup (``|safe``, ``mark_safe``); escaped, the page
+        would show the tags. Reported as uncertain (``verdicts.from_trace``), the template
+        being unseen."""
+        values = [(str(k), v) for k, v in context.items.items() if isinstance(k, str)] if context.items is not None else []
+        for name, value in values:
+            if not any(_MARKUP.search(text) for text in known_texts(value)):
+                continue
+            sink = Sink(target=render.target, is_method=False, kind="xss", args=(0,), model=UNREAD_TEMPLATE,
+                        what=f"the template variable {name}, HTML markup given to a template the scan cannot read")
+            self.sink_value(sink, site, value, f"template variable {name}")
 
     def holds(self, condition: Condition, args: list[Value], kwargs: dict[str, Value], *,
               any_of: bool = False) -> bool | None:

@@ -18,6 +18,10 @@ UNTYPED = "*"
 """The receiver type of a method model that applies to any receiver whose type is unknown
 (``"*.execute"``)."""
 
+UNREAD_TEMPLATE = "templates (unread)"
+"""The model name of the sinks ``Frame.markup_in_context`` makes (HTML markup given to a template
+the scan cannot read), which ``verdicts.from_trace`` judges uncertain."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class Kind:

@@ -92,6 +92,22 @@ def format_pieces(template: str) -> list[str]:
     return [piece.replace("\0\0", "%") for piece in _CONVERSION.split(template.replace("%%", "\0\0")) if piece]
 
 
+def brace_pieces(template: str) -> tuple[list[str], bool, bool, int] | None:
+    """The literal pieces of a ``str.format`` template (Python's format string syntax, read by
+    ``string.Formatter``), whether the result starts and ends with the first and last of
+    them, and the number of its replacement fields; None when the template is not valid."""
+    import string
+
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError:
+        return None
+    pieces = [literal for literal, _, _, _ in parsed if literal]
+    starts = bool(parsed) and bool(parsed[0][0])
+    ends = bool(parsed) and parsed[-1][1] is None
+    return pieces, starts, ends, sum(1 for _, field, _, _ in parsed if field is not None)
+
+
 def format_tail(template: str) -> str | None:
     """The constant text a ``%`` format's result ends with: what follows its last conversion
     (``%%`` is a literal ``%``), or None when nothing does."""

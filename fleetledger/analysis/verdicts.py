@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from .model_records import UNREAD_TEMPLATE
 from .tree import SourceTree
 
 Verdict = Literal["vulnerable", "not_vulnerable", "uncertain"]
@@ -92,6 +93,10 @@ def from_trace(trace: dict[str, Any], cwe: int | None) -> Judgement:
         facts.append("The URL is the request's own address (its path, URL or host): a link chooses it only as an "
                      "address of this very site, so the redirect leaves the site only where a path starting with // "
                      "(a scheme-relative URL) reaches this view; routes that start with a fixed segment never do.")
+        return Judgement(verdict="uncertain", confidence=KEPT, cwe=cwe, facts=tuple(facts), signals=signals)
+    if best["sink"].get("model") == UNREAD_TEMPLATE:
+        facts.append("The template was not read: markup is handed to a template to be written unescaped (|safe, "
+                     "mark_safe), but this one may escape it, showing the tags instead.")
         return Judgement(verdict="uncertain", confidence=KEPT, cwe=cwe, facts=tuple(facts), signals=signals)
     if best.get("partial"):
         signals.update(partial=True)

@@ -88,3 +88,22 @@ def set_next_loosely(request):
     if request.accepts("text/html") and not url_has_allowed_host_and_scheme(url=target, allowed_hosts=None):
         target = "/"
     return HttpResponseRedirect(target)  # $ redirect (not checked when the client accepts no HTML)
+
+
+class LinkView(View):
+    template_name = "links.html"  # no such file: the template is not read
+
+    def get(self, request):
+        from django.shortcuts import render
+        from django.utils.html import escape
+
+        text = request.GET["text"]
+        context = self.get_context_data()
+        context["link"] = '<a href="https://example.org/%s">more</a>' % text
+        render(request, self.template_name, context)  # $ xss (markup for a template: written unescaped)
+        context = {"link": "<b>{}</b>".format(text)}
+        render(request, "links.html", context)  # $ xss
+        render(request, "links.html", {"link": f"<i>{escape(text)}</i>"})  # ok xss (escaped)
+        render(request, "links.html", {"name": text, "greeting": "<b>hi</b>"})  # ok xss (no markup holds the data)
+        render(request, "links.html", {"link": "<b>%s</b>".format(text)})  # ok xss (no field: format ignores it)
+        return render(request, "links.html", {"note": "less than < 3: %s" % text})  # ok xss (no tag)
