@@ -78,6 +78,8 @@ def test_every_model_file_loads_and_every_kind_has_a_sink() -> None:
     # Argument injection is found at the sinks of started programs (interp_sinks.option_sink).
     if any(s.program or s.argv_from >= 0 or s.operands_from >= 0 for sinks in models.sinks.values() for s in sinks):
         kinds_with_sinks.add("argument")
+    # Comparisons with a ``[[compared]]`` type are sinks too (Expressions.compared_secret).
+    kinds_with_sinks |= {model.kind for model in models.compared.values()}
     assert set(models.kinds) == kinds_with_sinks
 
 

@@ -36,6 +36,8 @@ A model file holds arrays of tables (each documented in ``models/README.md``):
 ``[[invokes]]``   a call that calls a function it is given with arguments it is given (``Invoke``).
 ``[[return_sink]]`` methods of subclasses of library classes whose returned value the framework
                   runs or sends (``ReturnSink``): ``bases``, ``methods``, ``kind``, ``element``.
+``[[compared]]``  a library type whose values outside data must not be compared with by ``==``
+                  (``Compared``: an HMAC): ``type``, ``kind``.
 
 In conditions (``when``, ``unless``, ``arg_in``), a value that is a library name (not a
 literal) compares as its qualified name: ``{ Loader = ["yaml.SafeLoader"] }``.
@@ -59,7 +61,7 @@ from importlib import resources
 from typing import Any
 
 from .model_handlers import Handler
-from .model_records import (Catalog, Check, Condition, Container, Guard, Invoke, Kind, Render, ReturnSink, Sanitiser,
+from .model_records import (Catalog, Check, Compared, Condition, Container, Guard, Invoke, Kind, Render, ReturnSink, Sanitiser,
                             Sink, Source)
 
 MODELS_PACKAGE = "fleetledger.analysis"
@@ -94,6 +96,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "reconfigure": frozenset({"method", "type", "when", "positions", "defaults", "removes"}),
     "constant": frozenset({"name", "value"}),
     "return_sink": frozenset({"bases", "methods", "kind", "element", "what"}),
+    "compared": frozenset({"type", "kind", "what"}),
     "invokes": frozenset({"call", "method", "function", "function_keyword", "args_from", "args_tuple", "args_keyword",
                           "keywords"}),
     "render": frozenset({"call", "method", "template_arg", "template_keyword", "context_arg", "context_keyword",
@@ -170,6 +173,7 @@ class _Builder:
         self.reconfigures: dict[str, list[tuple[str, Condition | None, bool]]] = {}
         self.invokes: dict[str, list[Invoke]] = {}
         self.return_sinks: list[ReturnSink] = []
+        self.compared: dict[str, Compared] = {}
         self.constants: dict[str, Any] = {}
         self.renders: dict[str, list[Render]] = {}
 
@@ -248,6 +252,10 @@ class _Builder:
                 bases=tuple(_list(row, "bases", name, n)), methods=frozenset(_list(row, "methods", name, n)),
                 kind=self._kind(row, where), element=int(row["element"]) if "element" in row else None,
                 what=str(row.get("what", "")), model=name))
+        elif table == "compared":
+            type_name = _str(row, "type", name, n)
+            self.compared[type_name] = Compared(type=type_name, kind=self._kind(row, where),
+                                                what=str(row.get("what", "")), model=name)
         elif table == "invokes":
             target, _ = _target(row, where)
             invoke = Invoke(target=target, function=int(row.get("function", -1)),
@@ -327,7 +335,8 @@ class _Builder:
             ends_as_last=frozenset(self.ends_as_last),
             containers=dict(self.containers), reconfigures={k: tuple(v) for k, v in self.reconfigures.items()},
             constants=self.constants, renders={k: tuple(v) for k, v in self.renders.items()}, files=files,
-            invokes={k: tuple(v) for k, v in self.invokes.items()}, return_sinks=tuple(self.return_sinks))
+            invokes={k: tuple(v) for k, v in self.invokes.items()}, return_sinks=tuple(self.return_sinks),
+            compared=dict(self.compared))
 
 
 def _target(row: dict[str, Any], where: str, also: tuple[str, ...] = ()) -> tuple[str, bool]:

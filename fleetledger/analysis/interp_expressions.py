@@ -18,6 +18,7 @@ from typing import Any
 from . import lengths, routes
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
+from .model_records import Sink
 from .sequences import leading_items, with_rest
 from .values import (ADDED_ITEMS, BOUND_LIBRARY_METHOD, EMPTY, SELF, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels,
                      taint_only, unmarked)
@@ -399,6 +400,10 @@ class Expressions:
 
     def compare(self, node: ast.Compare) -> Value:
         values = [self.expr(node.left), *(self.expr(c) for c in node.comparators)]
+        for i, op in enumerate(node.ops):
+            if isinstance(op, (ast.Eq, ast.NotEq)):
+                self.compared_secret(values[i], values[i + 1], node)
+                self.compared_secret(values[i + 1], values[i], node)
         if all(v.is_const for v in values):
             try:
                 ok = all(_COMPARE[type(op)](values[i].const, values[i + 1].const) for i, op in enumerate(node.ops))
@@ -406,6 +411,15 @@ class Expressions:
             except Exception:
                 return SOME_BOOL
         return SOME_BOOL
+
+    def compared_secret(self, secret: Value, other: Value, node: ast.Compare) -> None:
+        """``secret == other`` where ``secret`` is of a ``[[compared]]`` type (an HMAC): the
+        comparison is a sink of ``other``, which takes time telling how much of it is right."""
+        for type_name in sorted(secret.types):
+            model = self.catalog.compared.get(type_name)
+            if model is not None:
+                sink = Sink(target="==", is_method=False, kind=model.kind, args=(0,), what=model.what, model=model.model)
+                self.sink_value(sink, self.site(node), other, "the value compared with it")
 
     def comprehension(self, generators: list[ast.comprehension], results: list[ast.expr]) -> Value:
         saved = dict(self.env)

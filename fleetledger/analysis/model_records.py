@@ -417,6 +417,26 @@ class ReturnSink:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Compared:
+    """Values of a library type that outside data must not be compared with by ``==`` or
+    ``!=`` (an HMAC, a signature): Python's comparison of texts stops at the first difference,
+    so its time tells an attacker how much of a guess was right (CWE-208); ``hmac.compare_digest``
+    takes the same time whatever differs.
+
+    Attributes:
+        type: The library type (qualified) of the secret value.
+        kind: The sink kind of the other operand.
+        what: Words for reports.
+        model: The model file it comes from.
+    """
+
+    type: str
+    kind: str
+    what: str = ""
+    model: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Catalog:
     """Every model, indexed for the engine's look-ups (read-only after loading).
 
@@ -437,6 +457,8 @@ class Catalog:
             (``os.path.join``): it keeps that argument's constant ``suffix``.
         return_sinks: Methods of subclasses of library classes whose returned value is a sink
             (``ReturnSink``).
+        compared: Library type -> what comparing a value of it with outside data is
+            (``Compared``).
         returned_attributes: ``call`` -> attribute -> argument position: the object a call
             returns keeps these arguments (passed there or by the keyword of the attribute's
             name) as its attributes (``re.compile(p).pattern`` is ``p``).
@@ -473,6 +495,7 @@ class Catalog:
     ends_as_last: frozenset[str] = frozenset()
     returned_attributes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     return_sinks: tuple[ReturnSink, ...] = ()
+    compared: Mapping[str, Compared] = field(default_factory=dict)
 
     def knows(self, qualified: str) -> bool:
         """True when some model names ``qualified`` or a member of it (a call, a read, an

@@ -14,3 +14,20 @@ def claims(token):
     e = jwt.decode(token, verify=False)  # $ jwt-unverified
     forged = jwt.encode({"sub": "x"}, None, algorithm="none")  # $ jwt-unsigned
     return a, b, c, d, e, forged
+
+
+def signed(message, signature):
+    import hashlib
+    import hmac
+
+    mac = hmac.new(KEY.encode(), message, hashlib.sha256)
+    expected = mac.hexdigest()
+    if expected == signature:  # $ timing (== stops at the first wrong character)
+        return True
+    if signature != hmac.digest(KEY.encode(), message, "sha256"):  # $ timing
+        return False
+    if hmac.compare_digest(expected, signature):  # ok timing
+        return True
+    if expected == hashlib.sha256(message).hexdigest():  # ok timing (both computed here)
+        return True
+    return hashlib.sha256(message).hexdigest() == signature  # ok timing (a plain hash is no secret)
