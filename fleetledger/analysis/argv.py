@@ -47,7 +47,7 @@ OPTION_RUNNERS = frozenset({
 # option whose value is a path (tar -f, curl -o, git -C) is not listed: an attacker who chooses
 # it chooses what is read or written, which stays reported. Nor is one whose value is a command,
 # a program, options or a configuration (ssh -o, tar -I, curl -K, rsync -e, git -c).
-_DATA_OPTIONS = {
+DATA_OPTIONS = {
     "tar": frozenset({"-b", "-N", "-V", "--blocking-factor", "--newer", "--label"}),
     "curl": frozenset({"-d", "-H", "-u", "-X", "-A", "-e", "-b", "-m", "--data", "--header", "--user", "--request",
                        "--user-agent", "--referer", "--cookie", "--max-time", "--url"}),
@@ -103,125 +103,14 @@ _SCRIPTED = {"awk": (frozenset({"-F", "-v", "--field-separator", "--assign"}), f
 _SCRIPTED_NAMES = {"awk": "awk", "gawk": "awk", "mawk": "awk", "nawk": "awk", "sed": "sed", "gsed": "sed"}
 
 
-# Programs that fetch the URLs among their operands (their manual pages): outside data there
-# chooses where the request goes (CWE-918), whatever else it may do as an argument.
-FETCHERS = frozenset({"curl", "wget", "aria2c", "lynx", "w3m", "xh"})
-# Their options whose value (the next argument, or the rest of the word) is no URL: data,
-# headers, or a path to write or read.
-_NOT_URL_OPTIONS = {
-    "curl": frozenset({"-o", "-O", "-K", "-T", "-c", "-D", "-E", "-w", "-F", "--output", "--config", "--upload-file",
-                       "--cookie-jar", "--dump-header", "--cert", "--key", "--write-out", "--form", "--data-binary",
-                       "--data-raw", "--data-urlencode", "--json"}),
-    "wget": frozenset({"-O", "-o", "-a", "-P", "-i", "-e", "--output-document", "--output-file", "--append-output",
-                       "--directory-prefix", "--input-file", "--execute", "--post-data", "--post-file", "--password",
-                       "--user"}),
-    "aria2c": frozenset({"-d", "-o", "-i", "--dir", "--out", "--input-file"}),
-}
-# What ends a command in a shell's command line: data after it is no operand of the program before.
-_COMMAND_ENDS = frozenset(";|&\n`$(")
-
-
-def fetched_part(value: Value) -> tuple[Value, str]:
-    """Returns the operands of a command (an argument vector, or a shell command line known by
-    its constant start) that a program in ``FETCHERS`` fetches as URLs: the items after it
-    that are no constant and no value of an option in ``_NOT_URL_OPTIONS`` or
-    ``_DATA_OPTIONS``; in a command line, what follows the program's name in the same
-    command. Wrappers (``sudo``, ``timeout``) are skipped to the program they run.
-
-    Args:
-        value: The vector or the command line as the engine knows it.
-
-    Returns:
-        The operands so placed, joined (a word's constant start kept as the value's prefix,
-        so a fixed ``https://host/`` is seen), and the program's name; ``(EMPTY, "")`` when
-        the program is none of them or is not known.
-    """
-    if value.items is None:
-        return _fetched_in_line(value)
-    items = _vector(value)
-    start = _program_index(items) if items else None
-    if start is None:
-        return EMPTY, ""
-    assert items is not None
-    name = _base_name(str(items[start].const))
-    if name not in FETCHERS:
-        return EMPTY, ""
-    not_url = _not_url(name)
-    reached: list[Value] = []
-    value_next = False
-    for item in items[start + 1:]:
-        if value_next:
-            value_next = False
-            continue
-        if item.is_const:
-            text = str(item.const)
-            value_next = text in not_url or (text.startswith("-") and not text.startswith("--") and len(text) > 2
-                                             and f"-{text[-1]}" in not_url)
-            continue
-        if item.prefix and item.prefix.startswith("-") and not item.prefix.startswith("--url="):
-            continue  # "-H" + value, "--header=" + value: an option's own value
-        reached.append(item)
-    return (join(*reached) if reached else EMPTY), name
-
-
-def _fetched_in_line(value: Value) -> tuple[Value, str]:
-    """``fetched_part`` for a shell command line: its constant start names the program."""
-    prefix = value.prefix
-    if not prefix or value.is_const or any(mark in prefix for mark in _COMMAND_ENDS):
-        return EMPTY, ""
-    words, current = _shell_words(prefix)
-    index = 0
-    while index < len(words) and (_base_name(words[index]) in WRAPPERS or words[index].startswith("-")
-                                  or "=" in words[index] or words[index].isdigit()):
-        index += 1  # sudo -u x, env A=1, timeout 5: what runs comes later
-    if index >= len(words) or _base_name(words[index]) not in FETCHERS:
-        return EMPTY, ""  # no program yet, or the data changes the program's name
-    name = _base_name(words[index])
-    not_url = _not_url(name)
-    before = words[index + 1:][-1:]
-    if before and before[0] in not_url:
-        return EMPTY, ""  # -o DATA, -H 'X: DATA': a path, a header or data, not a URL
-    if current is not None and current.startswith("-") and not current.startswith("--url="):
-        return EMPTY, ""  # --header=DATA: an option's own value
-    return Value(labels=value.flatten().labels, prefix=(current or "").removeprefix("--url=") or None), name
-
-
-def _shell_words(text: str) -> tuple[list[str], str | None]:
-    """The complete words of a shell command line's start (quotes removed) and the word the
-    text ends inside (None when it ends with a space outside quotes)."""
-    words: list[str] = []
-    current: str | None = None
-    quote = ""
-    for char in text:
-        if quote:
-            if char == quote:
-                quote = ""
-            else:
-                current = (current or "") + char
-        elif char in "'\"":
-            quote, current = char, current or ""
-        elif char.isspace():
-            if current is not None:
-                words.append(current)
-            current = None
-        else:
-            current = (current or "") + char
-    return words, current
-
-
-def _not_url(name: str) -> frozenset[str]:
-    """The options of fetcher ``name`` whose value is no URL (``--url``'s is)."""
-    return (_NOT_URL_OPTIONS.get(name, frozenset()) | _DATA_OPTIONS.get(name, frozenset())) - {"--url"}
-
-
-def _program_index(items: list[Value]) -> int | None:
+def program_index(items: list[Value]) -> int | None:
     """Where the program a vector runs is, wrappers skipped; None when it is not a constant."""
     start: int | Value | None = 0
     while isinstance(start, int) and start < len(items):
         program = items[start]
         if not (program.is_const and isinstance(program.const, str)):
             return None
-        name = _base_name(program.const)
+        name = base_name(program.const)
         if name not in WRAPPERS:
             return start
         start = _after_wrapper(items, start + 1, name)
@@ -243,7 +132,7 @@ def program_part(value: Value) -> Value:
     """
     if value.items is None:
         return value
-    items = _vector(value)
+    items = vector(value)
     if not items:
         return value.flatten()
     return _run_by(items, 0)
@@ -265,19 +154,19 @@ def option_part(value: Value) -> tuple[Value, str]:
     """
     if value.items is None:
         return EMPTY, ""
-    items = _vector(value)
+    items = vector(value)
     if not items:
         return EMPTY, ""
-    start = _program_index(items)
+    start = program_index(items)
     if start is None:
         return EMPTY, ""
     program = items[start]
-    if _base_name(str(program.const)) not in OPTION_RUNNERS:
+    if base_name(str(program.const)) not in OPTION_RUNNERS:
         return EMPTY, ""
     reached: list[Value] = []
     # an inert value, or one the command sink reports (git -c's setting): no option either way
-    data_options = _DATA_OPTIONS.get(_base_name(program.const), frozenset()) | _COMMAND_OPTIONS.get(
-        _base_name(program.const), frozenset())
+    data_options = DATA_OPTIONS.get(base_name(program.const), frozenset()) | _COMMAND_OPTIONS.get(
+        base_name(program.const), frozenset())
     value_next = False
     for item in items[start + 1:]:
         assert item is not None
@@ -346,7 +235,7 @@ def listed_vector(program: Value, operands: list[Value], unpacked: list[Value]) 
     return Value(items=dict(enumerate(items)))
 
 
-def _vector(value: Value) -> list[Value] | None:
+def vector(value: Value) -> list[Value] | None:
     """A vector's items in order, those the engine knows by position, then what the rest holds
     as one more item (``["hg", *cmd]``: ``"hg"``, then ``cmd``, an item that is no constant and
     so counts wherever one may be an option or code); None when its items are not known so."""
@@ -370,7 +259,7 @@ def _run_by(items: list[Value], start: int) -> Value:
                                       and isinstance(following.const, str) and _any_code_flag(following.const)):
             return join(program, *items[start + 1:])
         return program
-    name = _base_name(program.const)
+    name = base_name(program.const)
     if name in WRAPPERS:
         after = _after_wrapper(items, start + 1, name)
         return program if after is None else after if isinstance(after, Value) else _run_by(items, after)
@@ -393,7 +282,7 @@ def _run_by(items: list[Value], start: int) -> Value:
     return program
 
 
-def _base_name(path: str) -> str:
+def base_name(path: str) -> str:
     """``/usr/bin/python3.12`` -> ``python``; ``C:\\Windows\\cmd.EXE`` -> ``cmd``."""
     name = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
     if name.endswith(".exe"):

@@ -18,12 +18,12 @@ from . import conditions
 from .facts import Site, step
 from .interp_expressions import BUILTINS, callable_part, dict_keys, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
-from .interp_operators import MAX_CONST_LEN
-from .model_records import Invoke, UNTYPED
-from .sequences import positions
-from .texts import MAX_TEXT_LEN, brace_pieces, texts_of
-from .values import (EMPTY, UNKNOWN_KEYS, Value, add_step, bound_library_method, clean, constant, join, taint_only,
-                     unmarked)
+from .invocations import invoked
+from .model_records import UNTYPED
+from .texts import MAX_TEXT_LEN, texts_of
+from .library_methods import bound_library_method
+from .string_methods import formatted, joined_constant
+from .values import EMPTY, UNKNOWN_KEYS, Value, add_step, clean, constant, join, taint_only, unmarked
 
 _CONST_TYPE_NAMES = frozenset({"str", "int", "float", "bool", "bytes", "NoneType", "list", "dict", "tuple", "set"})
 # Builtins whose result is a function of their arguments only (Python semantics): with
@@ -97,7 +97,7 @@ class Calls(Objects):
             if kept is not None:
                 return kept
         if method == "join" and receiver is not None and len(args) == 1 and not kwargs and not star:
-            folded = _joined_constant(receiver, args[0])
+            folded = joined_constant(receiver, args[0])
             if folded is not None:  # "".join([r"^(\s*)", r"(\w+\s*)*$"]) is the pattern it builds
                 return folded
         if method == "keys" and receiver is not None and not args and not kwargs:
@@ -222,7 +222,7 @@ class Calls(Objects):
             value = join(*(taint_only(v.flatten()) for v in everything))
         value = unmarked(value)
         if method == "format" and receiver is not None and receiver.is_const and isinstance(receiver.const, str):
-            value = _formatted(value, receiver.const)
+            value = formatted(value, receiver.const)
         if refs and args and all(r in self.catalog.ends_as_last for r in refs):
             last = args[-1]
             value = replace(value, suffix=last.const if last.is_const and isinstance(last.const, str) else last.suffix,
@@ -368,7 +368,7 @@ class Calls(Objects):
             return None
         self.reconfigure(node, reconfigured, args, kwargs)
         for invoke in invokes:
-            called = _invoked(invoke, node)
+            called = invoked(invoke, node)
             if called is not None:
                 self.call(called)
         for sink in sinks:
@@ -422,34 +422,6 @@ class Calls(Objects):
         self.program.callers[fid] = self.program.callers.get(fid, 0) + 1
         bound = [receiver] if receiver is not None and function.bound else []
         return self.program.apply_summary(self, function, [*bound, *args], kwargs, star, node, site)
-
-
-def _formatted(value: Value, template: str) -> Value:
-    """The result of ``template.format(...)`` with the template's literal pieces as the texts
-    it holds (and its start and end, where no field is there)."""
-    found = brace_pieces(template)
-    if found is None:
-        return value
-    pieces, starts, ends, fields = found
-    if not fields:  # no field reads an argument: the template's own text
-        return constant(template.replace("{{", "{").replace("}}", "}"))
-    if not pieces:
-        return value
-    return replace(value, prefix=pieces[0][:MAX_TEXT_LEN] if starts else None,
-                   suffix=pieces[-1][-MAX_TEXT_LEN:] if ends else None, texts=texts_of(*map(constant, pieces)))
-
-
-def _joined_constant(separator: Value, parts: Value) -> Value | None:
-    """``separator.join(parts)`` folded, when the separator is a constant text and ``parts`` a
-    list or tuple of constant texts known item by item (and the result short enough to keep);
-    else None."""
-    if not (separator.is_const and isinstance(separator.const, str)) or parts.labels:
-        return None
-    found = positions(parts)
-    if found is None or found[1] is not None or not all(p.is_const and isinstance(p.const, str) for p in found[0]):
-        return None
-    text = separator.const.join(str(p.const) for p in found[0])
-    return constant(text) if len(text) <= MAX_CONST_LEN else None
 
 
 def _folder(part: Value) -> Value:
@@ -514,26 +486,3 @@ def _removes(args: list[Value]) -> str | None:
     return old.const if len(old.const) == 1 and old.const not in new.const else None
 
 
-def _invoked(invoke: Invoke, node: ast.Call) -> ast.Call | None:
-    """The call ``invoke`` makes, written as code at ``node``'s place: ``exec(code)`` for
-    ``loop.run_in_executor(None, exec, code)``, ``work(data)`` for ``Thread(target=work,
-    args=(data,))``; None when the function is not passed. An argument tuple that is not
-    written out (``args=values``) is passed starred."""
-    keywords = {k.arg: k.value for k in node.keywords if k.arg is not None}
-    positional = [a for a in node.args if not isinstance(a, ast.Starred)]
-    if len(positional) != len(node.args) and max(invoke.function, invoke.args_tuple, invoke.args_from) >= len(positional):
-        return None  # a starred argument before the ones named: positions unknown
-    function = positional[invoke.function] if 0 <= invoke.function < len(positional) else keywords.get(invoke.function_keyword)
-    if function is None:
-        return None
-    args: list[ast.expr] = []
-    if invoke.args_from >= 0:
-        args.extend(node.args[invoke.args_from:])
-    packed = node.args[invoke.args_tuple] if 0 <= invoke.args_tuple < len(node.args) else keywords.get(invoke.args_keyword)
-    if isinstance(packed, (ast.Tuple, ast.List)):
-        args.extend(packed.elts)
-    elif packed is not None:
-        args.append(ast.copy_location(ast.Starred(value=packed, ctx=ast.Load()), packed))
-    named = {invoke.function_keyword, invoke.args_keyword}
-    passed = [k for k in node.keywords if invoke.keywords and k.arg not in named]
-    return ast.copy_location(ast.Call(func=function, args=args, keywords=passed), node)

@@ -18,9 +18,10 @@ from typing import Any
 from . import lengths, routes
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
+from .library_methods import BOUND_LIBRARY_METHOD, SELF
 from .model_records import Sink
 from .sequences import leading_items, with_rest
-from .values import (ADDED_ITEMS, BOUND_LIBRARY_METHOD, EMPTY, SELF, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels,
+from .values import (ADDED_ITEMS, EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels,
                      taint_only, unmarked)
 
 BUILTINS = frozenset(dir(builtins))

@@ -12,9 +12,10 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from . import argv, backtracking
+from . import argv, backtracking, fetchers
 from .facts import Evidence, Flow, Misuse, Site, SinkHit
-from .model_records import UNREAD_TEMPLATE, UNTYPED, Check, Condition, Render, ReturnSink, Sink
+from .model_conventions import UNREAD_TEMPLATE, Render, ReturnSink
+from .model_records import UNTYPED, Check, Condition, Sink
 from .texts import holds_text, known_texts
 from .values import EMPTY, NOT_CONSTANT, Label, Value, join, of_labels
 
@@ -198,11 +199,11 @@ class Sinks:
                                     what=f"an argument {name} may read as an option ({sink.what})"), site, options, role)
 
     def fetch_sink(self, sink: Sink, site: Site, command: Value, role: str) -> None:
-        """Reports the operands that a started program in ``argv.FETCHERS`` (curl, wget)
-        fetches as URLs (``argv.fetched_part``) as a request-forgery sink (CWE-918) of the same
+        """Reports the operands that a started program in ``fetchers.FETCHERS`` (curl, wget)
+        fetches as URLs (``fetchers.fetched_part``) as a request-forgery sink (CWE-918) of the same
         call: outside data there chooses the host the request goes to, unless a constant
         ``scheme://host/`` before it fixes that."""
-        urls, name = argv.fetched_part(command)
+        urls, name = fetchers.fetched_part(command)
         if urls is not EMPTY:
             self.sink_value(replace(sink, kind="ssrf", program=False, host_fixed="partial",
                                     what=f"a URL {name} fetches ({sink.what})"), site, urls, role)

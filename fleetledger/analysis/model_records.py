@@ -1,6 +1,7 @@
 """The library models as the engine reads them: one record type per kind of model entry
-(vulnerability kinds, sinks, sanitisers, guards, sources, renders, checks, the conditions
-they depend on; handlers are in ``model_handlers``) and the ``Catalog`` that indexes them for the engine's look-ups.
+(vulnerability kinds, sinks, sanitisers, guards, sources, checks, the conditions they depend
+on; handlers are in ``model_handlers``, what frameworks do with the code's values in
+``model_conventions``) and the ``Catalog`` that indexes them for the engine's look-ups.
 
 ``catalog`` reads the model files (``models/*.toml``) into these records.
 """
@@ -12,16 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .model_conventions import Compared, Invoke, Render, ReturnSink
 from .model_handlers import Handler
 
 UNTYPED = "*"
 """The receiver type of a method model that applies to any receiver whose type is unknown
 (``"*.execute"``)."""
-
-UNREAD_TEMPLATE = "templates (unread)"
-"""The model name of the sinks ``Frame.markup_in_context`` makes (HTML markup given to a template
-the scan cannot read), which ``verdicts.from_trace`` judges uncertain."""
-
 
 @dataclass(frozen=True, kw_only=True)
 class Kind:
@@ -288,27 +285,6 @@ class Container:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Render:
-    """A call that renders a template file of the repository with a context.
-
-    Attributes:
-        target: Qualified call name or ``"Type.method"``.
-        template_arg: Position of the template's name.
-        template_keyword: Keyword of the template's name.
-        context_arg: Position of the context dictionary (-1: none).
-        context_keyword: Keyword of the context dictionary.
-        context_kwargs: The call's other keyword arguments are the context (Flask).
-    """
-
-    target: str
-    template_arg: int = 0
-    template_keyword: str = ""
-    context_arg: int = -1
-    context_keyword: str = ""
-    context_kwargs: bool = False
-
-
-@dataclass(frozen=True, kw_only=True)
 class Check:
     """An API misuse found without taint.
 
@@ -363,77 +339,6 @@ class Check:
     literal_arg: int = -1
     literal_keyword: str = ""
     min_args: int = 0
-
-
-@dataclass(frozen=True, kw_only=True)
-class Invoke:
-    """A library call that calls a function it is given with arguments it is given (an
-    executor, a thread, an event loop's callback): the engine evaluates that call as if the code
-    made it, so a sink passed as the function (``loop.run_in_executor(None, exec, code)``) or a
-    function of the analysed code (``Thread(target=work, args=(data,))``) sees the arguments.
-
-    Attributes:
-        target: ``call`` qualified name, or ``"Type.method"``.
-        function: Position of the function argument (-1: only by keyword).
-        function_keyword: Keyword of the function argument (``""``: only by position).
-        args_from: The positional arguments from this position on are the function's (-1: none).
-        args_tuple: Position of a tuple argument holding the function's positional arguments
-            (-1: none); ``args_keyword`` names it when passed by keyword.
-        args_keyword: See ``args_tuple``.
-        keywords: True when the call's other keyword arguments are the function's.
-    """
-
-    target: str
-    function: int = -1
-    function_keyword: str = ""
-    args_from: int = -1
-    args_tuple: int = -1
-    args_keyword: str = ""
-    keywords: bool = False
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReturnSink:
-    """A framework convention: what a method of a subclass of a library class returns is run
-    or sent by the framework, so the returned value is a sink (Django's ``as_sql()`` of an
-    expression, a lookup or a function returns ``(sql, params)``, and the database runs ``sql``).
-
-    Attributes:
-        bases: Library classes (qualified) whose subclasses' methods are concerned.
-        methods: The method names.
-        kind: The sink kind of the returned value.
-        element: When the method returns a tuple the engine knows item by item, the item that
-            is the sink (``0``: the SQL text); None: the whole value.
-        what: Words for reports.
-        model: The model file it comes from.
-    """
-
-    bases: tuple[str, ...]
-    methods: frozenset[str]
-    kind: str
-    element: int | None = None
-    what: str = ""
-    model: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Compared:
-    """Values of a library type that outside data must not be compared with by ``==`` or
-    ``!=`` (an HMAC, a signature): Python's comparison of texts stops at the first difference,
-    so its time tells an attacker how much of a guess was right (CWE-208); ``hmac.compare_digest``
-    takes the same time whatever differs.
-
-    Attributes:
-        type: The library type (qualified) of the secret value.
-        kind: The sink kind of the other operand.
-        what: Words for reports.
-        model: The model file it comes from.
-    """
-
-    type: str
-    kind: str
-    what: str = ""
-    model: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

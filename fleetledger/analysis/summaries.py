@@ -349,7 +349,7 @@ def resink(frame: Frame, hit: SinkHit, mapping: dict[int, Value], call: object, 
     (``subprocess.Popen(argv)`` in a helper), the program part is taken again from what the
     call passed: a helper given ``["git", "clone", "--", url]`` starts ``git``, not ``url``
     (and ``url`` after ``"--"`` is no option of git's either: ``argv.option_part``), and a
-    URL it fetches is read again from the call's command (``argv.fetched_part``)."""
+    URL it fetches is read again from the call's command (``fetchers.fetched_part``)."""
     value = substitute(frame, hit.value, mapping, call, node)
     if hit.sink.program or hit.sink.kind == "command":  # curl or wget given a URL the call chose
         frame.fetch_sink(hit.sink, hit.site, value, hit.role)

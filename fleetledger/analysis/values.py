@@ -379,20 +379,6 @@ UNKNOWN_KEYS = "\x00keys"
 # follow its positions (``HOOKS.append(fn)`` from a registering decorator): not a text key, so
 # iterating the container gives its items, not keys.
 ADDED_ITEMS = -1
-# A library method read without being called (``match = PATTERN.match``): its type names the
-# method, its item ``SELF`` holds the object it is bound to.
-BOUND_LIBRARY_METHOD = "method:"
-SELF = ".__self__"
-
-
-def bound_library_method(value: Value) -> tuple[Value, str] | None:
-    """The object and the method name of a library method read without being called (made by
-    ``Expressions.attribute``), or None for any other value."""
-    names = [t[len(BOUND_LIBRARY_METHOD):] for t in value.types if t.startswith(BOUND_LIBRARY_METHOD)]
-    owner = (value.items or {}).get(SELF)
-    return (owner, names[0]) if owner is not None and len(names) == 1 else None
-
-
 def with_items(value: Value, updates: Mapping[Any, Value]) -> Value:
     """Returns ``value`` with the given keys set (other keys kept); a container that would
     track more than ``MAX_ITEMS`` keys is folded into its labels instead."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from .model_records import UNREAD_TEMPLATE
+from .model_conventions import UNREAD_TEMPLATE
 from .tree import SourceTree
 
 Verdict = Literal["vulnerable", "not_vulnerable", "uncertain"]

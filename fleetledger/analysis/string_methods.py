@@ -1,0 +1,41 @@
+"""Methods of constant texts folded as Python computes them: ``sep.join(parts)`` of constant
+parts is a constant (a pattern built by joining constants is analysed as one), and
+``template.format(...)`` keeps its template's literal pieces (a template with no field is its
+own text: its arguments are never read).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .interp_operators import MAX_CONST_LEN
+from .sequences import positions
+from .texts import MAX_TEXT_LEN, brace_pieces, texts_of
+from .values import Value, constant
+
+def formatted(value: Value, template: str) -> Value:
+    """The result of ``template.format(...)`` with the template's literal pieces as the texts
+    it holds (and its start and end, where no field is there)."""
+    found = brace_pieces(template)
+    if found is None:
+        return value
+    pieces, starts, ends, fields = found
+    if not fields:  # no field reads an argument: the template's own text
+        return constant(template.replace("{{", "{").replace("}}", "}"))
+    if not pieces:
+        return value
+    return replace(value, prefix=pieces[0][:MAX_TEXT_LEN] if starts else None,
+                   suffix=pieces[-1][-MAX_TEXT_LEN:] if ends else None, texts=texts_of(*map(constant, pieces)))
+
+
+def joined_constant(separator: Value, parts: Value) -> Value | None:
+    """``separator.join(parts)`` folded, when the separator is a constant text and ``parts`` a
+    list or tuple of constant texts known item by item (and the result short enough to keep);
+    else None."""
+    if not (separator.is_const and isinstance(separator.const, str)) or parts.labels:
+        return None
+    found = positions(parts)
+    if found is None or found[1] is not None or not all(p.is_const and isinstance(p.const, str) for p in found[0]):
+        return None
+    text = separator.const.join(str(p.const) for p in found[0])
+    return constant(text) if len(text) <= MAX_CONST_LEN else None
