@@ -41,6 +41,8 @@ PURE_BUILTINS = frozenset({"str", "repr", "ascii", "format", "int", "float", "bo
 MAX_NESTED_PARTIALS = 6
 
 
+_MAP = frozenset({"=map"})
+_FILTER = frozenset({"=filter"})
 _STORING_METHODS = frozenset({"append", "add", "insert", "setdefault"})
 """Container methods whose last argument is stored in the container (a registry's function)."""
 
@@ -92,6 +94,8 @@ class Calls(Objects):
                 star.append(value.flatten())
             else:
                 kwargs[keyword.arg] = value
+        if callee.types in (_MAP, _FILTER) and len(args) >= 2 and not kwargs and not star:
+            return self.mapped(node, callee, args)
         if receiver is not None and method is not None and isinstance(func, ast.Attribute) and not star:
             kept = self.container_method(func.value, receiver, method, args)
             if kept is not None:
@@ -109,6 +113,17 @@ class Calls(Objects):
         kinds = conditions.blocked_kinds(self.catalog, removed) if removed else frozenset()
         # ``s.replace("'", "&apos;")``: no ``'`` is left, as if its absence were checked.
         return clean(result, kinds, f"replace({removed!r}, ...)") if kinds else result
+
+    def mapped(self, node: ast.Call, callee: Value, args: list[Value]) -> Value:
+        """``map(f, xs, ...)`` calls ``f`` with an item of each iterable and yields its
+        results; ``filter(f, xs)`` calls it with an item of ``xs`` and yields those items
+        (Python's builtins). The call is evaluated as ``f(item, ...)`` written here."""
+        function = args[0]
+        items = [self.element(value, arg) for value, arg in zip(args[1:], node.args[1:])]
+        read = bound_library_method(function)
+        receiver, method = read if read is not None else (None, None)
+        result = self.resolve_call(node, node.args[0], receiver, function, method, items, {}, [])
+        return result if callee.types == _MAP else join(*items)
 
     def call_partial(self, key: str, node: ast.Call) -> Value:
         """Calls the ``functools.partial`` object made at ``key`` (``Expressions.partial_object``)

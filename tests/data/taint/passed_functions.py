@@ -78,3 +78,15 @@ def bound_library_method():
     run("SELECT * FROM t WHERE n = '%s'" % request.args["n"])  # $ sql (cursor.execute read, then called)
     run("SELECT * FROM t WHERE n = ?", (request.args["n"],))  # ok sql
     return "ok"
+
+
+@app.route("/mapped")
+def mapped():
+    commands = request.args.getlist("c")
+    list(map(os.system, commands))  # $ command (map calls os.system with each item)
+    list(map(os.system, ["ls", "pwd"]))  # ok command
+    for line in map(str.strip, commands):
+        os.popen(line)  # $ command (what map yields: str.strip of an item)
+    for line in filter(None, commands):
+        subprocess.call(line, shell=True)  # $ command (filter yields the items)
+    return "ok"

@@ -116,3 +116,4 @@ def bound_methods():
     _match_rgb(text)  # $ slow-regex (PATTERN.match read, then called: the same method)
     _strip("", text)  # $ slow-regex
     SIMPLE.match(text)  # ok slow-regex
+    list(map(SEPARATOR.split, request.args.getlist("q")))  # $ slow-regex (map calls the bound method)
