@@ -19,21 +19,12 @@ from .facts import Site, step
 from .interp_expressions import BUILTINS, callable_part, dict_keys, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
 from .invocations import invoked
-from .model_records import UNTYPED
-from .texts import MAX_TEXT_LEN, texts_of
 from .library_methods import bound_library_method
+from .model_records import UNTYPED
+from .purity import CONST_TYPE_NAMES, is_pure
 from .string_methods import formatted, joined_constant
+from .texts import MAX_TEXT_LEN, texts_of
 from .values import EMPTY, UNKNOWN_KEYS, Value, add_step, clean, constant, join, taint_only, unmarked
-
-_CONST_TYPE_NAMES = frozenset({"str", "int", "float", "bool", "bytes", "NoneType", "list", "dict", "tuple", "set"})
-# Builtins whose result is a function of their arguments only (Python semantics): with
-# constant arguments the result is built from constants, not of unknown origin.
-PURE_BUILTINS = frozenset({"str", "repr", "ascii", "format", "int", "float", "bool", "complex", "bytes", "bytearray",
-                           "list", "tuple", "dict", "set", "frozenset", "sorted", "reversed", "min", "max", "sum",
-                           "len", "abs", "round", "chr", "ord", "hex", "oct", "bin", "zip", "enumerate", "map",
-                           "filter", "range", "iter", "next", "any", "all", "hash", "divmod", "pow", "slice",
-                           "isinstance", "issubclass", "callable", "type", "id", "getattr", "hasattr", "vars"})
-
 
 # Partials called inside a partial's call, at most: a choice between two partials at each of n
 # levels (``p = partial(q) if c else partial(q)``) is 2**n calls; deeper ones are calls the engine
@@ -245,7 +236,7 @@ class Calls(Objects):
         name = _callee_text(func)
         if value.tainted():
             return add_step(value, step(site, f"through {name}()"))
-        if _pure(refs, receiver, self.catalog.pure):
+        if is_pure(refs, receiver, self.catalog.pure):
             return value
         return opaque(f"the result of {name}()", site)
 
@@ -306,7 +297,7 @@ class Calls(Objects):
             if type_name.startswith(("=", "bound:")):
                 continue
             for base in self.program.class_mro(type_name):
-                if base in self.program.classes or base in _CONST_TYPE_NAMES:
+                if base in self.program.classes or base in CONST_TYPE_NAMES:
                     known = True
                     continue
                 if _is_catalog_type(self.catalog, base):
@@ -449,15 +440,6 @@ def _folder(part: Value) -> Value:
     if not end or end.endswith(("/", "\\")):
         return part
     return replace(part, texts=part.texts | {end[-MAX_TEXT_LEN + 1:] + "/"})
-
-
-def _pure(refs: list[str], receiver: Value | None, pure: frozenset[str]) -> bool:
-    """True for a call whose result depends only on its inputs: a pure builtin, a library
-    function the models call pure (``[[pure]]``), or a method of a builtin constant type
-    (``"x".join(...)``, ``"...".format(...)``)."""
-    if refs:
-        return all(r in PURE_BUILTINS or r in pure for r in refs)
-    return receiver is not None and bool(receiver.types) and receiver.types <= _CONST_TYPE_NAMES
 
 
 def _is_catalog_type(catalog: Any, name: str) -> bool:
