@@ -36,8 +36,8 @@ A model file holds arrays of tables (each documented in ``models/README.md``):
 ``[[invokes]]``   a call that calls a function it is given with arguments it is given (``Invoke``).
 ``[[return_sink]]`` methods of subclasses of library classes whose returned value the framework
                   runs or sends (``ReturnSink``): ``bases``, ``methods``, ``kind``, ``element``.
-``[[compared]]``  a library type whose values outside data must not be compared with by ``==``
-                  (``Compared``: an HMAC): ``type``, ``kind``.
+``[[compared]]``  a source channel whose values outside data must not be compared with by ``==``
+                  (``Compared``: an HMAC): ``channel``, ``kind``.
 
 In conditions (``when``, ``unless``, ``arg_in``), a value that is a library name (not a
 literal) compares as its qualified name: ``{ Loader = ["yaml.SafeLoader"] }``.
@@ -96,7 +96,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "reconfigure": frozenset({"method", "type", "when", "positions", "defaults", "removes"}),
     "constant": frozenset({"name", "value"}),
     "return_sink": frozenset({"bases", "methods", "kind", "element", "what"}),
-    "compared": frozenset({"type", "kind", "what"}),
+    "compared": frozenset({"channel", "kind", "what"}),
     "invokes": frozenset({"call", "method", "function", "function_keyword", "args_from", "args_tuple", "args_keyword",
                           "keywords"}),
     "render": frozenset({"call", "method", "template_arg", "template_keyword", "context_arg", "context_keyword",
@@ -253,9 +253,9 @@ class _Builder:
                 kind=self._kind(row, where), element=int(row["element"]) if "element" in row else None,
                 what=str(row.get("what", "")), model=name))
         elif table == "compared":
-            type_name = _str(row, "type", name, n)
-            self.compared[type_name] = Compared(type=type_name, kind=self._kind(row, where),
-                                                what=str(row.get("what", "")), model=name)
+            channel = _str(row, "channel", name, n)
+            self.compared[channel] = Compared(channel=channel, kind=self._kind(row, where),
+                                              what=str(row.get("what", "")), model=name)
         elif table == "invokes":
             target, _ = _target(row, where)
             invoke = Invoke(target=target, function=int(row.get("function", -1)),

@@ -248,9 +248,10 @@ class Expressions:
                 source = self.catalog.sources_type.get(base)
                 returned = self.catalog.returns.get(f"{base}.{attr}")
                 typed = Value(types=frozenset(t for t, _ in returned or ()))
-                if f"{base}.{attr}" in self.catalog.sinks and not (source is not None and attr in source.attributes):
-                    # A sink method read, not called (``match = PATTERN.match``): the call made
-                    # through it later is that method's, on this object (``Calls.call``).
+                if (f"{base}.{attr}" in self.catalog.sinks or source is not None and attr in source.methods) and not (
+                        source is not None and attr in source.attributes):
+                    # A sink or source method read, not called (``match = PATTERN.match``): the
+                    # call made through it later is that method's, on this object (``Calls.call``).
                     return Value(types=typed.types | {BOUND_LIBRARY_METHOD + attr}, items={SELF: owner})
                 if source is not None and attr in source.attributes:  # outside data, of its type when modelled
                     parts.append(join(self.source_value(source.channel, f"{attr} of {source.what}", site,
@@ -405,6 +406,8 @@ class Expressions:
             if isinstance(op, (ast.Eq, ast.NotEq)):
                 self.compared_secret(values[i], values[i + 1], node)
                 self.compared_secret(values[i + 1], values[i], node)
+            elif isinstance(op, (ast.In, ast.NotIn)):  # ``x in [mac, ...]`` compares x with each item
+                self.compared_secret(values[i + 1], values[i], node)
         if all(v.is_const for v in values):
             try:
                 ok = all(_COMPARE[type(op)](values[i].const, values[i + 1].const) for i, op in enumerate(node.ops))
@@ -414,13 +417,16 @@ class Expressions:
         return SOME_BOOL
 
     def compared_secret(self, secret: Value, other: Value, node: ast.Compare) -> None:
-        """``secret == other`` where ``secret`` is of a ``[[compared]]`` type (an HMAC): the
-        comparison is a sink of ``other``, which takes time telling how much of it is right."""
-        for type_name in sorted(secret.types):
-            model = self.catalog.compared.get(type_name)
-            if model is not None:
-                sink = Sink(target="==", is_method=False, kind=model.kind, args=(0,), what=model.what, model=model.model)
-                self.sink_value(sink, self.site(node), other, "the value compared with it")
+        """``secret == other`` where ``secret`` holds data of a ``[[compared]]`` channel (an
+        HMAC computed here) and ``other`` does not (two HMACs computed here compare in time
+        that tells nothing of the secret: the double-HMAC idiom): the comparison is a sink of
+        ``other``, which takes time telling how much of it is right."""
+        secret_channels = {label.channel for label in secret.all_labels()} & self.catalog.compared.keys()
+        other_channels = {label.channel for label in other.all_labels()}
+        for channel in sorted(secret_channels - other_channels):
+            model = self.catalog.compared[channel]
+            sink = Sink(target="==", is_method=False, kind=model.kind, args=(0,), what=model.what, model=model.model)
+            self.sink_value(sink, self.site(node), other, "the value compared with it")
 
     def comprehension(self, generators: list[ast.comprehension], results: list[ast.expr]) -> Value:
         saved = dict(self.env)

@@ -87,19 +87,19 @@ class ReturnSink:
 
 @dataclass(frozen=True, kw_only=True)
 class Compared:
-    """Values of a library type that outside data must not be compared with by ``==`` or
-    ``!=`` (an HMAC, a signature): Python's comparison of texts stops at the first difference,
-    so its time tells an attacker how much of a guess was right (CWE-208); ``hmac.compare_digest``
-    takes the same time whatever differs.
+    """Values of a source channel that outside data must not be compared with by ``==``,
+    ``!=`` or ``in`` (an HMAC computed by the code, channel ``"mac"``): Python's comparison of
+    texts stops at the first difference, so its time tells an attacker how much of a guess was
+    right (CWE-208); ``hmac.compare_digest`` takes the same time whatever differs.
 
     Attributes:
-        type: The library type (qualified) of the secret value.
+        channel: The source channel of the secret values (a marker channel no kind takes).
         kind: The sink kind of the other operand.
         what: Words for reports.
         model: The model file it comes from.
     """
 
-    type: str
+    channel: str
     kind: str
     what: str = ""
     model: str = ""

@@ -362,7 +362,7 @@ class Catalog:
             (``os.path.join``): it keeps that argument's constant ``suffix``.
         return_sinks: Methods of subclasses of library classes whose returned value is a sink
             (``ReturnSink``).
-        compared: Library type -> what comparing a value of it with outside data is
+        compared: Source channel -> what comparing a value of it with outside data is
             (``Compared``).
         returned_attributes: ``call`` -> attribute -> argument position: the object a call
             returns keeps these arguments (passed there or by the keyword of the attribute's

@@ -37,11 +37,12 @@ from typing import Any, Literal, NamedTuple
 
 from .texts import common_prefix, common_suffix, known_texts
 
-Channel = Literal["http", "network", "cli", "stdin", "env", "file", "api", "random", "param"]
+Channel = Literal["http", "network", "cli", "stdin", "env", "file", "api", "random", "mac", "param"]
 """Where a label's data comes from: a web request (``http``), a network read (``network``), the
 command line, standard input, the environment, a file, a caller of a public function of a
-library (``api``), a weak random number generator (``random``), or, inside a summary, a
-parameter of the function being summarised (``param``)."""
+library (``api``), a weak random number generator (``random``), an HMAC the code computed
+(``mac``: a marker no kind takes as outside data, for ``[[compared]]``), or, inside a summary,
+a parameter of the function being summarised (``param``)."""
 
 REMOTE: frozenset[str] = frozenset({"http", "network"})
 LOCAL: frozenset[str] = frozenset({"cli", "stdin", "env", "file"})

@@ -17,6 +17,7 @@ def claims(token):
 
 
 def signed(message, signature):
+    import base64
     import hashlib
     import hmac
 
@@ -26,8 +27,20 @@ def signed(message, signature):
         return True
     if signature != hmac.digest(KEY.encode(), message, "sha256"):  # $ timing
         return False
+    if "sha256=" + expected == signature:  # $ timing (the text built from the HMAC is still it)
+        return True
+    if base64.b64encode(mac.digest()) == signature or mac.digest().hex()[:16] == signature:  # $ timing
+        return True
+    if signature in (expected, mac.hexdigest().upper()):  # $ timing (in compares with each item)
+        return True
+    digest_of = mac.hexdigest
+    if digest_of() != signature:  # $ timing (the method read, then called)
+        return False
     if hmac.compare_digest(expected, signature):  # ok timing
         return True
-    if expected == hashlib.sha256(message).hexdigest():  # ok timing (both computed here)
+    if expected == hashlib.sha256(b"fixed").hexdigest():  # ok timing (nothing outside in it)
+        return True
+    blinded = hmac.new(KEY.encode(), signature.encode(), hashlib.sha256).digest()
+    if blinded == hmac.new(KEY.encode(), mac.digest(), hashlib.sha256).digest():  # ok timing (two HMACs computed here)
         return True
     return hashlib.sha256(message).hexdigest() == signature  # ok timing (a plain hash is no secret)
