@@ -162,6 +162,13 @@ def test_a_framework_secret_is_a_credential_whatever_its_shape(tmp_path: Path) -
         [(_, first, second)] = [row for row in judged(tmp_path, f"app{n}.py", source) if row[0].rule_id == rule]
         assert (first.verdict, second.verdict) == ("uncertain", "uncertain") and survives(second), source
         assert "anyone who" in first.rationale
+    # Regression (attack 7): beside a URL in one call, the secret's own value is judged.
+    [(_, mixed, _)] = judged(tmp_path, "mixed.py", 'from flask import Flask\napp = Flask(__name__)\n'
+                             'app.config.update(SECRET_KEY="secret", DATABASE_URL="sqlite:///app.db")  # sink\n')
+    assert mixed.verdict == "uncertain" and "'se****'" in mixed.rationale
+    # A name in capitals there names the setting or the variable that holds the key.
+    [(_, env_name, _)] = judged(tmp_path, "names.py", 'JWT_SECRET_KEY = "FLASK_JWT_SECRET_KEY"  # sink\n')
+    assert env_name.verdict == "not_vulnerable"
     # Not stored in a framework's secret: the shape still decides.
     [(_, named, _)] = judged(tmp_path, "fields.py", 'password_field = "user_password"  # sink\n')
     assert named.verdict == "not_vulnerable"
@@ -170,6 +177,8 @@ def test_a_framework_secret_is_a_credential_whatever_its_shape(tmp_path: Path) -
 
     assert _not_credential("aaaaaaa") is None and _not_credential("0000") is None
     assert _not_credential("********") == _not_credential("xxxxxx") == "a mask of one repeated character"
+    assert _not_credential("XXXX-XXXX-XXXX") == _not_credential("**** ****") == "a mask of one repeated character"
+    assert _not_credential("password-reset-salt") == "an identifier made of words (a key, field or setting name)"
 
 
 def test_markup_given_to_a_template_that_cannot_be_read_is_kept_as_uncertain(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import re
 import sys
+import textwrap
 import tokenize
 from pathlib import Path
 
@@ -69,6 +70,39 @@ def test_a_url_whose_host_is_fixed_is_a_partial_ssrf_and_a_local_redirect_is_saf
     assert ssrf.pop(partial_line) is True and set(ssrf.values()) == {False}
     local = next(n for n, line in enumerate(text.splitlines(), 1) if '"/profile/" + target' in line)
     assert not [f for f in flows if f.kind == "redirect" and f.site.line == local]
+
+
+def test_a_checked_start_fixes_the_host_as_a_constant_start_would() -> None:
+    """Where ``url.startswith("https://api.example.org/")`` holds, the URL starts so: a request
+    to it is a partial SSRF and a redirect to it stays on that site, for requests and for curl
+    alike; a start without the slash after the host fixes nothing (``.example.org.evil``)."""
+    text = textwrap.dedent("""
+        import subprocess
+        import requests
+        from flask import Flask, abort, redirect, request
+
+        app = Flask(__name__)
+
+        @app.route("/a")
+        def a():
+            url = request.args["u"]
+            if not url.startswith(("https://api.example.org/", "https://api.example.org/v2/")):
+                abort(400)
+            requests.get(url)
+            subprocess.run(["curl", "-s", url])
+            return redirect(url)
+
+        @app.route("/b")
+        def b():
+            url = request.args["u"]
+            if url.startswith("https://api.example.org"):
+                requests.post(url)
+            return ""
+    """)
+    flows = engine.analyse("app.py", parser.parse_module(text).module).flows
+    line = {word: n for n, row in enumerate(text.splitlines(), 1) for word in ("get(", "curl", "post(") if word in row}
+    found = {(f.kind, f.site.line, f.partial) for f in flows}
+    assert found == {("ssrf", line["get("], True), ("ssrf", line["curl"], True), ("ssrf", line["post("], False)}
 
 
 def test_every_model_file_loads_and_every_kind_has_a_sink() -> None:

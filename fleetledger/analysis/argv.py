@@ -50,8 +50,12 @@ OPTION_RUNNERS = frozenset({
 DATA_OPTIONS = {
     "tar": frozenset({"-b", "-N", "-V", "--blocking-factor", "--newer", "--label"}),
     "curl": frozenset({"-d", "-H", "-u", "-X", "-A", "-e", "-b", "-m", "--data", "--header", "--user", "--request",
-                       "--user-agent", "--referer", "--cookie", "--max-time", "--url"}),
-    "wget": frozenset({"-U", "-t", "-T", "--user-agent", "--header", "--tries", "--timeout"}),
+                       "--user-agent", "--referer", "--cookie", "--max-time", "--url", "-r", "-y", "-Y", "--range",
+                       "--connect-timeout", "--retry", "--retry-delay", "--retry-max-time", "--max-filesize",
+                       "--limit-rate", "--speed-limit", "--speed-time", "--oauth2-bearer"}),
+    "wget": frozenset({"-U", "-t", "-T", "-l", "-A", "-R", "-w", "-Q", "--user-agent", "--header", "--tries", "--timeout",
+                       "--level", "--accept", "--reject", "--wait", "--quota", "--limit-rate", "--referer", "--http-user",
+                       "--http-password"}),
     "git": frozenset({"-b", "-m", "--depth", "--branch", "--message"}),
     "ssh": frozenset({"-p", "-l", "-b", "-c", "-L", "-R", "-D", "-W", "-m", "-e", "-Q"}),
     "scp": frozenset({"-P", "-l", "-c"}),
@@ -64,7 +68,7 @@ _OPTIONS_WITH_VALUE = frozenset({"-o", "+o", "-O", "+O", "-W", "-X", "--rcfile",
 # Options of each wrapper that take a value as the next argument (their manual pages): one
 # program's flag is another's option with a value (sudo's -n runs non-interactively; nice's -n
 # takes the niceness).
-_WRAPPER_OPTIONS_WITH_VALUE = {
+WRAPPER_OPTIONS_WITH_VALUE = {
     "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group", "--host",
                        "--prompt", "--close-from", "--chdir", "--role", "--type", "--other-user", "--command-timeout"}),
     "doas": frozenset({"-u", "-C"}),
@@ -310,6 +314,8 @@ def _after_option(items: list[Value], index: int, letter: str, program: Value) -
     while index < len(items):
         item = items[index]
         if not item.is_const:
+            if item.prefix and not item.prefix.startswith(("-", "+")):
+                break  # it starts with a constant that is no option: the operand
             if item.tainted():
                 return join(program, item)  # outside data as an option or a script's path
             return join(program, *items[index:])
@@ -361,7 +367,7 @@ def _after_wrapper(items: list[Value], index: int, name: str) -> int | Value | N
         if text in _COMMAND_OPTIONS.get(name, ()):
             return items[index + 1] if index + 1 < len(items) else None
         if text.startswith("-") and len(text) > 1:
-            index += 2 if text in _WRAPPER_OPTIONS_WITH_VALUE.get(name, ()) else 1
+            index += 2 if text in WRAPPER_OPTIONS_WITH_VALUE.get(name, ()) else 1
             continue
         if name == "env" and "=" in text:
             index += 1

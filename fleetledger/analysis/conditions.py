@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from . import lengths, patterns, predicates, relative_urls
+from . import lengths, patterns, predicates, prefixes, relative_urls
 from .model_records import UNTYPED, Catalog, Guard
 from .values import Value, taint_only
 
@@ -176,7 +176,7 @@ def _call(frame: Frame, test: ast.Call, truth: bool) -> list[Proof]:
         return []
     if not truth:
         return _no_option(frame, test) + predicates.proofs(frame, test, truth)
-    out: list[Proof] = []
+    out: list[Proof] = prefixes.started(frame, test, truth)  # type: ignore[assignment]
     for guard, checked in _guards_of(frame, test):
         if guard.compare:
             continue

@@ -11,7 +11,7 @@ from dataclasses import replace
 from .interp_operators import MAX_CONST_LEN
 from .sequences import positions
 from .texts import MAX_TEXT_LEN, brace_pieces, texts_of
-from .values import Value, constant
+from .values import Value, constant, join, taint_only
 
 def formatted(value: Value, template: str) -> Value:
     """The result of ``template.format(...)`` with the template's literal pieces as the texts
@@ -30,12 +30,24 @@ def formatted(value: Value, template: str) -> Value:
 
 def joined_constant(separator: Value, parts: Value) -> Value | None:
     """``separator.join(parts)`` folded, when the separator is a constant text and ``parts`` a
-    list or tuple of constant texts known item by item (and the result short enough to keep);
-    else None."""
+    list or tuple known item by item: a constant when every item is a constant text (and the
+    result short enough to keep), else the items' data with the constant start their leading
+    constant items make (``" ".join(["curl", "-s", url])`` starts with ``"curl -s "``); None
+    when the parts are not so known."""
     if not (separator.is_const and isinstance(separator.const, str)) or parts.labels:
         return None
     found = positions(parts)
-    if found is None or found[1] is not None or not all(p.is_const and isinstance(p.const, str) for p in found[0]):
+    if found is None:
         return None
-    text = separator.const.join(str(p.const) for p in found[0])
-    return constant(text) if len(text) <= MAX_CONST_LEN else None
+    known, rest = found
+    leading: list[str] = []
+    for part in known:
+        if not (part.is_const and isinstance(part.const, str)):
+            break
+        leading.append(part.const)
+    if rest is None and len(leading) == len(known):
+        text = separator.const.join(leading)
+        return constant(text) if len(text) <= MAX_CONST_LEN else None
+    others = [taint_only(part.flatten()) for part in known[len(leading):] + ([rest] if rest is not None else [])]
+    start = separator.const.join(leading) + separator.const if leading else ""
+    return replace(join(*others), prefix=start[:MAX_TEXT_LEN] or None)

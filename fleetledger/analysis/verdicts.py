@@ -306,7 +306,7 @@ PROTOCOL_WORDS = frozenset({
     "secret", "api_key", "apikey", "x-api-key", "authorization", "oauth", "oauth2", "client_credentials",
     "authorization_code", "implicit", "code", "none", "null", "true", "false", "hidden", "text", "mac", "hmac",
     "session", "get", "post", "put", "patch", "delete", "head", "options", "cookie", "cookies", "header", "headers",
-    "query", "form", "body", "json", "meta",
+    "query", "form", "body", "json", "meta", "access", "refresh",
 })
 
 
@@ -318,11 +318,15 @@ def credential(tree: SourceTree, node: ast.AST, cwe: int | None) -> Judgement:
     if not values:
         return Judgement(verdict="uncertain", confidence=DROPPED, cwe=cwe,
                          facts=("No string literal at the flagged place to judge.",), signals={"analysed": False})
-    # Several strings at one place (a call's keyword arguments): the most secret-looking one.
-    value = max(values, key=lambda text: (_not_credential(text) is None, _entropy(text) if text else 0.0))
+    setting, stored = _framework_secret(tree, node)
+    # Several strings at one place (a call's keyword arguments): the framework's secret if one
+    # of them is, else the most secret-looking one.
+    value = stored if stored is not None else max(
+        values, key=lambda text: (_not_credential(text) is None, _entropy(text) if text else 0.0))
     reason = _not_credential(value)
-    setting = _framework_secret(tree, node)
-    if setting is not None and reason in _SHAPES_OF_WEAK_SECRETS:
+    if setting is not None and _ENVIRONMENT_NAME.fullmatch(value.strip()):
+        reason = "the name of a setting or an environment variable"
+    elif setting is not None and reason in _SHAPES_OF_WEAK_SECRETS:
         # The framework signs sessions or tokens with whatever string this is: a word, a run
         # of one letter or an identifier is a weak key written in the source, not a name.
         return Judgement(verdict="uncertain", confidence=KEPT, cwe=cwe,
@@ -345,6 +349,10 @@ def credential(tree: SourceTree, node: ast.AST, cwe: int | None) -> Judgement:
 # ``SessionMiddleware(secret_key=)``): library API names, not names the code's author chose.
 FRAMEWORK_SECRETS = frozenset({"SECRET_KEY", "secret_key", "JWT_SECRET_KEY", "WTF_CSRF_SECRET_KEY"})
 
+# A name in capitals (``FLASK_SECRET_KEY``): in a framework's secret, the name of the setting or
+# of the environment variable that holds the key, not the key.
+_ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
 # What ``_not_credential`` calls a string that a framework's secret may still be: any string
 # there is the key, however little it looks like one.
 _SHAPES_OF_WEAK_SECRETS = frozenset({
@@ -353,24 +361,24 @@ _SHAPES_OF_WEAK_SECRETS = frozenset({
 })
 
 
-def _framework_secret(tree: SourceTree, node: ast.AST) -> str | None:
+def _framework_secret(tree: SourceTree, node: ast.AST) -> tuple[str | None, str | None]:
     """The name of the framework secret (``FRAMEWORK_SECRETS``) that the string bandit flagged
-    at ``node`` is stored in: ``config["SECRET_KEY"] = s``, ``app.secret_key = s``,
-    ``SECRET_KEY = s``, ``{"SECRET_KEY": s}`` or ``f(secret_key=s)``; None when it is stored
-    elsewhere."""
+    at ``node`` is stored in (``config["SECRET_KEY"] = s``, ``app.secret_key = s``,
+    ``SECRET_KEY = s``, ``{"SECRET_KEY": s}`` or ``f(secret_key=s)``) and, for a call, the
+    string that keyword passes; ``(None, None)`` when it is stored elsewhere."""
     parent = tree.parent(node)
     if isinstance(parent, ast.Dict) and any(key is node for key in parent.keys):
-        return _secret_name(node)
+        return _secret_name(node), None
     holder = tree.parent(parent) if isinstance(parent, ast.Subscript) and parent.slice is node else None
     if isinstance(holder, (ast.Assign, ast.AnnAssign)):
-        return _secret_name(node)
+        return _secret_name(node), None
     statement: ast.AST | None = node
     while statement is not None and not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.Call, ast.stmt)):
         statement = tree.parent(statement)
     if isinstance(statement, ast.Call):
-        names = [k.arg for k in statement.keywords if k.arg in FRAMEWORK_SECRETS
+        named = [(k.arg, k.value.value) for k in statement.keywords if k.arg in FRAMEWORK_SECRETS
                  and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)]
-        return names[0] if names else None
+        return named[0] if named else (None, None)
     targets = (statement.targets if isinstance(statement, ast.Assign)
                else [statement.target] if isinstance(statement, ast.AnnAssign) else [])
     for target in targets:
@@ -378,8 +386,8 @@ def _framework_secret(tree: SourceTree, node: ast.AST) -> str | None:
         if name is None and isinstance(target, ast.Subscript):
             name = _secret_name(target.slice)
         if name in FRAMEWORK_SECRETS:
-            return name
-    return None
+            return name, None
+    return None, None
 
 
 def _secret_name(key: ast.AST) -> str | None:
@@ -424,8 +432,8 @@ def _not_credential(value: str) -> str | None:
     lowered = text.lower()
     if not text:
         return "empty"
-    if len(set(text)) == 1 and not (text.isalnum() and text[0] not in "xX"):
-        # "****" or "xxxx" hides a value; "aaaaaaa" or "0000" is one (a weak one).
+    if len(set(text) - set(" -_.")) == 1 and set(text) - set(" -_.") <= set("*xX#•●"):
+        # "****", "xxxx" or "XXXX-XXXX" hides a value; "aaaaaaa" or "0000" is one (a weak one).
         return "a mask of one repeated character"
     if _PLACEHOLDER.search(text):
         return "a template placeholder"
@@ -435,7 +443,7 @@ def _not_credential(value: str) -> str | None:
         return "a protocol keyword, HTTP method or field name"
     if _sentence(text):
         return "a sentence written for people"
-    if re.fullmatch(r"_*[a-z]+(_[a-z]+)+_*|_*[A-Z]+(_[A-Z]+)+_*", text):
+    if re.fullmatch(r"_*[a-z]+([_-][a-z]+)+_*|_*[A-Z]+([_-][A-Z]+)+_*", text):
         return "an identifier made of words (a key, field or setting name)"
     if text[-1] in "-_.:/" and re.fullmatch(r"[\w.:/-]+", text):
         return "a prefix that other text completes"

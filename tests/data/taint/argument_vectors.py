@@ -114,6 +114,13 @@ def fetchers():
     os.system("echo curl " + url)  # $ command ok ssrf (echo prints it)
     os.system("curl https://example.org/; ping " + url)  # $ command ok ssrf (another command)
     subprocess.Popen("wget " + url, shell=True)  # $ command $ ssrf
+    os.system("cd /srv && nice -n 10 wget -q " + url)  # $ command $ ssrf (the command after &&)
+    os.system("curl -A 'Bot (X11; Linux)' -sSLO " + url)  # $ command $ ssrf (-O takes no value; ; in quotes)
+    os.system("curl https://example.org/ > " + url)  # $ command ok ssrf (a file the output goes to)
+    os.system("curl --retry " + url + " https://example.org/")  # $ command ok ssrf (the value of --retry)
+    subprocess.run(["curl", "--connect-timeout", url, "https://example.org/"])  # ok ssrf ok argument (its value)
+    subprocess.run(["sh", "-c", "curl -s -X POST " + url])  # $ command $ ssrf (the command line sh runs)
+    os.system(" ".join(["curl", "-s", url]))  # $ command $ ssrf (join keeps the constant start)
     return "ok"
 
 def _mirror(vector):
