@@ -36,6 +36,8 @@ class Sinks:
         Where the template cannot be read (its name is not a constant, or no file of the
         repository has it), HTML markup the call passes is one (``markup_in_context``)."""
         named = args[render.template_arg] if render.template_arg < len(args) else kwargs.get(render.template_keyword)
+        if named is not None and named.types - {"str"} and not named.is_const:
+            return  # an object at the template's place (another signature's request): not this entry
         found = self.program.find_template(named.const) if (
             named is not None and named.is_const and isinstance(named.const, str)) else None
         if render.context_kwargs:

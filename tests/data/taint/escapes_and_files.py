@@ -37,3 +37,15 @@ def comment():
 @app.route("/raw")
 def raw():
     return "<p>" + request.args["text"] + "</p>"  # $ xss
+
+
+@api.get("/greeting")
+def greeting(request: "Request", name: str):
+    from fastapi import Request  # noqa: F401
+    from fastapi.templating import Jinja2Templates
+
+    pages = Jinja2Templates(directory="pages")
+    markup = f"<h2>Hello {name}</h2>"
+    pages.TemplateResponse("hello.html", {"request": request, "greeting": markup})  # $ xss (markup for an unread template)
+    pages.TemplateResponse(request, "hello.html", {"greeting": markup})  # $ xss (the newer signature)
+    return pages.TemplateResponse(request, "hello.html", {"name": name})  # ok xss (no markup: escaped by default)
