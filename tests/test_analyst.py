@@ -197,6 +197,37 @@ def test_markup_given_to_a_template_that_cannot_be_read_is_kept_as_uncertain(tmp
     assert "template was not read" in first.rationale
 
 
+def test_a_class_based_view_renders_the_template_its_class_names(tmp_path: Path) -> None:
+    """Regression (attack 7): ``render(request, self.template_name, ...)`` in a class-based view
+    rendered a template the scan took for unread, so markup given to an existing template that
+    escapes it was reported; the class body's constant names the template."""
+    (tmp_path / "blog" / "templates" / "blog").mkdir(parents=True)
+    (tmp_path / "blog" / "templates" / "blog" / "search.html").write_text("<div>{{ notice }}</div>\n")
+    (tmp_path / "blog" / "views.py").write_text(textwrap.dedent("""
+        from django.shortcuts import render
+        from django.views import View
+
+        class SearchView(View):
+            template_name = "blog/search.html"
+
+            def get(self, request):
+                notice = '<p class="notice">Results for <em>%s</em></p>' % request.GET["q"]
+                return render(request, self.template_name, {"notice": notice})
+    """).lstrip())
+    import hashlib
+
+    def xss_lines() -> list[int]:
+        readable = {p: hashlib.sha256((tmp_path / p).read_bytes()).hexdigest()
+                    for p in ("blog/views.py", "blog/templates/blog/search.html")}
+        return [c.line for c in detect_file(tmp_path, "blog/views.py", readable=readable).candidates
+                if c.rule_id == "FLT-xss"]
+
+    assert xss_lines() == []
+    # The same template writing it with |safe is an XSS sink.
+    (tmp_path / "blog" / "templates" / "blog" / "search.html").write_text("<div>{{ notice|safe }}</div>\n")
+    assert xss_lines() == [9]
+
+
 def test_a_flow_across_modules_is_reported_with_the_files_it_crossed(tmp_path: Path) -> None:
     (tmp_path / "shop").mkdir()
     (tmp_path / "shop" / "__init__.py").write_text("")

@@ -380,7 +380,7 @@ class Calls(Objects):
         for sink in sinks:
             self.check_sink(sink, receiver, args, kwargs, star, node, site)
         for render in renders:
-            self.check_template(render, args, kwargs, site)
+            self.check_template(render, args, kwargs, site, node)
         for check in checks:
             self.check_misuse(check, args, kwargs, node, site)
         types = frozenset(t for t, when in returned if when is None or self.holds(when, args, kwargs) is True)

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 class Sinks:
     """Sink, template and misuse checks, mixed into ``interp.Frame``."""
 
-    def check_template(self, render: Render, args: list[Value], kwargs: dict[str, Value], site: Site) -> None:
+    def check_template(self, render: Render, args: list[Value], kwargs: dict[str, Value], site: Site,
+                       node: ast.AST | None = None) -> None:
         """A template file of the repository that writes a context variable unescaped (``|safe``,
         ``{% autoescape off %}``) is an HTML sink for the value the call passes under that name.
         Where the template cannot be read (its name is not a constant, or no file of the
@@ -38,6 +39,8 @@ class Sinks:
         named = args[render.template_arg] if render.template_arg < len(args) else kwargs.get(render.template_keyword)
         if named is not None and named.types - {"str"} and not named.is_const:
             return  # an object at the template's place (another signature's request): not this entry
+        if named is not None and not named.is_const and isinstance(node, ast.Call):
+            named = self.class_default(node, render) or named
         found = self.program.find_template(named.const) if (
             named is not None and named.is_const and isinstance(named.const, str)) else None
         if render.context_kwargs:
@@ -57,6 +60,23 @@ class Sinks:
             sink = Sink(target=render.target, is_method=False, kind="xss", args=(0,), model="templates",
                         what=f"the template variable {place.variable}, written unescaped ({place.how}) at {path}:{place.line}")
             self.sink_value(sink, site, value, f"template variable {place.variable}")
+
+    def class_default(self, node: ast.Call, render: Render) -> Value | None:
+        """The constant a method's class body gives the attribute its instance passes as the
+        template's name (``render(request, self.template_name, ...)`` in a class-based view
+        whose class says ``template_name = "blog/search.html"``), or None."""
+        function = self.function
+        written = node.args[render.template_arg] if render.template_arg < len(node.args) else next(
+            (k.value for k in node.keywords if k.arg == render.template_keyword), None)
+        if function is None or not function.bound or function.cls is None or not isinstance(written, ast.Attribute) \
+                or not isinstance(written.value, ast.Name) or written.value.id != function.params[0].arg:
+            return None
+        for base in self.program.class_mro(function.cls.id):
+            info = self.program.classes.get(base)
+            if info is not None and written.attr in info.attributes:
+                found = info.attributes[written.attr]
+                return found if found.is_const and isinstance(found.const, str) else None
+        return None
 
     def markup_in_context(self, render: Render, context: Value, site: Site) -> None:
         """HTML markup built from data and handed to a template the scan cannot read
