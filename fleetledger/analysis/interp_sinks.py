@@ -19,8 +19,15 @@ from .model_records import UNTYPED, Check, Condition, Sink
 from .texts import holds_text, known_texts
 from .values import EMPTY, NOT_CONSTANT, Label, Value, join, of_labels
 
-# An HTML start or end tag (WHATWG HTML's tag name: a letter, then letters, digits or "-").
-_MARKUP = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$)")
+# An HTML start or end tag: an element of the WHATWG HTML standard (with SVG's and MathML's
+# roots) or a custom element (its name holds a hyphen), so "<name>" in plain text is no tag.
+_ELEMENTS = ("a|abbr|address|area|article|aside|audio|b|base|bdi|bdo|blockquote|body|br|button|canvas|caption|cite|"
+             "code|col|colgroup|data|datalist|dd|del|details|dfn|dialog|div|dl|dt|em|embed|fieldset|figcaption|figure|"
+             "footer|form|h[1-6]|head|header|hgroup|hr|html|i|iframe|img|input|ins|kbd|label|legend|li|link|main|map|"
+             "mark|menu|meta|meter|nav|noscript|object|ol|optgroup|option|output|p|picture|pre|progress|q|rp|rt|ruby|"
+             "s|samp|script|search|section|select|slot|small|source|span|strong|style|sub|summary|sup|table|tbody|td|"
+             "template|textarea|tfoot|th|thead|time|title|tr|track|u|ul|var|video|wbr|svg|math")
+_MARKUP = re.compile(rf"</?(?:(?:{_ELEMENTS})|[a-z][a-z0-9]*-[a-z0-9-]*)(?:[\s/>]|$)", re.IGNORECASE)
 
 if TYPE_CHECKING:
     from .definitions import FunctionInfo

@@ -106,4 +106,5 @@ class LinkView(View):
         render(request, "links.html", {"link": f"<i>{escape(text)}</i>"})  # ok xss (escaped)
         render(request, "links.html", {"name": text, "greeting": "<b>hi</b>"})  # ok xss (no markup holds the data)
         render(request, "links.html", {"link": "<b>%s</b>".format(text)})  # ok xss (no field: format ignores it)
+        render(request, "links.html", {"note": "<when> <what>: %s" % text})  # ok xss (no HTML element)
         return render(request, "links.html", {"note": "less than < 3: %s" % text})  # ok xss (no tag)
