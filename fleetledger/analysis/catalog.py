@@ -102,7 +102,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "render": frozenset({"call", "method", "template_arg", "template_keyword", "context_arg", "context_keyword",
                          "context_kwargs"}),
     "check": frozenset({"call", "method", "cwe", "kind", "title", "required", "positions", "arg_in", "arg", "when", "untracked",
-                        "unless", "defaults", "message", "backtracks", "backtracks_keyword", "whole_match",
+                        "unless", "defaults", "message", "backtracks", "backtracks_keyword", "backtracks_flags", "whole_match",
                         "literal_arg", "literal_keyword", "min_args"}),
 }
 
@@ -281,6 +281,7 @@ class _Builder:
                 when=_condition(row.get("when"), row, where), unless=_condition(row.get("unless"), row, where),
                 message=str(row.get("message", "")), untracked=bool(row.get("untracked", False)),
                 backtracks=int(row.get("backtracks", -1)), backtracks_keyword=str(row.get("backtracks_keyword", "")),
+                backtracks_flags=int(row.get("backtracks_flags", -1)),
                 whole_match=bool(row.get("whole_match", False)), literal_arg=int(row.get("literal_arg", -1)),
                 literal_keyword=str(row.get("literal_keyword", "")), min_args=int(row.get("min_args", 0))))
 

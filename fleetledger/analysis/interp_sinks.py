@@ -311,8 +311,10 @@ class Sinks:
         message = check.message
         if check.backtracks >= 0 or check.backtracks_keyword:
             pattern = args[check.backtracks] if 0 <= check.backtracks < len(args) else kwargs.get(check.backtracks_keyword)
-            shape = backtracking.exponential(pattern.const, check.whole_match) if pattern is not None and pattern.is_const \
-                and isinstance(pattern.const, (str, bytes)) else None
+            flags = args[check.backtracks_flags] if 0 <= check.backtracks_flags < len(args) else kwargs.get("flags")
+            known = flags.const if flags is not None and flags.is_const and isinstance(flags.const, int) else 0
+            shape = backtracking.exponential(pattern.const, check.whole_match, known) if pattern is not None \
+                and pattern.is_const and isinstance(pattern.const, (str, bytes)) else None
             if shape is None:
                 return
             message = f"{message}: {shape!r}"

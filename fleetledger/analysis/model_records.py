@@ -310,7 +310,9 @@ class Check:
         backtracks: Position of a regular expression argument (-1: none): the call is a
             finding only when that argument is a constant pattern whose matching can take
             exponential time (``backtracking.exponential``); ``backtracks_keyword`` names it
-            when passed by keyword, ``whole_match`` says the call matches the whole text.
+            when passed by keyword, ``whole_match`` says the call matches the whole text, and
+            ``backtracks_flags`` is the position of its ``re`` flags (also passed as ``flags``:
+            ``re.VERBOSE`` makes a comment no part of the pattern).
         literal_arg: Position of a secret argument (a signing or encryption key, a password;
             -1: none): the call is a finding only when that argument (or ``literal_keyword``)
             is a non-empty string or bytes constant, a secret written in the source (CWE-798):
@@ -335,6 +337,7 @@ class Check:
     untracked: bool = False
     backtracks: int = -1
     backtracks_keyword: str = ""
+    backtracks_flags: int = -1
     whole_match: bool = False
     literal_arg: int = -1
     literal_keyword: str = ""

@@ -9,6 +9,8 @@ DOTTED = re.compile(r"^(\w+\.)*\w+$")  # ok redos (a dot ends each repetition)
 POSSESSIVE = re.compile(r"^(?:\w++\s?)*$")  # ok redos (a possessive repetition never backtracks)
 MERGED = re.compile(r"(\w|\d)+$")  # ok redos (re merges the alternatives into one class)
 OPEN_END = re.compile(r"(\w+\s?)*")  # ok redos (nothing after it can fail)
+COMMENTED = re.compile(r"^\d{3}  # never (x+)+y or (a|a)*b", re.VERBOSE)  # ok redos (re.VERBOSE: a comment)
+FLAGGED = re.search(r"^(\w+\s?)*$", "text", flags=re.I)  # $ redos
 
 
 def check(text):
