@@ -68,11 +68,14 @@ def exponential(pattern: str | bytes, whole_match: bool = False, flags: int = 0)
     parsed = _parsed(pattern, flags)
     if parsed is None:
         return None
-    token = _FLAGS.set(parsed[1])
+    token, steps = _FLAGS.set(parsed[1]), _STEPS.set([MAX_STEPS])
     try:
         found = _find(parsed[0], whole_match)
+    except _TooComplex:
+        return None  # too many words to cut a text into: not analysed
     finally:
         _FLAGS.reset(token)
+        _STEPS.reset(steps)
     return _shown(pattern, found) if found is not None else None
 
 
@@ -311,6 +314,10 @@ def _ambiguous(body: list[Any]) -> bool:
     for index, element in enumerate(body):
         if element[0] == _c.BRANCH and _overlapping_alternatives(element[1][1]):
             return True  # (\w|\d)+
+        if element[0] == _c.BRANCH and _optional_repeat(body[:index], element[1][1]):
+            return True  # (a|aa)+, parsed a(?:|a): "aa" is one repetition or two
+        if element[0] == _c.BRANCH and len(body) == 1 and not _uniquely_decodable(element[1][1]):
+            return True  # (?:m|mm|cm)+: "mm" is one word or two
         if not _repeats(element):
             continue
         if all(_nullable(e) for e in body[:index] + body[index + 1:]):
@@ -322,6 +329,52 @@ def _ambiguous(body: list[Any]) -> bool:
             if not _nullable(later):
                 break
     return False
+
+
+def _optional_repeat(head: list[Any], alternatives: list[Any]) -> bool:
+    """``head`` followed by a choice that may be empty or match what ``head`` matches again
+    (``a(?:|a)``, how ``re`` parses ``a|aa``): repeated, ``head head`` is one repetition or
+    two. Each element of ``head`` and of the alternative must be one character class."""
+    if not head or not any(all(_nullable(e) for e in alternative) for alternative in alternatives):
+        return False
+    heads = [_chars(e) for e in head]
+    if any(chars is None for chars in heads):
+        return False
+    for alternative in alternatives:
+        flat = _flat(list(alternative))
+        if len(flat) == len(heads) and all(
+                (chars := _chars(e)) is not None and chars & known for e, known in zip(flat, heads)):
+            return True
+    return False
+
+
+def _uniquely_decodable(alternatives: list[Any]) -> bool:
+    """False when the alternatives are literal words and a text can be cut into them in two
+    ways (``m|mm|cm``: "mm" is one word or two), by the Sardinas-Patterson test (Sardinas and
+    Patterson, 1953): the dangling suffixes left when one word (or suffix) is a prefix of
+    another never form a word. Alternatives that are not all literal words count as decodable
+    (other checks read them)."""
+    words: set[str] = set()
+    for alternative in alternatives:
+        flat = _flat(list(alternative))
+        if not flat or any(op != _c.LITERAL for op, _ in flat):
+            return True
+        words.add("".join(chr(av) for _, av in flat))
+    if len(words) < 2 or len(words) > 500:
+        return True
+
+    def dangling(left: set[str], right: set[str]) -> set[str]:
+        return {b[len(a):] for a in left for b in right if a != b and b.startswith(a)}
+
+    current = dangling(words, words)
+    seen: set[str] = set()
+    while current - seen:
+        _step()
+        if current & words:
+            return False
+        seen |= current
+        current = dangling(words, current) | dangling(current, words)
+    return True
 
 
 def _repeats(element: Any) -> bool:

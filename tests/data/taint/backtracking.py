@@ -11,6 +11,10 @@ MERGED = re.compile(r"(\w|\d)+$")  # ok redos (re merges the alternatives into o
 OPEN_END = re.compile(r"(\w+\s?)*")  # ok redos (nothing after it can fail)
 COMMENTED = re.compile(r"^\d{3}  # never (x+)+y or (a|a)*b", re.VERBOSE)  # ok redos (re.VERBOSE: a comment)
 FLAGGED = re.search(r"^(\w+\s?)*$", "text", flags=re.I)  # $ redos
+UNITS = re.compile(r"^(?:%s)+$" % "|".join(["km", "m", "cm", "mm"]))  # $ redos ("mm" is one word or two)
+FACTORED = re.compile(r"(a|aa)+$")  # $ redos (parsed a(?:|a): "aa" is one repetition or two)
+PREFIX_CODE = re.compile(r"^(?:0|10|110)+$")  # ok redos (no word starts another: one way to cut a text)
+SUFFIXES = re.compile(r"^(?:a|ab|abb)+$")  # ok redos (uniquely decodable)
 
 
 def check(text):
