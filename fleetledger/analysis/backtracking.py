@@ -14,6 +14,9 @@ itself ambiguous:
 * two alternatives of the body can match the same text: each one character class (or a
   repetition of one) sharing a character, ``(\\d+|\\w+)*``, or both empty, ``(a|a)+``
   (``re`` merges ``(\\w|\\d)`` into one class, which is not ambiguous);
+* the body is a choice of literal words that can cut a text two ways (``(?:m|mm|cm)+``, what
+  ``"|".join(words)`` builds: ``words``, Sardinas-Patterson), or a part followed by an optional
+  repeat of itself (``(a|aa)+``, which ``re`` parses ``a(?:|a)``);
 
 and something after it can fail (an anchor, a required part, ``fullmatch``), so the matcher
 backtracks into it (``exponential``).
@@ -40,13 +43,13 @@ from __future__ import annotations
 import contextvars
 from typing import Any
 
-try:  # Python 3.11+
-    from re import _constants as _c, _parser as _p  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - older interpreters are not supported by the product
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _p  # type: ignore[no-redef]
+from . import words
+from .regex_parse import ALPHABET as _ALPHABET, FLAGS as _FLAGS, WORD as _WORD, c as _c, p as _p
+from .regex_parse import can_fail as _can_fail, category as _category, chars as _chars, first as _first
+from .regex_parse import item_chars as _item_chars, nullable as _nullable, plain_chars as _plain_chars
+from .regex_parse import flat as _flat, repeats as _repeats
 
-_ALPHABET = frozenset(range(128)) | frozenset(map(ord, "\u00a0\u00e9\u00df\u0431\u4e2d\u2028\u0660"))
+
 _MAX_PATTERN = 2000
 """Longer patterns are not analysed (their parse is not what an attack shape looks like)."""
 
@@ -132,9 +135,6 @@ def _step() -> None:
         raise _TooComplex
 
 
-_FLAGS: contextvars.ContextVar[int] = contextvars.ContextVar("flags", default=0)
-"""The flags of the pattern being analysed (its own inline ones included): ``re.I`` folds the
-case of its classes, ``re.M`` makes ``^`` match after each newline."""
 
 
 def _parsed(pattern: str | bytes, flags: int) -> tuple[list[Any], int] | None:
@@ -298,17 +298,6 @@ def _find(seq: list[Any], fails_after: bool) -> Any | None:
     return None
 
 
-def _flat(seq: list[Any]) -> list[Any]:
-    """The sequence with plain groups opened: ``(?:a(b+))c`` is ``a b+ c``."""
-    out: list[Any] = []
-    for op, av in seq:
-        if op == _c.SUBPATTERN:
-            out.extend(_flat(list(av[-1])))
-        else:
-            out.append((op, av))
-    return out
-
-
 def _ambiguous(body: list[Any]) -> bool:
     """True when a repetition of ``body`` can split one text in more than one way."""
     for index, element in enumerate(body):
@@ -349,52 +338,16 @@ def _optional_repeat(head: list[Any], alternatives: list[Any]) -> bool:
 
 
 def _uniquely_decodable(alternatives: list[Any]) -> bool:
-    """False when the alternatives are literal words and a text can be cut into them in two
-    ways (``m|mm|cm``: "mm" is one word or two), by the Sardinas-Patterson test (Sardinas and
-    Patterson, 1953): the dangling suffixes left when one word (or suffix) is a prefix of
-    another never form a word. Alternatives that are not all literal words count as decodable
-    (other checks read them)."""
-    words: set[str] = set()
+    """False when the alternatives are literal words that can cut a text two ways
+    (``words.uniquely_decodable``); True when they can not, or are not all literal words
+    (other checks read those)."""
+    found: set[str] = set()
     for alternative in alternatives:
         flat = _flat(list(alternative))
         if not flat or any(op != _c.LITERAL for op, _ in flat):
             return True
-        words.add("".join(chr(av) for _, av in flat))
-    if len(words) < 2 or len(words) > 500:
-        return True
-
-    def dangling(left: set[str], right: set[str]) -> set[str]:
-        return {b[len(a):] for a in left for b in right if a != b and b.startswith(a)}
-
-    current = dangling(words, words)
-    seen: set[str] = set()
-    while current - seen:
-        _step()
-        if current & words:
-            return False
-        seen |= current
-        current = dangling(words, current) | dangling(current, words)
-    return True
-
-
-def _repeats(element: Any) -> bool:
-    """A backtracking repetition that can take a varying number of a non-empty item."""
-    op, av = element
-    if op not in (_c.MAX_REPEAT, _c.MIN_REPEAT):
-        return False
-    low, high, body = av
-    return high > 1 and high > low and not all(_nullable(e) for e in body)
-
-
-def _item_chars(element: Any) -> frozenset[int] | None:
-    """The characters a repetition's item is made of, when it is one character class."""
-    op, av = element
-    if op not in (_c.MAX_REPEAT, _c.MIN_REPEAT):
-        return None
-    body = _flat(list(av[2]))
-    if len(body) == 1:
-        return _chars(body[0])
-    return _first(body[0]) if body else None
+        found.add("".join(chr(av) for _, av in flat))
+    return words.uniquely_decodable(found, _step)
 
 
 def _overlapping_alternatives(alternatives: list[Any]) -> bool:
@@ -414,107 +367,6 @@ def _overlapping_alternatives(alternatives: list[Any]) -> bool:
     return any(a & b for i, a in enumerate(sets) for b in sets[i + 1:])
 
 
-def _chars(element: Any) -> frozenset[int] | None:
-    """The characters one single-character element matches (None for other elements), both
-    cases of a letter under ``re.I``."""
-    chars = _plain_chars(element)
-    if chars is None or not _FLAGS.get() & _c.SRE_FLAG_IGNORECASE:
-        return chars
-    return chars | frozenset(ord(chr(c).swapcase()[0]) for c in chars if chr(c).isalpha() and len(chr(c).swapcase()) == 1
-                             and ord(chr(c).swapcase()) in _ALPHABET)
-
-
-def _plain_chars(element: Any) -> frozenset[int] | None:
-    """The characters one single-character element matches, as written."""
-    op, av = element
-    if op == _c.LITERAL:
-        return frozenset({av})
-    if op == _c.NOT_LITERAL:
-        return _ALPHABET - {av}
-    if op == _c.ANY:
-        return _ALPHABET - {10}
-    if op == _c.IN:
-        chars: set[int] = set()
-        negate = False
-        for kind, value in av:
-            if kind == _c.NEGATE:
-                negate = True
-            elif kind == _c.LITERAL:
-                chars.add(value)
-            elif kind == _c.RANGE:
-                chars.update(c for c in _ALPHABET if value[0] <= c <= value[1])
-            elif kind == _c.CATEGORY:
-                chars.update(_category(value))
-        return _ALPHABET - chars if negate else frozenset(chars)
-    return None
-
-
-def _category(category: Any) -> frozenset[int]:
-    name = str(category)
-    tests = {"DIGIT": str.isdecimal, "SPACE": str.isspace, "WORD": lambda s: s.isalnum() or s == "_",
-             "LINEBREAK": lambda s: s in "\n\r\u2028"}
-    for key, test in tests.items():
-        if name.endswith(key):
-            matched = frozenset(c for c in _ALPHABET if test(chr(c)))
-            return _ALPHABET - matched if "_NOT_" in name else matched
-    return _ALPHABET
-
-
-def _first(element_or_seq: Any) -> frozenset[int]:
-    """The characters a match of an element (or a sequence) can start with."""
-    if isinstance(element_or_seq, list):
-        out: set[int] = set()
-        for element in element_or_seq:
-            out |= _first(element)
-            if not _nullable(element):
-                break
-        return frozenset(out)
-    op, av = element_or_seq
-    single = _chars(element_or_seq)
-    if single is not None:
-        return single
-    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT, getattr(_c, "POSSESSIVE_REPEAT", None)):
-        return _first(list(av[2]))
-    if op == _c.SUBPATTERN:
-        return _first(list(av[-1]))
-    if op == getattr(_c, "ATOMIC_GROUP", None):
-        return _first(list(av))
-    if op == _c.BRANCH:
-        return frozenset().union(*(_first(list(a)) for a in av[1]))
-    if op in (_c.AT, _c.ASSERT, _c.ASSERT_NOT):
-        return frozenset()
-    return _ALPHABET  # a back-reference, a conditional: anything
-
-
-def _nullable(element: Any) -> bool:
-    """True when an element can match the empty text."""
-    op, av = element
-    if op in (_c.AT, _c.ASSERT, _c.ASSERT_NOT):
-        return True
-    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT, getattr(_c, "POSSESSIVE_REPEAT", None)):
-        return av[0] == 0 or all(_nullable(e) for e in av[2])
-    if op == _c.SUBPATTERN:
-        return all(_nullable(e) for e in av[-1])
-    if op == getattr(_c, "ATOMIC_GROUP", None):
-        return all(_nullable(e) for e in av)
-    if op == _c.BRANCH:
-        return any(all(_nullable(e) for e in a) for a in av[1])
-    if op in (_c.GROUPREF, getattr(_c, "GROUPREF_EXISTS", None)):
-        return True
-    return False
-
-
-def _can_fail(element: Any) -> bool:
-    """True when an element can fail to match where it is tried (it needs some text, or it is
-    an anchor or a lookaround other than the start's)."""
-    op, av = element
-    if op == _c.AT:
-        return av not in (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING)
-    if op in (_c.ASSERT, _c.ASSERT_NOT):
-        return True
-    return not _nullable(element)
-
-
 def _shown(pattern: str | bytes, found: Any) -> str:
     """A short text naming the repetition at fault (the pattern itself, cut)."""
     if isinstance(pattern, bytes):
@@ -522,5 +374,4 @@ def _shown(pattern: str | bytes, found: Any) -> str:
     return pattern if len(pattern) <= 80 else pattern[:77] + "..."
 
 
-_WORD = frozenset(c for c in _ALPHABET if chr(c).isalnum() or chr(c) == "_")
 """The word characters (``\\w``) of the sample alphabet."""
