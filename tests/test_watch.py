@@ -46,9 +46,13 @@ class ReadSpy:
 
 
 def start_watch(ws: Path, *args: str) -> subprocess.Popen[bytes]:
-    """Starts ``fleetledger status --watch`` drawing into a pipe as if it were a terminal."""
+    """Starts ``fleetledger status --watch`` drawing into a pipe as if it were a terminal, with
+    Ctrl-C's signal delivered as a terminal's foreground job gets it. Regression: started from
+    a background job (``.ci/test &``), the test process ignores SIGINT, the watch inherited
+    that, and Python then raises no KeyboardInterrupt: the Ctrl-C test waited 60 s and failed."""
     return subprocess.Popen(cli_argv("status", "--watch", "--interval", "0.05", "--workspace", str(ws), *args),
-                            env={**os.environ, **TERMINAL}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            env={**os.environ, **TERMINAL}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def read_until(proc: subprocess.Popen[bytes], needle: str, timeout_s: float = 60) -> str:
