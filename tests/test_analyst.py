@@ -179,6 +179,7 @@ def test_a_framework_secret_is_a_credential_whatever_its_shape(tmp_path: Path) -
     assert _not_credential("********") == _not_credential("xxxxxx") == "a mask of one repeated character"
     assert _not_credential("XXXX-XXXX-XXXX") == _not_credential("**** ****") == "a mask of one repeated character"
     assert _not_credential("password-reset-salt") == "an identifier made of words (a key, field or setting name)"
+    assert _not_credential("correct-horse-battery-staple") is None  # a passphrase names nothing
 
 
 def test_markup_given_to_a_template_that_cannot_be_read_is_kept_as_uncertain(tmp_path: Path) -> None:

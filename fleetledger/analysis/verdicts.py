@@ -443,7 +443,10 @@ def _not_credential(value: str) -> str | None:
         return "a protocol keyword, HTTP method or field name"
     if _sentence(text):
         return "a sentence written for people"
-    if re.fullmatch(r"_*[a-z]+([_-][a-z]+)+_*|_*[A-Z]+([_-][A-Z]+)+_*", text):
+    if re.fullmatch(r"_*[a-z]+(_[a-z]+)+_*|_*[A-Z]+(_[A-Z]+)+_*", text) or (
+            re.fullmatch(r"[a-z]+(-[a-z]+)+", lowered) and PROTOCOL_WORDS & set(lowered.split("-"))):
+        # snake_case, or kebab-case naming what it is for ("set-password"; "correct-horse-battery"
+        # is a passphrase)
         return "an identifier made of words (a key, field or setting name)"
     if text[-1] in "-_.:/" and re.fullmatch(r"[\w.:/-]+", text):
         return "a prefix that other text completes"
