@@ -45,9 +45,8 @@ from typing import Any
 
 from . import words
 from .regex_parse import ALPHABET as _ALPHABET, FLAGS as _FLAGS, WORD as _WORD, c as _c, p as _p
-from .regex_parse import can_fail as _can_fail, category as _category, chars as _chars, first as _first
-from .regex_parse import item_chars as _item_chars, nullable as _nullable, plain_chars as _plain_chars
-from .regex_parse import flat as _flat, repeats as _repeats
+from .regex_parse import can_fail as _can_fail, chars as _chars, first as _first, flat as _flat
+from .regex_parse import item_chars as _item_chars, nullable as _nullable, repeats as _repeats
 
 
 _MAX_PATTERN = 2000

@@ -13,7 +13,7 @@ try:  # Python 3.11+
     from re import _constants as c, _parser as p  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - older interpreters are not supported by the product
     import sre_constants as c  # type: ignore[no-redef]
-    import sre_parse as p  # type: ignore[no-redef]
+    import sre_parse as p  # type: ignore[no-redef]  # noqa: F401 (read by backtracking)
 
 ALPHABET = frozenset(range(128)) | frozenset(map(ord, "\u00a0\u00e9\u00df\u0431\u4e2d\u2028\u0660"))
 WORD = frozenset(code for code in ALPHABET if chr(code).isalnum() or chr(code) == "_")
