@@ -135,3 +135,23 @@ def test_alternatives_in_sequence_are_read_a_bounded_number_of_times() -> None:
     # unanalysed instead, as one too long is.
     assert polynomial("(?:ab|cd)" * 40 + "x", anywhere=True) is None
     assert polynomial("(?:ab|cd)" * 3 + r"\s*\s*x") is not None  # a few are read to the end
+
+
+def test_words_that_cut_a_text_two_ways_are_found_within_the_callers_budget() -> None:
+    """Sardinas-Patterson: "mm" is one word or two; a prefix code cuts every text one way.
+    The caller's step budget stops a test that grows (a hostile repository's word list)."""
+    from fleetledger.analysis import words
+
+    assert words.uniquely_decodable({"m", "mm", "cm"}, lambda: None) is False
+    assert words.uniquely_decodable({"0", "10", "110"}, lambda: None) is True
+    calls: list[int] = []
+
+    def budget() -> None:
+        calls.append(1)
+        if len(calls) > 2:
+            raise TimeoutError
+
+    many = {"0" + "1" * n for n in range(200)}  # a code whose test takes rounds of 200 x 200 comparisons
+    with pytest.raises(TimeoutError):
+        words.uniquely_decodable(many, budget)
+    assert len(calls) == 3

@@ -68,7 +68,7 @@ _OPTIONS_WITH_VALUE = frozenset({"-o", "+o", "-O", "+O", "-W", "-X", "--rcfile",
 # Options of each wrapper that take a value as the next argument (their manual pages): one
 # program's flag is another's option with a value (sudo's -n runs non-interactively; nice's -n
 # takes the niceness).
-WRAPPER_OPTIONS_WITH_VALUE = {
+_WRAPPER_OPTIONS_WITH_VALUE = {
     "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group", "--host",
                        "--prompt", "--close-from", "--chdir", "--role", "--type", "--other-user", "--command-timeout"}),
     "doas": frozenset({"-u", "-C"}),
@@ -367,7 +367,7 @@ def _after_wrapper(items: list[Value], index: int, name: str) -> int | Value | N
         if text in _COMMAND_OPTIONS.get(name, ()):
             return items[index + 1] if index + 1 < len(items) else None
         if text.startswith("-") and len(text) > 1:
-            index += 2 if text in WRAPPER_OPTIONS_WITH_VALUE.get(name, ()) else 1
+            index += 2 if text in _WRAPPER_OPTIONS_WITH_VALUE.get(name, ()) else 1
             continue
         if name == "env" and "=" in text:
             index += 1

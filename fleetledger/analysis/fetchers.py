@@ -12,7 +12,7 @@ leave the next argument an operand; after any other option, the next argument is
 from __future__ import annotations
 
 from . import argv
-from .values import EMPTY, Value, join
+from .values import EMPTY, Value, constant, join
 
 # Programs that fetch the URLs among their operands (their manual pages): outside data there
 # chooses where the request goes (CWE-918), whatever else it may do as an argument.
@@ -114,16 +114,12 @@ def _fetched_in_line(value: Value) -> tuple[Value, str]:
     if not prefix or value.is_const:
         return EMPTY, ""
     words, current = _last_command(prefix)
-    index = 0
-    while index < len(words) and argv.base_name(words[index]) in argv.WRAPPERS:
-        wrapper = argv.base_name(words[index])
-        index += 1
-        while index < len(words) and (words[index].startswith("-") or "=" in words[index]):
-            # sudo -u x, nice -n 10, env A=1: the wrapper's own options and settings
-            index += 2 if words[index] in argv.WRAPPER_OPTIONS_WITH_VALUE.get(wrapper, ()) else 1
-        index += argv.WRAPPERS[wrapper]  # timeout 30s: its operands
-    while index < len(words) and "=" in words[index]:
-        index += 1  # A=1 curl ...: an assignment before the command
+    assigned = 0
+    while assigned < len(words) and "=" in words[assigned]:
+        assigned += 1  # A=1 curl ...: an assignment before the command
+    # Wrappers (sudo -u x, nice -n 10, timeout 30s) skipped as in a vector.
+    found = argv.program_index([constant(word) for word in words[assigned:]])
+    index = assigned + found if found is not None else len(words)
     if index >= len(words) or argv.base_name(words[index]) not in FETCHERS:
         return EMPTY, ""  # no program yet, or the data changes the program's name
     name = argv.base_name(words[index])

@@ -246,9 +246,10 @@ class Expressions:
                         parts.append(Value(types=stored))
                         break
                 source = self.catalog.sources_type.get(base)
-                returned = self.catalog.returns.get(f"{base}.{attr}")
+                member = f"{base}.{attr}"
+                returned = self.catalog.returns.get(member)
                 typed = Value(types=frozenset(t for t, _ in returned or ()))
-                if (f"{base}.{attr}" in self.catalog.sinks or source is not None and attr in source.methods) and not (
+                if (member in self.catalog.sinks or source is not None and attr in source.methods) and not (
                         source is not None and attr in source.attributes):
                     # A sink or source method read, not called (``match = PATTERN.match``): the
                     # call made through it later is that method's, on this object (``Calls.call``).

@@ -18,8 +18,8 @@ def uniquely_decodable(words: set[str], step: Callable[[], None]) -> bool:
 
     Args:
         words: The words (non-empty texts).
-        step: Called once per round of dangling suffixes; it raises to stop a test that
-            takes too long (the caller's budget).
+        step: Called once per round of dangling suffixes and per 10,000 comparisons in it; it
+            raises to stop a test that takes too long (the caller's budget).
 
     Returns:
         True when every concatenation of the words is cut one way only (also for fewer than two
@@ -35,7 +35,8 @@ def uniquely_decodable(words: set[str], step: Callable[[], None]) -> bool:
     current = dangling(words, words)
     seen: set[str] = set()
     while current - seen:
-        step()
+        for _ in range(1 + len(words) * len(current) // 10_000):
+            step()  # one step per 10,000 comparisons the next round makes
         if current & words:
             return False
         seen |= current
