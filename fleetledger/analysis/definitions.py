@@ -47,6 +47,7 @@ class FunctionInfo:
     closure: dict[str, Value] | None = None
     _names: tuple[frozenset[str], frozenset[str]] | None = None
     _called: frozenset[str] | None = None
+    _rebound: frozenset[str] | None = None
 
     def called_parameters(self) -> frozenset[str]:
         """The names of its parameters it calls (``f(x)`` for a parameter ``f``; computed once)."""
@@ -63,6 +64,15 @@ class FunctionInfo:
             declared = {name for n in ast.walk(self.node) if isinstance(n, ast.Global) for name in n.names}
             self._names = (frozenset(assigned), frozenset(declared))
         return self._names
+
+    def rebound(self) -> frozenset[str]:
+        """The names the function binds other than by ``+=`` and its kind (computed once): a
+        parameter not among them still names the caller's object (``mutations``)."""
+        if self._rebound is None:
+            augmented = {id(n.target) for n in ast.walk(self.node) if isinstance(n, ast.AugAssign)}
+            self._rebound = frozenset(n.id for n in ast.walk(self.node) if isinstance(n, ast.Name)
+                                      and isinstance(n.ctx, ast.Store) and id(n) not in augmented)
+        return self._rebound
 
     @property
     def decorators(self) -> list[ast.expr]:

@@ -14,7 +14,7 @@ import ast
 from dataclasses import replace
 from typing import Any
 
-from . import conditions
+from . import conditions, mutations
 from .facts import Site, step
 from .interp_expressions import BUILTINS, callable_part, dict_keys, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
@@ -218,6 +218,8 @@ class Calls(Objects):
             if method == "format" and receiver.is_const and isinstance(receiver.const, str):
                 everything.extend(self.format_fields(receiver.const, args, kwargs, node))
             self.stores_into(func.value if isinstance(func, ast.Attribute) else None, everything, site)
+            if method in mutations.STORING and isinstance(func, ast.Attribute):
+                mutations.added(self, func.value, join(*args, *kwargs.values(), *star))  # the caller's object too
             if method in _STORING_METHODS and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and args:
                 self.store_global(func.value.id, args[-1], by_key=method == "setdefault")  # ``HOOKS.append(fn)``
             everything.append(receiver)

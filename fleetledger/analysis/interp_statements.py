@@ -13,7 +13,7 @@ import ast
 from collections.abc import Iterable
 from typing import Any
 
-from . import conditions, predicates
+from . import conditions, mutations, predicates
 from .interp_expressions import callable_part, ref
 from .sequences import leading_items
 from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
@@ -50,9 +50,12 @@ class Statements:
                 self.assign(node.target, self.expr(node.value), node.value)
         elif isinstance(node, ast.AugAssign):
             current = self.expr(_load(node.target))
-            value = self.binop(node.op, current, self.expr(node.value), node)
+            operand = self.expr(node.value)
+            value = self.binop(node.op, current, operand, node)
             if isinstance(node.target, ast.Name) and isinstance(node.op, ast.Add) and leading_items(current) is not None:
                 self.rebind(node.target.id, current, value)  # ``xs += ys`` extends the list in place
+            if isinstance(node.op, ast.Add) and isinstance(node.value, (ast.List, ast.ListComp)):
+                mutations.added(self, node.target, operand)  # a list the caller passed, extended in place
             self.assign(node.target, value, node)
         elif isinstance(node, ast.Return):
             value = self.expr(node.value) if node.value is not None else constant(None)
@@ -404,8 +407,11 @@ class Statements:
                     keys = updated.items.get(UNKNOWN_KEYS) if updated.items else None
                     updated = with_items(updated, {UNKNOWN_KEYS: join(keys or EMPTY, taint_only(key.flatten()))})
             self.env[target.value.id] = updated
+            mutations.added(self, target.value, join(value, key))  # a parameter's dict: the caller's  # type: ignore[arg-type]
         elif isinstance(target.value, ast.Name):
             self.store_global(target.value.id, value, by_key=True)
+        else:
+            mutations.added(self, target.value, join(value, key))  # ``self.headers[k] = v``  # type: ignore[arg-type]
 
     def store_global(self, name: str, value: Value, *, by_key: bool) -> None:
         """``REGISTRY[key] = fn`` or ``HOOKS.append(fn)`` on a global container of the module,

@@ -19,7 +19,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import entries, predicates
+from . import entries, mutations, predicates
 from .budget import BudgetExceeded
 from .definitions import FunctionInfo
 from .dependencies import Dependencies
@@ -446,10 +446,9 @@ def _write_back(frame: Frame, function: FunctionInfo, found: Summary, mapping: d
         passed[i + offset] = arg
     for (index, attr), value in found.writes.items():
         target = passed.get(index)
-        if isinstance(target, ast.Name) and target.id in frame.env:
-            stored = substitute(frame, value, mapping, call, node)
-            frame.env[target.id] = with_items(frame.env[target.id], {"." + attr: stored})
-        elif index in mapping and frame.summarising:
+        if target is not None and mutations.write_back(frame, target, attr, substitute(frame, value, mapping, call, node)):
+            continue
+        if index in mapping and frame.summarising:
             frame.program.budget.spend()
             params = {label.param for label in mapping[index].labels.values() if label.channel == "param"}
             if params:
