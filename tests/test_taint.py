@@ -353,3 +353,34 @@ def _channels(name: str) -> set[tuple[str, str]]:
     text = (PROBES / name).read_text()
     result = engine.analyse(name, parser.parse_module(text).module)
     return {(f.site.scope, f.label.channel) for f in result.flows}
+
+
+_CLASSMETHOD = {
+    "shop/__init__.py": "",
+    "shop/store.py": "class Store:\n    def __init__(self, conn):\n        self.conn = conn\n\n"
+                     "    def run(self, sql):\n        return self.conn.execute(sql)\n\n"
+                     "    @classmethod\n    def open(cls, conn):\n        return cls(conn)\n\n"
+                     "    @classmethod\n    def query(cls, conn, sql):\n        return cls(conn).run(sql)\n\n\n"
+                     "class Orders(Store):\n    def named(self, name):\n"
+                     "        return self.run(\"SELECT * FROM orders WHERE name = '%s'\" % name)\n",
+    "shop/views.py": "import sqlite3\nfrom flask import request\nfrom shop.store import Orders, Store\n\n\n"
+                     "def view():\n    conn = sqlite3.connect('shop.db')\n"
+                     "    Store.query(conn, request.args['q'])\n"
+                     "    Store.open(conn).run(request.args['q'])\n"
+                     "    Orders.open(conn).named(request.args['q'])\n",
+}
+
+
+def test_a_class_method_of_another_module_gets_its_class_first() -> None:
+    """Regression: ``Store.query(conn, sql)`` with ``Store`` imported from another module
+    bound ``conn`` to ``cls`` (the call passed no class), and ``cls(conn)`` in a class method
+    was taken for a call of an instance. A class method's first parameter is the class it is
+    called on: ``Orders.open(conn)`` makes an ``Orders``, whose own methods apply."""
+
+    def load(path: str):  # type: ignore[no-untyped-def]
+        return (path, parser.parse_module(_CLASSMETHOD[path]).module) if path in _CLASSMETHOD else None
+
+    result = engine.analyse("shop/views.py", parser.parse_module(_CLASSMETHOD["shop/views.py"]).module,
+                            paths=list(_CLASSMETHOD), loader=load)
+    sources = {(f.site.path, f.site.line, f.label.line) for f in result.flows if f.kind == "sql"}
+    assert sources == {("shop/store.py", 6, 8), ("shop/store.py", 6, 9), ("shop/store.py", 6, 10)}

@@ -93,6 +93,11 @@ class FunctionInfo:
             or (isinstance(d, ast.Attribute) and d.attr == "cached_property") for d in self.decorators)
 
     @property
+    def is_classmethod(self) -> bool:
+        """True for a ``@classmethod``: its first parameter is the class it is called on."""
+        return self.cls is not None and any(isinstance(d, ast.Name) and d.id == "classmethod" for d in self.decorators)
+
+    @property
     def bound(self) -> bool:
         """True when the first parameter is the instance or class (a method, not static)."""
         return self.cls is not None and not self.is_static and bool(self.params)

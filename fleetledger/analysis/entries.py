@@ -215,7 +215,8 @@ def parameter_types(program: Program, function: FunctionInfo, index: int) -> fro
     param = function.params[index]
     types: set[str] = set()
     if index == 0 and function.bound and function.cls is not None:
-        types.add(function.cls.id)
+        if not function.is_classmethod:  # a class method's is the class (``summaries.parameter_values``)
+            types.add(function.cls.id)
         return frozenset(types)
     annotation = _annotation_names(program, function, param)
     for name in annotation:

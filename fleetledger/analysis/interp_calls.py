@@ -160,7 +160,9 @@ class Calls(Objects):
         for qualified in refs:
             local = self.program.resolve(qualified) if "." in qualified or qualified not in BUILTINS else None
             if local is not None and local[0] in ("function", "class"):
-                results.append(self.call_local(local[1], None, args, kwargs, star, node))
+                # ``Model.create(x)`` of another module: a class method gets its class first
+                cls = receiver if local[0] == "function" and self.program.functions[local[1]].is_classmethod else None
+                results.append(self.call_local(local[1], cls, args, kwargs, star, node))
                 handled = True
                 # A file of the repository named like a modelled library (a shipped
                 # ``subprocess.py``) does not switch the library's sinks off.

@@ -244,6 +244,11 @@ def parameter_values(program: Program, function: FunctionInfo) -> dict[str, Valu
         label = Label(channel="param", what=f"parameter {param.arg!r} of {function.qualname}()",
                       path=function.module.path, line=param.lineno, col=param.col_offset, param=index)
         env[param.arg] = Value(labels={label.key: label}, types=entries.parameter_types(program, function, index))
+    if function.is_classmethod and function.bound and function.cls is not None:
+        # ``cls(...)`` constructs the class (a subclass, where the call's receiver says so:
+        # ``specialised``)
+        first = function.params[0].arg
+        env[first] = replace(env[first], functions=frozenset({function.cls.id}))
     return env
 
 
@@ -321,8 +326,9 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
         root_dependent(frame.program)
     mapping = bind_arguments(function, args, kwargs, star)
     callables = _callables(function, mapping)
-    found = specialised(frame.program, function, callables, frame.depth + 1) if callables and not alone else summary(
-        frame.program, function, frame.depth + 1)
+    # (a class method's result is of the class it is called on, data passed or not)
+    found = specialised(frame.program, function, callables, frame.depth + 1) if callables and (
+        not alone or function.is_classmethod) else summary(frame.program, function, frame.depth + 1)
     apply_defaults(frame, function, mapping)
     call = step(site, f"passed to {function.name}()")
     result = substitute(frame, found.returns, mapping, call, node)
