@@ -26,7 +26,7 @@ from . import summaries
 from .budget import Budget, BudgetExceeded
 from .definitions import FunctionInfo, iter_functions
 from .dependencies import Dependencies
-from .entries import handler_values
+from .entries import handler_values, parameter_values
 from .facts import Evidence, Flow, Misuse, site_of
 from .interp import Frame
 from .interp_sinks import return_sinks
@@ -175,7 +175,7 @@ def _handler(program: Program, function: FunctionInfo, handler: object) -> None:
     from .model_handlers import Handler
 
     assert isinstance(handler, Handler)
-    env = handler_values(program, function, handler, summaries.parameter_values(program, function))
+    env = handler_values(program, function, handler, parameter_values(program, function))
     frame = Frame(program, function.module, function, env, summarising=False)
     node = function.node
     assert not isinstance(node, ast.Lambda)

@@ -18,16 +18,17 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .definitions import FunctionInfo
 from .interp import Frame
 from .model_handlers import Handler
 from .model_records import UNTYPED
+from .values import Label, Value, of_labels
 
 if TYPE_CHECKING:
     from .program import Program
-    from .values import Value
 
 
 def handler_of(program: Program, function: FunctionInfo) -> Handler | None:
@@ -209,13 +210,29 @@ def _module_frame(program: Program, function: FunctionInfo):  # type: ignore[no-
     return Frame(program, function.module, None, dict(function.module.globals), summarising=False)
 
 
+def parameter_values(program: Program, function: FunctionInfo) -> dict[str, Value]:
+    """Binds each parameter to a ``param`` label, typed where the code or a framework
+    convention says what it holds (the instance of a method, an annotation, a request)."""
+    env: dict[str, Value] = {}
+    for index, param in enumerate(function.params):
+        label = Label(channel="param", what=f"parameter {param.arg!r} of {function.qualname}()",
+                      path=function.module.path, line=param.lineno, col=param.col_offset, param=index)
+        env[param.arg] = Value(labels={label.key: label}, types=parameter_types(program, function, index))
+    if function.is_classmethod and function.bound and function.cls is not None:
+        # ``cls(...)`` constructs the class (a subclass, where the call's receiver says so:
+        # ``specialised``)
+        first = function.params[0].arg
+        env[first] = replace(env[first], functions=frozenset({function.cls.id}))
+    return env
+
+
 def parameter_types(program: Program, function: FunctionInfo, index: int) -> frozenset[str]:
     """The types a parameter holds, as far as the code or a framework convention says: the
     class for a method's first parameter, its annotation, or a framework's request type."""
     param = function.params[index]
     types: set[str] = set()
     if index == 0 and function.bound and function.cls is not None:
-        if not function.is_classmethod:  # a class method's is the class (``summaries.parameter_values``)
+        if not function.is_classmethod:  # a class method's is the class (``parameter_values``)
             types.add(function.cls.id)
         return frozenset(types)
     annotation = _annotation_names(program, function, param)
@@ -298,12 +315,13 @@ def _imports_any(function: FunctionInfo, prefixes: tuple[str, ...]) -> bool:
     return any(name == p or name.startswith(p + ".") for name in imported for p in prefixes)
 
 
-def handler_values(program: Program, function: FunctionInfo, handler: Handler, env: dict[str, "Value"]) -> dict[str, "Value"]:
+def handler_values(program: Program, function: FunctionInfo, handler: Handler, env: dict[str, Value],
+                   depth: int = 0) -> dict[str, Value]:
     """Binds a handler's parameters to what the framework passes: outside data for route and
-    query parameters (unless annotated with a type the framework enforces, or filled by the
-    framework itself), the request object for the request parameter."""
-    from .values import Label, of_labels
-
+    query parameters (unless annotated with a type the framework enforces), the request object
+    for the request parameter, and, for a parameter the framework fills by dependency injection
+    (FastAPI's ``Depends(f)``, as a default or in ``Annotated``), what ``f`` returns when the
+    framework calls it with outside data in turn (``depth``: dependencies of dependencies)."""
     node = function.node
     assert not isinstance(node, ast.Lambda)
     defaults = _defaults_by_param(node)
@@ -335,16 +353,74 @@ def handler_values(program: Program, function: FunctionInfo, handler: Handler, e
             out[param.arg] = of_labels([], types=types)
             continue
         default = defaults.get(param.arg)
-        if default is not None and isinstance(default, ast.Call):
-            called = {t[1:] for t in frame.expr(default.func).types if t.startswith("=")}
-            if called & set(handler.excluded_defaults):
-                continue
+        marker = _injection(frame, handler, param, default)
+        if marker is not None:
+            # The framework fills it: with what a dependency of the analysed code returns, the
+            # framework calling it as it calls a handler (its own parameters outside data).
+            given = _dependency(program, handler, frame, param, marker, depth)
+            if given is not None:
+                out[param.arg] = given
+            continue
         if types & set(program.classes) and not handler.parameters == "all":
             continue
         label = Label(channel=handler.channel, what=f"the {handler.framework} parameter {param.arg!r} of {function.qualname}()",
                       path=function.module.path, line=param.lineno, col=param.col_offset)
         out[param.arg] = of_labels([label], types=types - set(program.classes))
     return out
+
+
+MAX_DEPENDENCY_DEPTH = 3
+"""Dependencies of dependencies followed (FastAPI resolves any depth; a deeper one is taken for
+a value the framework fills, of unknown origin)."""
+
+
+def _injection(frame: Frame, handler: Handler, param: ast.arg, default: ast.expr | None) -> ast.Call | None:
+    """The call marking a parameter that the framework fills (``Depends(f)``, one of
+    ``handler.excluded_defaults``), as its default or in its ``Annotated[T, ...]``, or None."""
+    candidates = [default] if default is not None else []
+    node = param.annotation
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
+        candidates.extend(node.slice.elts[1:])
+    for candidate in candidates:
+        if isinstance(candidate, ast.Call):
+            called = {t[1:] for t in frame.expr(candidate.func).types if t.startswith("=")}
+            if called & set(handler.excluded_defaults):
+                return candidate
+    return None
+
+
+def _dependency(program: Program, handler: Handler, frame: Frame, param: ast.arg, marker: ast.Call,
+                depth: int) -> Value | None:
+    """What the framework passes for a parameter marked ``Depends(f)`` (or ``Depends()`` under
+    a class annotation, the class itself): ``f`` of the analysed code called with its own
+    parameters bound as a handler's are; None when ``f`` is no function or class of the
+    analysed code, or too deep."""
+    target = marker.args[0] if marker.args else next((k.value for k in marker.keywords if k.arg == "dependency"),
+                                                       None)
+    if target is None:
+        annotation = param.annotation
+        if isinstance(annotation, ast.Subscript) and isinstance(annotation.slice, ast.Tuple):
+            annotation = annotation.slice.elts[0]
+        target = annotation
+    if target is None or depth >= MAX_DEPENDENCY_DEPTH:
+        return None
+    value = frame.expr(target)
+    ids = sorted(value.functions) + sorted(
+        found[1] for found in (program.resolve(t[1:]) for t in value.types if t.startswith("=")) if found is not None
+        and found[0] in ("function", "class"))
+    if not ids:
+        return None
+    fid = ids[0]
+    if fid in program.classes:
+        init = program.classes[fid].methods.get("__init__")
+        called = program.functions.get(init) if init else None
+    else:
+        called = program.functions.get(fid)
+    if called is None:
+        return frame.call_local(fid, None, [], {}, [], marker)
+    bound = handler_values(program, called, handler, parameter_values(program, called), depth + 1)
+    names = [p.arg for p in called.params][1 if called.bound else 0:]
+    return frame.call_local(fid, None, [], {name: bound[name] for name in names if name in bound}, [], marker)
 
 
 _CONVERTER = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")

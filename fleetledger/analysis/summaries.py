@@ -173,7 +173,7 @@ def _compute(program: Program, function: FunctionInfo, depth: int,
     with program.tracking() as deps:
         try:
             program.depend(function.module.deps)
-            env = parameter_values(program, function)
+            env = entries.parameter_values(program, function)
             for index, passed in (callables or {}).items():
                 name = function.params[index].arg
                 env[name] = join(env[name], passed)
@@ -234,22 +234,6 @@ files it may read, at their hashes, and the models), the function and its module
 summary is a function of the code alone when no recursion or depth limit touched it; only such
 summaries are shared, so a file's result does not depend on which files the worker analysed
 before it."""
-
-
-def parameter_values(program: Program, function: FunctionInfo) -> dict[str, Value]:
-    """Binds each parameter to a ``param`` label, typed where the code or a framework
-    convention says what it holds (the instance of a method, an annotation, a request)."""
-    env: dict[str, Value] = {}
-    for index, param in enumerate(function.params):
-        label = Label(channel="param", what=f"parameter {param.arg!r} of {function.qualname}()",
-                      path=function.module.path, line=param.lineno, col=param.col_offset, param=index)
-        env[param.arg] = Value(labels={label.key: label}, types=entries.parameter_types(program, function, index))
-    if function.is_classmethod and function.bound and function.cls is not None:
-        # ``cls(...)`` constructs the class (a subclass, where the call's receiver says so:
-        # ``specialised``)
-        first = function.params[0].arg
-        env[first] = replace(env[first], functions=frozenset({function.cls.id}))
-    return env
 
 
 def bind_arguments(function: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
