@@ -1,0 +1,34 @@
+# Engine probe: raw SQL through peewee, encode/databases and Tortoise ORM; their parameterised
+# forms are safe.
+import peewee
+from databases import Database
+from flask import Flask, request
+from tortoise import connections
+
+app = Flask(__name__)
+store = peewee.SqliteDatabase("app.db")
+database = Database("sqlite:///app.db")
+
+
+class Note(peewee.Model):
+    body = peewee.TextField()
+
+
+@app.route("/peewee")
+def with_peewee():
+    term = request.args["q"]
+    store.execute_sql("SELECT * FROM note WHERE body = '%s'" % term)  # $ sql
+    store.execute_sql("SELECT * FROM note WHERE body = ?", (term,))  # ok sql
+    rows = Note.raw("SELECT * FROM note WHERE body = '%s'" % term)  # $ sql
+    Note.select().where(peewee.SQL("body = '%s'" % term))  # $ sql
+    return str(len(list(rows)))
+
+
+@app.route("/databases")
+async def with_databases():
+    term = request.args["q"]
+    await database.fetch_all(query="SELECT * FROM note WHERE body = '%s'" % term)  # $ sql
+    await database.fetch_all(query="SELECT * FROM note WHERE body = :b", values={"b": term})  # ok sql
+    conn = connections.get("default")
+    await conn.execute_query("SELECT * FROM note WHERE body = '%s'" % term)  # $ sql
+    return "ok"
