@@ -4,7 +4,8 @@
 
 * Python's own semantics: ``x in C`` or ``x == c`` where ``C``/``c`` are built only from
   constants (an allowlist: ``x`` then holds one of those constants), and ``isinstance(x, T)``
-  for numeric and boolean ``T``; ``not``, ``and`` and ``or`` combine as logic says.
+  for numeric and boolean ``T``; ``not``, ``and`` and ``or`` combine as logic says; ``any()``
+  and ``all()`` of a generator as ``quantified`` says.
 * A text found absent (``"'" not in x``): safe for the kinds that text blocks, where the value
   is placed after the text the block needs (``[[kind]] blocked_by``).
 * The library models' ``[[guard]]`` entries: predicate methods (``x.isdigit()``), predicate
@@ -26,7 +27,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from . import lengths, patterns, predicates, prefixes, relative_urls
+from . import lengths, patterns, predicates, prefixes, quantified, relative_urls
 from .model_records import UNTYPED, Catalog, Guard
 from .values import Value, taint_only
 
@@ -125,13 +126,13 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
             return [(left.id, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", None),
                     *([] if text else _held_projection(frame, left, f"is in {ast.unparse(right)[:40]}",
                                                        lets_empty=_holds_empty(allowed)))]
-        if isinstance(left, ast.Name) and _not_outside(allowed):
+        if isinstance(left, ast.Name) and _not_outside(allowed, frame):
             # One of the items of a list the code got elsewhere (a setting): ``x`` is now what
             # that list holds, of its origin.
             return [(left.id, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", taint_only(allowed.flatten())),
                     *_held_projection(frame, left, f"is in {ast.unparse(right)[:40]}", lets_empty=_holds_empty(allowed),
                                       own=_own(allowed))]
-        if _not_outside(allowed) and not (allowed.is_const and isinstance(allowed.const, (str, bytes))):
+        if _not_outside(allowed, frame) and not (allowed.is_const and isinstance(allowed.const, (str, bytes))):
             # (in a constant text, a substring test: any part of the host passes)
             return _projection(frame, left, f"is in {ast.unparse(right)[:40]}", lets_empty=_holds_empty(allowed),
                                own=_own(allowed))
@@ -148,7 +149,7 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
             if inside:
                 return inside
             value = frame.expr(other)
-            if not _not_outside(value):
+            if not _not_outside(value, frame):
                 continue
             if isinstance(mine, ast.Name):
                 exact = value if value.is_const or not _constant_built(value) else None
@@ -164,6 +165,9 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
 
 def _call(frame: Frame, test: ast.Call, truth: bool) -> list[Proof]:
     func = test.func
+    quantified_proofs = quantified.proofs(frame, test, truth, proven)
+    if quantified_proofs is not None:
+        return quantified_proofs
     if isinstance(func, ast.Name) and func.id == "isinstance" and len(test.args) == 2 and truth:
         subject = test.args[0]
         kinds = frame.expr(test.args[1])
@@ -406,14 +410,18 @@ def _projection(frame: Frame, expr: ast.expr, how: str, *, lets_empty: bool = Fa
     while isinstance(expr, (ast.Attribute, ast.Subscript)):
         part = expr.attr if isinstance(expr, ast.Attribute) else None  # the one read from the call's result
         expr = expr.value
+    holder = None
     if isinstance(expr, ast.Name) and isinstance(frame.conditions.get(expr.id), ast.Call):
-        # ``parts = urlparse(x)`` then ``parts.netloc in (...)``: the name stands for the call.
+        # ``parts = urlparse(x)`` then ``parts.netloc in (...)``: the name stands for the call,
+        # and holds the object checked (``url = httpx.URL(x)``, then ``url`` fetched).
+        holder = expr.id
         expr = frame.conditions[expr.id]
     if not isinstance(expr, ast.Call):
         return []
     out: list[Proof] = []
     for guard, checked in _guards_of(frame, expr):
-        if not (guard.compare and isinstance(checked, ast.Name) and (not guard.parts or part in guard.parts)):
+        named = isinstance(checked, ast.Name)
+        if not (guard.compare and (named or holder is not None) and (not guard.parts or part in guard.parts)):
             continue
         kinds = guard.kinds
         joined = guard.arg < len(expr.args) and expr.args[guard.arg] is not checked
@@ -422,7 +430,10 @@ def _projection(frame: Frame, expr: ast.expr, how: str, *, lets_empty: bool = Fa
         if own and guard.own_kinds is not None:
             kinds = kinds & guard.own_kinds
         if kinds:
-            out.append((checked.id, kinds, f"{guard.what} {how}", None))
+            if named:
+                out.append((checked.id, kinds, f"{guard.what} {how}", None))  # type: ignore[union-attr]
+            if holder is not None:
+                out.append((holder, kinds, f"{guard.what} {how}", None))
     return out
 
 
@@ -448,13 +459,17 @@ def _pattern_kinds(frame: Frame, call: ast.Call, guard: Guard) -> frozenset[str]
     return frozenset()
 
 
-def _not_outside(value: Value) -> bool:
+def _not_outside(value: Value, frame: Frame | None = None) -> bool:
     """True for a value that holds no outside data: built from constants, or of an origin the
-    engine does not see (a setting, a stored value) or the request's own URL or host. Equal to
-    it, a variable holds what it holds (``urlparse(u).netloc == request.host``: this site)."""
+    engine does not see (a setting, a stored value), the request's own URL or host, or, in a
+    method, the state of its own object (``self.allowed_hosts``: its configuration, which a
+    caller of the method does not pass). Equal to it, a variable holds what it holds
+    (``urlparse(u).netloc == request.host``: this site)."""
     labels = value.all_labels()
+    own = frame is not None and frame.function is not None and frame.function.bound and frame.summarising
     return _constant_built(value) or bool(labels) and not value.functions and all(
-        label.channel == "opaque" or label.own_url for label in labels)
+        label.channel == "opaque" or label.own_url or own and label.channel == "param" and label.param == 0
+        and bool(label.access) for label in labels)
 
 
 def _holds_empty(allowed: Value) -> bool:

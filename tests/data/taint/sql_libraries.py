@@ -32,3 +32,8 @@ async def with_databases():
     conn = connections.get("default")
     await conn.execute_query("SELECT * FROM note WHERE body = '%s'" % term)  # $ sql
     return "ok"
+
+
+def rows_of(compiler, result_type):
+    # an execute_sql() of another library (Django's SQL compiler takes a result type)
+    return compiler.execute_sql(result_type)  # ok sql

@@ -1,0 +1,82 @@
+"""What ``any(...)`` and ``all(...)`` of a generator prove, by Python's semantics of the two
+builtins: ``any(P(e) for e in xs)`` is true when ``P`` holds for some element and false when it
+fails for every one; ``all(P(e) for e in xs)`` is true when ``P`` holds for every element and
+false when it fails for some.
+
+* For every element (``all(c.isalnum() for c in name)`` found true, or ``any(c in "/\\\\" for c
+  in name)`` found false): what ``P`` proves of the element is proven of the iterated variable,
+  whose characters or items are those elements (an empty one has none, and is safe too).
+* For some element (``any(url.startswith(p) for p in PREFIXES)`` or ``any(urlparse(u).hostname
+  == h for h in HOSTS)`` found true): what ``P`` proves of the other variables holds, the
+  element standing for any item of the iterated collection (a list of constants: their common
+  start, any of them).
+
+Only a generator with one ``for`` over a plain name and no ``if`` is read; other forms prove
+nothing (``conditions``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .values import Value, join
+
+if TYPE_CHECKING:
+    from .interp import Frame
+
+Prover = Callable[["Frame", ast.expr, bool], list[Any]]
+"""``conditions.proven``: the proofs of a test found of a truth."""
+
+
+def proofs(frame: Frame, test: ast.Call, truth: bool, proven: Prover) -> list[Any] | None:
+    """The proofs of ``any(...)``/``all(...)`` of a generator found ``truth``.
+
+    Args:
+        frame: The frame the test is evaluated in.
+        test: The call.
+        truth: The truth the call is found to have.
+        proven: ``conditions.proven``, applied to the generator's element test.
+
+    Returns:
+        ``conditions.Proof`` tuples, or None when ``test`` is not such a call of the builtins.
+    """
+    func = test.func
+    if not (isinstance(func, ast.Name) and func.id in ("any", "all") and len(test.args) == 1 and not test.keywords):
+        return None
+    generator = test.args[0]
+    if not (isinstance(generator, ast.GeneratorExp) and len(generator.generators) == 1):
+        return None
+    loop = generator.generators[0]
+    if loop.ifs or loop.is_async or not isinstance(loop.target, ast.Name):
+        return None
+    if "=" + func.id not in frame.expr(func).types:
+        return None  # a function of the code's own named so
+    universal = (func.id == "all") == truth
+    name = loop.target.id
+    iterable = frame.expr(loop.iter)
+    saved = frame.env.get(name)
+    frame.env[name] = _element(frame, iterable, loop.iter)
+    try:
+        found = proven(frame, generator.elt, truth)
+    finally:
+        if saved is None:
+            frame.env.pop(name, None)
+        else:
+            frame.env[name] = saved
+    if universal:
+        if not isinstance(loop.iter, ast.Name):
+            return []
+        what = f"the check of every element {ast.unparse(test)[:60]}"
+        return [(loop.iter.id, kinds, what, None) for variable, kinds, _, _ in found if variable == name]
+    return [proof for proof in found if proof[0] != name]
+
+
+def _element(frame: Frame, iterable: Value, node: ast.expr) -> Value:
+    """An element of ``iterable``: any of the items of a list or tuple known by position (their
+    constants' common start kept), else what iterating it gives."""
+    items = iterable.items
+    if items and all(isinstance(key, int) for key in items):
+        return join(*items.values())
+    return frame.element(iterable, node)

@@ -1,0 +1,66 @@
+# Engine probe: any() and all() of a generator as checks (every character checked, one of the
+# allowed hosts matched); a URL object whose host was checked is the one fetched; a request
+# built to be sent is a fetch; a method's own configuration is no outside data to compare with.
+import os
+from urllib.parse import urlparse
+
+import httpx
+import requests
+from flask import Flask, request
+
+app = Flask(__name__)
+HOSTS = ["a.example.com", "b.example.com"]
+client = httpx.Client()
+
+
+@app.route("/every")
+def every():
+    name = request.args["name"]
+    if not all(c.isalnum() for c in name):
+        raise ValueError(name)
+    os.system("touch /srv/" + name)  # ok command
+    other = request.args["other"]
+    if any(c.isalnum() for c in other):
+        os.system("touch /srv/" + other)  # $ command
+    return "ok"
+
+
+@app.route("/some")
+def some():
+    url = request.args["url"]
+    if not any(urlparse(url).hostname == host for host in HOSTS):
+        raise ValueError(url)
+    client.get(url)  # ok ssrf
+    loose = request.args["loose"]
+    if any(urlparse(loose).hostname != host for host in HOSTS):
+        client.get(loose)  # $ ssrf
+    return "ok"
+
+
+@app.route("/object")
+def url_object():
+    url = httpx.URL(request.args["url"])
+    if url.host not in HOSTS:
+        raise ValueError(str(url))
+    client.get(url)  # ok ssrf
+    other = httpx.URL(request.args["other"])
+    client.send(client.build_request("GET", other))  # $ ssrf
+    requests.Session().send(requests.Request("GET", request.args["u"]).prepare())  # $ ssrf
+    return "ok"
+
+
+class Proxy:
+    def __init__(self, allowed):
+        self.allowed = allowed
+
+    def fetch(self, raw):
+        url = httpx.URL(raw)
+        if not any(url.host == httpx.URL(root).host for root in self.allowed):
+            raise PermissionError(raw)
+        return client.get(url)  # ok ssrf
+
+
+@app.route("/proxy")
+def proxy():
+    Proxy(["https://a.example.com/"]).fetch(request.args["url"])
+    return "ok"
