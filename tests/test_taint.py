@@ -384,3 +384,27 @@ def test_a_class_method_of_another_module_gets_its_class_first() -> None:
                             paths=list(_CLASSMETHOD), loader=load)
     sources = {(f.site.path, f.site.line, f.label.line) for f in result.flows if f.kind == "sql"}
     assert sources == {("shop/store.py", 6, 8), ("shop/store.py", 6, 9), ("shop/store.py", 6, 10)}
+
+
+_FRAMEWORK = {
+    "tornado/__init__.py": "",
+    "tornado/web.py": "class RequestHandler:\n    def __init__(self, application, request):\n"
+                      "        self.request = request\n\n"
+                      "    def redirect(self, url, permanent=False):\n        self.location = url\n\n\n"
+                      "class StaticFileHandler(RequestHandler):\n    def get(self, path):\n"
+                      "        if not self.request.path.endswith('/'):\n"
+                      "            self.redirect(self.request.path + '/', permanent=True)\n",
+}
+
+
+def test_a_frameworks_own_class_keeps_the_models_of_its_type() -> None:
+    """Regression (CVE-2023-28370, Tornado's StaticFileHandler): scanning a framework itself,
+    its own ``RequestHandler`` is the modelled ``tornado.web.RequestHandler``, so a method the
+    models make a sink (``redirect``) stays one although the scan reads its body too."""
+
+    def load(path: str):  # type: ignore[no-untyped-def]
+        return (path, parser.parse_module(_FRAMEWORK[path]).module) if path in _FRAMEWORK else None
+
+    result = engine.analyse("tornado/web.py", parser.parse_module(_FRAMEWORK["tornado/web.py"]).module,
+                            paths=list(_FRAMEWORK), loader=load)
+    assert {(f.kind, f.site.line) for f in result.flows} == {("redirect", 12)}

@@ -303,6 +303,8 @@ class Calls(Objects):
             for base in self.program.class_mro(type_name):
                 if base in self.program.classes or base in CONST_TYPE_NAMES:
                     known = True
+                    if base in self.program.classes and _is_catalog_type(self.catalog, base):
+                        keys.append(f"{base}.{method}")  # the library's own code, scanned: its models hold
                     continue
                 if _is_catalog_type(self.catalog, base):
                     known = True
