@@ -21,6 +21,8 @@ EXPONENTIAL = [
     r"^(\w+\s*\w+)*$",
     r"(a+a)+$",
     r"^(a{1,3})+$",
+    r"^(?:\w[-\w]*)+$",  # a repetition ending the body with what the body starts with
+    r"^(\w*\w)+$",
     # CVE-2020-8492, urllib.request's AbstractBasicAuthHandler before the fix
     r"(?:.*,)*[ \t]*([^ \t]+)[ \t]+realm=([\"']?)([^\"']*)\2",
 ]
@@ -29,6 +31,7 @@ LINEAR = [
     r"^[a-z]+$",
     r"(\s*,\s*\w+)*$",
     r"^(a|ab)+$",
+    r"^(?:[a-z][0-9]*)+$",
     r"\d{4}-\d{2}-\d{2}",
     r"^(\w+\s?)*",
     r"(?:[a-z]+,)*[a-z]+$",

@@ -311,11 +311,26 @@ def _ambiguous(body: list[Any]) -> bool:
         if all(_nullable(e) for e in body[:index] + body[index + 1:]):
             return True  # (E+)+
         item = _item_chars(element)
+        if item and _wraps(body, index, item):
+            return True  # (\w[-\w]*)+: "ab" is one repetition or two
         for later in body[index + 1:] if item else ():
             if item & _first(later) and (not _nullable(later) or _repeats(later)):
                 return True  # (a+ a)+, (\w+ \s* \w+)+
             if not _nullable(later):
                 break
+    return False
+
+
+def _wraps(body: list[Any], index: int, item: frozenset[int]) -> bool:
+    """A repetition at the end of the body (nothing after it but parts that may match nothing)
+    whose characters the body can start with, or one at its start whose characters the body
+    can end with: repeated, a text of those characters ends one repetition or starts the next
+    (``(\\w[-\\w]*)+``, ``(\\w*\\w)+``)."""
+    rest, before = body[index + 1:], body[:index]
+    if all(_nullable(e) for e in rest) and before and item & _first(body):
+        return True
+    if all(_nullable(e) for e in before) and rest and item & _first(list(reversed(_flat(rest)))):
+        return True
     return False
 
 

@@ -274,7 +274,7 @@ def _absent(frame: Frame, text: ast.expr, checked: ast.expr, test: ast.Compare) 
     the harm of a kind that text blocks (``[[kind]] blocked_by``) where the kind needs it: a
     value with no ``'`` cannot leave a ``'``-quoted XPath literal, one with no ``..`` cannot
     climb out of the folder it is joined after. ``x`` is cleaned for ``"<kind>@<after>"``, made
-    safe for the kind where it is placed after such text (``values.placed_after``). The absence
+    safe for the kind where it is placed after such text (``marks.placed_after``). The absence
     of a part of a blocked text implies the text's."""
     if not isinstance(checked, ast.Name):
         return []
@@ -314,7 +314,7 @@ def _literal(frame: Frame, test: ast.BoolOp, truth: bool) -> list[Proof]:
     ``x[-1] == q``): ``x`` is one whole literal in the quote ``q`` with none inside, inert as
     the whole input of a sink of a kind whose language delimits literals with ``q``
     (``[[kind]] literal_quotes``). The value earns ``"<kind>@@whole"``, a mark that any string
-    built from it or call made on it drops (``values.unmarked``): ``"f" + x`` is code again."""
+    built from it or call made on it drops (``marks.unmarked``): ``"f" + x`` is code again."""
     ends: dict[tuple[str, str], set[str]] = {}
     empty_inside: set[tuple[str, str]] = set()
     for expr, holds in _conjuncts(test, truth):

@@ -24,7 +24,8 @@ from .model_records import UNTYPED
 from .purity import CONST_TYPE_NAMES, is_pure
 from .string_methods import formatted, joined_constant
 from .texts import MAX_TEXT_LEN, texts_of
-from .values import EMPTY, UNKNOWN_KEYS, Value, add_step, clean, constant, join, taint_only, unmarked
+from .marks import unmarked
+from .values import EMPTY, UNKNOWN_KEYS, Value, add_step, clean, constant, join, taint_only
 
 # Partials called inside a partial's call, at most: a choice between two partials at each of n
 # levels (``p = partial(q) if c else partial(q)``) is 2**n calls; deeper ones are calls the engine

@@ -21,8 +21,8 @@ from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
 from .library_methods import BOUND_LIBRARY_METHOD, SELF
 from .model_records import Sink
 from .sequences import leading_items, with_rest
-from .values import (ADDED_ITEMS, EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels,
-                     taint_only, unmarked)
+from .marks import unmarked
+from .values import ADDED_ITEMS, EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels, taint_only
 
 BUILTINS = frozenset(dir(builtins))
 

@@ -1,7 +1,7 @@
 """Operators and string building in the abstract interpreter (``interp.Frame``): constants are
 folded while small; ``+``, ``%`` and f-strings join their parts' taint and keep where each part
 is placed (a constant prefix, suffix and the texts around a value), which the checks of a sink
-kind read (``values.placed_after``); numeric operators give untainted numbers.
+kind read (``marks.placed_after``); numeric operators give untainted numbers.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Any
 
 from .sequences import leading_items, with_rest
 from .texts import format_pieces, format_tail, joined_text, tail_of, texts_of
-from .values import EMPTY, NOT_CONSTANT, Value, constant, join, placed_after, taint_only, unmarked
+from .marks import placed_after, unmarked
+from .values import EMPTY, NOT_CONSTANT, Value, constant, join, taint_only
 
 CONST_TYPES = (str, int, float, bool, bytes, type(None))
 _NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)

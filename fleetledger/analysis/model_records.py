@@ -37,7 +37,7 @@ class Kind:
             it can at most name a folder when nothing holding ``after`` follows it (``"../"``:
             ``..`` alone, the folder's parent), harmless for sinks that need a file
             (``Sink.needs_file``). A check that the value holds no ``text`` makes it safe
-            where it is so placed (``values.placed_after``).
+            where it is so placed (``marks.placed_after``).
         literal_quotes: Quotes that delimit a literal in this kind's language: a value checked
             to be one whole literal in such a quote, with none inside (``x.startswith("'") and
             x.endswith("'") and "'" not in x[1:-1]``), is inert as the whole input of a sink of

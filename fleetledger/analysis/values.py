@@ -206,7 +206,7 @@ class Value:
             return list(self.labels.values())
         merged = dict(self.labels)
         for item in self.items.values():
-            for key, label in _all_label_items(item):
+            for key, label in label_items(item):
                 merged.setdefault(key, label)
         return list(merged.values())
 
@@ -230,7 +230,7 @@ class Value:
         """Returns the value with its items folded into its labels (nothing known per key)."""
         if self.items is None:
             return self
-        return Value(labels=_labels_of(self.all_labels()), types=self.types, functions=self.functions)
+        return Value(labels=labels_of(self.all_labels()), types=self.types, functions=self.functions)
 
     def get(self, key: Any) -> Value | None:
         """Returns the known value under ``key`` joined with the taint of unknown keys, or
@@ -259,10 +259,10 @@ def typed(*types: str) -> Value:
 
 def of_labels(labels: Iterable[Label], *, types: Iterable[str] = ()) -> Value:
     """Returns a value carrying ``labels``."""
-    return Value(labels=_labels_of(labels), types=frozenset(types))
+    return Value(labels=labels_of(labels), types=frozenset(types))
 
 
-def _labels_of(labels: Iterable[Label]) -> dict[tuple[Any, ...], Label]:
+def labels_of(labels: Iterable[Label]) -> dict[tuple[Any, ...], Label]:
     out: dict[tuple[Any, ...], Label] = {}
     for label in labels:
         old = out.get(label.key)
@@ -278,7 +278,7 @@ def _order(label: Label) -> tuple[Any, ...]:
     return (rank, len(label.steps), label.path, label.line, label.col, label.what, label.param, label.access)
 
 
-def _all_label_items(value: Value) -> Iterable[tuple[tuple[Any, ...], Label]]:
+def label_items(value: Value) -> Iterable[tuple[tuple[Any, ...], Label]]:
     """Every label of ``value`` and its items, each shared item visited once (a value built
     from itself, ``a = [a, a]``, shares its items: walking it as a tree doubles per level)."""
     seen: set[int] = set()
@@ -349,7 +349,7 @@ def join(*values: Value) -> Value:
     if items is None and any(v.items for v in values):
         for v in values:
             for item in (v.items or {}).values():
-                for key, label in _all_label_items(item):
+                for key, label in label_items(item):
                     labels.setdefault(key, label)
     if len(labels) > MAX_LABELS:
         labels = dict(sorted(labels.items(), key=lambda kv: _order(kv[1]))[:MAX_LABELS])
@@ -404,79 +404,9 @@ def clean(value: Value, kinds: Iterable[str], by: str) -> Value:
     if not value.tainted():
         return value
     kinds = frozenset(kinds)
-    labels = _labels_of(label.clean(kinds, by) for label in value.labels.values())
+    labels = labels_of(label.clean(kinds, by) for label in value.labels.values())
     items = {k: clean(v, kinds, by) for k, v in value.items.items()} if value.items else value.items
     return replace(value, labels=labels, items=items)
-
-
-def placed_after(value: Value, text: str, whole: str | None = None, following: str | None = None) -> Value:
-    """Returns ``value`` as placed in a string right after the constant ``text``.
-
-    A check that a value holds none of a kind's blocked text protects it only where that text
-    would do harm from: ``".." not in x`` protects ``x`` joined after a folder's ``/``, a check
-    for ``'`` protects it inside a ``'...'`` literal. Such a check cleans a label for
-    ``"<kind>@<after>"`` (``"<kind>@<after>@inside"`` when ``after`` must open a literal)
-    (``conditions._absent``); placed here, the label becomes safe for the kind itself. A
-    ``"<kind>@<after>@last"`` mark (``"../" not in x``: at most the folder's parent, as the
-    last part) becomes ``"<kind>@@last:<after>"`` where no ``after`` follows the value, a mark
-    that holds while nothing with ``after`` is added after it and that only sinks needing a
-    file honour (``Label.safe_for``).
-
-    Args:
-        value: The value placed; only a value that starts with its own data counts (one with a
-            constant before its labels, ``"." + x``, is another text).
-        text: The constant text right before it (``""``: none).
-        whole: All the constant text before it in the string being built, or None when some
-            part before it is not constant (an ``@inside`` mark then never applies): the
-            value is inside a literal when ``whole`` holds an odd number of ``after``.
-        following: All the text after it in the string being built when that is constant
-            (``""``: nothing), or None when something not constant follows.
-    """
-    if not value.tainted() or not any("@" in c for _, label in _all_label_items(value) for c in label.cleaned):
-        return value
-    starts_own = bool(text) and not value.prefix
-
-    def placed(label: Label) -> Label:
-        for cleaned in label.cleaned:
-            kind, at, rest = cleaned.partition("@")
-            after, _, flag = rest.partition("@")
-            if at and not after and flag.startswith("last:"):
-                if following is None or flag[5:] in following:
-                    label = label._replace(cleaned=label.cleaned - {cleaned})
-                continue
-            if not at or not after or not starts_own or not text.endswith(after):
-                continue
-            if flag == "inside" and (whole is None or whole.count(after) % 2 == 0):
-                continue
-            by = label.sanitisers[-1] if label.sanitisers else "a check"
-            if flag == "last":
-                if following is not None and after not in following:
-                    label = label.clean({f"{kind}@@last:{after}"}, by)
-                continue
-            label = label.clean({kind}, by)
-        return label
-
-    items = {k: placed_after(v, text, whole, following) for k, v in value.items.items()} if value.items else value.items
-    return replace(value, labels=_labels_of(placed(label) for label in value.labels.values()), items=items)
-
-
-def unmarked(value: Value, placed: bool = False) -> Value:
-    """Returns ``value`` without the ``"<kind>@..."`` marks of a blocked-text check: what a
-    string built from it, or a call's result, holds is another text, which may hold the blocked
-    text again (``unquote("..%2f")``, ``x + "."``). With ``placed`` (a string just built, whose
-    parts went through ``placed_after``), the ``"<kind>@@last:..."`` marks stay."""
-    def dropped(cleaned: str) -> bool:
-        return "@" in cleaned and not (placed and "@@last:" in cleaned)
-
-    if not any(dropped(cleaned) for _, label in _all_label_items(value) for cleaned in label.cleaned):
-        return value
-
-    def strip(label: Label) -> Label:
-        marks = frozenset(c for c in label.cleaned if dropped(c))
-        return label._replace(cleaned=label.cleaned - marks) if marks else label
-
-    items = {k: unmarked(v, placed) for k, v in value.items.items()} if value.items else value.items
-    return replace(value, labels=_labels_of(strip(label) for label in value.labels.values()), items=items)
 
 
 def without_parameters(value: Value) -> Value:
@@ -486,7 +416,7 @@ def without_parameters(value: Value) -> Value:
     labels = value.all_labels()
     if not any(label.channel == "param" for label in labels):
         return value
-    return Value(labels=_labels_of(label for label in labels if label.channel != "param"), types=value.types,
+    return Value(labels=labels_of(label for label in labels if label.channel != "param"), types=value.types,
                  functions=value.functions)
 
 
@@ -495,4 +425,4 @@ def taint_only(value: Value) -> Value:
     type: the result of an operation the models do not describe)."""
     if value.items is None and not value.types and not value.is_const and value.prefix is None and not value.functions:
         return value
-    return Value(labels=_labels_of(value.all_labels()))
+    return Value(labels=labels_of(value.all_labels()))
