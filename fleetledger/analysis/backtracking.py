@@ -327,10 +327,32 @@ def _wraps(body: list[Any], index: int, item: frozenset[int]) -> bool:
     can end with: repeated, a text of those characters ends one repetition or starts the next
     (``(\\w[-\\w]*)+``, ``(\\w*\\w)+``)."""
     rest, before = body[index + 1:], body[:index]
-    if all(_nullable(e) for e in rest) and before and item & _first(body):
+    if all(_empty_anywhere(e) for e in rest) and before and item & _first(body):
         return True
-    if all(_nullable(e) for e in before) and rest and item & _first(list(reversed(_flat(rest)))):
-        return True
+    if all(_empty_anywhere(e) for e in before) and rest:
+        last: set[int] = set()
+        for element in reversed(_flat(rest)):  # the characters the body can end with
+            chars = _item_chars(element) if element[0] in (_c.MAX_REPEAT, _c.MIN_REPEAT) else _chars(element)
+            if chars is None:
+                return False
+            last |= chars
+            if not _empty_anywhere(element):
+                break
+        return bool(item & last)
+    return False
+
+
+def _empty_anywhere(element: Any) -> bool:
+    """True when an element can match nothing in the middle of a text: a repetition that may
+    take none, not an anchor or a lookaround (``(;|$)`` after ``[^;]*`` is a separator or the
+    end, never nothing between two repetitions)."""
+    op, av = element
+    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
+        return av[0] == 0
+    if op == _c.SUBPATTERN:
+        return all(_empty_anywhere(e) for e in av[-1])
+    if op == _c.BRANCH:
+        return any(all(_empty_anywhere(e) for e in alternative) for alternative in av[1])
     return False
 
 
@@ -378,7 +400,25 @@ def _overlapping_alternatives(alternatives: list[Any]) -> bool:
         chars = _chars(element) if element[0] not in (_c.MAX_REPEAT, _c.MIN_REPEAT) else _item_chars(element)
         if chars:
             sets.append(chars)
-    return any(a & b for i, a in enumerate(sets) for b in sets[i + 1:])
+    if any(a & b for i, a in enumerate(sets) for b in sets[i + 1:]):
+        return True
+    singles = [chars for alternative in alternatives if len(flat := _flat(list(alternative))) == 1
+               and (chars := _chars(flat[0])) is not None]
+    return any(_spelled_by(_flat(list(alternative)), single) for alternative in alternatives for single in singles)
+
+
+def _spelled_by(sequence: list[Any], single: frozenset[int]) -> bool:
+    """True when a sequence of two or more character classes (or repetitions of one; parts
+    that may match nothing aside) can match a text that repetitions of the one-character
+    alternative ``single`` match too: ``\\w-\\w`` beside ``[-\\w]`` in ``([-\\w]|\\w-\\w)*``."""
+    needed = [e for e in sequence if not _nullable(e)]
+    if len(needed) < 2 and not (needed and _repeats(needed[0])):
+        return False
+    for element in needed:
+        chars = _item_chars(element) if element[0] in (_c.MAX_REPEAT, _c.MIN_REPEAT) else _chars(element)
+        if not chars or not chars & single:
+            return False
+    return True
 
 
 def _shown(pattern: str | bytes, found: Any) -> str:
