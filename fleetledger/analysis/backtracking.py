@@ -306,6 +306,8 @@ def _ambiguous(body: list[Any]) -> bool:
             return True  # (a|aa)+, parsed a(?:|a): "aa" is one repetition or two
         if element[0] == _c.BRANCH and len(body) == 1 and not _uniquely_decodable(element[1][1]):
             return True  # (?:m|mm|cm)+: "mm" is one word or two
+        if element[0] == _c.BRANCH and len(body) == 1 and _spelled(element[1][1]):
+            return True  # ([-\w]|\w-\w)*: "a-b" is one repetition or three
         if not _repeats(element):
             continue
         if all(_nullable(e) for e in body[:index] + body[index + 1:]):
@@ -400,8 +402,12 @@ def _overlapping_alternatives(alternatives: list[Any]) -> bool:
         chars = _chars(element) if element[0] not in (_c.MAX_REPEAT, _c.MIN_REPEAT) else _item_chars(element)
         if chars:
             sets.append(chars)
-    if any(a & b for i, a in enumerate(sets) for b in sets[i + 1:]):
-        return True
+    return any(a & b for i, a in enumerate(sets) for b in sets[i + 1:])
+
+
+def _spelled(alternatives: list[Any]) -> bool:
+    """True when, of the alternatives of a repeated choice, one can match a text that
+    repetitions of another, one character class, match too (``_spelled_by``)."""
     singles = [chars for alternative in alternatives if len(flat := _flat(list(alternative))) == 1
                and (chars := _chars(flat[0])) is not None]
     return any(_spelled_by(_flat(list(alternative)), single) for alternative in alternatives for single in singles)
