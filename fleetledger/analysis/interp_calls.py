@@ -157,7 +157,7 @@ class Calls(Objects):
         site = self.site(node)
         results: list[Value] = []
         handled = False
-        refs = sorted(t[1:] for t in callee.types if t.startswith("="))
+        refs = sorted(self.program.library_alias(t[1:]) for t in callee.types if t.startswith("="))
         for qualified in refs:
             local = self.program.resolve(qualified) if "." in qualified or qualified not in BUILTINS else None
             if local is not None and local[0] in ("function", "class"):

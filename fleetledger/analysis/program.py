@@ -251,6 +251,25 @@ class Program:
         value = module.globals.get(name)
         return value if value is not None and value.types and all(t.startswith("=") for t in value.types) else None
 
+    def library_alias(self, qualified: str) -> str:
+        """The library name a name of the analysed code stands for, when a module of the code
+        only re-exports it (``pkg.compat.etree`` for ``from lxml import etree`` in
+        ``pkg/compat.py``, as ``from pkg.compat import etree`` then reads it); else
+        ``qualified`` itself. Resolved when the name is used, so no module is loaded for an
+        import alone."""
+        module_name, _, name = qualified.rpartition(".")
+        if not module_name or self.catalog.knows(qualified):
+            return qualified
+        module = self.find_module(module_name)
+        if module is None or module.path in self.running:
+            return qualified
+        self.run(module)
+        value = module.globals.get(name)
+        targets = [t[1:] for t in value.types if t.startswith("=")] if value is not None and not value.functions else []
+        if len(targets) != 1 or len(value.types) != 1 or targets[0] == qualified or self.resolve(targets[0]) is not None:  # type: ignore[union-attr]
+            return qualified
+        return targets[0]
+
     def _member(self, module: ModuleInfo, rest: list[str]) -> tuple[str, str] | None:
         self.run(module)
         value = module.globals.get(rest[0])
