@@ -1,0 +1,25 @@
+# Engine probe: Twisted Web resources: render methods get the request and return the page;
+# getChild gets a path segment; the request's writes, redirects, headers and cookies.
+from twisted.web import resource
+
+
+class Greeting(resource.Resource):
+    isLeaf = True
+
+    def render_GET(self, request):
+        name = request.args[b"name"][0]
+        request.setHeader(b"x-name", name)  # $ header
+        request.addCookie(b"seen", b"1")  # $ cookie-secure, $ cookie-httponly
+        request.addCookie(b"seen", b"1", secure=True, httpOnly=True)  # ok cookie-secure, ok cookie-httponly
+        return b"<h1>Hello " + name + b"</h1>"  # $ xss
+
+    def render_POST(self, request):
+        request.write(request.content.read())  # $ xss
+        request.redirect(request.getHeader(b"referer"))  # $ redirect
+        return b"<p>ok</p>"  # ok xss
+
+
+class Folder(resource.Resource):
+    def getChild(self, path, request):
+        request.write(b"<b>%s</b>" % path)  # $ xss
+        return resource.NoResource()
