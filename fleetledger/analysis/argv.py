@@ -12,7 +12,7 @@ arguments as a command), not a library's API nor names chosen by the analysed co
 from __future__ import annotations
 
 from .sequences import positions
-from .values import EMPTY, Value, join
+from .values import EMPTY, Value, constant, join, with_items
 
 POSIX_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "csh", "tcsh", "fish", "ash", "busybox"})
 WINDOWS_SHELLS = frozenset({"cmd"})
@@ -161,6 +161,12 @@ def option_part(value: Value) -> tuple[Value, str]:
     items = vector(value)
     if not items:
         return EMPTY, ""
+    first = items[0]
+    if not first.is_const and first.choices and all(isinstance(c, str) for c in first.choices):
+        # a program chosen among constants (``[vcs, "clone", url]``, ``vcs`` git or hg): each
+        found = [option_part(with_items(value, {0: constant(choice)})) for choice in sorted(first.choices)]
+        reached = [(part, name) for part, name in found if part is not EMPTY]
+        return (join(*(part for part, _ in reached)), reached[0][1]) if reached else (EMPTY, "")
     start = program_index(items)
     if start is None:
         return EMPTY, ""

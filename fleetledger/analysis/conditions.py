@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from . import lengths, patterns, predicates, prefixes, quantified, relative_urls
+from . import compared, lengths, patterns, predicates, prefixes, quantified, relative_urls
 from .model_records import UNTYPED, Catalog, Guard
 from .values import Value, taint_only
 
@@ -121,21 +121,22 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
         if not holds:
             return _absent(frame, left, right, test)
         allowed = frame.expr(right)
-        if isinstance(left, ast.Name) and _constant_built(allowed):
+        if isinstance(left, ast.Name) and compared.constant_built(allowed):
             text = allowed.is_const and isinstance(allowed.const, (str, bytes))  # a substring test
-            return [(left.id, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", None),
+            what = f"the allowlist check {ast.unparse(test)[:60]}"
+            return [(left.id, _ALL, what, None if text else compared.one_of(frame, left.id, allowed, what)),
                     *([] if text else _held_projection(frame, left, f"is in {ast.unparse(right)[:40]}",
-                                                       lets_empty=_holds_empty(allowed)))]
-        if isinstance(left, ast.Name) and _not_outside(allowed, frame):
+                                                       lets_empty=compared.holds_empty(allowed)))]
+        if isinstance(left, ast.Name) and compared.not_outside(allowed, frame):
             # One of the items of a list the code got elsewhere (a setting): ``x`` is now what
             # that list holds, of its origin.
             return [(left.id, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", taint_only(allowed.flatten())),
-                    *_held_projection(frame, left, f"is in {ast.unparse(right)[:40]}", lets_empty=_holds_empty(allowed),
-                                      own=_own(allowed))]
-        if _not_outside(allowed, frame) and not (allowed.is_const and isinstance(allowed.const, (str, bytes))):
+                    *_held_projection(frame, left, f"is in {ast.unparse(right)[:40]}", lets_empty=compared.holds_empty(allowed),
+                                      own=compared.own_url_held(allowed))]
+        if compared.not_outside(allowed, frame) and not (allowed.is_const and isinstance(allowed.const, (str, bytes))):
             # (in a constant text, a substring test: any part of the host passes)
-            return _projection(frame, left, f"is in {ast.unparse(right)[:40]}", lets_empty=_holds_empty(allowed),
-                               own=_own(allowed))
+            return _projection(frame, left, f"is in {ast.unparse(right)[:40]}", lets_empty=compared.holds_empty(allowed),
+                               own=compared.own_url_held(allowed))
         return []
     if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant) and right.value is None:
         # ``check(x) is None`` is false exactly where the check matched (a match object).
@@ -149,15 +150,15 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
             if inside:
                 return inside
             value = frame.expr(other)
-            if not _not_outside(value, frame):
+            if not compared.not_outside(value, frame):
                 continue
             if isinstance(mine, ast.Name):
-                exact = value if value.is_const or not _constant_built(value) else None
+                exact = value if value.is_const or not compared.constant_built(value) else None
                 return [(mine.id, _ALL, f"the comparison {ast.unparse(test)[:60]}", exact),
                         *_held_projection(frame, mine, f"equals {ast.unparse(other)[:40]}",
-                                          lets_empty=value.is_const and not value.const, own=_own(value))]
+                                          lets_empty=value.is_const and not value.const, own=compared.own_url_held(value))]
             found = _projection(frame, mine, f"equals {ast.unparse(other)[:40]}",
-                                lets_empty=value.is_const and not value.const, own=_own(value))
+                                lets_empty=value.is_const and not value.const, own=compared.own_url_held(value))
             if found:
                 return found
     return []
@@ -457,38 +458,3 @@ def _pattern_kinds(frame: Frame, call: ast.Call, guard: Guard) -> frozenset[str]
     if chars <= _SAFE_PATTERN_CHARS | {"."}:
         return frozenset(frame.catalog.kinds) - {"path", "redirect", "ssrf"}
     return frozenset()
-
-
-def _not_outside(value: Value, frame: Frame | None = None) -> bool:
-    """True for a value that holds no outside data: built from constants, or of an origin the
-    engine does not see (a setting, a stored value), the request's own URL or host, or, in a
-    method, the state of its own object (``self.allowed_hosts``: its configuration, which a
-    caller of the method does not pass). Equal to it, a variable holds what it holds
-    (``urlparse(u).netloc == request.host``: this site)."""
-    labels = value.all_labels()
-    own = frame is not None and frame.function is not None and frame.function.bound and frame.summarising
-    return _constant_built(value) or bool(labels) and not value.functions and all(
-        label.channel == "opaque" or label.own_url or own and label.channel == "param" and label.param == 0
-        and bool(label.access) for label in labels)
-
-
-def _holds_empty(allowed: Value) -> bool:
-    """True when ``x in allowed`` may hold for an empty ``x``: ``allowed`` is a text (a
-    substring test: ``""`` is in every text), holds an empty item, or is not known item by item
-    (a setting may be a text)."""
-    if allowed.is_const:
-        return isinstance(allowed.const, (str, bytes))
-    if allowed.items is None or not _constant_built(allowed):
-        return True
-    return any(item.is_const and not item.const for item in allowed.items.values())
-
-
-def _own(value: Value) -> bool:
-    """True for a value holding the request's own URL or host (``Source.own_url``)."""
-    return any(label.own_url for label in value.all_labels())
-
-
-def _constant_built(value: Value) -> bool:
-    """True for a value built only from constants (no label of any origin, and not a library
-    object or a function)."""
-    return not value.all_labels() and not value.functions and not any(t.startswith("=") for t in value.types)

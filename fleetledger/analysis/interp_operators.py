@@ -114,7 +114,8 @@ class Operators:
         result = unmarked(join(*(taint_only(p) for p in parts)), placed=True)
         if fixed and all(p.is_const for p in parts):
             return constant(prefix)
-        return replace(result, prefix=prefix or None, suffix=tail_of(parts), texts=texts_of(*parts), const=NOT_CONSTANT)
+        return replace(result, prefix=prefix or None, suffix=tail_of(parts), texts=texts_of(*parts), const=NOT_CONSTANT,
+                       choices=frozenset())
 
 
 def _small(left: Any, right: Any, op: ast.operator) -> bool:

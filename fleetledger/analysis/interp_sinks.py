@@ -313,8 +313,8 @@ class Sinks:
             pattern = args[check.backtracks] if 0 <= check.backtracks < len(args) else kwargs.get(check.backtracks_keyword)
             flags = args[check.backtracks_flags] if 0 <= check.backtracks_flags < len(args) else kwargs.get("flags")
             known = flags.const if flags is not None and flags.is_const and isinstance(flags.const, int) else 0
-            shape = backtracking.exponential(pattern.const, check.whole_match, known) if pattern is not None \
-                and pattern.is_const and isinstance(pattern.const, (str, bytes)) else None
+            shape = next((found for text in constant_texts(pattern)
+                          if (found := backtracking.exponential(text, check.whole_match, known)) is not None), None)
             if shape is None:
                 return
             message = f"{message}: {shape!r}"
@@ -418,11 +418,22 @@ def _slow_shape(sink: Sink, receiver: Value | None, args: list[Value], kwargs: d
         position = sink.slow_pattern if sink.slow_pattern is not None else 0
         pattern = args[position] if position < len(args) else kwargs.get("pattern")
         flags = args[sink.slow_flags] if 0 <= sink.slow_flags < len(args) else kwargs.get("flags")
-    if pattern is None or not pattern.is_const or not isinstance(pattern.const, (str, bytes)):
-        return None
     known = flags.const if flags is not None and flags.is_const else 0
-    return backtracking.polynomial(pattern.const, flags=known if isinstance(known, int) else 0,
-                                   anywhere=sink.matches == "anywhere", whole_match=sink.matches == "whole")
+    for text in constant_texts(pattern):
+        shape = backtracking.polynomial(text, flags=known if isinstance(known, int) else 0,
+                                        anywhere=sink.matches == "anywhere", whole_match=sink.matches == "whole")
+        if shape is not None:
+            return shape
+    return None
+
+
+def constant_texts(value: Value | None) -> list[str | bytes]:
+    """The texts a value is: its constant, or each of the few constants it is one of
+    (``re_words if words else re_chars``); none when it is not known to be a text."""
+    if value is None:
+        return []
+    found = [value.const] if value.is_const else sorted(value.choices, key=repr)
+    return [text for text in found if isinstance(text, (str, bytes))]
 
 
 def return_sinks(program: Program, function: FunctionInfo) -> list[ReturnSink]:

@@ -370,14 +370,18 @@ def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: obje
             moved = clean(moved, label.cleaned, by)
         parts.append(moved)
     base = Value(labels={label.key: label for label in kept}, types=value.types, const=value.const,
-                 prefix=value.prefix, suffix=value.suffix, texts=value.texts, functions=value.functions)
+                 prefix=value.prefix, suffix=value.suffix, texts=value.texts, functions=value.functions,
+                 choices=value.choices)
     if value.items:
         base = with_items(base, {k: substitute(frame, v, mapping, call, node) for k, v in value.items.items()})
     if not parts:
         return base
     if not kept and not value.types and not value.items and not value.functions and len(parts) == 1:
-        return parts[0]
-    return join(base, *(taint_only(part) if value.items is not None else part for part in parts))
+        result = parts[0]
+    else:
+        result = join(base, *(taint_only(part) if value.items is not None else part for part in parts))
+    # one of a few constants (a parameter found in a constant list) whatever the argument held
+    return replace(result, choices=value.choices) if value.choices else result
 
 
 def project(frame: Frame, actual: Value, access: tuple[str, ...], node: ast.AST) -> Value:

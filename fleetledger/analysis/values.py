@@ -52,6 +52,8 @@ MAX_STEPS = 12
 read from both ends)."""
 MAX_LABELS = 24
 """Labels kept per value; beyond it the ones of the same channel and origin line merge."""
+MAX_CHOICES = 8
+"""Constants a value is known to be one of, at most (more: any value)."""
 MAX_ITEMS = 64
 """Keys tracked per container or object; beyond it the container is only tracked as a whole."""
 
@@ -181,6 +183,9 @@ class Value:
             their values, or None when nothing is known per key.
         functions: Functions and classes of the analysed code the value may be (their ids),
             so that a call through a variable is resolved.
+        choices: The constants the value is one of, when it is one of a few (at most
+            ``MAX_CHOICES``: ``"git" if x else "hg"``, a variable found in a constant list);
+            empty when not known, or when it is one constant (``const``).
     """
 
     labels: Mapping[tuple[Any, ...], Label] = field(default_factory=dict)
@@ -191,6 +196,7 @@ class Value:
     texts: frozenset[str] = frozenset()
     items: Mapping[Any, Value] | None = None
     functions: frozenset[str] = frozenset()
+    choices: frozenset[Any] = frozenset()
 
     def __hash__(self) -> int:  # values are compared, never hashed; keep dataclass eq
         return id(self)
@@ -354,7 +360,24 @@ def join(*values: Value) -> Value:
     if len(labels) > MAX_LABELS:
         labels = dict(sorted(labels.items(), key=lambda kv: _order(kv[1]))[:MAX_LABELS])
     return Value(labels=labels, types=frozenset().union(*(v.types for v in values)), const=const, prefix=prefix,
-                 suffix=suffix, texts=texts, items=items, functions=frozenset().union(*(v.functions for v in values)))
+                 suffix=suffix, texts=texts, items=items, functions=frozenset().union(*(v.functions for v in values)),
+                 choices=_choices(values) if const is NOT_CONSTANT else frozenset())
+
+
+def _choices(values: tuple[Value, ...]) -> frozenset[Any]:
+    """The constants a join of ``values`` is one of: each value a constant of a hashable kind
+    (a text, a number) or one of a few; else nothing is known."""
+    out: set[Any] = set()
+    for v in values:
+        if v.is_const and isinstance(v.const, (str, bytes, int, float)):
+            out.add(v.const)
+        elif v.choices:
+            out |= v.choices
+        else:
+            return frozenset()
+        if len(out) > MAX_CHOICES:
+            return frozenset()
+    return frozenset(out) if len(out) > 1 else frozenset()
 
 
 def _join_items(values: tuple[Value, ...]) -> dict[Any, Value] | None:
@@ -387,7 +410,7 @@ def with_items(value: Value, updates: Mapping[Any, Value]) -> Value:
     items.update({key: bounded(item) for key, item in updates.items()})
     if len(items) > MAX_ITEMS:
         return join(value.flatten(), *(v.flatten() for v in updates.values()))
-    return replace(value, items=items, const=NOT_CONSTANT, prefix=None, suffix=None, texts=frozenset())
+    return replace(value, items=items, const=NOT_CONSTANT, prefix=None, suffix=None, texts=frozenset(), choices=frozenset())
 
 
 def add_step(value: Value, *steps: Step) -> Value:
