@@ -78,3 +78,9 @@ def _noted(event):
 def relay():
     connection = socket.create_connection(("example.org", 7000))
     _noted(connection.recv(1024))
+
+
+def profile(pid: int, seconds: "float", label: str | None = None):
+    import subprocess
+    subprocess.run(f"py-spy record --pid {pid} --duration {seconds}", shell=True)  # ok command (numbers)
+    subprocess.run(f"py-spy record --pid {pid} --title {label}", shell=True)  # $ command
