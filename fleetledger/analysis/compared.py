@@ -17,17 +17,15 @@ if TYPE_CHECKING:
 ALL_KINDS = frozenset({"*"})
 
 
-def not_outside(value: Value, frame: Frame | None = None) -> bool:
+def not_outside(value: Value) -> bool:
     """True for a value that holds no outside data: built from constants, or of an origin the
-    engine does not see (a setting, a stored value), the request's own URL or host, or, in a
-    method, the state of its own object (``self.allowed_hosts``: its configuration, which a
-    caller of the method does not pass). Equal to it, a variable holds what it holds
-    (``urlparse(u).netloc == request.host``: this site)."""
+    engine does not see (a setting, a stored value) or the request's own URL or host. Equal to
+    it, a variable holds what it holds (``urlparse(u).netloc == request.host``: this site). A
+    method's own state (``self.allowed_host``) is not one: a summary holds for every object,
+    also one whose attribute came from the request."""
     labels = value.all_labels()
-    own = frame is not None and frame.function is not None and frame.function.bound and frame.summarising
     return constant_built(value) or bool(labels) and not value.functions and all(
-        label.channel == "opaque" or label.own_url or own and label.channel == "param" and label.param == 0
-        and bool(label.access) for label in labels)
+        label.channel == "opaque" or label.own_url for label in labels)
 
 
 def one_of(frame: Frame, name: str, allowed: Value, what: str) -> Value | None:

@@ -127,13 +127,13 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
             return [(left.id, _ALL, what, None if text else compared.one_of(frame, left.id, allowed, what)),
                     *([] if text else _held_projection(frame, left, f"is in {ast.unparse(right)[:40]}",
                                                        lets_empty=compared.holds_empty(allowed)))]
-        if isinstance(left, ast.Name) and compared.not_outside(allowed, frame):
+        if isinstance(left, ast.Name) and compared.not_outside(allowed):
             # One of the items of a list the code got elsewhere (a setting): ``x`` is now what
             # that list holds, of its origin.
             return [(left.id, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", taint_only(allowed.flatten())),
                     *_held_projection(frame, left, f"is in {ast.unparse(right)[:40]}", lets_empty=compared.holds_empty(allowed),
                                       own=compared.own_url_held(allowed))]
-        if compared.not_outside(allowed, frame) and not (allowed.is_const and isinstance(allowed.const, (str, bytes))):
+        if compared.not_outside(allowed) and not (allowed.is_const and isinstance(allowed.const, (str, bytes))):
             # (in a constant text, a substring test: any part of the host passes)
             return _projection(frame, left, f"is in {ast.unparse(right)[:40]}", lets_empty=compared.holds_empty(allowed),
                                own=compared.own_url_held(allowed))
@@ -150,7 +150,7 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
             if inside:
                 return inside
             value = frame.expr(other)
-            if not compared.not_outside(value, frame):
+            if not compared.not_outside(value):
                 continue
             if isinstance(mine, ast.Name):
                 exact = value if value.is_const or not compared.constant_built(value) else None

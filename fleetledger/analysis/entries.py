@@ -416,8 +416,8 @@ def _dependency(program: Program, handler: Handler, frame: Frame, param: ast.arg
         called = program.functions.get(init) if init else None
     else:
         called = program.functions.get(fid)
-    if called is None:
-        return frame.call_local(fid, None, [], {}, [], marker)
+    if called is None or isinstance(called.node, ast.Lambda):
+        return frame.call_local(fid, None, [], {}, [], marker)  # ``Depends(lambda: Settings())``: nothing passed
     bound = handler_values(program, called, handler, parameter_values(program, called), depth + 1)
     names = [p.arg for p in called.params][1 if called.bound else 0:]
     return frame.call_local(fid, None, [], {name: bound[name] for name in names if name in bound}, [], marker)

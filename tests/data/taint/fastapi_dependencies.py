@@ -44,6 +44,12 @@ def nested(user: Annotated[dict, Depends(account)], conf: dict = Depends(setting
     sqlite3.connect(DB).execute("SELECT * FROM t WHERE mode = '%s'" % conf["mode"])  # ok sql
 
 
+@app.get("/lazy")
+def lazy(conf: dict = Depends(lambda: {"mode": "ro"}), term: str = ""):
+    sqlite3.connect(DB).execute("SELECT * FROM t WHERE mode = '%s'" % conf["mode"])  # ok sql
+    sqlite3.connect(DB).execute("SELECT * FROM t WHERE term = '%s'" % term)  # $ sql
+
+
 @app.get("/items")
 def items(paging: Paging = Depends()):
     sqlite3.connect(DB).execute("SELECT * FROM items ORDER BY " + paging.sort)  # $ sql
