@@ -69,8 +69,48 @@ def proofs(frame: Frame, test: ast.Call, truth: bool, proven: Prover) -> list[An
         if not isinstance(loop.iter, ast.Name):
             return []
         what = f"the check of every element {ast.unparse(test)[:60]}"
+        members = _members(frame, generator.elt, name, truth)
+        if members is not None:  # every character one of these: safe as far as they are
+            kinds = _character_kinds(frame, members)
+            return [(loop.iter.id, kinds, what, None)] if kinds else []
         return [(loop.iter.id, kinds, what, None) for variable, kinds, _, _ in found if variable == name]
     return [proof for proof in found if proof[0] != name]
+
+
+_WORD_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def _members(frame: Frame, test: ast.expr, name: str, truth: bool) -> frozenset[str] | None:
+    """For ``c in ALLOWED`` found true (or ``c not in ALLOWED`` found false) of the loop's own
+    variable: the characters ``ALLOWED`` holds (a text, or a list of one-character texts);
+    None for another test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _members(frame, test.operand, name, not truth)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
+            and test.left.id == name and isinstance(test.ops[0], (ast.In, ast.NotIn))):
+        return None
+    if truth is not isinstance(test.ops[0], ast.In):
+        return frozenset()  # every character outside a set: any other character may be there
+    allowed = frame.expr(test.comparators[0])
+    if allowed.is_const and isinstance(allowed.const, str):
+        return frozenset(allowed.const)
+    items = list((allowed.items or {}).values())
+    if items and all(item.is_const and isinstance(item.const, str) and len(item.const) == 1 for item in items):
+        return frozenset(item.const for item in items)
+    return frozenset()
+
+
+def _character_kinds(frame: Frame, members: frozenset[str]) -> frozenset[str]:
+    """The kinds a text made only of ``members`` is safe for: every kind for letters, digits,
+    ``_`` and ``-``; every kind but paths and URLs when ``.`` may occur too (``..`` climbs a
+    folder); none for any other character (a quote, a slash, a shell's ``;``)."""
+    if not members:
+        return frozenset()
+    if members <= _WORD_CHARACTERS:
+        return frozenset({"*"})
+    if members <= _WORD_CHARACTERS | {"."}:
+        return frozenset(frame.catalog.kinds) - {"path", "redirect", "ssrf"}
+    return frozenset()
 
 
 def _element(frame: Frame, iterable: Value, node: ast.expr) -> Value:

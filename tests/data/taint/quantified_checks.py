@@ -25,6 +25,23 @@ def every():
     return "ok"
 
 
+@app.route("/characters")
+def characters():
+    name = request.args["name"]
+    if not all(c in "abcdefghijklmnopqrstuvwxyz0123456789-" for c in name):
+        raise ValueError(name)
+    os.system("touch /srv/" + name)  # ok command
+    path = request.args["path"]
+    if not all(c in "abcdefghijklmnopqrstuvwxyz./" for c in path):
+        raise ValueError(path)
+    open("/srv/" + path)  # $ path ("../" is made of allowed characters)
+    line = request.args["line"]
+    if any(c in ";|&" for c in line):
+        raise ValueError(line)
+    os.system("echo " + line)  # $ command ($() and backticks are not among them)
+    return "ok"
+
+
 @app.route("/some")
 def some():
     url = request.args["url"]
