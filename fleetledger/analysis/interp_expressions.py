@@ -173,7 +173,7 @@ class Expressions:
         fixed = self.route_fixed(owner, attr)
         if fixed is not None:
             return fixed
-        refs = sorted(self.program.library_alias(t[1:]) for t in owner.types if t.startswith("="))
+        refs = sorted({a for t in owner.types if t.startswith("=") for a in self.program.library_aliases(t[1:])})
         stored = owner.items.get("." + attr) if refs and owner.items else None
         if stored is not None:  # stored on a library object by this function (``g.user = ...``)
             return stored

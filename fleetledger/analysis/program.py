@@ -59,6 +59,7 @@ class Program:
         self.scope = _scope(catalog, shas) if shas is not None else None
         self.stack: list[str] = []
         self.unstable: set[str] = set()
+        self.resolving: set[str] = set()  # names ``resolve`` is resolving (a re-export cycle ends)
         self.running: list[str] = []  # paths of the modules whose bodies are being interpreted
         self.root_dependent: set[str] = set()  # of those, the ones not to share (``summaries.root_dependent``)
         self.loader = loader
@@ -226,6 +227,15 @@ class Program:
             ``("function", id)``, ``("class", id)``, ``("module", name)`` or None when the name
             is not defined in the analysed code (a library's, then).
         """
+        if qualified in self.resolving or len(self.resolving) > 32:
+            return None  # names that stand for each other (a re-export cycle): none is defined
+        self.resolving.add(qualified)
+        try:
+            return self._resolve(qualified)
+        finally:
+            self.resolving.discard(qualified)
+
+    def _resolve(self, qualified: str) -> tuple[str, str] | None:
         parts = qualified.split(".")
         for cut in range(len(parts), 0, -1):
             module = self.find_module(".".join(parts[:cut]))
@@ -251,24 +261,27 @@ class Program:
         value = module.globals.get(name)
         return value if value is not None and value.types and all(t.startswith("=") for t in value.types) else None
 
-    def library_alias(self, qualified: str) -> str:
-        """The library name a name of the analysed code stands for, when a module of the code
-        only re-exports it (``pkg.compat.etree`` for ``from lxml import etree`` in
-        ``pkg/compat.py``, as ``from pkg.compat import etree`` then reads it); else
-        ``qualified`` itself. Resolved when the name is used, so no module is loaded for an
-        import alone."""
+    def library_aliases(self, qualified: str) -> list[str]:
+        """The library names a name of the analysed code stands for, when a module of the code
+        only re-exports them (``pkg.compat.etree`` for ``from lxml import etree`` in
+        ``pkg/compat.py``, as ``from pkg.compat import etree`` then reads it; both where an
+        ``except ImportError`` imports another); else ``[qualified]``. Resolved when the name
+        is used, so no module is loaded for an import alone."""
         module_name, _, name = qualified.rpartition(".")
         if not module_name or self.catalog.knows(qualified):
-            return qualified
+            return [qualified]
         module = self.find_module(module_name)
         if module is None or module.path in self.running:
-            return qualified
+            return [qualified]
         self.run(module)
         value = module.globals.get(name)
-        targets = [t[1:] for t in value.types if t.startswith("=")] if value is not None and not value.functions else []
-        if len(targets) != 1 or len(value.types) != 1 or targets[0] == qualified or self.resolve(targets[0]) is not None:  # type: ignore[union-attr]
-            return qualified
-        return targets[0]
+        if value is None or value.functions or not value.types or len(value.types) > 4:
+            return [qualified]
+        targets = sorted(t[1:] for t in value.types if t.startswith("="))
+        if len(targets) != len(value.types) or qualified in targets or any(
+                self.resolve(target) is not None for target in targets):
+            return [qualified]
+        return targets
 
     def _member(self, module: ModuleInfo, rest: list[str]) -> tuple[str, str] | None:
         self.run(module)
