@@ -11,7 +11,7 @@ from django.http import HttpResponse
 from django.views import View
 from django.views.generic import DetailView
 from django.views.generic.edit import FormView
-from rest_framework import serializers, viewsets
+from rest_framework import generics, serializers, viewsets
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -66,5 +66,17 @@ class Notes(APIView):
 
 
 class NoteSet(viewsets.ModelViewSet):
+    def perform_create(self, serializer):
+        os.system("touch " + serializer.validated_data["title"])  # $ command
+
+
+class NoteList(generics.ListAPIView):
+    def get_queryset(self):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT * FROM notes WHERE t = '%s'" % self.request.query_params.get("t"))  # $ sql
+        return []
+
+
+class NoteCreate(generics.CreateAPIView):
     def perform_create(self, serializer):
         os.system("touch " + serializer.validated_data["title"])  # $ command
