@@ -408,8 +408,21 @@ def _dependency(program: Program, handler: Handler, frame: Frame, param: ast.arg
     ids = sorted(value.functions) + sorted(
         found[1] for found in (program.resolve(t[1:]) for t in value.types if t.startswith("=")) if found is not None
         and found[0] in ("function", "class"))
+    receiver = None
     if not ids:
-        return None
+        # An instance: of a class of the code, FastAPI calls its ``__call__``; of a library's
+        # (a security scheme: ``OAuth2PasswordBearer``, ``APIKeyHeader``), it reads the request.
+        calls = [program.method(t, "__call__") for t in sorted(value.types) if t in program.classes]
+        ids = [fid for fid in calls if fid is not None]
+        if not ids:
+            instance = isinstance(target, ast.Call) or any(label.channel == "opaque" for label in value.all_labels()) or (
+                bool(value.types) and not all(t.startswith("=") for t in value.types))
+            if not instance:
+                return None  # a library function, or nothing known
+            return of_labels([Label(channel=handler.channel, what=f"what the {handler.framework} dependency "
+                                    f"{ast.unparse(target)[:40]} reads from the request", path=frame.module.path,
+                                    line=marker.lineno, col=marker.col_offset)])
+        receiver = value
     fid = ids[0]
     if fid in program.classes:
         init = program.classes[fid].methods.get("__init__")
@@ -420,7 +433,7 @@ def _dependency(program: Program, handler: Handler, frame: Frame, param: ast.arg
         return frame.call_local(fid, None, [], {}, [], marker)  # ``Depends(lambda: Settings())``: nothing passed
     bound = handler_values(program, called, handler, parameter_values(program, called), depth + 1)
     names = [p.arg for p in called.params][1 if called.bound else 0:]
-    return frame.call_local(fid, None, [], {name: bound[name] for name in names if name in bound}, [], marker)
+    return frame.call_local(fid, receiver, [], {name: bound[name] for name in names if name in bound}, [], marker)
 
 
 _CONVERTER = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")

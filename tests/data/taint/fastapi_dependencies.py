@@ -6,9 +6,19 @@ import sqlite3
 from typing import Annotated
 
 from fastapi import BackgroundTasks, Depends, FastAPI, Header
+from fastapi.security import OAuth2PasswordBearer
 
 app = FastAPI()
 DB = "app.db"
+scheme = OAuth2PasswordBearer(tokenUrl="token")
+
+
+class Tenant:
+    def __call__(self, tenant: str):
+        return tenant
+
+
+tenant_of = Tenant()
 
 
 def bearer(authorization: str = Header(...)):
@@ -60,3 +70,9 @@ def items(paging: Paging = Depends()):
 def later(tasks: BackgroundTasks, folder: str):
     tasks.add_task(_purge, "/srv/" + folder)
     return {}
+
+
+@app.get("/schemes")
+def schemes(token: str = Depends(scheme), tenant: str = Depends(tenant_of)):
+    sqlite3.connect(DB).execute("SELECT * FROM sessions WHERE token = '%s'" % token)  # $ sql
+    sqlite3.connect(DB).execute("SELECT * FROM t WHERE tenant = '%s'" % tenant)  # $ sql
