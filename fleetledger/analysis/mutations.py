@@ -22,7 +22,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from .values import EMPTY, Value, join, taint_only, with_items
+from .sequences import leading_items, with_rest
+from .values import EMPTY, UNKNOWN_KEYS, Value, join, taint_only, with_items
 
 if TYPE_CHECKING:
     from .interp import Frame
@@ -100,7 +101,7 @@ def write_back(frame: Frame, target: ast.expr, attr: str, stored: Value) -> bool
     if attr == ADDED:
         if isinstance(target, ast.Name) and target.id in frame.env:
             old = frame.env[target.id]
-            frame.rebind(target.id, old, join(old, taint_only(stored.flatten())))
+            frame.rebind(target.id, old, _grown(old, taint_only(stored.flatten())))
             if frame.summarising:
                 added(frame, target, stored)
             return True
@@ -116,3 +117,17 @@ def write_back(frame: Frame, target: ast.expr, attr: str, stored: Value) -> bool
             frame.writes[(index, attr)] = join(frame.writes.get((index, attr), EMPTY), stored)
         return True
     return False
+
+
+def _grown(old: Value, added: Value) -> Value:
+    """The caller's object after a callee added ``added`` to it: a list known by position keeps
+    its known items and holds the addition in its rest (``["git", "clone", "--"]`` stays git's
+    vector); a dict built here keeps its known keys and holds it under a key not known
+    (``ctx["cmd"]`` keeps its constant); anything else carries it."""
+    leading = leading_items(old)
+    if leading is not None:
+        known, rest = leading
+        return with_rest(known, join(rest, added) if rest is not None else added)
+    if old.items is not None and not old.labels and not any(isinstance(key, int) for key in old.items):
+        return with_items(old, {UNKNOWN_KEYS: join(old.items.get(UNKNOWN_KEYS, EMPTY), added)})
+    return join(old, added)

@@ -73,6 +73,12 @@ def helpers():
     kept = ["1 = 1"]
     copied(kept, request.args["q"])
     db.execute(" AND ".join(kept))  # ok sql
+    vector = ["git", "clone", "--"]
+    add_clause(vector, request.args["url"])
+    subprocess.run(vector)  # ok command (the program is still git, the URL after "--")
+    settings = {"sql": "SELECT 1"}
+    set_option(settings, "user", request.args["u"])
+    db.execute(settings["sql"])  # ok sql (another key)
     return "ok"
 
 
