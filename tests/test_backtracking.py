@@ -23,6 +23,8 @@ EXPONENTIAL = [
     r"^(a{1,3})+$",
     r"^(?:\w[-\w]*)+$",  # a repetition ending the body with what the body starts with
     r"^(\w*\w)+$",
+    r"^(\w\w?)+$",  # an optional part at the end that can take what the body starts with
+    r"^([a-z](?:[a-z0-9_]*[a-z0-9])?)+$",
     r"^(?:[-\w]|\w-\w)+$",  # an alternative spelled by another's repetitions (the ways grow as Fibonacci's numbers)
     # CVE-2020-8492, urllib.request's AbstractBasicAuthHandler before the fix
     r"(?:.*,)*[ \t]*([^ \t]+)[ \t]+realm=([\"']?)([^\"']*)\2",
@@ -33,6 +35,8 @@ LINEAR = [
     r"(\s*,\s*\w+)*$",
     r"^(a|ab)+$",
     r"^(?:[a-z][0-9]*)+$",
+    r"^(ab?)+$",
+    r"^([a-z](?:[0-9]*[0-9])?)+$",
     r"^(?:\w|-\w)+$",
     r"^\s*([-\w]+\s*:[^:;]*(;\s*|$))*$",  # bleach's style check: a separator or the end between repetitions
     r"\d{4}-\d{2}-\d{2}",

@@ -308,12 +308,15 @@ def _ambiguous(body: list[Any]) -> bool:
             return True  # (?:m|mm|cm)+: "mm" is one word or two
         if element[0] == _c.BRANCH and len(body) == 1 and _spelled(element[1][1]):
             return True  # ([-\w]|\w-\w)*: "a-b" is one repetition or three
+        optional = _optional_class(element)
+        if optional and body[:index] and all(_empty_anywhere(e) for e in body[index + 1:]) and optional & _first(body):
+            return True  # (\w\w?)+: "aa" is one repetition or two
         if not _repeats(element):
             continue
         if all(_nullable(e) for e in body[:index] + body[index + 1:]):
             return True  # (E+)+
-        item = _item_chars(element)
-        if item and _wraps(body, index, item):
+        item = _first(_flat(list(element[1][2])))
+        if item and _wraps(body, index, frozenset(item)):
             return True  # (\w[-\w]*)+: "ab" is one repetition or two
         for later in body[index + 1:] if item else ():
             if item & _first(later) and (not _nullable(later) or _repeats(later)):
@@ -342,6 +345,24 @@ def _wraps(body: list[Any], index: int, item: frozenset[int]) -> bool:
                 break
         return bool(item & last)
     return False
+
+
+def _optional_class(element: Any) -> frozenset[int] | None:
+    """The characters an optional part (``\\w?``, ``(?:[a-z0-9_]*[a-z0-9])?``) can match as
+    a text of one character, else None."""
+    op, av = element
+    if op not in (_c.MAX_REPEAT, _c.MIN_REPEAT) or av[0] != 0 or av[1] != 1:
+        return None
+    body = _flat(list(av[2]))
+    found: set[int] = set()
+    for index, part in enumerate(body):
+        if not all(_empty_anywhere(other) for other in body[:index] + body[index + 1:]):
+            continue
+        chars = _chars(part)
+        if chars is None and part[0] in (_c.MAX_REPEAT, _c.MIN_REPEAT) and part[1][0] <= 1:
+            chars = _item_chars(part)
+        found |= chars or set()
+    return frozenset(found) or None
 
 
 def _empty_anywhere(element: Any) -> bool:
