@@ -12,6 +12,7 @@ class Calculator(web.RequestHandler):
         execjs.eval(script)  # $ code
         (js2py.eval_js6 if len(script) > 9 else js2py.eval_js)(script)  # $ code
         js2py.eval_js("1 + 1")  # ok code
+        execjs.get().compile(script)  # $ code
         self.write("done")
 
 

@@ -1,6 +1,7 @@
 # Engine probe: Twisted Web resources: render methods get the request and return the page;
 # getChild gets a path segment; the request's writes, redirects, headers and cookies.
 from twisted.web import resource
+from twisted.web.util import redirectTo
 
 
 class Greeting(resource.Resource):
@@ -23,3 +24,9 @@ class Folder(resource.Resource):
     def getChild(self, path, request):
         request.write(b"<b>%s</b>" % path)  # $ xss
         return resource.NoResource()
+
+
+class Back(resource.Resource):
+    def render_GET(self, request):
+        redirectTo(request.args[b"next"][0], request)  # $ redirect
+        return b""
