@@ -11,6 +11,7 @@ flows in).
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -35,6 +36,9 @@ MAX_NESTED_PARTIALS = 6
 
 _MAP = frozenset({"=map"})
 _FILTER = frozenset({"=filter"})
+_FOLDED = {"re.escape": re.escape}
+"""Library functions of a text alone whose result on a constant is computed (Python's own):
+a pattern built from escaped constants stays a constant the backtracking checks read."""
 _STORING_METHODS = frozenset({"append", "add", "insert", "setdefault"})
 """Container methods whose last argument is stored in the container (a registry's function)."""
 
@@ -359,6 +363,9 @@ class Calls(Objects):
         no model names it."""
         catalog = self.catalog
         site = self.site(node)
+        folded = _FOLDED.get(target) if receiver is None and not kwargs and not star and len(args) == 1 else None
+        if folded is not None and args[0].is_const and isinstance(args[0].const, (str, bytes)):
+            return constant(folded(args[0].const))  # ``re.escape(b"()<>")``: a pattern's piece
         if receiver is None and target not in catalog.sinks:
             target = _wildcard(catalog, target)
         sinks = catalog.sinks.get(target, ())

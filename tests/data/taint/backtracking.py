@@ -25,3 +25,5 @@ def check(text):
 
 def split(text):
     return re.split(pattern=r"(?:.*,)*;", string=text)  # $ redos
+SPECIAL = re.escape(b'()<>@,;:\\"/[]?={} \t')
+OPTION = re.compile(br'(?:;|^)\s*([^' + SPECIAL + br']+)\s*=\s*((?:[^' + SPECIAL + br']+|"(?:\\.|[^"])*"))')  # $ redos (escaped constants fold)
