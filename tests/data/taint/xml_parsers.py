@@ -1,0 +1,17 @@
+# Engine probe: lxml parsers: the default one, and one made without resolve_entities=False,
+# resolve entities (external ones before lxml 5); one made with resolve_entities=False does not.
+from flask import Flask, request
+from lxml import etree
+
+app = Flask(__name__)
+
+
+@app.route("/xml", methods=["POST"])
+def xml():
+    etree.fromstring(request.data)  # $ xxe
+    lenient = etree.XMLParser(remove_comments=True, recover=True)
+    etree.fromstring(request.data, parser=lenient)  # $ xxe
+    etree.parse(request.files["doc"], etree.XMLParser(huge_tree=True))  # $ xxe
+    strict = etree.XMLParser(resolve_entities=False, no_network=True)
+    etree.fromstring(request.data, parser=strict)  # ok xxe
+    return "ok"
