@@ -8,7 +8,9 @@ In a function being summarised (``summaries``), such a change is recorded among 
 ``writes`` under the parameter it reached: ``(index, attribute)`` for a container an attribute
 of the parameter holds (the attribute's new value, its old one included through the
 parameter's label read along that attribute), and ``(index, ADDED)`` for the parameter's own
-object (what was added, joined to whatever the caller's variable holds: nothing is replaced).
+object (what was added: nothing is replaced; a list known by position holds it in its rest,
+a dict built here under a key not known, so the program of an argument vector or another key's
+constant stays known).
 At a call, ``summaries`` gives each back to the variable the caller passed (``write_back``),
 or, in a summary, to the caller's own parameter. The same rules keep the change in a local
 object's variable where no summary is involved (``b.parts.append(v)`` in a view).
