@@ -393,8 +393,9 @@ def _dependency(program: Program, handler: Handler, frame: Frame, param: ast.arg
                 depth: int) -> Value | None:
     """What the framework passes for a parameter marked ``Depends(f)`` (or ``Depends()`` under
     a class annotation, the class itself): ``f`` of the analysed code called with its own
-    parameters bound as a handler's are; None when ``f`` is no function or class of the
-    analysed code, or too deep."""
+    parameters bound as a handler's are (an instance's ``__call__``, for an instance of a class
+    of the code); for an instance of a library's class (a security scheme), request data; None
+    when ``f`` is a library's function, unknown, or too deep."""
     target = marker.args[0] if marker.args else next((k.value for k in marker.keywords if k.arg == "dependency"),
                                                        None)
     if target is None:
