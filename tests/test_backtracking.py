@@ -72,6 +72,7 @@ def test_fullmatch_can_fail_at_the_end_where_match_cannot() -> None:
 # Each takes time quadratic in the length of a text that almost matches (doubling the text
 # multiplies the time by about 4 in Python's own re); "anywhere" is True for search-like calls.
 POLYNOMIAL = [
+    (r"^(.*?)((?:\.|,|\)|&gt;)*)$", False),  # a repeated choice takes its one-character alternatives (jinja2's urlize)
     (r"\s+$", True),
     (r"^\s+|\s+$", True),
     (r"\s*,\s*", True),
@@ -91,6 +92,7 @@ POLYNOMIAL = [
     (r"({%.*?%}|{{.*?}}|{#.*?#})", True),  # Django's template lexer on "{%{%{%..."
 ]
 NOT_POLYNOMIAL = [
+    (r"^(?:a|bc)*$", False),  # one repetition: each text read one way
     (r"\s+$", False),  # match: one start only, and one run
     (r"^\s+$", True),  # anchored at the start: one start only
     (r"\s+", True),  # nothing after the run can fail

@@ -269,6 +269,13 @@ def _run_item(element: Any) -> frozenset[int] | None:
     if high != _c.MAXREPEAT and high < 16:
         return None
     body = _flat(list(body))
+    if len(body) == 1 and body[0][0] == _c.BRANCH:
+        # a repeated choice takes, one at a time, the characters of its one-character
+        # alternatives (``(?:\\.|,|&gt;)*`` takes a run of dots and commas)
+        singles = [_chars(alternative[0]) for alternative in map(lambda a: _flat(list(a)), body[0][1][1])
+                   if len(alternative) == 1]
+        found = frozenset().union(*(chars for chars in singles if chars))
+        return found or None
     return _chars(body[0]) if len(body) == 1 else None
 
 

@@ -11,11 +11,10 @@ flows in).
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import replace
 from typing import Any
 
-from . import conditions, mutations
+from . import conditions, folding, mutations
 from .facts import Site, step
 from .interp_expressions import BUILTINS, callable_part, dict_keys, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
@@ -36,9 +35,6 @@ MAX_NESTED_PARTIALS = 6
 
 _MAP = frozenset({"=map"})
 _FILTER = frozenset({"=filter"})
-_FOLDED = {"re.escape": re.escape}
-"""Library functions of a text alone whose result on a constant is computed (Python's own):
-a pattern built from escaped constants stays a constant the backtracking checks read."""
 _STORING_METHODS = frozenset({"append", "add", "insert", "setdefault"})
 """Container methods whose last argument is stored in the container (a registry's function)."""
 
@@ -115,6 +111,9 @@ class Calls(Objects):
         results; ``filter(f, xs)`` calls it with an item of ``xs`` and yields those items
         (Python's builtins). The call is evaluated as ``f(item, ...)`` written here."""
         function = args[0]
+        folded = folding.mapped(function, args[1:]) if callee.types == _MAP else None
+        if folded is not None:
+            return folded  # ``map(re.escape, ("(", "<"))``: the escaped constants, in order
         items = [self.element(value, arg) for value, arg in zip(args[1:], node.args[1:])]
         read = bound_library_method(function)
         receiver, method = read if read is not None else (None, None)
@@ -363,9 +362,9 @@ class Calls(Objects):
         no model names it."""
         catalog = self.catalog
         site = self.site(node)
-        folded = _FOLDED.get(target) if receiver is None and not kwargs and not star and len(args) == 1 else None
-        if folded is not None and args[0].is_const and isinstance(args[0].const, (str, bytes)):
-            return constant(folded(args[0].const))  # ``re.escape(b"()<>")``: a pattern's piece
+        folded = folding.called(target, receiver, args, kwargs, star)
+        if folded is not None:
+            return folded  # ``re.escape(b"()<>")``: a pattern's piece
         if receiver is None and target not in catalog.sinks:
             target = _wildcard(catalog, target)
         sinks = catalog.sinks.get(target, ())

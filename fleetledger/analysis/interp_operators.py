@@ -72,6 +72,15 @@ class Operators:
             return join(self.method_result(left, "__truediv__", node, args=[right]), joined)
         if isinstance(op, _NUMERIC_OPS):
             return EMPTY
+        if isinstance(op, ast.Mod) and left.is_const and isinstance(left.const, (str, bytes)):
+            found = leading_items(right)  # ``"^(%s)+$" % (a, b)`` of constants: Python's own result
+            if found is not None and found[1] is None and found[0] and all(item.is_const for item in found[0]):
+                try:
+                    result = left.const % tuple(item.const for item in found[0])
+                except (TypeError, ValueError, KeyError):
+                    result = None
+                if isinstance(result, (str, bytes)) and len(result) <= MAX_CONST_LEN:
+                    return constant(result)
         if isinstance(op, ast.Mod) and left.is_const and isinstance(left.const, str):
             prefix = left.const.split("%", 1)[0]
             if right.items is None:  # one value, placed at the first field

@@ -27,3 +27,9 @@ def split(text):
     return re.split(pattern=r"(?:.*,)*;", string=text)  # $ redos
 SPECIAL = re.escape(b'()<>@,;:\\"/[]?={} \t')
 OPTION = re.compile(br'(?:;|^)\s*([^' + SPECIAL + br']+)\s*=\s*((?:[^' + SPECIAL + br']+|"(?:\\.|[^"])*"))')  # $ redos (escaped constants fold)
+LEADING = "|".join(map(re.escape, ("(", "<", "&lt;")))
+PUNCTUATION = re.compile("^(?P<lead>(?:%s)*)(?P<middle>.*?)(?P<trail>(?:%s)*)$" % (LEADING, "|".join(map(re.escape, (".", ",", ")", "&gt;")))))
+
+
+def split_punctuation(word):
+    return PUNCTUATION.match(word)  # $ slow-regex (a pattern built from escaped constants)

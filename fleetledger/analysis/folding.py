@@ -1,0 +1,49 @@
+"""Library functions whose result on constants the engine computes, with Python's own
+implementation: a regular expression built from escaped constants (``re.escape``, also through
+``map(re.escape, words)``) stays a constant that the backtracking checks read.
+
+Only functions of a text alone, without effects, are listed; anything else stays a call the
+models describe.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from .sequences import leading_items
+from .values import Value, constant
+
+FOLDED: dict[str, Callable[[Any], Any]] = {"re.escape": re.escape}
+"""Qualified name -> the function computed on a constant text."""
+
+
+def called(target: str, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
+           star: list[Value]) -> Value | None:
+    """The result of ``target(arg)`` for a function of ``FOLDED`` given one constant text;
+    else None."""
+    fold = FOLDED.get(target) if receiver is None and not kwargs and not star and len(args) == 1 else None
+    if fold is None or not (args[0].is_const and isinstance(args[0].const, (str, bytes))):
+        return None
+    return constant(fold(args[0].const))
+
+
+def mapped(function: Value, iterables: list[Value]) -> Value | None:
+    """``map(f, xs)`` of a function of ``FOLDED`` and a list or tuple of constant texts: the
+    results by position; else None."""
+    refs = [t[1:] for t in function.types if t.startswith("=")]
+    fold = FOLDED.get(refs[0]) if len(refs) == 1 and len(function.types) == 1 else None
+    if fold is None or len(iterables) != 1:
+        return None
+    source = iterables[0]
+    if source.is_const and isinstance(source.const, (tuple, list)):
+        texts = list(source.const)
+    else:
+        found = leading_items(source)
+        if found is None or found[1] is not None or not all(item.is_const for item in found[0]):
+            return None
+        texts = [item.const for item in found[0]]
+    if not texts or not all(isinstance(text, (str, bytes)) for text in texts):
+        return None
+    return Value(items={index: constant(fold(text)) for index, text in enumerate(texts)})
