@@ -267,7 +267,15 @@ def _unwrap(frame: Frame, expr: ast.expr, through: tuple[str, ...], joined_by: t
         if not any(name in through for name in names) or not expr.args:
             return None
         expr = expr.args[0]
-    return expr if isinstance(expr, ast.Name) else None
+    if not isinstance(expr, ast.Name):
+        return None
+    if not unwrapped:
+        # ``p.startswith(base)`` proves something only of a normalised ``p`` (``p =
+        # realpath(...)``); a raw ``"/srv/../etc"`` starts with ``/srv/`` too.
+        held = frame.conditions.get(expr.id)
+        if not isinstance(held, ast.Call) or _unwrap(frame, held, through, joined_by) is None:
+            return None
+    return expr
 
 
 def _absent(frame: Frame, text: ast.expr, checked: ast.expr, test: ast.Compare) -> list[Proof]:

@@ -139,6 +139,18 @@ def contained():
         return handle.read()
 
 
+@app.route("/started")
+def started():
+    name = request.args["file"]
+    resolved = os.path.realpath(os.path.join(BASE, name))
+    if resolved.startswith(BASE + "/"):
+        open(resolved).read()  # ok path (its real path stays in BASE)
+    raw = os.path.join(BASE, name)
+    if raw.startswith(BASE + "/"):
+        return open(raw).read()  # $ path (not normalised: BASE + "/../.." starts so too)
+    return "no"
+
+
 @app.route("/common")
 def common():
     name = request.args["file"]
