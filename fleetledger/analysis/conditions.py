@@ -272,10 +272,34 @@ def _unwrap(frame: Frame, expr: ast.expr, through: tuple[str, ...], joined_by: t
     if not unwrapped:
         # ``p.startswith(base)`` proves something only of a normalised ``p`` (``p =
         # realpath(...)``); a raw ``"/srv/../etc"`` starts with ``/srv/`` too.
-        held = frame.conditions.get(expr.id)
-        if not isinstance(held, ast.Call) or _unwrap(frame, held, through, joined_by) is None:
+        held = _assigned_call(frame, expr)
+        if held is None or not _normalises(frame, held, through):
             return None
     return expr
+
+
+def _normalises(frame: Frame, call: ast.Call, through: tuple[str, ...]) -> bool:
+    """True when ``call`` (or, for a method, the call it is made on) is one of ``through``
+    (``realpath(...)``, ``Path(...).resolve()``)."""
+    func = call.func
+    names = {t[1:] for t in frame.expr(func).types if t.startswith("=")}
+    if isinstance(func, ast.Attribute) and not names:
+        names = set(frame.method_keys(frame.expr(func.value), func.attr)) | {f"{UNTYPED}.{func.attr}"}
+    return any(name in through for name in names)
+
+
+def _assigned_call(frame: Frame, name: ast.Name) -> ast.Call | None:
+    """The call last assigned to ``name`` before it is read (``p = realpath(...)``), in the
+    function (or module) being interpreted; None when its last assignment there is no call."""
+    scope = frame.function.node if frame.function is not None else frame.module.tree
+    last: tuple[int, ast.expr] | None = None
+    for node in ast.walk(scope):
+        if (isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno < name.lineno and node.value is not None
+                and any(isinstance(t, ast.Name) and t.id == name.id
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
+                and (last is None or node.lineno > last[0])):
+            last = (node.lineno, node.value)
+    return last[1] if last is not None and isinstance(last[1], ast.Call) else None
 
 
 def _absent(frame: Frame, text: ast.expr, checked: ast.expr, test: ast.Compare) -> list[Proof]:

@@ -145,6 +145,10 @@ def started():
     resolved = os.path.realpath(os.path.join(BASE, name))
     if resolved.startswith(BASE + "/"):
         open(resolved).read()  # ok path (its real path stays in BASE)
+    real = os.path.realpath(os.path.join(BASE, request.args["other"]))
+    if not real.startswith(os.path.realpath(BASE) + os.sep):
+        raise PermissionError(real)
+    open(real).read()  # ok path (the shape fleetledger fix writes)
     raw = os.path.join(BASE, name)
     if raw.startswith(BASE + "/"):
         return open(raw).read()  # $ path (not normalised: BASE + "/../.." starts so too)
