@@ -28,6 +28,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from . import compared, lengths, patterns, predicates, prefixes, quantified, relative_urls
+from .definitions import assignments_in
 from .model_records import UNTYPED, Catalog, Guard
 from .values import Value, taint_only
 
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 Proof = tuple[str, frozenset[str], str, Value | None]
 """``(variable, kinds it is safe for, what checked it, exact value or None)``."""
 
-_SAFE_PATTERN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 _NUMERIC = frozenset({"int", "float", "bool", "complex", "decimal.Decimal", "uuid.UUID", "datetime.date",
                       "datetime.datetime"})
 _ALL = frozenset({"*"})
@@ -291,15 +291,12 @@ def _normalises(frame: Frame, call: ast.Call, through: tuple[str, ...]) -> bool:
 def _assigned_call(frame: Frame, name: ast.Name) -> ast.Call | None:
     """The call last assigned to ``name`` before it is read (``p = realpath(...)``), in the
     function (or module) being interpreted; None when its last assignment there is no call."""
-    scope = frame.function.node if frame.function is not None else frame.module.tree
-    last: tuple[int, ast.expr] | None = None
-    for node in ast.walk(scope):
-        if (isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno < name.lineno and node.value is not None
-                and any(isinstance(t, ast.Name) and t.id == name.id
-                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
-                and (last is None or node.lineno > last[0])):
-            last = (node.lineno, node.value)
-    return last[1] if last is not None and isinstance(last[1], ast.Call) else None
+    if frame.function is not None:
+        found = frame.function.assignments().get(name.id, ())
+    else:
+        found = assignments_in(frame.module.tree).get(name.id, ())
+    earlier = [value for line, value in found if line < name.lineno]
+    return earlier[-1] if earlier and isinstance(earlier[-1], ast.Call) else None
 
 
 def _absent(frame: Frame, text: ast.expr, checked: ast.expr, test: ast.Compare) -> list[Proof]:
@@ -485,8 +482,4 @@ def _pattern_kinds(frame: Frame, call: ast.Call, guard: Guard) -> frozenset[str]
     chars = patterns.alphabet(pattern.const)
     if chars is None:
         return frozenset()
-    if chars <= _SAFE_PATTERN_CHARS:
-        return guard.kinds
-    if chars <= _SAFE_PATTERN_CHARS | {"."}:
-        return frozenset(frame.catalog.kinds) - {"path", "redirect", "ssrf"}
-    return frozenset()
+    return patterns.alphabet_kinds(chars, guard.kinds, frozenset(frame.catalog.kinds))

@@ -48,6 +48,7 @@ class FunctionInfo:
     _names: tuple[frozenset[str], frozenset[str]] | None = None
     _called: frozenset[str] | None = None
     _rebound: frozenset[str] | None = None
+    _assignments: dict[str, list[tuple[int, ast.expr]]] | None = None
 
     def called_parameters(self) -> frozenset[str]:
         """The names of its parameters it calls (``f(x)`` for a parameter ``f``; computed once)."""
@@ -92,6 +93,12 @@ class FunctionInfo:
             (isinstance(d, ast.Name) and d.id in ("property", "cached_property"))
             or (isinstance(d, ast.Attribute) and d.attr == "cached_property") for d in self.decorators)
 
+    def assignments(self) -> dict[str, list[tuple[int, ast.expr]]]:
+        """``assignments_in`` its body (computed once)."""
+        if self._assignments is None:
+            self._assignments = assignments_in(self.node)
+        return self._assignments
+
     @property
     def is_classmethod(self) -> bool:
         """True for a ``@classmethod``: its first parameter is the class it is called on."""
@@ -133,6 +140,25 @@ class ClassInfo:
     bases: list[str] = field(default_factory=list)
     methods: dict[str, str] = field(default_factory=dict)
     attributes: dict[str, Value] = field(default_factory=dict)
+
+
+def assignments_in(node: ast.AST) -> dict[str, list[tuple[int, ast.expr]]]:
+    """The values assigned to plain names (``x = ...``, ``x: T = ...``) under ``node``: name ->
+    ``(line, value)`` in line order."""
+    found: dict[str, list[tuple[int, ast.expr]]] = {}
+    for child in ast.walk(node):
+        if isinstance(child, ast.Assign):
+            targets, value = child.targets, child.value
+        elif isinstance(child, ast.AnnAssign) and child.value is not None:
+            targets, value = [child.target], child.value
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name):
+                found.setdefault(target.id, []).append((child.lineno, value))
+    for entries in found.values():
+        entries.sort(key=lambda entry: entry[0])
+    return found
 
 
 @dataclass(eq=False)

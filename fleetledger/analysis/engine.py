@@ -26,7 +26,7 @@ from . import summaries
 from .budget import Budget, BudgetExceeded
 from .definitions import FunctionInfo, iter_functions
 from .dependencies import Dependencies
-from .entries import handler_values, parameter_values
+from .entries import handler_values, numeric_annotation, parameter_values
 from .facts import Evidence, Flow, Misuse, site_of
 from .interp import Frame
 from .interp_sinks import return_sinks
@@ -213,40 +213,6 @@ def _declares_other_content(returned: ast.Tuple) -> bool:
     return False
 
 
-_NUMERIC_TYPES = frozenset({"int", "float", "bool", "complex", "Decimal", "UUID", "date", "datetime", "time",
-                            "timedelta"})
-"""Annotations (the builtins' and the standard library's number, identifier and time types)
-that say a parameter holds no text."""
-
-
-def _numeric(annotation: ast.expr | None) -> bool:
-    """True for a parameter annotated with a number, identifier or time type, also optional
-    (``int``, ``Optional[int]``, ``int | None``, ``uuid.UUID``, ``"int"``)."""
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        try:
-            annotation = ast.parse(annotation.value, mode="eval").body
-        except SyntaxError:
-            return False
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        parts = [annotation.left, annotation.right]
-        return any(_numeric(p) for p in parts) and all(_numeric(p) or _none(p) for p in parts)
-    if isinstance(annotation, ast.Subscript) and _last_word(annotation.value) == "Optional":
-        return _numeric(annotation.slice)
-    return _last_word(annotation) in _NUMERIC_TYPES
-
-
-def _none(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
-
-
-def _last_word(node: ast.expr | None) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
 def _api(program: Program, function: FunctionInfo, found: summaries.Summary) -> None:
     """Reports the sinks a public function's parameters reach as flows from its callers. A
     method a framework calls for what it returns (``[[return_sink]]``, Django's ``as_sql``)
@@ -273,7 +239,7 @@ def _api(program: Program, function: FunctionInfo, found: summaries.Summary) -> 
                 if any(member not in DATA_METHODS for member in label.access):
                     continue  # an attribute or a method of an object the caller passed: that object's state
                 param, where = function.params[label.param], function
-                if _numeric(param.annotation):
+                if numeric_annotation(param.annotation):
                     continue  # ``pid: int``: a caller keeping to the signature passes no text
                 what = f"parameter {param.arg!r} of the public function {function.qualname}()"
             origin = Label(channel="api", what=what, path=where.module.path, line=param.lineno, col=param.col_offset,

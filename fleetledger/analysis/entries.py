@@ -278,6 +278,22 @@ def _annotated_otherwise(program: Program, function: FunctionInfo, param: ast.ar
 _SAYS_NOTHING = frozenset({"typing.Any", "typing_extensions.Any", "object", "builtins.object"})
 
 
+NUMERIC_TYPES = frozenset({"int", "float", "bool", "complex", "Decimal", "UUID", "date", "datetime", "time",
+                           "timedelta"})
+"""Annotations (the builtins' and the standard library's number, identifier and time types)
+that say a parameter holds no text."""
+
+
+def numeric_annotation(annotation: ast.expr | None) -> bool:
+    """True for a parameter annotated with a number, identifier or time type, also optional
+    (``int``, ``Optional[int]``, ``int | None``, ``uuid.UUID``, ``"int"``)."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        parts = [annotation.left, annotation.right]
+        none = [isinstance(p, ast.Constant) and p.value is None for p in parts]
+        return any(numeric_annotation(p) for p in parts) and all(n or numeric_annotation(p) for p, n in zip(parts, none))
+    return annotation is not None and _last_word(annotation) in NUMERIC_TYPES
+
+
 def _last_word(node: ast.expr) -> str | None:
     """The class name an annotation ends with (``Optional[x.Req]``, ``"Req"``: ``Req``), or None."""
     if isinstance(node, ast.Subscript):

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .sequences import leading_items
-from .values import Value, constant
+from .interp_operators import MAX_CONST_LEN
+from .values import MAX_ITEMS, Value, constant
 
 FOLDED: dict[str, Callable[[Any], Any]] = {"re.escape": re.escape}
 """Qualified name -> the function computed on a constant text."""
@@ -26,7 +27,7 @@ def called(target: str, receiver: Value | None, args: list[Value], kwargs: dict[
     fold = FOLDED.get(target) if receiver is None and not kwargs and not star and len(args) == 1 else None
     if fold is None or not (args[0].is_const and isinstance(args[0].const, (str, bytes))):
         return None
-    return constant(fold(args[0].const))
+    return _bounded(fold(args[0].const))
 
 
 def mapped(function: Value, iterables: list[Value]) -> Value | None:
@@ -44,6 +45,13 @@ def mapped(function: Value, iterables: list[Value]) -> Value | None:
         if found is None or found[1] is not None or not all(item.is_const for item in found[0]):
             return None
         texts = [item.const for item in found[0]]
-    if not texts or not all(isinstance(text, (str, bytes)) for text in texts):
+    if not texts or len(texts) > MAX_ITEMS or not all(isinstance(text, (str, bytes)) for text in texts):
         return None
-    return Value(items={index: constant(fold(text)) for index, text in enumerate(texts)})
+    results = [_bounded(fold(text)) for text in texts]
+    return Value(items=dict(enumerate(results)))
+
+
+def _bounded(result: Any) -> Value:
+    """A computed text as a constant, unless it is longer than the engine keeps constants (a
+    hostile repository's huge literal): then a text of unknown value."""
+    return constant(result) if len(result) <= MAX_CONST_LEN else Value()

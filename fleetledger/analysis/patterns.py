@@ -21,6 +21,29 @@ _LOOSE_ESCAPES = frozenset("DWS")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v"}
 
 
+SAFE_CHARACTERS = frozenset(string.ascii_letters + string.digits + "_-")
+"""Characters no sink kind gives a meaning to (a shell, SQL, a path, a URL, markup)."""
+
+
+def alphabet_kinds(chars: frozenset[str], safe: frozenset[str], every: frozenset[str]) -> frozenset[str]:
+    """The sink kinds a text made only of ``chars`` is safe for: ``safe`` (the check's own) for
+    letters, digits, ``_`` and ``-``; every kind but paths and URLs when ``.`` may occur too
+    (``..`` climbs a folder); none for any other character (a quote, a slash, ``;``).
+
+    Args:
+        chars: The characters the text may hold (empty: nothing is known).
+        safe: The kinds to give a text of ``SAFE_CHARACTERS`` alone.
+        every: All the kinds the models define.
+    """
+    if not chars:
+        return frozenset()
+    if chars <= SAFE_CHARACTERS:
+        return safe
+    if chars <= SAFE_CHARACTERS | {"."}:
+        return every - {"path", "redirect", "ssrf"}
+    return frozenset()
+
+
 def alphabet(pattern: str) -> frozenset[str] | None:
     """Returns the set of characters a match of ``pattern`` can contain.
 

@@ -21,6 +21,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from . import patterns
 from .values import Value, join
 
 if TYPE_CHECKING:
@@ -71,13 +72,10 @@ def proofs(frame: Frame, test: ast.Call, truth: bool, proven: Prover) -> list[An
         what = f"the check of every element {ast.unparse(test)[:60]}"
         members = _members(frame, generator.elt, name, truth)
         if members is not None:  # every character one of these: safe as far as they are
-            kinds = _character_kinds(frame, members)
+            kinds = patterns.alphabet_kinds(members, frozenset({"*"}), frozenset(frame.catalog.kinds))
             return [(loop.iter.id, kinds, what, None)] if kinds else []
         return [(loop.iter.id, kinds, what, None) for variable, kinds, _, _ in found if variable == name]
     return [proof for proof in found if proof[0] != name]
-
-
-_WORD_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
 def _members(frame: Frame, test: ast.expr, name: str, truth: bool) -> frozenset[str] | None:
@@ -97,19 +95,6 @@ def _members(frame: Frame, test: ast.expr, name: str, truth: bool) -> frozenset[
     items = list((allowed.items or {}).values())
     if items and all(item.is_const and isinstance(item.const, str) and len(item.const) == 1 for item in items):
         return frozenset(item.const for item in items)
-    return frozenset()
-
-
-def _character_kinds(frame: Frame, members: frozenset[str]) -> frozenset[str]:
-    """The kinds a text made only of ``members`` is safe for: every kind for letters, digits,
-    ``_`` and ``-``; every kind but paths and URLs when ``.`` may occur too (``..`` climbs a
-    folder); none for any other character (a quote, a slash, a shell's ``;``)."""
-    if not members:
-        return frozenset()
-    if members <= _WORD_CHARACTERS:
-        return frozenset({"*"})
-    if members <= _WORD_CHARACTERS | {"."}:
-        return frozenset(frame.catalog.kinds) - {"path", "redirect", "ssrf"}
     return frozenset()
 
 
