@@ -546,3 +546,44 @@ def test_a_redirect_to_the_requests_own_address_is_uncertain(tmp_path: Path, url
     """) if found[0].rule_id == "FLT-redirect"]
     assert (first.verdict, second.verdict) == (verdict, verdict), first.rationale
     assert ("leaves the site only where a path starting with //" in first.rationale) == (verdict == "uncertain")
+
+
+def test_a_module_taken_from_the_shared_cache_brings_the_modules_its_globals_name(tmp_path: Path) -> None:
+    """Found on Django by bench/scan_time.py (90 files reported "internal error: KeyError"):
+    ``translation.py``'s body, run while an earlier file was analysed, binds ``gettext_lazy``
+    to a function nested in ``lazy`` (another module); a later file that took ``translation``
+    from the process's shared cache without loading that module could not resolve the name."""
+    import hashlib
+
+    from fleetledger.analysis import program, summaries
+    from fleetledger.jobs.scan import modules
+
+    (tmp_path / "functional.py").write_text(textwrap.dedent("""
+        def lazy(func):
+            def wrapper(*args):
+                return func(*args)
+            return wrapper
+    """).lstrip())
+    (tmp_path / "translation.py").write_text("from functional import lazy\n\n\ndef gettext(message):\n"
+                                             "    return message\n\n\ngettext_lazy = lazy(gettext)\n")
+    (tmp_path / "first.py").write_text("from translation import gettext_lazy\n\nprint(gettext_lazy('x'))\n")
+    (tmp_path / "second.py").write_text(textwrap.dedent("""
+        import os
+        from flask import request
+        from translation import gettext_lazy as _
+
+        def view():
+            os.system(_(request.args["m"]))
+    """).lstrip())
+    shas = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.glob("*.py")}
+
+    def second_after(first: list[str]) -> tuple[tuple[str, ...], list[tuple[str, int]]]:
+        summaries._SHARED.clear()
+        program._SHARED_MODULES.clear()
+        modules._parsed.clear()
+        for path in first:
+            detect_file(tmp_path, path, readable=shas)
+        report = detect_file(tmp_path, "second.py", readable=shas)
+        return report.internal_errors, [(c.rule_id, c.line) for c in report.candidates]
+
+    assert second_after([]) == second_after(["first.py"]) == ((), [("FLT-command", 6)])

@@ -165,7 +165,8 @@ class Calls(Objects):
             local = self.program.resolve(qualified) if "." in qualified or qualified not in BUILTINS else None
             if local is not None and local[0] in ("function", "class"):
                 # ``Model.create(x)`` of another module: a class method gets its class first
-                cls = receiver if local[0] == "function" and self.program.functions[local[1]].is_classmethod else None
+                known = self.program.functions.get(local[1]) if local[0] == "function" else None
+                cls = receiver if known is not None and known.is_classmethod else None
                 results.append(self.call_local(local[1], cls, args, kwargs, star, node))
                 handled = True
                 # A file of the repository named like a modelled library (a shipped

@@ -215,6 +215,12 @@ class Program:
         self.depend(module.deps)
         self.functions.update(module.functions)
         self.classes.update(module.classes)
+        # The modules its body loaded are loaded here too, as running it would have: its
+        # globals may name their functions and classes (``gettext_lazy = lazy(gettext)`` is
+        # a function nested in ``lazy``'s module), which must resolve here.
+        for name, path in sorted(module.deps.names.items()):
+            if path is not None:
+                self.find_module(name)
         return module
 
     def resolve(self, qualified: str) -> tuple[str, str] | None:
