@@ -26,7 +26,7 @@ from .sandbox.egress import EgressRoute
 MAX_LINE_BYTES = 64 * 1024 * 1024
 
 WORKER_BOOT = ("import os, sys; sys.path[:0] = [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]; "
-               "from fleetledger.worker import main; sys.exit(main())")
+               "from fleetledger.worker import main_and_exit; main_and_exit()")
 """What a worker's interpreter runs: ``python -I -c WORKER_BOOT ID MODULE HEARTBEAT``.
 
 Isolated mode (``-I``) keeps the current folder, the script's folder, ``PYTHON*`` variables and

@@ -24,7 +24,7 @@ import signal
 import sys
 import threading
 import traceback
-from typing import Any
+from typing import Any, NoReturn
 
 from . import errors
 from .steps import Fenced, OutOfCalls, OutOfSpace, TaskContext
@@ -199,6 +199,26 @@ def resolve(context: dict[str, Any], held: dict[str, tuple[str, Any]]) -> dict[s
     return out
 
 
+def main_and_exit() -> NoReturn:
+    """Runs ``main`` and ends the process by ``os._exit`` once its output is flushed: a worker
+    that analysed thousands of files holds millions of objects (syntax trees, summaries), and
+    the interpreter's orderly shutdown frees them one by one (about 4 s of a two-worker scan
+    of Django spent after the last step, with nothing left to do). Nothing is lost: every
+    result has been sent and acknowledged through the ledger, and crash-only holds as for a
+    SIGKILL. An exception out of ``main`` is printed to the worker's log (exit status 1)."""
+    try:
+        code = main()
+    except BaseException:  # noqa: BLE001 - the process ends here either way
+        traceback.print_exc()
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    main_and_exit()
 

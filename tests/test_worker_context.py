@@ -31,3 +31,29 @@ def test_a_large_value_is_sent_once_then_named_and_the_worker_hands_out_the_same
 def test_a_name_the_worker_never_received_is_refused() -> None:
     with pytest.raises(KeyError, match="does not hold"):
         resolve({"shas": {"$same": "d9"}}, {"shas": ("d1", {})})
+
+
+def test_a_stopped_worker_ends_without_the_interpreters_shutdown_and_keeps_its_log(tmp_path) -> None:
+    """A worker leaves by ``os._exit`` once its output is flushed (``worker.main_and_exit``):
+    the orderly shutdown of a process holding a scan's syntax trees cost seconds per run. An
+    atexit handler, which only an orderly shutdown runs, shows which way it left."""
+    import json
+    import os
+    import sys
+
+    from fleetledger.pool import worker_argv
+
+    (tmp_path / "quiet_job.py").write_text(
+        "import atexit, sys\n"
+        f"atexit.register(lambda: open({str(tmp_path / 'shutdown')!r}, 'w').close())\n"
+        "sys.stderr.write('job loaded\\n')\n")
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    with (tmp_path / "worker.log").open("wb") as log, subprocess.Popen(
+            worker_argv("w01", "quiet_job", 0), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+            env=environment) as proc:
+        hello = json.loads(proc.stdout.readline())
+        proc.stdin.write(b'{"op": "stop"}\n')
+        proc.stdin.flush()
+        assert proc.wait(timeout=60) == 0 and hello["op"] == "hello"
+    assert "job loaded" in (tmp_path / "worker.log").read_text()
+    assert not (tmp_path / "shutdown").exists()
