@@ -308,10 +308,10 @@ class Calls(Objects):
             for base in self.program.class_mro(type_name):
                 if base in self.program.classes or base in CONST_TYPE_NAMES:
                     known = True
-                    if base in self.program.classes and _is_catalog_type(self.catalog, base):
+                    if base in self.program.classes and self.catalog.is_type(base):
                         keys.append(f"{base}.{method}")  # the library's own code, scanned: its models hold
                     continue
-                if _is_catalog_type(self.catalog, base):
+                if self.catalog.is_type(base):
                     known = True
                 keys.append(f"{base}.{method}")
         if not known:
@@ -455,11 +455,6 @@ def _folder(part: Value) -> Value:
         return part
     return replace(part, texts=part.texts | {end[-MAX_TEXT_LEN + 1:] + "/"})
 
-
-def _is_catalog_type(catalog: Any, name: str) -> bool:
-    return (name in catalog.bases or name in catalog.sources_type
-            or any(key.startswith(name + ".") for key in catalog.sinks)
-            or any(t == name for entries in catalog.returns.values() for t, _ in entries))
 
 
 def _wildcard(catalog: Any, target: str) -> str:

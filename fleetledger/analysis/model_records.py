@@ -420,6 +420,21 @@ class Catalog:
                 names.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
         return frozenset(names)
 
+    def is_type(self, name: str) -> bool:
+        """True when ``name`` is a library type the models describe: a type with bases or
+        tainted members, one that calls return, or the owner of a modelled sink method
+        (``"Type.method"``). Indexed once, as the engine asks for every base of every class."""
+        return name in self._types
+
+    @functools.cached_property
+    def _types(self) -> frozenset[str]:
+        names: set[str] = set(self.bases) | set(self.sources_type)
+        names.update(t for entries in self.returns.values() for t, _ in entries)
+        for key in self.sinks:
+            parts = key.split(".")
+            names.update(".".join(parts[:n]) for n in range(1, len(parts)))
+        return frozenset(names)
+
     def mro(self, type_name: str) -> tuple[str, ...]:
         """Returns ``type_name`` and its library bases, nearest first (cycles ignored)."""
         out: list[str] = []

@@ -100,6 +100,7 @@ class Program:
         self.root = ""  # the path of the file being analysed (the first module added)
         self.template_finder: Callable[[str], tuple[str, str] | None] | None = None
         self._templates: dict[str, tuple[str, list[Any]] | None] = {}
+        self._aliases: dict[str, tuple[list[str], Dependencies]] = {}
 
     # -- modules -------------------------------------------------------------------------
 
@@ -276,7 +277,20 @@ class Program:
         module_name, _, name = qualified.rpartition(".")
         if not module_name or self.catalog.knows(qualified):
             return [qualified]
-        module = self.find_module(module_name)
+        known = self._aliases.get(qualified)
+        if known is not None:  # asked at every use of the name: answered once, its lookups kept
+            self.depend(known[1])
+            return known[0]
+        transient = bool(self.resolving)  # a name being resolved up the stack is no definition, for now
+        with self.tracking() as deps:
+            module = self.find_module(module_name)
+            transient = transient or module is not None and module.path in self.running
+            found = self._library_aliases(qualified, module, name)
+        if not transient:
+            self._aliases[qualified] = (found, deps)
+        return found
+
+    def _library_aliases(self, qualified: str, module: ModuleInfo | None, name: str) -> list[str]:
         if module is None or module.path in self.running:
             return [qualified]
         self.run(module)

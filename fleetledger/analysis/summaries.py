@@ -349,10 +349,12 @@ def resink(frame: Frame, hit: SinkHit, mapping: dict[int, Value], call: object, 
     frame.sink_value(hit.sink, hit.site, value, hit.role)
 
 
-def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: object, node: ast.AST) -> Value:
+def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: object, node: ast.AST,
+               _read: dict[tuple[int, tuple[str, ...]], Value] | None = None) -> Value:
     """Replaces the parameter labels of a summary's value by what the call passed: each becomes
     the argument (read along the label's access path), with the call and the callee's steps
-    appended and the callee's sanitisers applied."""
+    appended and the callee's sanitisers applied. Each path is read from an argument once per
+    value (its labels and items' labels often share paths: ``self.query`` of many writes)."""
     labels = list(value.labels.values())
     if not value.items and not any(label.channel == "param" for label in labels):
         return value
@@ -365,7 +367,11 @@ def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: obje
         actual = mapping.get(label.param)
         if actual is None:
             continue
-        moved = add_step(project(frame, actual, label.access, node), call, *label.steps)  # type: ignore[arg-type]
+        _read = {} if _read is None else _read
+        read = _read.get((label.param, label.access))
+        if read is None:
+            read = _read[(label.param, label.access)] = project(frame, actual, label.access, node)
+        moved = add_step(read, call, *label.steps)  # type: ignore[arg-type]
         for by in label.sanitisers or (("a check",) if label.cleaned else ()):
             moved = clean(moved, label.cleaned, by)
         parts.append(moved)
@@ -373,7 +379,8 @@ def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: obje
                  prefix=value.prefix, suffix=value.suffix, texts=value.texts, functions=value.functions,
                  choices=value.choices)
     if value.items:
-        base = with_items(base, {k: substitute(frame, v, mapping, call, node) for k, v in value.items.items()})
+        _read = {} if _read is None else _read
+        base = with_items(base, {k: substitute(frame, v, mapping, call, node, _read) for k, v in value.items.items()})
     if not parts:
         return base
     if not kept and not value.types and not value.items and not value.functions and len(parts) == 1:
@@ -440,13 +447,14 @@ def _write_back(frame: Frame, function: FunctionInfo, found: Summary, mapping: d
         passed[i + offset] = arg
     for (index, attr), value in found.writes.items():
         target = passed.get(index)
-        if target is not None and mutations.write_back(frame, target, attr, substitute(frame, value, mapping, call, node)):
+        stored = substitute(frame, value, mapping, call, node) if target is not None or (
+            index in mapping and frame.summarising) else EMPTY
+        if target is not None and mutations.write_back(frame, target, attr, stored):
             continue
         if index in mapping and frame.summarising:
             frame.program.budget.spend()
             params = {label.param for label in mapping[index].labels.values() if label.channel == "param"}
             if params:
-                stored = substitute(frame, value, mapping, call, node)
                 for param in sorted(params):
                     frame.writes[(param, attr)] = join(frame.writes.get((param, attr), EMPTY), stored)
 
