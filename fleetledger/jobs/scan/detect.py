@@ -35,6 +35,7 @@ default: the scan reviews code it does not own, and a suppression is a claim to 
 from __future__ import annotations
 
 import ast
+import copy
 import io
 import logging
 import warnings
@@ -56,6 +57,7 @@ with warnings.catch_warnings():
     # bandit's tester also replaces warnings.formatwarning process-wide, put back below.
     warnings.simplefilter("ignore")
     from bandit.core import config as b_config
+    from bandit.core import context as b_context
     from bandit.core import extension_loader as b_extensions
     from bandit.core import manager as b_manager
     from bandit.core import node_visitor as b_node_visitor
@@ -312,6 +314,9 @@ def _with_snippet(candidate: Candidate, path_lines: Mapping[str, list[str]], max
     return replace(candidate, snippet=shown if len(shown) <= max_chars else shown[: max_chars - 1] + "…")
 
 
+_NO_SCORES: dict[str, list[int]] = {"SEVERITY": [0] * 4, "CONFIDENCE": [0] * 4}  # bandit's RANKING has 4 levels
+
+
 class _RecordingTester(b_tester.BanditTester):
     """Bandit's per-node check runner, keeping two things bandit's own drops: the node each
     issue was raised on (a check may move the issue's line to an argument but leaves the
@@ -323,10 +328,37 @@ class _RecordingTester(b_tester.BanditTester):
         self._failures: dict[str, tuple[str, int]] = {}  # check name -> (first failure, count)
 
     def run_tests(self, raw_context: dict[str, Any], checktype: str) -> Any:
-        first = len(self.results)
-        scores = super().run_tests(raw_context, checktype)
-        self.found.extend((issue, raw_context.get("lineno", 0)) for issue in self.results[first:])
-        return scores
+        """``BanditTester.run_tests`` (bandit 1.8 and 1.9) without what this runner never uses:
+        bandit's ``# nosec`` look-ups (its nosec lines are always empty here; fleetledger
+        reads the comments itself, ``nosec.py``), its debug logging and its scores (the
+        metrics are not read). The checks run, and their issues are completed, as bandit does:
+        a third of a scan's bandit time went to that bookkeeping, per node and check."""
+        for test in self.testset.get_tests(checktype):
+            temp_context = copy.copy(raw_context)  # as bandit: a check may change its context
+            context = b_context.Context(temp_context)
+            try:
+                result = test(context, test._config) if hasattr(test, "_config") else test(context)
+            except Exception as error:  # noqa: BLE001 - recorded, as bandit's own runner does
+                self.report_error(test.__name__, context, error)
+                continue
+            if result is None:
+                continue
+            filename = temp_context["filename"]
+            result.fname = filename.decode("utf-8") if isinstance(filename, bytes) else filename
+            result.fdata = temp_context["file_data"]
+            if result.lineno is None:
+                result.lineno = temp_context["lineno"]
+            if result.linerange == []:
+                result.linerange = temp_context["linerange"]
+            if result.col_offset == -1:
+                result.col_offset = temp_context["col_offset"]
+            result.end_col_offset = temp_context.get("end_col_offset", 0)
+            result.test = test.__name__
+            if result.test_id == "":
+                result.test_id = test._test_id
+            self.results.append(result)
+            self.found.append((result, raw_context.get("lineno", 0)))
+        return _NO_SCORES
 
     def report_error(self, test: str, context: Any, error: Exception) -> None:  # type: ignore[override]
         if isinstance(error, RecursionError):
