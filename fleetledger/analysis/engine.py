@@ -32,10 +32,10 @@ from .interp import Frame
 from .interp_sinks import return_sinks
 from .model_records import Catalog, Sink
 from .program import Loader, Program
-from .values import EMPTY, Label, join
+from .values import DERIVED, EMPTY, Label, join
 
 DATA_METHODS = frozenset(f"{name}()" for kind in (str, bytes, list, tuple, dict, set) for name in dir(kind)
-                         if not name.startswith("_")) | {"__getitem__()", "__iter__()"} | {
+                         if not name.startswith("_")) | {"__getitem__()", "__iter__()", DERIVED} | {
     f"{name}()" for name in ("read", "read1", "readall", "readline", "readlines", "getvalue")}
 """Methods of Python's own data types (``x.strip()``, ``x.split()``, ``x.format()``...) and the
 reads of its file objects (``io.IOBase``: ``stream.read()``): a value a public function reads
@@ -162,7 +162,7 @@ def _function(program: Program, function: FunctionInfo, test_file: bool) -> None
         except RecursionError:
             program.note(f"{function.module.path}: {function.qualname}() not analysed as a {handler.framework} "
                          "handler (it nests too deep for the engine)")
-    elif function.public and not test_file:
+    elif not test_file and (function.public or template_caller(program, function) is not None):
         _api(program, function, found)
     if function.public:
         for label in found.returns.all_labels():
@@ -241,10 +241,39 @@ def _api(program: Program, function: FunctionInfo, found: summaries.Summary) -> 
                 param, where = function.params[label.param], function
                 if numeric_annotation(param.annotation):
                     continue  # ``pid: int``: a caller keeping to the signature passes no text
-                what = f"parameter {param.arg!r} of the public function {function.qualname}()"
+                caller = None if function.public else template_caller(program, function)
+                what = (f"parameter {param.arg!r} of the public function {function.qualname}()" if caller is None else
+                        f"parameter {param.arg!r} of {function.qualname}(), which the public {caller.qualname}() calls")
             origin = Label(channel="api", what=what, path=where.module.path, line=param.lineno, col=param.col_offset,
                            cleaned=label.cleaned, sanitisers=label.sanitisers, steps=label.steps)
             program.report(Flow(kind=hit.sink.kind, sink=hit.sink, site=hit.site, label=origin, role=hit.role))
+
+
+def template_caller(program: Program, method: FunctionInfo) -> FunctionInfo | None:
+    """For a private method of a public class (``PythonREPLTool._run``): the public method of
+    one of its classes' bases that calls it on the instance (``BaseTool.run`` calling
+    ``self._run(...)``), or None. Python looks ``self._run`` up on the instance's class, so the
+    override is what the inherited public method runs: the template-method pattern makes the
+    hook part of the class's public API, its parameters its callers' data."""
+    if method.public or method.cls is None or method.cls.name.startswith("_") or not method.bound or (
+            method.name.startswith("__")):
+        return None
+    for base in program.class_mro(method.cls.id)[1:]:
+        if base not in program.classes and "." in base:
+            program.resolve(base)  # a base of another module of the code, loaded where it is needed
+        info = program.classes.get(base)
+        if info is None:
+            continue
+        for name, fid in sorted(info.methods.items()):
+            caller = program.functions.get(fid)
+            if caller is None or not caller.public or not caller.bound or name == method.name:
+                continue
+            receiver = caller.params[0].arg
+            if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method.name
+                   and isinstance(node.func.value, ast.Name) and node.func.value.id == receiver
+                   for node in ast.walk(caller.node)):
+                return caller
+    return None
 
 
 def _constructor_parameter(program: Program, method: FunctionInfo, access: tuple[str, ...]) -> (

@@ -25,7 +25,7 @@ from .purity import CONST_TYPE_NAMES, is_pure
 from .string_methods import formatted, joined_constant
 from .texts import MAX_TEXT_LEN, texts_of
 from .marks import unmarked
-from .values import EMPTY, UNKNOWN_KEYS, Value, add_step, clean, constant, join, taint_only
+from .values import EMPTY, UNKNOWN_KEYS, Value, add_step, clean, computed_from, constant, join, taint_only
 
 # Partials called inside a partial's call, at most: a choice between two partials at each of n
 # levels (``p = partial(q) if c else partial(q)``) is 2**n calls; deeper ones are calls the engine
@@ -231,10 +231,10 @@ class Calls(Objects):
                 self.store_global(func.value.id, args[-1], by_key=method == "setdefault")  # ``HOOKS.append(fn)``
             everything.append(receiver)
             derived = self.derive(receiver, f"{method}()", site)
-            rest = join(*(taint_only(v.flatten()) for v in everything[:-1]))
+            rest = computed_from(join(*(taint_only(v.flatten()) for v in everything[:-1])))
             value = join(derived, rest)
         else:
-            value = join(*(taint_only(v.flatten()) for v in everything))
+            value = computed_from(join(*(taint_only(v.flatten()) for v in everything)))
         value = unmarked(value)
         if method == "format" and receiver is not None and receiver.is_const and isinstance(receiver.const, str):
             value = formatted(value, receiver.const)
@@ -407,7 +407,7 @@ class Calls(Objects):
             return join(self.source_value(type_source.channel, f"{method}() of {type_source.what}", site,
                                           own_url=method in type_source.own_url), Value(types=types))
         inputs = [*args, *kwargs.values(), *star]
-        flowing = join(*(taint_only(v.flatten()) for v in inputs))
+        flowing = computed_from(join(*(taint_only(v.flatten()) for v in inputs)))
         if receiver is not None:
             flowing = join(self.derive(receiver, f"{target.rpartition('.')[2]}()", site), flowing)
         for sanitiser in sanitisers:

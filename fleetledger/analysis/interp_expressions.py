@@ -22,7 +22,7 @@ from .library_methods import BOUND_LIBRARY_METHOD, SELF
 from .model_records import Sink
 from .sequences import leading_items, with_rest
 from .marks import unmarked
-from .values import ADDED_ITEMS, EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels, taint_only
+from .values import ADDED_ITEMS, DERIVED, EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels, taint_only
 
 BUILTINS = frozenset(dir(builtins))
 
@@ -289,10 +289,12 @@ class Expressions:
 
     def derive(self, owner: Value, member: str, site: Site) -> Value:
         """The taint of a value read from ``owner`` (an attribute or a method's result):
-        parameter labels get the member appended to their access path; others pass on."""
+        parameter labels get the member appended to their access path (but for a value a call
+        computed from the parameter, ``DERIVED``: what is read from it is that data); others
+        pass on."""
         labels: list[Label] = []
         for label in owner.all_labels():
-            if label.channel == "param" and len(label.access) < 3:
+            if label.channel == "param" and len(label.access) < 3 and label.access[-1:] != (DERIVED,):
                 labels.append(label._replace(access=label.access + (member,)))
             else:
                 labels.append(label)

@@ -27,7 +27,7 @@ from .argv import program_part
 from .facts import Site, SinkHit, Summary, step
 from .interp import Frame
 from .interp_expressions import callable_part
-from .values import ADDED_ITEMS, UNKNOWN_KEYS, EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
+from .values import ADDED_ITEMS, DERIVED, UNKNOWN_KEYS, EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
 
 if TYPE_CHECKING:
     from .program import Program
@@ -395,7 +395,9 @@ def project(frame: Frame, actual: Value, access: tuple[str, ...], node: ast.AST)
     """Reads an access path (attributes, ``"name()"`` method results) from an argument."""
     current = actual
     for member in access:
-        if member.endswith("()"):
+        if member == DERIVED:
+            current = taint_only(current.flatten())  # computed from the argument: its data
+        elif member.endswith("()"):
             current = frame.method_result(current, member[:-2], node) if current.types else frame.derive(
                 current.flatten(), member, frame.site(node))
             types = _method_source(frame, current, actual, member[:-2], node)

@@ -448,6 +448,24 @@ def without_parameters(value: Value) -> Value:
                  functions=value.functions)
 
 
+DERIVED = "()"
+"""The access member of a parameter's label whose value a call computed from the parameter
+(``ast.parse(text)``, ``urlparse(url)``): a new object made from the caller's data, not the
+object the caller passed; what is read from it further is that data too (``interp.derive``
+stops there), and where the summary is applied the member reads the argument as it is
+(``summaries.project``)."""
+
+
+def computed_from(value: Value) -> Value:
+    """Returns ``value`` (the taint of a call's arguments, flowing into its result) with each
+    parameter label marked ``DERIVED``."""
+    if not any(label.channel == "param" and label.access[-1:] != (DERIVED,) for label in value.labels.values()):
+        return value
+    return replace(value, labels=labels_of(
+        label._replace(access=label.access + (DERIVED,)) if label.channel == "param" and label.access[-1:] != (
+            DERIVED,) else label for label in value.labels.values()))
+
+
 def taint_only(value: Value) -> Value:
     """Returns a value with ``value``'s taint and nothing else (a derived value of unknown
     type: the result of an operation the models do not describe)."""

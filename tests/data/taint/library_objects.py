@@ -1,0 +1,46 @@
+# Engine probe: a library's API through what its callers can reach. A value a call computed from
+# a parameter (a parsed tree, a split URL) is the caller's data whatever is read from it; an
+# attribute of an object the caller passed is that object's state. A private hook a public
+# method of the base class calls on the instance (the template-method pattern) is the API too.
+import ast
+import os
+import subprocess
+from urllib.parse import urlparse
+
+
+def run_parsed(source):
+    tree = ast.parse(source)
+    exec(compile(tree.body, "<source>", "exec"))  # $ code
+
+
+def ping_host(url):
+    host = urlparse(url).hostname
+    subprocess.run("ping -c 1 " + host, shell=True)  # $ command
+
+
+def run_config(config):
+    os.system(config.command)  # ok command (the state of an object the caller passed)
+
+
+class Tool:
+    def run(self, tool_input):
+        return self._run(tool_input.strip())
+
+    def _run(self, text):
+        raise NotImplementedError
+
+    def _describe(self, text):
+        os.system("echo " + text)  # ok command (no public method calls it)
+
+
+class ShellTool(Tool):
+    def _run(self, text):
+        return subprocess.check_output(text, shell=True)  # $ command
+
+    def _describe(self, text):
+        os.system("echo " + text)  # ok command (no public method calls it)
+
+
+class _Hidden(Tool):
+    def _run(self, text):
+        return subprocess.check_output(text, shell=True)  # ok command (a private class)
