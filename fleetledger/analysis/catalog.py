@@ -32,6 +32,8 @@ A model file holds arrays of tables (each documented in ``models/README.md``):
                   receiver gets ``type`` too (``parser.setFeature(feature_external_ges, True)``:
                   a parser that resolves external entities); with ``removes``, loses it.
 ``[[constant]]``  a library constant: ``name`` (qualified) and ``value``.
+``[[alias]]``     a library module that is another library's module under another name
+                  (``six.moves.urllib`` is ``urllib``): ``name`` and ``target``.
 ``[[render]]``    a call that renders a repository template file with a context (``Render``).
 ``[[invokes]]``   a call that calls a function it is given with arguments it is given (``Invoke``).
 ``[[return_sink]]`` methods of subclasses of library classes whose returned value the framework
@@ -95,6 +97,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "container": frozenset({"type", "store", "load", "key_args"}),
     "reconfigure": frozenset({"method", "type", "when", "positions", "defaults", "removes"}),
     "constant": frozenset({"name", "value"}),
+    "alias": frozenset({"name", "target"}),
     "return_sink": frozenset({"bases", "methods", "kind", "element", "what"}),
     "compared": frozenset({"channel", "kind", "what"}),
     "invokes": frozenset({"call", "method", "function", "function_keyword", "args_from", "args_tuple", "args_keyword",
@@ -175,6 +178,7 @@ class _Builder:
         self.return_sinks: list[ReturnSink] = []
         self.compared: dict[str, Compared] = {}
         self.constants: dict[str, Any] = {}
+        self.aliases: dict[str, str] = {}
         self.renders: dict[str, list[Render]] = {}
 
     def add(self, name: str, table: str, n: int, row: dict[str, Any]) -> None:
@@ -247,6 +251,8 @@ class _Builder:
                 load=frozenset(_list(row, "load", name, n, default=[])), key_args=int(_need(row, "key_args", name, n)))
         elif table == "constant":
             self.constants[_str(row, "name", name, n)] = _need(row, "value", name, n)
+        elif table == "alias":
+            self.aliases[_str(row, "name", name, n)] = _str(row, "target", name, n)
         elif table == "return_sink":
             self.return_sinks.append(ReturnSink(
                 bases=tuple(_list(row, "bases", name, n)), methods=frozenset(_list(row, "methods", name, n)),
@@ -335,7 +341,7 @@ class _Builder:
             checks={k: tuple(v) for k, v in self.checks.items()}, exits=frozenset(self.exits), pure=frozenset(self.pure),
             ends_as_last=frozenset(self.ends_as_last),
             containers=dict(self.containers), reconfigures={k: tuple(v) for k, v in self.reconfigures.items()},
-            constants=self.constants, renders={k: tuple(v) for k, v in self.renders.items()}, files=files,
+            constants=self.constants, aliases=self.aliases, renders={k: tuple(v) for k, v in self.renders.items()}, files=files,
             invokes={k: tuple(v) for k, v in self.invokes.items()}, return_sinks=tuple(self.return_sinks),
             compared=dict(self.compared))
 

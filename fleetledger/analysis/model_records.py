@@ -375,6 +375,8 @@ class Catalog:
             variable gets (or, with ``removes``, loses) when the method is called with ``when``
             holding.
         constants: Library constants: qualified name -> value.
+        aliases: Library modules that are other libraries' modules under another name:
+            qualified name -> the name it stands for (``six.moves.urllib`` -> ``urllib``).
         renders: Calls that render a template file with a context.
         invokes: Calls that call a function they are given (``Invoke``).
         files: The model files loaded, by name.
@@ -404,6 +406,7 @@ class Catalog:
     returned_attributes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     return_sinks: tuple[ReturnSink, ...] = ()
     compared: Mapping[str, Compared] = field(default_factory=dict)
+    aliases: Mapping[str, str] = field(default_factory=dict)
 
     def knows(self, qualified: str) -> bool:
         """True when some model names ``qualified`` or a member of it (a call, a read, an
@@ -419,6 +422,17 @@ class Catalog:
                 parts = key.split(".")
                 names.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
         return frozenset(names)
+
+    def unaliased(self, qualified: str) -> str:
+        """The name ``qualified`` stands for once a module alias that starts it is replaced
+        (``six.moves.urllib.request.urlopen`` -> ``urllib.request.urlopen``); else itself."""
+        if self.aliases:
+            parts = qualified.split(".")
+            for cut in range(len(parts), 0, -1):
+                target = self.aliases.get(".".join(parts[:cut]))
+                if target is not None:
+                    return ".".join([target, *parts[cut:]])
+        return qualified
 
     def is_type(self, name: str) -> bool:
         """True when ``name`` is a library type the models describe: a type with bases or

@@ -274,6 +274,9 @@ class Program:
         ``pkg/compat.py``, as ``from pkg.compat import etree`` then reads it; both where an
         ``except ImportError`` imports another); else ``[qualified]``. Resolved when the name
         is used, so no module is loaded for an import alone."""
+        unaliased = self.catalog.unaliased(qualified)
+        if unaliased != qualified:  # a compatibility layer's name for another library's
+            return [unaliased]
         module_name, _, name = qualified.rpartition(".")
         if not module_name or self.catalog.knows(qualified):
             return [qualified]
