@@ -32,10 +32,10 @@ from .interp import Frame
 from .interp_sinks import return_sinks
 from .model_records import Catalog, Sink
 from .program import Loader, Program
-from .values import DERIVED, EMPTY, Label, join
+from .values import EMPTY, Label, caller_state, join
 
 DATA_METHODS = frozenset(f"{name}()" for kind in (str, bytes, list, tuple, dict, set) for name in dir(kind)
-                         if not name.startswith("_")) | {"__getitem__()", "__iter__()", DERIVED} | {
+                         if not name.startswith("_")) | {"__getitem__()", "__iter__()"} | {
     f"{name}()" for name in ("read", "read1", "readall", "readline", "readlines", "getvalue")}
 """Methods of Python's own data types (``x.strip()``, ``x.split()``, ``x.format()``...) and the
 reads of its file objects (``io.IOBase``: ``stream.read()``): a value a public function reads
@@ -229,14 +229,14 @@ def _api(program: Program, function: FunctionInfo, found: summaries.Summary) -> 
                 continue
             if function.bound and label.param == 0:
                 # The instance: its state, unless the constructor stored a caller's argument there.
-                constructed = _constructor_parameter(program, function, label.access)
+                constructed = _constructor_parameter(program, function, caller_state(label))
                 if constructed is None:
                     continue
                 init, param = constructed
                 what = f"parameter {param.arg!r} of the public constructor {init.qualname.rpartition('.')[0]}()"
                 where = init
             else:
-                if any(member not in DATA_METHODS for member in label.access):
+                if any(member not in DATA_METHODS for member in caller_state(label)):
                     continue  # an attribute or a method of an object the caller passed: that object's state
                 param, where = function.params[label.param], function
                 if numeric_annotation(param.annotation):
@@ -297,6 +297,6 @@ def _constructor_parameter(program: Program, method: FunctionInfo, access: tuple
             continue  # a subclass whose constructor is the one already looked at
         stored = summaries.summary(program, init).writes.get((0, access[0]))
         for label in stored.all_labels() if stored is not None else ():
-            if label.channel == "param" and label.param > 0 and all(m in DATA_METHODS for m in label.access):
+            if label.channel == "param" and label.param > 0 and all(m in DATA_METHODS for m in caller_state(label)):
                 return init, init.params[label.param]
     return None

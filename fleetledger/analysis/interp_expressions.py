@@ -289,12 +289,10 @@ class Expressions:
 
     def derive(self, owner: Value, member: str, site: Site) -> Value:
         """The taint of a value read from ``owner`` (an attribute or a method's result):
-        parameter labels get the member appended to their access path (but for a value a call
-        computed from the parameter, ``DERIVED``: what is read from it is that data); others
-        pass on."""
+        parameter labels get the member appended to their access path; others pass on."""
         labels: list[Label] = []
         for label in owner.all_labels():
-            if label.channel == "param" and len(label.access) < 3 and label.access[-1:] != (DERIVED,):
+            if label.channel == "param" and len(label.access) - (DERIVED in label.access) < 3:
                 labels.append(label._replace(access=label.access + (member,)))
             else:
                 labels.append(label)

@@ -396,8 +396,8 @@ def project(frame: Frame, actual: Value, access: tuple[str, ...], node: ast.AST)
     current = actual
     for member in access:
         if member == DERIVED:
-            current = taint_only(current.flatten())  # computed from the argument: its data
-        elif member.endswith("()"):
+            continue  # computed from the argument (a copy, a parse): read further as the argument
+        if member.endswith("()"):
             current = frame.method_result(current, member[:-2], node) if current.types else frame.derive(
                 current.flatten(), member, frame.site(node))
             types = _method_source(frame, current, actual, member[:-2], node)

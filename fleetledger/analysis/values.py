@@ -451,19 +451,25 @@ def without_parameters(value: Value) -> Value:
 DERIVED = "()"
 """The access member of a parameter's label whose value a call computed from the parameter
 (``ast.parse(text)``, ``urlparse(url)``): a new object made from the caller's data, not the
-object the caller passed; what is read from it further is that data too (``interp.derive``
-stops there), and where the summary is applied the member reads the argument as it is
-(``summaries.project``)."""
+object the caller passed, so what is read from it further is that data too (``caller_state``).
+Where the summary is applied, the member reads the argument as it is (``summaries.project``):
+the members after it are read from that, as from a copy (``deepcopy(x).find(...)``)."""
 
 
 def computed_from(value: Value) -> Value:
     """Returns ``value`` (the taint of a call's arguments, flowing into its result) with each
-    parameter label marked ``DERIVED``."""
-    if not any(label.channel == "param" and label.access[-1:] != (DERIVED,) for label in value.labels.values()):
+    parameter label marked ``DERIVED`` once."""
+    if not any(label.channel == "param" and DERIVED not in label.access for label in value.labels.values()):
         return value
     return replace(value, labels=labels_of(
-        label._replace(access=label.access + (DERIVED,)) if label.channel == "param" and label.access[-1:] != (
-            DERIVED,) else label for label in value.labels.values()))
+        label._replace(access=label.access + (DERIVED,)) if label.channel == "param" and DERIVED not in label.access
+        else label for label in value.labels.values()))
+
+
+def caller_state(label: Label) -> tuple[str, ...]:
+    """The members of a parameter's label read from the object the caller passed: those
+    before ``DERIVED`` (what follows is read from a value computed from the caller's data)."""
+    return label.access[:label.access.index(DERIVED)] if DERIVED in label.access else label.access
 
 
 def taint_only(value: Value) -> Value:

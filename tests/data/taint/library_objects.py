@@ -3,9 +3,11 @@
 # attribute of an object the caller passed is that object's state. A private hook a public
 # method of the base class calls on the instance (the template-method pattern) is the API too.
 import ast
+import copy
 import os
 import subprocess
 from urllib.parse import urlparse
+from xml.etree import ElementTree
 
 
 def run_parsed(source):
@@ -44,3 +46,21 @@ class ShellTool(Tool):
 class _Hidden(Tool):
     def _run(self, text):
         return subprocess.check_output(text, shell=True)  # ok command (a private class)
+
+
+class Registry:
+    """What a call computed from the instance's state is still read as that state where the
+    summary is applied (a copy keeps its type: ``find`` on it is ElementTree's)."""
+
+    def __init__(self):
+        self._template = ElementTree.fromstring("<message><payload/></message>")
+
+    def _message(self):
+        root = copy.deepcopy(self._template)
+        payload = root.find("payload")
+        return root, payload
+
+    def register(self, address):
+        (root, payload) = self._message()
+        payload.find("./entry[@ip='%s']" % address)  # $ xpath
+        return root
