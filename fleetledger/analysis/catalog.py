@@ -88,7 +88,7 @@ _KEYS: dict[str, frozenset[str]] = {
                           "registrations"}),
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
                        "positions", "absent", "host_fixed", "program", "element", "channels", "needs_file", "argv_from",
-                       "operands_from", "slow_pattern", "slow_flags", "matches", "what"}),
+                       "operands_from", "slow_pattern", "slow_flags", "matches", "what", "when_called"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "when", "defaults", "positions", "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "parts", "joined_by",
                         "common", "empty_kinds", "own_kinds", "what"}),
@@ -213,7 +213,7 @@ class _Builder:
                 needs_file=bool(row.get("needs_file", False)), argv_from=int(row.get("argv_from", -1)),
                 operands_from=int(row.get("operands_from", -1)), slow_pattern=_slow_pattern(row, where),
                 slow_flags=int(row.get("slow_flags", -1)), matches=_matches(row.get("matches", "anywhere"), where),
-                what=str(row.get("what", "")), model=name))
+                what=str(row.get("what", "")), model=name, when_called=bool(row.get("when_called", False))))
             if not (row.get("args") or row.get("keywords") or row.get("receiver")):
                 raise ModelError(f"{where}: a sink needs args, keywords or receiver")
         elif table == "sanitiser":

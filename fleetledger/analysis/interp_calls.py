@@ -14,7 +14,7 @@ import ast
 from dataclasses import replace
 from typing import Any
 
-from . import conditions, folding, mutations
+from . import conditions, folding, mutations, reflection
 from .facts import Site, step
 from .interp_expressions import BUILTINS, callable_part, dict_keys, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
@@ -60,6 +60,7 @@ class Calls(Objects):
             read = bound_library_method(callee)
             if read is not None:  # ``match = PATTERN.match; match(text)`` is ``PATTERN.match(text)``
                 receiver, method = read
+        reflection.check(self, callee, node)
         partials = sorted(t[len("partial:"):] for t in callee.types if t.startswith("partial:"))
         called = [self.call_partial(key, node) for key in partials
                   if key in self.program.partials and key not in self.program.calling_partials
@@ -243,6 +244,7 @@ class Calls(Objects):
             value = replace(value, suffix=last.const if last.is_const and isinstance(last.const, str) else last.suffix,
                             texts=texts_of(last, *(_folder(arg) for arg in args[:-1])))
         name = _callee_text(func)
+        value = reflection.mark(self, refs, args, kwargs, value, node)
         if value.tainted():
             return add_step(value, step(site, f"through {name}()"))
         if is_pure(refs, receiver, self.catalog.pure):
@@ -368,7 +370,7 @@ class Calls(Objects):
             return folded  # ``re.escape(b"()<>")``: a pattern's piece
         if receiver is None and target not in catalog.sinks:
             target = _wildcard(catalog, target)
-        sinks = catalog.sinks.get(target, ())
+        sinks = tuple(s for s in catalog.sinks.get(target, ()) if not s.when_called)  # (``reflection``)
         sanitisers = catalog.sanitisers.get(target, ())
         source = catalog.sources_call.get(target)
         returned = catalog.returns.get(target, ())

@@ -130,6 +130,8 @@ class Sink:
             ``"start"`` (``match``) or ``"whole"`` (``fullmatch``).
         what: Words for reports, e.g. ``"the SQL text run by execute()"``.
         model: The model file it comes from.
+        when_called: The sink holds only where what the call returns is itself called
+            (``getattr``'s name, which chooses what runs: ``reflection``).
     """
 
     target: str
@@ -154,6 +156,7 @@ class Sink:
     matches: str = "anywhere"
     what: str = ""
     model: str = ""
+    when_called: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
