@@ -57,7 +57,12 @@ def check(frame: Any, callee: Value, node: ast.Call) -> None:
         found = frame.program.chosen.get(key)
         if found is not None:
             sink, chosen = found
-            frame.sink_value(sink, frame.site(node), chosen, "the name that chose what is called")
+            # The chosen data as the called value holds it now: a check on that value since
+            # (``issubclass(cls, BaseException)``) has cleaned its labels.
+            wanted = {label.key[:6] for label in chosen.all_labels()}  # the origin, whatever read or cleaned it since
+            now = [label for label in callee.all_labels() if label.key[:6] in wanted]
+            frame.sink_value(sink, frame.site(node), of_labels(now) if now else chosen,
+                             "the name that chose what is called")
 
 
 def _library_object(frame: Any, value: Value) -> bool:
