@@ -208,6 +208,8 @@ def main_and_exit() -> NoReturn:
     SIGKILL. An exception out of ``main`` is printed to the worker's log (exit status 1)."""
     try:
         code = main()
+    except SystemExit as exit_:
+        code = 0 if exit_.code is None else exit_.code if isinstance(exit_.code, int) else 1
     except BaseException:  # noqa: BLE001 - the process ends here either way
         traceback.print_exc()
         code = 1

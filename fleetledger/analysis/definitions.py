@@ -49,6 +49,18 @@ class FunctionInfo:
     _called: frozenset[str] | None = None
     _rebound: frozenset[str] | None = None
     _assignments: dict[str, list[tuple[int, ast.expr]]] | None = None
+    _self_calls: frozenset[str] | None = None
+
+    def self_calls(self) -> frozenset[str]:
+        """The names of the methods a method calls on its own instance (``self.name(...)``;
+        computed once; empty for a function that is not bound)."""
+        if self._self_calls is None:
+            receiver = self.params[0].arg if self.bound else None
+            self._self_calls = frozenset(
+                n.func.attr for n in ast.walk(self.node) if receiver is not None and isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                and n.func.value.id == receiver)
+        return self._self_calls
 
     def called_parameters(self) -> frozenset[str]:
         """The names of its parameters it calls (``f(x)`` for a parameter ``f``; computed once)."""

@@ -162,8 +162,10 @@ def _function(program: Program, function: FunctionInfo, test_file: bool) -> None
         except RecursionError:
             program.note(f"{function.module.path}: {function.qualname}() not analysed as a {handler.framework} "
                          "handler (it nests too deep for the engine)")
-    elif not test_file and (function.public or template_caller(program, function) is not None):
-        _api(program, function, found)
+    elif not test_file:
+        caller = None if function.public else template_caller(program, function)
+        if function.public or caller is not None:
+            _api(program, function, found, caller)
     if function.public:
         for label in found.returns.all_labels():
             if label.channel == "random":
@@ -213,10 +215,12 @@ def _declares_other_content(returned: ast.Tuple) -> bool:
     return False
 
 
-def _api(program: Program, function: FunctionInfo, found: summaries.Summary) -> None:
-    """Reports the sinks a public function's parameters reach as flows from its callers. A
-    method a framework calls for what it returns (``[[return_sink]]``, Django's ``as_sql``)
-    gets its arguments from the framework: only its instance's state is its callers' data."""
+def _api(program: Program, function: FunctionInfo, found: summaries.Summary, caller: FunctionInfo | None) -> None:
+    """Reports the sinks a public function's parameters reach as flows from its callers
+    (``caller``: for a private hook, the public method of a base class that calls it,
+    ``template_caller``). A method a framework calls for what it returns (``[[return_sink]]``,
+    Django's ``as_sql``) gets its arguments from the framework: only its instance's state is
+    its callers' data."""
     called_by_framework = bool(return_sinks(program, function))
     for hit in found.sinks:
         for label in hit.value.all_labels():
@@ -241,7 +245,6 @@ def _api(program: Program, function: FunctionInfo, found: summaries.Summary) -> 
                 param, where = function.params[label.param], function
                 if numeric_annotation(param.annotation):
                     continue  # ``pid: int``: a caller keeping to the signature passes no text
-                caller = None if function.public else template_caller(program, function)
                 what = (f"parameter {param.arg!r} of the public function {function.qualname}()" if caller is None else
                         f"parameter {param.arg!r} of {function.qualname}(), which the public {caller.qualname}() calls")
             origin = Label(channel="api", what=what, path=where.module.path, line=param.lineno, col=param.col_offset,
@@ -266,12 +269,7 @@ def template_caller(program: Program, method: FunctionInfo) -> FunctionInfo | No
             continue
         for name, fid in sorted(info.methods.items()):
             caller = program.functions.get(fid)
-            if caller is None or not caller.public or not caller.bound or name == method.name:
-                continue
-            receiver = caller.params[0].arg
-            if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method.name
-                   and isinstance(node.func.value, ast.Name) and node.func.value.id == receiver
-                   for node in ast.walk(caller.node)):
+            if caller is not None and caller.public and name != method.name and method.name in caller.self_calls():
                 return caller
     return None
 

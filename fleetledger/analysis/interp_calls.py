@@ -244,7 +244,7 @@ class Calls(Objects):
             value = replace(value, suffix=last.const if last.is_const and isinstance(last.const, str) else last.suffix,
                             texts=texts_of(last, *(_folder(arg) for arg in args[:-1])))
         name = _callee_text(func)
-        value = reflection.mark(self, refs, args, kwargs, value, node)
+        value = reflection.mark(self, refs, args, kwargs, value)
         if value.tainted():
             return add_step(value, step(site, f"through {name}()"))
         if is_pure(refs, receiver, self.catalog.pure):

@@ -88,7 +88,6 @@ class Program:
         # functools.partial objects by where they were made ("path:line:col"): the callee's value
         # and expression, the bound positional values, the bound keyword values.
         self.partials: dict[str, tuple[Value, ast.expr, list[Value], dict[str, Value]]] = {}
-        self.chosen: dict[str, tuple[Any, Value]] = {}  # ``reflection.mark``: site -> (sink, the data that chose)
         self.calling_partials: set[str] = set()
         self.reading_properties: set[str] = set()  # property getters being applied (``Expressions.attribute``)
         self.depends = Dependencies()

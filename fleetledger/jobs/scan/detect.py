@@ -38,6 +38,7 @@ import ast
 import copy
 import io
 import logging
+import types
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -314,7 +315,9 @@ def _with_snippet(candidate: Candidate, path_lines: Mapping[str, list[str]], max
     return replace(candidate, snippet=shown if len(shown) <= max_chars else shown[: max_chars - 1] + "…")
 
 
-_NO_SCORES: dict[str, list[int]] = {"SEVERITY": [0] * 4, "CONFIDENCE": [0] * 4}  # bandit's RANKING has 4 levels
+# What a check run adds to bandit's scores here: nothing (bandit's RANKING has 4 levels). Read
+# only, shared by every node's run.
+_NO_SCORES = types.MappingProxyType({"SEVERITY": (0,) * 4, "CONFIDENCE": (0,) * 4})
 
 
 class _RecordingTester(b_tester.BanditTester):
