@@ -6,8 +6,8 @@ a ``name`` from outside, then called, runs whichever method or class the name se
 The call that reads the attribute (``getattr``) is not the harm: reading an attribute by a
 name is how Python code dispatches, and reading is not running. Its result is marked with a
 type, ``"chosen:<call>"``, that the value keeps through variables, containers and summaries
-(where its labels are substituted as any value's); calling a value so marked reports the
-value's data at the sink, as it holds it then: a check on it since (``issubclass(cls,
+(where its labels are substituted as any value's), and holds the data that chose it, not the
+object's; calling a value so marked reports that data at the sink, as it holds it then: a check on it since (``issubclass(cls,
 BaseException)``) has cleaned its labels. A name with a constant start (``getattr(self, "do_" +
 command)``) can select only among the attributes that start so, the dispatch the code's author
 wrote: it is not marked.
@@ -42,7 +42,10 @@ def mark(frame: Any, refs: Iterable[str], args: list[Value], kwargs: dict[str, V
                           *(kwargs[k] for k in sink.keywords if k in kwargs))
             if chosen.tainted() and not chosen.prefix:
                 fixed = bool(args) and _library_object(frame, args[0])
-                value = replace(value, types=value.types | {(OUTSIDE if fixed else CHOSEN) + qualified})
+                # What the call returns is then what the choice made: the object's own data
+                # chooses nothing (``getattr(self, attname)`` of a view holding request data,
+                # called with a constant ``attname``, is no reflection).
+                value = replace(chosen, types=value.types | {(OUTSIDE if fixed else CHOSEN) + qualified})
     return value
 
 
