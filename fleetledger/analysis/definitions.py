@@ -55,37 +55,61 @@ class FunctionInfo:
         """The names of the methods a method calls on its own instance (``self.name(...)``;
         computed once; empty for a function that is not bound)."""
         if self._self_calls is None:
-            receiver = self.params[0].arg if self.bound else None
-            self._self_calls = frozenset(
-                n.func.attr for n in ast.walk(self.node) if receiver is not None and isinstance(n, ast.Call)
-                and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
-                and n.func.value.id == receiver)
+            self._scan()
+        assert self._self_calls is not None
         return self._self_calls
 
     def called_parameters(self) -> frozenset[str]:
         """The names of its parameters it calls (``f(x)`` for a parameter ``f``; computed once)."""
         if self._called is None:
-            names = {param.arg for param in self.params}
-            self._called = frozenset(n.func.id for n in ast.walk(self.node)
-                                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names)
+            self._scan()
+        assert self._called is not None
         return self._called
 
     def names(self) -> tuple[frozenset[str], frozenset[str]]:
         """The names the function assigns, and those it declares ``global`` (computed once)."""
         if self._names is None:
-            assigned = {n.id for n in ast.walk(self.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-            declared = {name for n in ast.walk(self.node) if isinstance(n, ast.Global) for name in n.names}
-            self._names = (frozenset(assigned), frozenset(declared))
+            self._scan()
+        assert self._names is not None
         return self._names
 
     def rebound(self) -> frozenset[str]:
         """The names the function binds other than by ``+=`` and its kind (computed once): a
         parameter not among them still names the caller's object (``mutations``)."""
         if self._rebound is None:
-            augmented = {id(n.target) for n in ast.walk(self.node) if isinstance(n, ast.AugAssign)}
-            self._rebound = frozenset(n.id for n in ast.walk(self.node) if isinstance(n, ast.Name)
-                                      and isinstance(n.ctx, ast.Store) and id(n) not in augmented)
+            self._scan()
+        assert self._rebound is not None
         return self._rebound
+
+    def _scan(self) -> None:
+        """Reads what ``self_calls``, ``called_parameters``, ``names`` and ``rebound`` answer in
+        one walk of the function's syntax (nested definitions included, as Python's scoping of
+        ``global`` and of the names a nested function assigns does not matter to them)."""
+        receiver = self.params[0].arg if self.bound else None
+        parameters = {param.arg for param in self.params}
+        self_calls: set[str] = set()
+        called: set[str] = set()
+        stores: list[ast.Name] = []
+        declared: set[str] = set()
+        augmented: set[int] = set()
+        for n in ast.walk(self.node):
+            if isinstance(n, ast.Name):
+                if isinstance(n.ctx, ast.Store):
+                    stores.append(n)
+            elif isinstance(n, ast.Call):
+                func = n.func
+                if isinstance(func, ast.Name) and func.id in parameters:
+                    called.add(func.id)
+                elif (receiver is not None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                      and func.value.id == receiver):
+                    self_calls.add(func.attr)
+            elif isinstance(n, ast.AugAssign):
+                augmented.add(id(n.target))
+            elif isinstance(n, ast.Global):
+                declared.update(n.names)
+        self._self_calls, self._called = frozenset(self_calls), frozenset(called)
+        self._names = (frozenset(n.id for n in stores), frozenset(declared))
+        self._rebound = frozenset(n.id for n in stores if id(n) not in augmented)
 
     @property
     def decorators(self) -> list[ast.expr]:

@@ -293,7 +293,7 @@ class Expressions:
         labels: list[Label] = []
         for label in owner.all_labels():
             if label.channel == "param" and len(label.access) - (DERIVED in label.access) < 3:
-                labels.append(label._replace(access=label.access + (member,)))
+                labels.append(label.with_access(label.access + (member,)))
             else:
                 labels.append(label)
         if not labels and not owner.is_const and owner.types and not any(t in self.program.classes for t in owner.types):

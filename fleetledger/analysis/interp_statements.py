@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from . import conditions, mutations, predicates
+from .loop_fixpoint import exposed_reads, same_env, same_on
 from .interp_expressions import callable_part, ref
 from .sequences import leading_items
 from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
@@ -207,7 +208,8 @@ class Statements:
     def loop_for(self, node: ast.For | ast.AsyncFor) -> None:
         iterable = self.expr(node.iter)
         element = self.element(iterable, node.iter)
-        self.loop(lambda: self.assign(node.target, element, node.iter), node.body, node.orelse)
+        self.loop(lambda: self.assign(node.target, element, node.iter), node.body, node.orelse,
+                  reads=exposed_reads(node))
 
     def loop_while(self, node: ast.While) -> None:
         truth = self.truth(node.test)
@@ -217,10 +219,14 @@ class Statements:
 
         def enter() -> None:
             self.refine(node.test, True)
-        self.loop(enter, node.body, node.orelse, endless=truth is True)
+        self.loop(enter, node.body, node.orelse, endless=truth is True, reads=exposed_reads(node))
 
-    def loop(self, enter: Any, body: list[ast.stmt], orelse: list[ast.stmt], *, endless: bool = False) -> None:
-        """Runs a loop body until the environment is stable; the loop may run zero times."""
+    def loop(self, enter: Any, body: list[ast.stmt], orelse: list[ast.stmt], *, endless: bool = False,
+             reads: frozenset[str] | None = None) -> None:
+        """Runs a loop body until the environment is stable; the loop may run zero times. With
+        ``reads`` (``loop_reads.exposed_reads``), a round after which only names outside it
+        changed is the last: the next would compute the same (not for an endless loop, whose
+        exits alone, not its head, are what follows it)."""
         entry = dict(self.env)
         exits: list[dict[str, Value]] = []
         state = entry
@@ -234,7 +240,10 @@ class Statements:
             ends = [self.env] if self.alive else []
             ends.extend(continues)
             new_state = join_envs(state, *ends) if ends else state
-            if _same_env(new_state, state):
+            if same_env(new_state, state):
+                break
+            if reads is not None and not endless and same_on(new_state, state, reads):
+                state = new_state
                 break
             state = new_state
         self.env, self.alive = state, True
@@ -460,22 +469,6 @@ def join_envs(*envs: dict[str, Value]) -> dict[str, Value]:
     return {name: join(*(env[name] for env in envs if name in env)) for name in names}
 
 
-def _same_env(a: dict[str, Value], b: dict[str, Value]) -> bool:
-    if a.keys() != b.keys():
-        return False
-    for name, value in a.items():
-        other = b[name]
-        if value is other:
-            continue
-        if value.labels.keys() != other.labels.keys() or value.types != other.types or value.functions != other.functions:
-            return False
-        if value.is_const != other.is_const or value.is_const and value.const != other.const:
-            return False  # a loop that steps a state through constants is not stable yet
-        if (value.items is None) != (other.items is None):
-            return False
-        if value.items is not None and other.items is not None and value.items.keys() != other.items.keys():
-            return False
-    return True
 
 
 def _position(owner: Value, key: Value) -> int | None:

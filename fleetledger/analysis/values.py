@@ -148,6 +148,10 @@ class Label(NamedTuple):
         # hundred thousand, and ``_replace`` goes through a dict of every field.
         return tuple.__new__(Label, (*self[:_STEPS], steps, *self[_STEPS + 1:]))
 
+    def with_access(self, access: tuple[str, ...]) -> Label:
+        """Returns the label with another access path (``_replace``, built directly as in ``then``)."""
+        return tuple.__new__(Label, (*self[:_ACCESS], access, *self[_ACCESS + 1:]))
+
     def clean(self, kinds: Iterable[str], by: str) -> Label:
         """Returns the label sanitised for ``kinds`` (``"*"`` means every kind) by ``by``."""
         kinds = frozenset(kinds)
@@ -171,6 +175,7 @@ class Label(NamedTuple):
 
 
 _STEPS = Label._fields.index("steps")
+_ACCESS = Label._fields.index("access")
 
 
 @dataclass(frozen=True, slots=True)
@@ -424,7 +429,7 @@ def add_step(value: Value, *steps: Step) -> Value:
         return value
     labels = {key: label.then(*steps) for key, label in value.labels.items()}
     items = {k: add_step(v, *steps) for k, v in value.items.items()} if value.items else value.items
-    return replace(value, labels=labels, items=items)
+    return _with_taint(value, labels, items)
 
 
 def clean(value: Value, kinds: Iterable[str], by: str) -> Value:
@@ -434,7 +439,19 @@ def clean(value: Value, kinds: Iterable[str], by: str) -> Value:
     kinds = frozenset(kinds)
     labels = labels_of(label.clean(kinds, by) for label in value.labels.values())
     items = {k: clean(v, kinds, by) for k, v in value.items.items()} if value.items else value.items
-    return replace(value, labels=labels, items=items)
+    return _with_taint(value, labels, items)
+
+
+def _with_taint(value: Value, labels: Mapping[tuple[Any, ...], Label], items: Mapping[Any, Value] | None) -> Value:
+    """``replace(value, labels=labels, items=items)``, built directly: ``dataclasses.replace``
+    reads the fields' definitions on every call, and the engine makes values by the hundred
+    thousand."""
+    return Value(labels, value.types, value.const, value.prefix, value.suffix, value.texts, items, value.functions,
+                 value.choices)
+
+
+assert tuple(Value.__dataclass_fields__) == ("labels", "types", "const", "prefix", "suffix", "texts", "items",
+                                             "functions", "choices"), "a new field of Value: add it to _with_taint"
 
 
 def without_parameters(value: Value) -> Value:
@@ -462,7 +479,7 @@ def computed_from(value: Value) -> Value:
     if not any(label.channel == "param" and DERIVED not in label.access for label in value.labels.values()):
         return value
     return replace(value, labels=labels_of(
-        label._replace(access=label.access + (DERIVED,)) if label.channel == "param" and DERIVED not in label.access
+        label.with_access(label.access + (DERIVED,)) if label.channel == "param" and DERIVED not in label.access
         else label for label in value.labels.values()))
 
 

@@ -1,0 +1,50 @@
+"""Bandit driven on detect's tree (``bandit_runner.run_bandit``) raises the issues bandit's own
+runner raises on the same file: leaving out the logging, ``# nosec`` look-ups and scores that
+this scan never reads changes no check's result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fleetledger.analysis import parser
+from fleetledger.jobs.scan import bandit_runner, source
+from fleetledger.jobs.scan.bandit_runner import b_config, b_manager
+
+TESTS = Path(__file__).parent
+FILES = sorted([*(TESTS / "data" / "taint").glob("*.py"), *(TESTS.parent / "fleetledger" / "demo_repo").rglob("*.py")])
+
+
+def _issue(issue: object) -> tuple[object, ...]:
+    return (issue.test_id, issue.lineno, issue.col_offset, tuple(issue.linerange),  # type: ignore[attr-defined]
+            issue.severity, issue.confidence, issue.text)  # type: ignore[attr-defined]
+
+
+def _bandits_own(path: Path) -> list[tuple[object, ...]]:
+    manager = b_manager.BanditManager(b_config.BanditConfig(), "file")
+    manager.discover_files([str(path)])
+    manager.run_tests()
+    if manager.skipped:
+        pytest.skip(f"bandit's own runner cannot read it here: {manager.skipped}")
+    return sorted(_issue(issue) for issue in manager.results)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_run_bandit_raises_the_issues_bandits_own_runner_raises(path: Path) -> None:
+    data = path.read_bytes()
+    decoded = source.decode_source(data)
+    tester = bandit_runner.run_bandit(path, data, decoded, parser.parse_module(decoded.text).module)
+    assert sorted(_issue(issue) for issue, _ in tester.found) == _bandits_own(path)
+
+
+def test_the_comparison_covers_many_checks() -> None:
+    """The files compared above raise issues of many of bandit's checks, so that a check whose
+    context the runner builds wrongly shows there."""
+    checks = set()
+    for path in FILES:
+        data = path.read_bytes()
+        decoded = source.decode_source(data)
+        tester = bandit_runner.run_bandit(path, data, decoded, parser.parse_module(decoded.text).module)
+        checks.update(issue.test_id for issue, _ in tester.found)
+    assert len(checks) >= 20, sorted(checks)
