@@ -124,6 +124,9 @@ def test_a_model_file_with_an_unknown_key_is_refused_with_its_name() -> None:
     with pytest.raises(catalog.ModelError, match="unknown kind 'nope'"):
         catalog.load({"kinds.toml": catalog.model_texts()["kinds.toml"],
                       "bad.toml": '[[sink]]\ncall = "x.y"\nkind = "nope"\nargs = [0]\n'})
+    with pytest.raises(catalog.ModelError, match="pattern must be an argument position or, for a method, 'receiver'"):
+        catalog.load({"kinds.toml": catalog.model_texts()["kinds.toml"],
+                      "bad.toml": '[[guard]]\ncall = "x.check"\npattern = "receiver"\nkinds = ["*"]\n'})
 
 
 # --- renaming ------------------------------------------------------------------------------

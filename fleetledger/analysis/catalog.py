@@ -63,8 +63,8 @@ from importlib import resources
 from typing import Any
 
 from .model_handlers import Handler
-from .model_records import (Catalog, Check, Compared, Condition, Container, Guard, Invoke, Kind, Render, ReturnSink, Sanitiser,
-                            Sink, Source)
+from .model_records import (RECEIVER_PATTERN, Catalog, Check, Compared, Condition, Container, Guard, Invoke, Kind, Render,
+                            ReturnSink, Sanitiser, Sink, Source)
 
 MODELS_PACKAGE = "fleetledger.analysis"
 MODELS_FOLDER = "models"
@@ -211,7 +211,7 @@ class _Builder:
                 element=int(row["element"]) if "element" in row else None,
                 channels=frozenset(_list(row, "channels", name, n, default=[])),
                 needs_file=bool(row.get("needs_file", False)), argv_from=int(row.get("argv_from", -1)),
-                operands_from=int(row.get("operands_from", -1)), slow_pattern=_slow_pattern(row, where),
+                operands_from=int(row.get("operands_from", -1)), slow_pattern=_pattern_at(row, "slow_pattern", where, -1),
                 slow_flags=int(row.get("slow_flags", -1)), matches=_matches(row.get("matches", "anywhere"), where),
                 what=str(row.get("what", "")), model=name, when_called=bool(row.get("when_called", False))))
             if not (row.get("args") or row.get("keywords") or row.get("receiver")):
@@ -227,7 +227,7 @@ class _Builder:
             self.guards.setdefault(target, []).append(Guard(
                 target=target, is_method=is_method, arg=int(row.get("arg", 0)), keyword=str(row.get("keyword", "")),
                 kinds=self._kinds(row, where),
-                pattern=int(row.get("pattern", -1)), through=tuple(row.get("through", [])),
+                pattern=_pattern_at(row, "pattern", where, RECEIVER_PATTERN, -1), through=tuple(row.get("through", [])),
                 compare=bool(row.get("compare", False)), parts=tuple(str(p) for p in row.get("parts", [])),
                 joined_by=tuple(row.get("joined_by", [])), common=bool(row.get("common", False)),
                 empty_kinds=self._kinds({"kinds": row["empty_kinds"]}, where) if "empty_kinds" in row else None,
@@ -356,14 +356,14 @@ def _target(row: dict[str, Any], where: str, also: tuple[str, ...] = ()) -> tupl
     return target, forms[0] in ("method", "attribute")
 
 
-def _slow_pattern(row: dict[str, Any], where: str) -> int | None:
-    value = row.get("slow_pattern")
-    if value is None:
-        return None
-    if value == "receiver":
-        return -1
-    if not isinstance(value, int) or value < 0:
-        raise ModelError(f"{where}: slow_pattern must be an argument position or 'receiver', not {value!r}")
+def _pattern_at(row: dict[str, Any], key: str, where: str, receiver: int, absent: int | None = None) -> int | None:
+    """A model's pattern position (``slow_pattern``, a guard's ``pattern``): an argument's, or
+    ``receiver`` for ``"receiver"`` (a method of a compiled pattern); ``absent`` when absent."""
+    value = row.get(key, absent)
+    if value == "receiver" and row.get("method") is not None:
+        return receiver
+    if value is not absent and (not isinstance(value, int) or value < 0):
+        raise ModelError(f"{where}: {key} must be an argument position or, for a method, 'receiver', not {value!r}")
     return value
 
 

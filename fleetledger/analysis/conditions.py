@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from . import compared, lengths, patterns, predicates, prefixes, quantified, relative_urls
 from .definitions import assignments_in
-from .model_records import UNTYPED, Catalog, Guard
+from .model_records import RECEIVER_PATTERN, UNTYPED, Catalog, Guard
 from .values import Value, taint_only
 
 if TYPE_CHECKING:
@@ -186,8 +186,8 @@ def _call(frame: Frame, test: ast.Call, truth: bool) -> list[Proof]:
         if guard.compare:
             continue
         kinds = guard.kinds
-        if guard.pattern >= 0:
-            kinds = _pattern_kinds(frame, test, guard)
+        if guard.pattern >= 0 or guard.pattern == RECEIVER_PATTERN:
+            kinds = patterns.checked_kinds(frame, test, guard)
             if not kinds:
                 continue
         if isinstance(checked, ast.Name):
@@ -220,7 +220,10 @@ def _guards_of(frame: Frame, call: ast.Call) -> list[tuple[Guard, ast.expr | Non
         for key in keys:
             for guard in catalog.guards.get(key, ()):
                 checked: ast.expr | None = func.value
-                if guard.through:
+                if guard.pattern == RECEIVER_PATTERN:  # ``NAME.fullmatch(value)``: the argument is checked
+                    checked = call.args[guard.arg] if guard.arg < len(call.args) else next(
+                        (k.value for k in call.keywords if guard.keyword and k.arg == guard.keyword), None)
+                elif guard.through:
                     checked = _unwrap(frame, func.value, guard.through, guard.joined_by)
                     if checked is None:
                         continue
@@ -465,21 +468,3 @@ def _projection(frame: Frame, expr: ast.expr, how: str, *, lets_empty: bool = Fa
             if holder is not None:
                 out.append((holder, kinds, f"{guard.what} {how}", None))
     return out
-
-
-def _pattern_kinds(frame: Frame, call: ast.Call, guard: Guard) -> frozenset[str]:
-    """The kinds an anchored pattern's alphabet makes a matched value safe for: every kind for
-    letters, digits, ``_`` and ``-``; every kind but paths and URLs when ``.`` may also occur
-    (``..`` climbs a folder); none otherwise."""
-    if guard.pattern >= len(call.args):
-        return frozenset()
-    pattern = frame.expr(call.args[guard.pattern])
-    if not pattern.is_const or not isinstance(pattern.const, str):
-        return frozenset()
-    method = guard.target.rpartition(".")[2]
-    if not patterns.anchored(pattern.const, method if method in ("fullmatch", "match", "search") else "search"):
-        return frozenset()
-    chars = patterns.alphabet(pattern.const)
-    if chars is None:
-        return frozenset()
-    return patterns.alphabet_kinds(chars, guard.kinds, frozenset(frame.catalog.kinds))

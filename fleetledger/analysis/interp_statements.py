@@ -40,6 +40,8 @@ class Statements:
             self.expr(node.value)
             if isinstance(node.value, ast.Call) and self.exits(node.value):
                 self.alive = False
+            elif isinstance(node.value, ast.Call) or isinstance(node.value, ast.Await) and isinstance(node.value.value, ast.Call):
+                self.validated(node.value)
         elif isinstance(node, ast.Assign):
             value = self.expr(node.value)
             for target in node.targets:
@@ -196,6 +198,17 @@ class Statements:
             self.env, self.alive = other, True
             return
         self.env = join_envs(self.env, other)
+
+    def validated(self, call: ast.Call | ast.Await) -> None:
+        """Narrows the variables a call statement of the analysed code's validators passed
+        (``predicates.validations``)."""
+        awaited = isinstance(call, ast.Await)
+        inner = call.value if isinstance(call, ast.Await) else call
+        assert isinstance(inner, ast.Call)
+        for name, kinds, what, _ in predicates.validations(self, inner, awaited=awaited):
+            current = self.env.get(name)
+            if current is not None:
+                self.env[name] = clean(current, kinds, what)
 
     def refine(self, test: ast.expr, truth: bool) -> None:
         """Narrows variables by what ``test`` proves when it evaluates to ``truth``."""

@@ -181,6 +181,10 @@ class Sanitiser:
     what: str = ""
 
 
+RECEIVER_PATTERN = -2
+"""``Guard.pattern`` of a compiled pattern's method: the pattern is the receiver's."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Guard:
     """A check that makes a value safe for some kinds where it holds.
@@ -194,6 +198,9 @@ class Guard:
         pattern: For a regular expression check (``re.fullmatch(PATTERN, value)``): the
             position of the pattern. The check then protects only when the pattern is a
             constant, anchored at both ends, and admits only letters, digits, ``_`` and ``-``.
+            ``RECEIVER_PATTERN`` for a method of a compiled pattern (``NAME.fullmatch(value)``):
+            the pattern is the one the receiver was compiled from, and the checked value is
+            the argument at ``arg``, not the receiver.
         through: For a method check: the receiver must be one of these calls applied to the
             checked value (``os.path.realpath(p).startswith(base)`` checks ``p``); empty: the
             receiver is the checked value itself.

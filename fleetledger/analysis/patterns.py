@@ -9,7 +9,15 @@ never mistakes a loose pattern for a tight one.
 
 from __future__ import annotations
 
+import ast
 import string
+from typing import TYPE_CHECKING
+
+from .model_records import RECEIVER_PATTERN, Guard
+from .values import EMPTY
+
+if TYPE_CHECKING:
+    from .interp import Frame
 
 _DIGITS = frozenset(string.digits)
 # \w also matches non-ASCII letters; none of them is a metacharacter of a shell, SQL or Python.
@@ -185,3 +193,37 @@ def _top_level_alternation(pattern: str) -> bool:
             return True
         i += 1
     return False
+
+
+_CHANGES_ANCHORS = 8 | 64
+"""``re.MULTILINE`` and ``re.VERBOSE`` (the same bits in the third-party ``regex`` module)."""
+
+
+def checked_kinds(frame: Frame, call: ast.Call, guard: Guard) -> frozenset[str]:
+    """The kinds an anchored pattern's alphabet makes a matched value safe for: every kind for
+    letters, digits, ``_`` and ``-``; every kind but paths and URLs when ``.`` may also occur
+    (``..`` climbs a folder); none otherwise, nor when its flags may hold ``re.MULTILINE``
+    (``$`` then ends the first line, not the text) or ``re.VERBOSE`` (which changes what the
+    pattern's text means). The pattern of a compiled pattern's method is the receiver's."""
+    if guard.pattern == RECEIVER_PATTERN:
+        assert isinstance(call.func, ast.Attribute)
+        compiled = frame.expr(call.func.value).items or {}
+        pattern, flags = compiled.get(".pattern", EMPTY), compiled.get(".flags")
+    elif guard.pattern >= len(call.args):
+        return frozenset()
+    else:  # re.fullmatch(pattern, string, flags=0)
+        pattern = frame.expr(call.args[guard.pattern])
+        flag_expr = call.args[guard.pattern + 2] if len(call.args) > guard.pattern + 2 else next(
+            (k.value for k in call.keywords if k.arg == "flags"), None)
+        flags = frame.expr(flag_expr) if flag_expr is not None else None
+    if not pattern.is_const or not isinstance(pattern.const, str):
+        return frozenset()
+    if flags is not None and not (flags.is_const and isinstance(flags.const, int) and not flags.const & _CHANGES_ANCHORS):
+        return frozenset()
+    method = guard.target.rpartition(".")[2]
+    if not anchored(pattern.const, method if method in ("fullmatch", "match", "search") else "search"):
+        return frozenset()
+    chars = alphabet(pattern.const)
+    if chars is None:
+        return frozenset()
+    return alphabet_kinds(chars, guard.kinds, frozenset(frame.catalog.kinds))

@@ -86,6 +86,41 @@ def proofs(frame: Frame, call: ast.Call, truth: bool, *, awaited: bool = False) 
     return [(name, kinds, what, None) for name, kinds in sorted((found or {}).items())]
 
 
+def validations(frame: Frame, call: ast.Call, *, awaited: bool = False) -> list[tuple[str, frozenset[str], str, None]]:
+    """What ``call``, a call of functions of the analysed code made as a statement (its result
+    unused), proves about the variables it is passed once it has returned: what each of its
+    returns proves, whatever its truth (the meet of its ``argument_checks`` over both). A
+    validator that raises unless its argument is good (``if not name.isidentifier(): raise
+    ValueError(...)``) returns only after the check passed; a predicate whose result is ignored
+    proves nothing, since its false returns checked nothing. Decorated and not-awaited
+    coroutine functions prove nothing (``proofs``).
+
+    Args:
+        frame: The frame where the call runs.
+        call: The call.
+        awaited: True for ``await call``.
+
+    Returns:
+        ``(variable, kinds, what checked it, None)`` per plain variable passed where a
+        parameter is checked (``conditions.Proof``).
+    """
+    functions = _callees(frame, call)
+    if not functions or any(_opaque(function, awaited) for function in functions):
+        return []
+    found: dict[str, frozenset[str]] | None = None
+    for function in functions:
+        checks = frame.program.summary(function, frame.depth + 1).argument_checks
+        met: dict[int, frozenset[str]] | None = None
+        for per_truth in checks.values():
+            met = dict(per_truth) if met is None else {
+                i: _both(k, per_truth[i]) for i, k in met.items() if i in per_truth and _both(k, per_truth[i])}
+        passed = _passed(function, call)
+        mine = {name: met[index] for index, name in passed.items() if met and met.get(index)}
+        found = mine if found is None else {n: _both(k, mine[n]) for n, k in found.items() if n in mine and _both(k, mine[n])}
+    what = f"the validation {ast.unparse(call)[:60]}, which returned"
+    return [(name, kinds, what, None) for name, kinds in sorted((found or {}).items())]
+
+
 def _callees(frame: Frame, call: ast.Call) -> list[FunctionInfo]:
     """The functions of the analysed code ``call`` may run (None of them when it may also run
     something else), overrides of a called method in the subclasses of its class included."""
