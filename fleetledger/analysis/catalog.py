@@ -80,7 +80,8 @@ _KEYS: dict[str, frozenset[str]] = {
     "object": frozenset({"name", "type"}),
     "type": frozenset({"name", "bases"}),
     "returns": frozenset({"call", "method", "attribute", "type", "when", "defaults", "positions", "attributes"}),
-    "source": frozenset({"call", "read", "type", "attributes", "methods", "channel", "what", "route_fixed", "own_url"}),
+    "source": frozenset({"call", "read", "type", "attributes", "methods", "channel", "what", "route_fixed", "own_url",
+                         "own_site"}),
     "handler": frozenset({"framework", "decorators", "decorator_receivers", "path_argument", "bases", "methods",
                           "request_parameter", "imports", "request_type", "annotations", "parameters",
                           "safe_annotations", "safe_converters", "excluded_defaults", "returns_sink", "channel",
@@ -303,11 +304,12 @@ class _Builder:
             if not fixed <= attributes:
                 raise ModelError(f"{where}: route_fixed must name some of the source's attributes")
             own = frozenset(row.get("own_url", [])) | (old.own_url if old else frozenset())
-            if not own <= attributes | methods:
-                raise ModelError(f"{where}: own_url must name some of the source's attributes or methods")
+            site = frozenset(row.get("own_site", [])) | (old.own_site if old else frozenset())
+            if not site <= own <= attributes | methods:
+                raise ModelError(f"{where}: own_url must name some of the source's attributes or methods, own_site some of own_url")
             self.sources_type[target] = Source(target=target, form="type", attributes=attributes, methods=methods,
                                                channel=channel, what=what or (old.what if old else target),
-                                               route_fixed=fixed, own_url=own)
+                                               route_fixed=fixed, own_url=own, own_site=site)
         elif "call" in row:
             self.sources_call[str(row["call"])] = Source(target=str(row["call"]), form="call", channel=channel,
                                                         what=what or f"{row['call']}()")

@@ -407,7 +407,8 @@ class Calls(Objects):
         if type_source is not None:
             method = target.rpartition('.')[2]
             return join(self.source_value(type_source.channel, f"{method}() of {type_source.what}", site,
-                                          own_url=method in type_source.own_url), Value(types=types))
+                                          own_url=method in type_source.own_url, own_site=method in type_source.own_site),
+                        Value(types=types))
         inputs = [*args, *kwargs.values(), *star]
         flowing = computed_from(join(*(taint_only(v.flatten()) for v in inputs)))
         if receiver is not None:

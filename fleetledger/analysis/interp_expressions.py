@@ -22,7 +22,8 @@ from .library_methods import BOUND_LIBRARY_METHOD, SELF
 from .model_records import Sink
 from .sequences import leading_items, with_rest
 from .marks import unmarked
-from .values import ADDED_ITEMS, DERIVED, EMPTY, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels, taint_only
+from .values import (ADDED_ITEMS, DERIVED, EMPTY, OWN_SITE, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels,
+                     taint_only)
 
 BUILTINS = frozenset(dir(builtins))
 
@@ -256,7 +257,7 @@ class Expressions:
                     return Value(types=typed.types | {BOUND_LIBRARY_METHOD + attr}, items={SELF: owner})
                 if source is not None and attr in source.attributes:  # outside data, of its type when modelled
                     parts.append(join(self.source_value(source.channel, f"{attr} of {source.what}", site,
-                                                        own_url=attr in source.own_url), typed))
+                                                        own_url=attr in source.own_url, own_site=attr in source.own_site), typed))
                     break
                 if returned:
                     parts.append(typed)
@@ -315,9 +316,11 @@ class Expressions:
             value = join(value, Value(types=frozenset({object_type})))
         return value
 
-    def source_value(self, channel: str, what: str, site: Site, *, own_url: bool = False) -> Value:
-        """A value read from a source (``own_url``: the request's own URL, path or host)."""
-        return of_labels([Label(channel=channel, what=what, path=site.path, line=site.line, col=site.col, own_url=own_url)])
+    def source_value(self, channel: str, what: str, site: Site, *, own_url: bool = False, own_site: bool = False) -> Value:
+        """A value read from a source (``own_url``: the request's own URL, path or host;
+        ``own_site``: its own absolute URL, which a redirect cannot take off the site)."""
+        return of_labels([Label(channel=channel, what=what, path=site.path, line=site.line, col=site.col, own_url=own_url,
+                                **(OWN_SITE if own_site else {}))])
 
     def sequence(self, elements: list[ast.expr]) -> Value:
         """A list or tuple display: its items by position, also through ``*x`` where the engine

@@ -262,6 +262,9 @@ class Source:
             or host: a link can choose them only as an address of this very site, so a
             redirect to them leaves the site only where a path starting with ``//`` reaches
             the view (labels from them carry ``Label.own_url``).
+        own_site: Of ``own_url``, those that are the request's own absolute URL (scheme and host
+            first): a redirect to one stays on this site whatever its path (labels from them are
+            clean for redirects).
     """
 
     target: str
@@ -272,6 +275,7 @@ class Source:
     what: str = ""
     route_fixed: frozenset[str] = frozenset()
     own_url: frozenset[str] = frozenset()
+    own_site: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, kw_only=True)

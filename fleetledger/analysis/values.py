@@ -174,6 +174,8 @@ class Label(NamedTuple):
                 **({"own_url": True} if self.own_url else {})}
 
 
+OWN_SITE = {"cleaned": frozenset({"redirect"}), "sanitisers": ("the request's own absolute URL (this site's scheme and host)",)}
+"""The fields of a label read from the request's own absolute URL (``Source.own_site``)."""
 _STEPS = Label._fields.index("steps")
 _ACCESS = Label._fields.index("access")
 
