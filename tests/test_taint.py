@@ -358,6 +358,28 @@ def _channels(name: str) -> set[tuple[str, str]]:
     return {(f.site.scope, f.label.channel) for f in result.flows}
 
 
+def test_a_variable_declared_with_a_class_holds_its_objects() -> None:
+    """``store: Optional[Store] = None`` at module level, set by a start-up hook: the request
+    data a view passes to ``store.rows(...)`` reaches the method's sink (not only its caller's
+    parameter). Also for a class of another module (which the annotation loads)."""
+    assert ("Store.rows", "http") in _channels("annotated_variables.py")
+    modules = {
+        "shop/__init__.py": "",
+        "shop/store.py": "import sqlite3\n\n\nclass Store:\n    def __init__(self, path):\n"
+                         "        self.connection = sqlite3.connect(path)\n\n"
+                         "    def rows(self, sql):\n        return self.connection.execute(sql)\n",
+        "shop/views.py": "from flask import request\nfrom shop.store import Store\n\nstore: Store | None = None\n\n\n"
+                         "def view():\n    store.rows(request.args['q'])\n",
+    }
+
+    def load(path: str):  # type: ignore[no-untyped-def]
+        return (path, parser.parse_module(modules[path]).module) if path in modules else None
+
+    result = engine.analyse("shop/views.py", parser.parse_module(modules["shop/views.py"]).module,
+                            paths=list(modules), loader=load)
+    assert {(f.site.path, f.site.line, f.label.channel) for f in result.flows} == {("shop/store.py", 9, "http")}
+
+
 _CLASSMETHOD = {
     "shop/__init__.py": "",
     "shop/store.py": "class Store:\n    def __init__(self, conn):\n        self.conn = conn\n\n"

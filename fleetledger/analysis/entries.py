@@ -21,6 +21,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from .annotated_types import annotation_names, known_types
 from .definitions import FunctionInfo
 from .interp import Frame
 from .model_handlers import Handler
@@ -236,9 +237,7 @@ def parameter_types(program: Program, function: FunctionInfo, index: int) -> fro
             types.add(function.cls.id)
         return frozenset(types)
     annotation = _annotation_names(program, function, param)
-    for name in annotation:
-        if name in program.classes or program.catalog.bases.get(name) is not None or name in program.catalog.sources_type:
-            types.add(name)
+    types.update(known_types(program, annotation))
     first = 1 if function.bound else 0
     for handler in program.catalog.handlers:
         if not handler.request_type:
@@ -308,19 +307,7 @@ def _last_word(node: ast.expr) -> str | None:
 def _annotation_names(program: Program, function: FunctionInfo, param: ast.arg) -> set[str]:
     if param.annotation is None:
         return set()
-    frame = _module_frame(program, function)
-    node = param.annotation
-    if isinstance(node, ast.Subscript):  # Annotated[Request, ...], Optional[Request]
-        node = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) and node.slice.elts else node.slice
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        try:
-            node = ast.parse(node.value, mode="eval").body
-        except SyntaxError:
-            return set()
-    value = frame.expr(node)
-    names = {t[1:] for t in value.types if t.startswith("=")}
-    names |= {fid for fid in value.functions if fid in program.classes}
-    return names
+    return annotation_names(_module_frame(program, function), param.annotation)
 
 
 def _imports_any(function: FunctionInfo, prefixes: tuple[str, ...]) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from . import conditions, mutations, predicates
+from .annotated_types import annotation_names, known_types
 from .loop_fixpoint import exposed_reads, same_env, same_on
 from .interp_expressions import callable_part, ref
 from .sequences import leading_items
@@ -49,8 +50,9 @@ class Statements:
                 if isinstance(target, ast.Name):
                     self.remember_condition(target.id, node.value)
         elif isinstance(node, ast.AnnAssign):
-            if node.value is not None:
-                self.assign(node.target, self.expr(node.value), node.value)
+            if node.value is not None:  # ``client: Client | None = None``: the annotation's types too
+                declared = known_types(self.program, annotation_names(self, node.annotation))
+                self.assign(node.target, join(self.expr(node.value), Value(types=declared)), node.value)
         elif isinstance(node, ast.AugAssign):
             current = self.expr(_load(node.target))
             operand = self.expr(node.value)

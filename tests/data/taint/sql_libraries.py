@@ -1,8 +1,9 @@
-# Engine probe: raw SQL through peewee, encode/databases and Tortoise ORM; their parameterised
-# forms are safe.
+# Engine probe: raw SQL through peewee, encode/databases, Tortoise ORM and Prisma; their
+# parameterised forms are safe.
 import peewee
 from databases import Database
 from flask import Flask, request
+from prisma import Prisma
 from tortoise import connections
 
 app = Flask(__name__)
@@ -37,3 +38,13 @@ async def with_databases():
 def rows_of(compiler, result_type):
     # an execute_sql() of another library (Django's SQL compiler takes a result type)
     return compiler.execute_sql(result_type)  # ok sql
+
+
+@app.route("/prisma")
+async def with_prisma():
+    term = request.args["q"]
+    client = Prisma()
+    await client.query_raw("SELECT * FROM note WHERE body = '" + term + "'")  # $ sql
+    await client.execute_raw(query=f"DELETE FROM note WHERE body = '{term}'")  # $ sql
+    await client.query_first("SELECT * FROM note WHERE body = $1", term)  # ok sql
+    return "done"
