@@ -35,6 +35,7 @@ from .definitions import FunctionInfo, ModuleInfo
 from .facts import Site, SinkHit, site_of, step
 from .interp_calls import Calls
 from .interp_expressions import Expressions
+from .interp_loops import Loops
 from .interp_match import Matching
 from .interp_operators import Operators
 from .interp_runtime_names import RuntimeNames
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from .program import Program
 
 
-class Frame(Statements, Matching, Expressions, Operators, RuntimeNames, Calls, Sinks):
+class Frame(Statements, Loops, Matching, Expressions, Operators, RuntimeNames, Calls, Sinks):
     """The interpretation of one function body or module body.
 
     Args:

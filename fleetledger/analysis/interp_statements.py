@@ -3,7 +3,7 @@
 Each statement maps the environment (variable -> ``Value``) to the next: assignments bind
 names and store into attributes and items, an ``if`` runs both branches on copies refined by
 what its condition proves and joins them, a loop runs its body until the environment is stable
-(at most ``LOOP_ROUNDS`` rounds), ``try``/``with`` join their paths (``match``: ``interp_match``), a path that
+(``interp_loops``), ``try``/``with`` join their paths (``match``: ``interp_match``), a path that
 returns, raises, breaks or continues stops contributing, and imports and definitions bind names.
 """
 
@@ -11,18 +11,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
-from typing import Any
 
 from . import conditions, mutations, predicates
 from .annotated_types import annotation_names, known_types
-from .loop_fixpoint import exposed_reads, same_env, same_on
 from .interp_expressions import callable_part, ref
 from .sequences import leading_items
 from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
                      without_parameters)
-
-LOOP_ROUNDS = 3
-
 
 class Statements:
     """Statements and assignments, mixed into ``interp.Frame``."""
@@ -207,68 +202,28 @@ class Statements:
         awaited = isinstance(call, ast.Await)
         inner = call.value if isinstance(call, ast.Await) else call
         assert isinstance(inner, ast.Call)
-        for name, kinds, what, _ in predicates.validations(self, inner, awaited=awaited):
-            current = self.env.get(name)
-            if current is not None:
-                self.env[name] = clean(current, kinds, what)
+        for name, kinds, what, exact in predicates.validations(self, inner, awaited=awaited):
+            self.narrow(name, kinds, what, exact, inner)
 
     def refine(self, test: ast.expr, truth: bool) -> None:
         """Narrows variables by what ``test`` proves when it evaluates to ``truth``."""
         for name, kinds, what, exact in conditions.proven(self, test, truth):
-            current = self.env.get(name)
-            if current is None:
-                continue
+            self.narrow(name, kinds, what, exact, test)
+
+    def narrow(self, name: str, kinds: frozenset[str], what: str, exact: Value | None, node: ast.AST) -> None:
+        """Gives a variable what a check proved of it: ``exact`` (its only value), or its value
+        cleaned for ``kinds`` by ``what``. A name ``"variable.attribute"`` (a check of one of the
+        analysed code's functions given an attribute, ``validate_name(self.name)``) narrows that
+        attribute of the variable, as storing the checked value there would."""
+        root, _, attr = name.partition(".")
+        current = self.env.get(root)
+        if current is None:
+            return
+        if attr:
+            checked = self.attribute(current, attr, node)
+            self.env[root] = with_items(current, {"." + attr: exact if exact is not None else clean(checked, kinds, what)})
+        else:
             self.env[name] = exact if exact is not None else clean(current, kinds, what)
-
-    def loop_for(self, node: ast.For | ast.AsyncFor) -> None:
-        iterable = self.expr(node.iter)
-        element = self.element(iterable, node.iter)
-        self.loop(lambda: self.assign(node.target, element, node.iter), node.body, node.orelse,
-                  reads=exposed_reads(node))
-
-    def loop_while(self, node: ast.While) -> None:
-        truth = self.truth(node.test)
-        if truth is False:
-            self.block(node.orelse)
-            return
-
-        def enter() -> None:
-            self.refine(node.test, True)
-        self.loop(enter, node.body, node.orelse, endless=truth is True, reads=exposed_reads(node))
-
-    def loop(self, enter: Any, body: list[ast.stmt], orelse: list[ast.stmt], *, endless: bool = False,
-             reads: frozenset[str] | None = None) -> None:
-        """Runs a loop body until the environment is stable; the loop may run zero times. With
-        ``reads`` (``loop_reads.exposed_reads``), a round after which only names outside it
-        changed is the last: the next would compute the same (not for an endless loop, whose
-        exits alone, not its head, are what follows it)."""
-        entry = dict(self.env)
-        exits: list[dict[str, Value]] = []
-        state = entry
-        for _ in range(LOOP_ROUNDS):
-            self.env, self.alive = dict(state), True
-            self.loops.append(([], []))
-            enter()
-            self.block(body)
-            breaks, continues = self.loops.pop()
-            exits.extend(breaks)
-            ends = [self.env] if self.alive else []
-            ends.extend(continues)
-            new_state = join_envs(state, *ends) if ends else state
-            if same_env(new_state, state):
-                break
-            if reads is not None and not endless and same_on(new_state, state, reads):
-                state = new_state
-                break
-            state = new_state
-        self.env, self.alive = state, True
-        if endless:
-            self.alive = bool(exits)
-            self.env = join_envs(*exits) if exits else state
-            return
-        self.block(orelse)
-        for env in exits:
-            self.merge(env, True)
 
     def try_(self, node: ast.Try) -> None:
         before = dict(self.env)

@@ -212,8 +212,8 @@ def _both(first: frozenset[str], second: frozenset[str]) -> frozenset[str]:
 
 
 def _passed(function: FunctionInfo, call: ast.Call) -> dict[int, str]:
-    """Parameter index -> the plain variable a call passes there (a method called on an object
-    gets its instance first)."""
+    """Parameter index -> the plain variable (or a variable's attribute, ``_subject``) a call
+    passes there (a method called on an object gets its instance first)."""
     offset = 1 if function.bound and isinstance(call.func, ast.Attribute) else 0
     if any(isinstance(arg, ast.Starred) for arg in call.args):
         return {}
@@ -221,10 +221,20 @@ def _passed(function: FunctionInfo, call: ast.Call) -> dict[int, str]:
     positional = [*node.args.posonlyargs, *node.args.args]
     out: dict[int, str] = {}
     for i, arg in enumerate(call.args):
-        if i + offset < len(positional) and isinstance(arg, ast.Name):
-            out[i + offset] = arg.id
+        if i + offset < len(positional) and _subject(arg):
+            out[i + offset] = _subject(arg)
     index_of = {param.arg: i for i, param in enumerate(function.params)}
     for keyword in call.keywords:
-        if keyword.arg in index_of and isinstance(keyword.value, ast.Name):
-            out[index_of[keyword.arg]] = keyword.value.id
+        if keyword.arg in index_of and _subject(keyword.value):
+            out[index_of[keyword.arg]] = _subject(keyword.value)
     return out
+
+
+def _subject(arg: ast.expr) -> str:
+    """The variable an argument names (``x``), or ``"x.attr"`` for an attribute of one
+    (``Statements.narrow``); empty for anything else."""
+    if isinstance(arg, ast.Name):
+        return arg.id
+    if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name):
+        return f"{arg.value.id}.{arg.attr}"
+    return ""

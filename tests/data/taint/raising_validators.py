@@ -83,3 +83,27 @@ def caught():
     connection = sqlite3.connect("app.db")
     connection.execute(f"SELECT * FROM {table}")  # $ sql
     return "done"
+
+
+class Savepoint:
+    """A validator given an attribute narrows the attribute, as one given a variable does."""
+
+    def __init__(self, name, connection):
+        self.name = name
+        self.connection = connection
+
+    def rollback(self):
+        check_identifier(self.name)
+        self.connection.execute(f"ROLLBACK TO SAVEPOINT {self.name}")  # ok sql
+
+    def release(self):
+        if is_identifier(self.name):
+            self.connection.execute(f"RELEASE SAVEPOINT {self.name}")  # ok sql
+
+    def create(self):
+        self.connection.execute(f"SAVEPOINT {self.name}")  # $ sql
+
+    def rename(self, name):
+        check_identifier(self.name)
+        self.name = name
+        self.connection.execute(f"SAVEPOINT {self.name}")  # $ sql

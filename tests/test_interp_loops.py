@@ -1,5 +1,5 @@
 """When a loop's state is stable: a body's upward-exposed reads, and the round that is not run
-when only names outside them changed (``fleetledger.analysis.loop_fixpoint``). The verdicts
+when only names outside them changed (``fleetledger.analysis.interp_loops``). The verdicts
 this must keep are in the probe ``tests/data/taint/loop_state.py``."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from fleetledger.analysis import engine, interp_statements, parser
-from fleetledger.analysis.loop_fixpoint import exposed_reads
+from fleetledger.analysis.interp_loops import exposed_reads
 
 
 def _loop(source: str) -> ast.For | ast.While:

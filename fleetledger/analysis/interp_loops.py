@@ -1,6 +1,7 @@
-"""When a loop's state is stable: the same environment at its head after a round (``same_env``),
-or one that changed only in names its body does not read before assigning them
-(``exposed_reads``, ``same_on``).
+"""Loops, the loop half of the abstract interpreter's statements (``interp.Frame``): a loop runs
+its body until the environment at its head is stable (at most ``LOOP_ROUNDS`` rounds): the same
+after a round (``same_env``), or changed only in names its body does not read before assigning
+them (``exposed_reads``, ``same_on``).
 
 A loop runs its body until the environment at its head is stable (``Statements.loop``). A name
 the body assigns at its top level before it reads it anywhere (``line = lines[i].strip()``,
@@ -24,8 +25,12 @@ from __future__ import annotations
 import ast
 import weakref
 from collections.abc import Iterable
+from typing import Any
 
+from .interp_statements import join_envs
 from .values import Value
+
+LOOP_ROUNDS = 3
 
 _CACHE: weakref.WeakKeyDictionary[ast.AST, frozenset[str]] = weakref.WeakKeyDictionary()
 
@@ -112,3 +117,57 @@ def same_env(a: dict[str, Value], b: dict[str, Value]) -> bool:
         if value.items is not None and other.items is not None and value.items.keys() != other.items.keys():
             return False
     return True
+
+
+class Loops:
+    """``for`` and ``while`` loops, mixed into ``interp.Frame``."""
+
+    def loop_for(self, node: ast.For | ast.AsyncFor) -> None:
+        iterable = self.expr(node.iter)
+        element = self.element(iterable, node.iter)
+        self.loop(lambda: self.assign(node.target, element, node.iter), node.body, node.orelse,
+                  reads=exposed_reads(node))
+
+    def loop_while(self, node: ast.While) -> None:
+        truth = self.truth(node.test)
+        if truth is False:
+            self.block(node.orelse)
+            return
+
+        def enter() -> None:
+            self.refine(node.test, True)
+        self.loop(enter, node.body, node.orelse, endless=truth is True, reads=exposed_reads(node))
+
+    def loop(self, enter: Any, body: list[ast.stmt], orelse: list[ast.stmt], *, endless: bool = False,
+             reads: frozenset[str] | None = None) -> None:
+        """Runs a loop body until the environment is stable; the loop may run zero times. With
+        ``reads`` (``loop_reads.exposed_reads``), a round after which only names outside it
+        changed is the last: the next would compute the same (not for an endless loop, whose
+        exits alone, not its head, are what follows it)."""
+        entry = dict(self.env)
+        exits: list[dict[str, Value]] = []
+        state = entry
+        for _ in range(LOOP_ROUNDS):
+            self.env, self.alive = dict(state), True
+            self.loops.append(([], []))
+            enter()
+            self.block(body)
+            breaks, continues = self.loops.pop()
+            exits.extend(breaks)
+            ends = [self.env] if self.alive else []
+            ends.extend(continues)
+            new_state = join_envs(state, *ends) if ends else state
+            if same_env(new_state, state):
+                break
+            if reads is not None and not endless and same_on(new_state, state, reads):
+                state = new_state
+                break
+            state = new_state
+        self.env, self.alive = state, True
+        if endless:
+            self.alive = bool(exits)
+            self.env = join_envs(*exits) if exits else state
+            return
+        self.block(orelse)
+        for env in exits:
+            self.merge(env, True)
