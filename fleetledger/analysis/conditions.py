@@ -135,8 +135,10 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
                                       own=compared.own_url_held(allowed))]
         if compared.not_outside(allowed) and not (allowed.is_const and isinstance(allowed.const, (str, bytes))):
             # (in a constant text, a substring test: any part of the host passes)
-            return _projection(frame, left, f"is in {ast.unparse(right)[:40]}", lets_empty=compared.holds_empty(allowed),
-                               own=compared.own_url_held(allowed))
+            attribute = _attribute_subject(frame, left) if compared.constant_built(allowed) else None
+            return [*([(attribute, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", None)] if attribute else []),
+                    *_projection(frame, left, f"is in {ast.unparse(right)[:40]}", lets_empty=compared.holds_empty(allowed),
+                                 own=compared.own_url_held(allowed))]
         return []
     if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant) and right.value is None:
         # ``check(x) is None`` is false exactly where the check matched (a match object).
@@ -157,6 +159,9 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
                 return [(mine.id, _ALL, f"the comparison {ast.unparse(test)[:60]}", exact),
                         *_held_projection(frame, mine, f"equals {ast.unparse(other)[:40]}",
                                           lets_empty=value.is_const and not value.const, own=compared.own_url_held(value))]
+            attribute = _attribute_subject(frame, mine) if value.is_const else None
+            if attribute:
+                return [(attribute, _ALL, f"the comparison {ast.unparse(test)[:60]}", value)]
             found = _projection(frame, mine, f"equals {ast.unparse(other)[:40]}",
                                 lets_empty=value.is_const and not value.const, own=compared.own_url_held(value))
             if found:
@@ -190,9 +195,20 @@ def _call(frame: Frame, test: ast.Call, truth: bool) -> list[Proof]:
             kinds = patterns.checked_kinds(frame, test, guard)
             if not kinds:
                 continue
-        if isinstance(checked, ast.Name):
-            out.append((checked.id, kinds, guard.what, None))
+        subject = checked.id if isinstance(checked, ast.Name) else _attribute_subject(frame, checked)
+        if subject:
+            out.append((subject, kinds, guard.what, None))
     return out + predicates.proofs(frame, test, truth)
+
+
+def _attribute_subject(frame: Frame, expr: ast.expr | None) -> str | None:
+    """``"self.name"`` for a check of ``self.name`` (an attribute of a variable that does not
+    stand for a call: ``parts.netloc`` of ``parts = urlparse(x)`` is a projection of ``x``,
+    ``_projection``), which ``Statements.narrow`` narrows; None for anything else."""
+    if (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and isinstance(expr.ctx, ast.Load)
+            and expr.value.id not in frame.conditions):
+        return f"{expr.value.id}.{expr.attr}"
+    return None
 
 
 def _no_option(frame: Frame, test: ast.Call) -> list[Proof]:

@@ -220,6 +220,10 @@ class Statements:
         if current is None:
             return
         if attr:
+            if any(label.channel == "param" and not label.access and not (label.param == 0 and self.function is not None
+                                                                             and self.function.bound)
+                   for label in current.labels.values()):
+                return  # an item stored on a caller's object is read joined with the object itself
             checked = self.attribute(current, attr, node)
             self.env[root] = with_items(current, {"." + attr: exact if exact is not None else clean(checked, kinds, what)})
         else:

@@ -86,7 +86,8 @@ def caught():
 
 
 class Savepoint:
-    """A validator given an attribute narrows the attribute, as one given a variable does."""
+    """A check of an attribute (a validator given it, a guard, an allowlist) narrows the
+    attribute, as one of a variable narrows the variable."""
 
     def __init__(self, name, connection):
         self.name = name
@@ -101,6 +102,21 @@ class Savepoint:
             self.connection.execute(f"RELEASE SAVEPOINT {self.name}")  # ok sql
 
     def create(self):
+        self.connection.execute(f"SAVEPOINT {self.name}")  # $ sql
+
+    def release_checked(self):
+        if not self.name.isidentifier():
+            raise ValueError(self.name)
+        self.connection.execute(f"RELEASE SAVEPOINT {self.name}")  # ok sql
+
+    def create_known(self):
+        if self.name not in ("first", "second"):
+            return
+        self.connection.execute(f"SAVEPOINT {self.name}")  # ok sql
+
+    def create_other(self, other):
+        if not other.name.isidentifier():
+            raise ValueError(other.name)
         self.connection.execute(f"SAVEPOINT {self.name}")  # $ sql
 
     def rename(self, name):
