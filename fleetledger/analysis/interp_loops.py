@@ -3,8 +3,7 @@ its body until the environment at its head is stable (at most ``LOOP_ROUNDS`` ro
 after a round (``same_env``), or changed only in names its body does not read before assigning
 them (``exposed_reads``, ``same_on``).
 
-A loop runs its body until the environment at its head is stable (``Statements.loop``). A name
-the body assigns at its top level before it reads it anywhere (``line = lines[i].strip()``,
+A name the body assigns at its top level before it reads it anywhere (``line = lines[i].strip()``,
 then ``line`` used) never carries a value from one iteration into the next: whatever the head
 holds for it, the body computes it again from the names it does read. When, after a round, the
 head's state changed only in such names, another round would compute exactly what this one

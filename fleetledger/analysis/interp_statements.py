@@ -19,6 +19,7 @@ from .sequences import leading_items
 from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
                      without_parameters)
 
+
 class Statements:
     """Statements and assignments, mixed into ``interp.Frame``."""
 
@@ -212,9 +213,11 @@ class Statements:
 
     def narrow(self, name: str, kinds: frozenset[str], what: str, exact: Value | None, node: ast.AST) -> None:
         """Gives a variable what a check proved of it: ``exact`` (its only value), or its value
-        cleaned for ``kinds`` by ``what``. A name ``"variable.attribute"`` (a check of one of the
-        analysed code's functions given an attribute, ``validate_name(self.name)``) narrows that
-        attribute of the variable, as storing the checked value there would."""
+        cleaned for ``kinds`` by ``what``. A name ``"variable.attribute"`` (a check written on an
+        attribute: ``validate_name(self.name)``, ``self.name.isidentifier()``,
+        ``conditions._attribute_subject``) narrows that attribute of the variable, as storing the
+        checked value there would; not on a caller's object other than a method's instance,
+        whose stored items are read joined with the object's own taint (``Value.get``)."""
         root, _, attr = name.partition(".")
         current = self.env.get(root)
         if current is None:
@@ -223,7 +226,7 @@ class Statements:
             if any(label.channel == "param" and not label.access and not (label.param == 0 and self.function is not None
                                                                              and self.function.bound)
                    for label in current.labels.values()):
-                return  # an item stored on a caller's object is read joined with the object itself
+                return
             checked = self.attribute(current, attr, node)
             self.env[root] = with_items(current, {"." + attr: exact if exact is not None else clean(checked, kinds, what)})
         else:

@@ -16,6 +16,7 @@ barrier guards are, written there by hand for library functions).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .values import Value
@@ -73,17 +74,8 @@ def proofs(frame: Frame, call: ast.Call, truth: bool, *, awaited: bool = False) 
         ``(variable, kinds, what checked it, None)`` per plain variable passed where a
         parameter is checked (``conditions.Proof``).
     """
-    functions = _callees(frame, call)
-    if not functions or any(_opaque(function, awaited) for function in functions):
-        return []
-    found: dict[str, frozenset[str]] | None = None
-    for function in functions:
-        checks = frame.program.summary(function, frame.depth + 1).argument_checks.get(truth, {})
-        passed = _passed(function, call)
-        mine = {name: checks[index] for index, name in passed.items() if checks.get(index)}
-        found = mine if found is None else {n: _both(k, mine[n]) for n, k in found.items() if n in mine and _both(k, mine[n])}
-    what = f"the check {ast.unparse(call)[:60]} found {'true' if truth else 'false'}"
-    return [(name, kinds, what, None) for name, kinds in sorted((found or {}).items())]
+    return _passed_checks(frame, call, awaited, lambda checks: checks.get(truth, {}),
+                          f"the check {ast.unparse(call)[:60]} found {'true' if truth else 'false'}")
 
 
 def validations(frame: Frame, call: ast.Call, *, awaited: bool = False) -> list[tuple[str, frozenset[str], str, None]]:
@@ -104,20 +96,32 @@ def validations(frame: Frame, call: ast.Call, *, awaited: bool = False) -> list[
         ``(variable, kinds, what checked it, None)`` per plain variable passed where a
         parameter is checked (``conditions.Proof``).
     """
+    return _passed_checks(frame, call, awaited, _whatever_truth, f"the validation {ast.unparse(call)[:60]}, which returned")
+
+
+def _whatever_truth(checks: Checks) -> dict[int, frozenset[str]]:
+    """What the returns of every truth checked (the meet over both truths)."""
+    met: dict[int, frozenset[str]] | None = None
+    for per_truth in checks.values():
+        met = dict(per_truth) if met is None else {
+            i: _both(k, per_truth[i]) for i, k in met.items() if i in per_truth and _both(k, per_truth[i])}
+    return met or {}
+
+
+def _passed_checks(frame: Frame, call: ast.Call, awaited: bool, checks_of: Callable[[Checks], dict[int, frozenset[str]]],
+                   what: str) -> list[tuple[str, frozenset[str], str, None]]:
+    """``(variable, kinds, what, None)`` for each variable ``call`` passes to a parameter that
+    ``checks_of`` (applied to each callee's ``argument_checks``) says is checked, met over every
+    function the callee may be; none when one is opaque (``_opaque``)."""
     functions = _callees(frame, call)
     if not functions or any(_opaque(function, awaited) for function in functions):
         return []
     found: dict[str, frozenset[str]] | None = None
     for function in functions:
-        checks = frame.program.summary(function, frame.depth + 1).argument_checks
-        met: dict[int, frozenset[str]] | None = None
-        for per_truth in checks.values():
-            met = dict(per_truth) if met is None else {
-                i: _both(k, per_truth[i]) for i, k in met.items() if i in per_truth and _both(k, per_truth[i])}
+        checks = checks_of(frame.program.summary(function, frame.depth + 1).argument_checks)
         passed = _passed(function, call)
-        mine = {name: met[index] for index, name in passed.items() if met and met.get(index)}
+        mine = {name: checks[index] for index, name in passed.items() if checks.get(index)}
         found = mine if found is None else {n: _both(k, mine[n]) for n, k in found.items() if n in mine and _both(k, mine[n])}
-    what = f"the validation {ast.unparse(call)[:60]}, which returned"
     return [(name, kinds, what, None) for name, kinds in sorted((found or {}).items())]
 
 
