@@ -380,6 +380,17 @@ def test_a_variable_declared_with_a_class_holds_its_objects() -> None:
     assert {(f.site.path, f.site.line, f.label.channel) for f in result.flows} == {("shop/store.py", 9, "http")}
 
 
+def test_an_annotation_string_nested_past_the_parsers_limits_names_nothing() -> None:
+    """Regression: a string annotation of 200,000 unary minus signs made CPython's parser raise
+    ``MemoryError`` out of the engine, so the file's analysis was lost (a hostile repository's
+    way to hide a file's flows). It names nothing; the file's flows are still found."""
+    deep = '"' + "-" * 200_000 + 'x"'
+    text = (f"import os\nfrom flask import request\n\nx: {deep} = None\n\n\n"
+            f"def view(y: {deep} = None, z: \"\\x00\" = None):\n    os.system(request.args['c'])\n")
+    result = engine.analyse("m.py", parser.parse_module(text).module)
+    assert {(f.kind, f.site.line) for f in result.flows} == {("command", 8)}
+
+
 _CLASSMETHOD = {
     "shop/__init__.py": "",
     "shop/store.py": "class Store:\n    def __init__(self, conn):\n        self.conn = conn\n\n"

@@ -3,9 +3,11 @@
 ``conn: sqlite3.Connection``, ``client: Optional[PrismaClient] = None``,
 ``request: Annotated[Request, ...]``, ``"Engine"`` (a string, as PEP 563 and forward references
 write it): the annotation's expression is evaluated where it is written, in the first element
-of a subscript (``Optional[X]``, ``Annotated[X, ...]``, ``X | None`` is read by its left side),
-and each class or library type it names is returned. The annotation is a claim of the code's
-author, so it only adds types to what the code itself gives a value, never removes any.
+of a subscript (``Optional[X]``, ``Annotated[X, ...]``; both sides of ``X | None``), and each
+class or library type it names is returned. The annotation is a claim of the code's author, so
+it only adds types to what the code itself gives a value, never removes any. A string that is
+no expression, or one nested past the parser's limits (a hostile file's
+``"-----...x"``, which makes CPython's parser raise ``MemoryError``), names nothing.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def annotation_names(frame: Frame, node: ast.expr) -> set[str]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         try:
             node = ast.parse(node.value, mode="eval").body
-        except SyntaxError:
+        except (SyntaxError, ValueError, MemoryError, RecursionError):  # ValueError: a NUL byte
             return set()
     value = frame.expr(node)
     names = {t[1:] for t in value.types if t.startswith("=")}
