@@ -135,7 +135,7 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
                                       own=compared.own_url_held(allowed))]
         if compared.not_outside(allowed) and not (allowed.is_const and isinstance(allowed.const, (str, bytes))):
             # (in a constant text, a substring test: any part of the host passes)
-            attribute = _attribute_subject(frame, left) if compared.constant_built(allowed) else None
+            attribute = predicates.subject(frame, left) if compared.constant_built(allowed) else None
             return [*([(attribute, _ALL, f"the allowlist check {ast.unparse(test)[:60]}", None)] if attribute else []),
                     *_projection(frame, left, f"is in {ast.unparse(right)[:40]}", lets_empty=compared.holds_empty(allowed),
                                  own=compared.own_url_held(allowed))]
@@ -159,7 +159,7 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
                 return [(mine.id, _ALL, f"the comparison {ast.unparse(test)[:60]}", exact),
                         *_held_projection(frame, mine, f"equals {ast.unparse(other)[:40]}",
                                           lets_empty=value.is_const and not value.const, own=compared.own_url_held(value))]
-            attribute = _attribute_subject(frame, mine) if value.is_const else None
+            attribute = predicates.subject(frame, mine) if value.is_const else None
             if attribute:
                 return [(attribute, _ALL, f"the comparison {ast.unparse(test)[:60]}", value)]
             found = _projection(frame, mine, f"equals {ast.unparse(other)[:40]}",
@@ -195,20 +195,10 @@ def _call(frame: Frame, test: ast.Call, truth: bool) -> list[Proof]:
             kinds = patterns.checked_kinds(frame, test, guard)
             if not kinds:
                 continue
-        subject = checked.id if isinstance(checked, ast.Name) else _attribute_subject(frame, checked)
+        subject = predicates.subject(frame, checked)
         if subject:
             out.append((subject, kinds, guard.what, None))
     return out + predicates.proofs(frame, test, truth)
-
-
-def _attribute_subject(frame: Frame, expr: ast.expr | None) -> str | None:
-    """``"self.name"`` for a check of ``self.name`` (an attribute of a variable that does not
-    stand for a call: ``parts.netloc`` of ``parts = urlparse(x)`` is a projection of ``x``,
-    ``_projection``), which ``Statements.narrow`` narrows; None for anything else."""
-    if (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and isinstance(expr.ctx, ast.Load)
-            and expr.value.id not in frame.conditions):
-        return f"{expr.value.id}.{expr.attr}"
-    return None
 
 
 def _no_option(frame: Frame, test: ast.Call) -> list[Proof]:
@@ -237,8 +227,7 @@ def _guards_of(frame: Frame, call: ast.Call) -> list[tuple[Guard, ast.expr | Non
             for guard in catalog.guards.get(key, ()):
                 checked: ast.expr | None = func.value
                 if guard.pattern == RECEIVER_PATTERN:  # ``NAME.fullmatch(value)``: the argument is checked
-                    checked = call.args[guard.arg] if guard.arg < len(call.args) else next(
-                        (k.value for k in call.keywords if guard.keyword and k.arg == guard.keyword), None)
+                    checked = _argument(call, guard)
                 elif guard.through:
                     checked = _unwrap(frame, func.value, guard.through, guard.joined_by)
                     if checked is None:
@@ -249,13 +238,19 @@ def _guards_of(frame: Frame, call: ast.Call) -> list[tuple[Guard, ast.expr | Non
     callee = frame.expr(func)
     for qualified in sorted(t[1:] for t in callee.types if t.startswith("=")):
         for guard in catalog.guards.get(qualified, ()):
-            checked = call.args[guard.arg] if guard.arg < len(call.args) else next(
-                (k.value for k in call.keywords if guard.keyword and k.arg == guard.keyword), None)
+            checked = _argument(call, guard)
             if guard.joined_by and isinstance(checked, ast.Call) and len(checked.args) >= 2 and not checked.keywords and {
                     t[1:] for t in frame.expr(checked.func).types if t.startswith("=")} & set(guard.joined_by):
                 checked = checked.args[-1]  # urlparse(urljoin(base, url)): the URL joined last
             found.append((guard, checked))
     return found
+
+
+def _argument(call: ast.Call, guard: Guard) -> ast.expr | None:
+    """The argument a guard checks: at its position, or passed by its keyword."""
+    if guard.arg < len(call.args):
+        return call.args[guard.arg]
+    return next((k.value for k in call.keywords if guard.keyword and k.arg == guard.keyword), None)
 
 
 def _unwrap(frame: Frame, expr: ast.expr, through: tuple[str, ...], joined_by: tuple[str, ...] = ()) -> ast.expr | None:

@@ -215,7 +215,7 @@ class Statements:
         """Gives a variable what a check proved of it: ``exact`` (its only value), or its value
         cleaned for ``kinds`` by ``what``. A name ``"variable.attribute"`` (a check written on an
         attribute: ``validate_name(self.name)``, ``self.name.isidentifier()``,
-        ``conditions._attribute_subject``) narrows that attribute of the variable, as storing the
+        ``predicates.subject``) narrows that attribute of the variable, as storing the
         checked value there would; not on a caller's object other than a method's instance,
         whose stored items are read joined with the object's own taint (``Value.get``)."""
         root, _, attr = name.partition(".")

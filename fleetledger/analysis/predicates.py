@@ -119,7 +119,7 @@ def _passed_checks(frame: Frame, call: ast.Call, awaited: bool, checks_of: Calla
     found: dict[str, frozenset[str]] | None = None
     for function in functions:
         checks = checks_of(frame.program.summary(function, frame.depth + 1).argument_checks)
-        passed = _passed(function, call)
+        passed = _passed(frame, function, call)
         mine = {name: checks[index] for index, name in passed.items() if checks.get(index)}
         found = mine if found is None else {n: _both(k, mine[n]) for n, k in found.items() if n in mine and _both(k, mine[n])}
     return [(name, kinds, what, None) for name, kinds in sorted((found or {}).items())]
@@ -215,8 +215,8 @@ def _both(first: frozenset[str], second: frozenset[str]) -> frozenset[str]:
     return first if "*" in second else first & second
 
 
-def _passed(function: FunctionInfo, call: ast.Call) -> dict[int, str]:
-    """Parameter index -> the plain variable (or a variable's attribute, ``_subject``) a call
+def _passed(frame: Frame, function: FunctionInfo, call: ast.Call) -> dict[int, str]:
+    """Parameter index -> the plain variable (or a variable's attribute, ``subject``) a call
     passes there (a method called on an object gets its instance first)."""
     offset = 1 if function.bound and isinstance(call.func, ast.Attribute) else 0
     if any(isinstance(arg, ast.Starred) for arg in call.args):
@@ -225,20 +225,23 @@ def _passed(function: FunctionInfo, call: ast.Call) -> dict[int, str]:
     positional = [*node.args.posonlyargs, *node.args.args]
     out: dict[int, str] = {}
     for i, arg in enumerate(call.args):
-        if i + offset < len(positional) and _subject(arg):
-            out[i + offset] = _subject(arg)
+        if i + offset < len(positional) and subject(frame, arg):
+            out[i + offset] = subject(frame, arg)
     index_of = {param.arg: i for i, param in enumerate(function.params)}
     for keyword in call.keywords:
-        if keyword.arg in index_of and _subject(keyword.value):
-            out[index_of[keyword.arg]] = _subject(keyword.value)
+        if keyword.arg in index_of and subject(frame, keyword.value):
+            out[index_of[keyword.arg]] = subject(frame, keyword.value)
     return out
 
 
-def _subject(arg: ast.expr) -> str:
-    """The variable an argument names (``x``), or ``"x.attr"`` for an attribute of one
-    (``Statements.narrow``); empty for anything else."""
-    if isinstance(arg, ast.Name):
-        return arg.id
-    if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name):
-        return f"{arg.value.id}.{arg.attr}"
+def subject(frame: Frame, expr: ast.expr | None) -> str:
+    """The variable a check speaks of: ``x`` for ``x``, ``"x.attr"`` for an attribute of a
+    variable that does not stand for a call (``parts.netloc`` of ``parts = urlparse(x)`` is a
+    projection of ``x``, which ``conditions._projection`` reads), which ``Statements.narrow``
+    narrows; empty for anything else."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and isinstance(expr.ctx, ast.Load)
+            and expr.value.id not in frame.conditions):
+        return f"{expr.value.id}.{expr.attr}"
     return ""
