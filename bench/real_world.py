@@ -5,7 +5,8 @@ The evaluation set (``bench/eval_quality.py``) measures small labelled samples; 
 the same in-process pipeline over a real source tree and shows what a user would be handed:
 
 * detect: ``fleetledger.jobs.scan.detect.detect_file`` on every Python file (as the scan plans
-  them: ``fleetledger.jobs.scan.plan.discover``);
+  them: ``fleetledger.jobs.scan.plan.discover``), reading the other planned files at their
+  planned hashes to follow imports, as the scan's detect tasks do;
 * investigate: ``OfflineAnalyst`` first pass; a candidate it does not keep is dismissed;
 * triage: the severity of a kept candidate, from the first answer (as the scan job does);
 * revalidate: the sceptical pass, given the first answer as ``prior``; the finding is kept when
@@ -48,12 +49,14 @@ LABELS = ("tp", "debatable", "fp")
 _ANALYST: OfflineAnalyst | None = None
 
 
-def scan_file(root: str, relpath: str) -> tuple[list[dict[str, Any]], int, str | None]:
+def scan_file(root: str, relpath: str, readable: dict[str, str]) -> tuple[list[dict[str, Any]], int, str | None]:
     """Runs the pipeline on one file.
 
     Args:
         root: The scanned root.
         relpath: The file, relative to ``root``.
+        readable: Every planned file's path -> its SHA-256 (the files the taint engine may read
+            to follow imports, as in a scan).
 
     Returns:
         ``(kept findings, number of candidates, skip reason or None)``; each finding is a dict
@@ -63,7 +66,7 @@ def scan_file(root: str, relpath: str) -> tuple[list[dict[str, Any]], int, str |
     global _ANALYST
     if _ANALYST is None:
         _ANALYST = OfflineAnalyst()
-    report = detect_file(Path(root), relpath)
+    report = detect_file(Path(root), relpath, readable=readable)
     if report.status != "scanned":
         return [], 0, report.reason
     if not report.candidates:
@@ -89,6 +92,19 @@ def scan_file(root: str, relpath: str) -> tuple[list[dict[str, Any]], int, str |
     return kept, len(report.candidates), None
 
 
+_READABLE: dict[str, str] = {}
+
+
+def _plan(readable: dict[str, str]) -> None:
+    """A pool process's initialiser: the planned files, one mapping for all its files (the
+    engine shares function summaries between the files given the same mapping)."""
+    _READABLE.update(readable)
+
+
+def _scan_planned(root: str, relpath: str) -> tuple[list[dict[str, Any]], int, str | None]:
+    return scan_file(root, relpath, _READABLE)
+
+
 def _key(finding: dict[str, Any]) -> tuple[str, int, str]:
     return (finding["path"], finding["line"], finding["rule"])
 
@@ -104,15 +120,17 @@ def main() -> int:
     options = parser.parse_args()
     root = options.folder.resolve()
     started = time.perf_counter()
-    files = [f.path for f in discover(root) if not f.link]
+    planned = [f for f in discover(root) if not f.link]
+    files = [f.path for f in planned]
+    readable = {f.path: f.sha256 for f in planned if f.sha256}
     findings: list[dict[str, Any]] = []
     candidates = 0
     skipped: list[str] = []
     if options.jobs > 1:
-        with ProcessPoolExecutor(max_workers=options.jobs) as pool:
-            results = list(pool.map(scan_file, [str(root)] * len(files), files, chunksize=8))
+        with ProcessPoolExecutor(max_workers=options.jobs, initializer=_plan, initargs=(readable,)) as pool:
+            results = list(pool.map(_scan_planned, [str(root)] * len(files), files, chunksize=8))
     else:
-        results = [scan_file(str(root), path) for path in files]
+        results = [scan_file(str(root), path, readable) for path in files]
     for path, (kept, count, skip) in zip(files, results):
         findings.extend(kept)
         candidates += count

@@ -380,6 +380,30 @@ def test_a_variable_declared_with_a_class_holds_its_objects() -> None:
     assert {(f.site.path, f.site.line, f.label.channel) for f in result.flows} == {("shop/store.py", 9, "http")}
 
 
+@pytest.mark.parametrize("packages", [True, False], ids=["packages", "namespace packages"])
+def test_a_handler_whose_base_class_is_another_modules_subclass_of_the_framework_class(packages: bool) -> None:
+    """Regression (jupyter_server's login redirect, CVE-2023-39968): a Tornado handler whose
+    base class, a ``RequestHandler`` subclass, is imported from another module was no entry
+    point, since the base's module was not loaded when the handler's class hierarchy was read;
+    and a relative import in folders without ``__init__.py`` (namespace packages) read from
+    no module at all."""
+    modules = {
+        "app/base/handlers.py": "from tornado import web\n\n\nclass Base(web.RequestHandler):\n"
+                                "    def helper(self):\n        return 1\n",
+        "app/auth/login.py": "from ..base.handlers import Base\n\n\nclass Login(Base):\n"
+                             "    def get(self):\n        self.redirect(self.get_argument('next'))\n",
+    }
+    if packages:
+        modules |= {"app/__init__.py": "", "app/base/__init__.py": "", "app/auth/__init__.py": ""}
+
+    def load(path: str):  # type: ignore[no-untyped-def]
+        return (path, parser.parse_module(modules[path]).module) if path in modules else None
+
+    result = engine.analyse("app/auth/login.py", parser.parse_module(modules["app/auth/login.py"]).module,
+                            paths=list(modules), loader=load)
+    assert {(f.kind, f.site.line, f.label.channel) for f in result.flows} == {("redirect", 6, "http")}
+
+
 def test_an_annotation_string_nested_past_the_parsers_limits_names_nothing() -> None:
     """Regression: a string annotation of 200,000 unary minus signs made CPython's parser raise
     ``MemoryError`` out of the engine, so the file's analysis was lost (a hostile repository's

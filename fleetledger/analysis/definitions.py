@@ -294,6 +294,14 @@ def module_index(paths: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]
     return index, names
 
 
+@functools.lru_cache(maxsize=4)
+def top_names(paths: tuple[str, ...]) -> frozenset[str]:
+    """The first part of every import name ``module_index`` gives these paths (``"shop"`` for
+    ``shop.views``, also where ``shop`` is a namespace package): a qualified name that starts
+    with none of them is no module of the analysed code's."""
+    return frozenset(name.partition(".")[0] for name in module_index(paths)[0])
+
+
 def index(module: ModuleInfo) -> None:
     """Finds every def, lambda and class of a module, with qualified names, iteratively."""
     stack: list[tuple[ast.AST, str, ClassInfo | None, bool]] = [(module.tree, "", None, False)]

@@ -22,7 +22,7 @@ from .invocations import invoked
 from .library_methods import bound_library_method
 from .model_records import UNTYPED
 from .purity import CONST_TYPE_NAMES, is_pure
-from .string_methods import formatted, joined_constant
+from .string_methods import formatted, joined_constant, removed_character
 from .texts import MAX_TEXT_LEN, texts_of
 from .marks import unmarked
 from .values import EMPTY, UNKNOWN_KEYS, Value, add_step, clean, computed_from, constant, join, taint_only
@@ -102,7 +102,7 @@ class Calls(Objects):
             if keys is not None:
                 return keys
         result = self.resolve_call(node, func, receiver, callee, method, args, kwargs, star)
-        removed = _removes(args) if method == "replace" and not kwargs and result.tainted() else None
+        removed = removed_character(args) if method == "replace" and not kwargs and result.tainted() else None
         kinds = conditions.blocked_kinds(self.catalog, removed) if removed else frozenset()
         # ``s.replace("'", "&apos;")``: no ``'`` is left, as if its absence were checked.
         return clean(result, kinds, f"replace({removed!r}, ...)") if kinds else result
@@ -168,7 +168,10 @@ class Calls(Objects):
                 # ``Model.create(x)`` of another module: a class method gets its class first
                 known = self.program.functions.get(local[1]) if local[0] == "function" else None
                 cls = receiver if known is not None and known.is_classmethod else None
-                results.append(self.call_local(local[1], cls, args, kwargs, star, node))
+                # A library's own code, scanned, keeps the guarantee its models give its callers
+                # (Django's ``safe_join`` scanned in Django): a sanitiser's model cleans what it returns.
+                results.append(self.sanitised(qualified, self.call_local(local[1], cls, args, kwargs, star, node),
+                                              args, kwargs))
                 handled = True
                 # A file of the repository named like a modelled library (a shipped
                 # ``subprocess.py``) does not switch the library's sinks off.
@@ -413,15 +416,7 @@ class Calls(Objects):
         flowing = computed_from(join(*(taint_only(v.flatten()) for v in inputs)))
         if receiver is not None:
             flowing = join(self.derive(receiver, f"{target.rpartition('.')[2]}()", site), flowing)
-        for sanitiser in sanitisers:
-            if sanitiser.when is not None and self.holds(sanitiser.when, args, kwargs) is not True:
-                continue
-            if sanitiser.args_contain:
-                first = args[0] if args else None
-                if first is None or not first.is_const or not isinstance(first.const, str) or not any(
-                        c in first.const for c in sanitiser.args_contain):
-                    continue
-            flowing = clean(flowing, sanitiser.kinds, sanitiser.what)
+        flowing = self.sanitised(target, flowing, args, kwargs)
         if flowing.tainted():
             flowing = add_step(flowing, step(site, f"through {_callee_text(node.func)}()"))
         elif not types and not sanitisers and not flowing.tainted() and not all(v.is_const for v in inputs):
@@ -432,6 +427,21 @@ class Calls(Objects):
         if kept:
             flowing = replace(flowing, items={**(flowing.items or {}), **kept})
         return replace(flowing, types=flowing.types | types)
+
+    def sanitised(self, target: str, value: Value, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """``value`` (what a call of ``target`` returns) cleaned of the kinds the models'
+        sanitisers of ``target`` remove, each where its ``when`` holds and its first argument
+        holds what its ``args_contain`` asks for (``args_contain``: any of those characters)."""
+        for sanitiser in self.catalog.sanitisers.get(target, ()):
+            if sanitiser.when is not None and self.holds(sanitiser.when, args, kwargs) is not True:
+                continue
+            if sanitiser.args_contain:
+                first = args[0] if args else None
+                if first is None or not first.is_const or not isinstance(first.const, str) or not any(
+                        c in first.const for c in sanitiser.args_contain):
+                    continue
+            value = clean(value, sanitiser.kinds, sanitiser.what)
+        return value
 
     def call_local(self, fid: str, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
                    star: list[Value], node: ast.Call) -> Value:
@@ -481,17 +491,3 @@ def _callee_text(func: ast.expr) -> str:
     elif parts:
         parts.append("(...)")
     return ".".join(reversed(parts)) or "a call"
-
-
-def _removes(args: list[Value]) -> str | None:
-    """The one character ``str.replace(old, new)`` leaves nowhere in its result: ``old`` when
-    it is a single character that ``new`` does not hold (a longer ``old`` can form again where
-    the pieces meet: ``"....//".replace("../", "")`` is ``"../"``), else None."""
-    if len(args) != 2:
-        return None
-    old, new = args
-    if not (old.is_const and new.is_const and isinstance(old.const, str) and isinstance(new.const, str)):
-        return None
-    return old.const if len(old.const) == 1 and old.const not in new.const else None
-
-

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from . import conditions, mutations, predicates
 from .annotated_types import annotation_names, known_types
 from .interp_expressions import callable_part, ref
+from .definitions import module_name
 from .sequences import leading_items
 from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
                      without_parameters)
@@ -141,6 +142,11 @@ class Statements:
         if not node.level:
             return node.module or ""
         package = self.module.package().split(".") if self.module.package() else []
+        if node.level > len(package):
+            # Beyond the top of the module's shortest name: its folders are namespace packages
+            # (no ``__init__.py``), imported by the file's full dotted path.
+            full, _ = module_name(self.module.path)
+            package = (full if self.module.is_package else full.rpartition(".")[0]).split(".")
         if node.level > 1:
             package = package[: len(package) - (node.level - 1)] if node.level - 1 <= len(package) else []
         parts = [*package, *(node.module.split(".") if node.module else [])]

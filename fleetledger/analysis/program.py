@@ -26,7 +26,7 @@ from typing import Any
 from . import constructors, entries, summaries
 from .budget import Budget
 from .dependencies import Dependencies
-from .definitions import ClassInfo, FunctionInfo, ModuleInfo, index, module_index, module_name
+from .definitions import ClassInfo, FunctionInfo, ModuleInfo, index, module_index, module_name, top_names
 from .facts import Evidence, EVIDENCE_RANK, Flow, Misuse, Site, Summary
 from .interp import Frame, run_module
 from .model_handlers import Handler
@@ -95,7 +95,9 @@ class Program:
         self.summary_deps: dict[str, Dependencies] = {}
         self._tracking: list[Dependencies] = []
         self.callers: dict[str, int] = {}
-        self._by_name, self._names = module_index(tuple(sorted(paths)))
+        planned = tuple(sorted(paths))
+        self._by_name, self._names = module_index(planned)
+        self._tops = top_names(planned)
         self._failed: set[str] = set()
         self.root = ""  # the path of the file being analysed (the first module added)
         self.template_finder: Callable[[str], tuple[str, str] | None] | None = None
@@ -363,8 +365,14 @@ class Program:
             info = self.classes.get(current)
             if info is not None:
                 todo.extend(info.bases)
-            else:
-                todo.extend(self.catalog.bases.get(current, ()))
+            elif current in self.catalog.bases:
+                todo.extend(self.catalog.bases[current])
+            elif current.partition(".")[0] in self._tops:
+                # A base named by a module not loaded yet (``from ..base import Handler``,
+                # bound before its module was needed): its class, and so its own bases.
+                local = self.resolve(current)
+                if local is not None and local[0] == "class":
+                    todo.append(local[1])
         return out
 
     def method(self, class_id: str, name: str) -> str | None:

@@ -5,7 +5,7 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from flask import Flask, request
 from starlette.responses import FileResponse as PlainFileResponse
-from tornado.escape import xhtml_escape
+from tornado.escape import url_escape, xhtml_escape
 
 api = FastAPI()
 app = Flask(__name__)
@@ -32,6 +32,11 @@ def comment():
     bottle.template("Hello " + posted)  # $ ssti
     bottle.template("hello_page", name=posted)  # ok ssti (a fixed template, the value a variable)
     return "<p>" + bleach.clean(posted) + xhtml_escape(posted) + "</p>"  # ok xss
+
+
+@app.route("/link")
+def link():
+    return '<a href="/find?q=' + url_escape(request.args["q"]) + '">again</a>'  # ok xss (percent-encoded)
 
 
 @app.route("/raw")
