@@ -404,6 +404,28 @@ def test_a_handler_whose_base_class_is_another_modules_subclass_of_the_framework
     assert {(f.kind, f.site.line, f.label.channel) for f in result.flows} == {("redirect", 6, "http")}
 
 
+def test_reading_a_class_hierarchy_that_loads_a_module_does_not_break_a_walk_over_the_classes() -> None:
+    """Regression: reading a class's bases may load the module of one (a base imported from a
+    module not loaded yet); the walk over every known class that looks for the subclasses of
+    a method's class (``engine._constructor_parameter``) then raised "dictionary changed size
+    during iteration" out of the engine, and Django's files lost their analysis."""
+    modules = {
+        "shop/__init__.py": "",
+        "shop/base.py": "class Base:\n    pass\n\n\nclass Other(Base):\n    pass\n",
+        "shop/views.py": "import requests\nfrom shop.base import Base\n\n\nclass Loader:\n"
+                         "    def __init__(self, url):\n        self.url = url\n\n"
+                         "    def load(self):\n        return requests.get(self.url)\n\n\n"
+                         "class Child(Base):\n    pass\n",
+    }
+
+    def load(path: str):  # type: ignore[no-untyped-def]
+        return (path, parser.parse_module(modules[path]).module) if path in modules else None
+
+    result = engine.analyse("shop/views.py", parser.parse_module(modules["shop/views.py"]).module,
+                            paths=list(modules), loader=load)
+    assert {(f.kind, f.site.line, f.label.channel) for f in result.flows} == {("ssrf", 10, "api")}
+
+
 def test_an_annotation_string_nested_past_the_parsers_limits_names_nothing() -> None:
     """Regression: a string annotation of 200,000 unary minus signs made CPython's parser raise
     ``MemoryError`` out of the engine, so the file's analysis was lost (a hostile repository's

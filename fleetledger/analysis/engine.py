@@ -286,7 +286,8 @@ def _constructor_parameter(program: Program, method: FunctionInfo, access: tuple
     # The method's own class first, then the subclasses that inherit it (``Trunc(x, kind)``
     # stores ``self.kind`` that ``TruncBase.as_sql`` reads).
     owner = method.cls.id
-    classes = [owner, *sorted(c for c in program.classes if c != owner and owner in program.class_mro(c)
+    # (The classes known now: reading a class's bases may load the module of one.)
+    classes = [owner, *sorted(c for c in list(program.classes) if c != owner and owner in program.class_mro(c)
                               and program.method(c, method.name) == method.id)]
     for class_id in classes:
         fid = program.method(class_id, "__init__")
