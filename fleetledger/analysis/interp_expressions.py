@@ -15,7 +15,7 @@ import builtins
 from dataclasses import replace
 from typing import Any
 
-from . import lengths, routes
+from . import lengths, reprs, routes
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
 from .library_methods import BOUND_LIBRARY_METHOD, SELF
@@ -67,7 +67,7 @@ class Expressions:
         if isinstance(node, ast.JoinedStr) or type(node).__name__ == "TemplateStr":
             return self.fstring(node)
         if isinstance(node, ast.FormattedValue) or type(node).__name__ == "Interpolation":
-            inner = self.expr(node.value)
+            inner = reprs.converted(self.expr(node.value), node.conversion)  # ``f"{x!r}"``: its repr
             if node.format_spec is not None:
                 self.expr(node.format_spec)
             return taint_only(inner) if not inner.is_const else constant(str(inner.const)) if isinstance(inner.const, (str, int)) else taint_only(inner)

@@ -13,6 +13,7 @@ from typing import Any
 from .sequences import leading_items, with_rest
 from .texts import format_pieces, format_tail, joined_text, tail_of, texts_of
 from .marks import placed_after, unmarked
+from .reprs import formatted
 from .values import EMPTY, NOT_CONSTANT, Value, constant, join, taint_only
 
 CONST_TYPES = (str, int, float, bool, bytes, type(None))
@@ -85,6 +86,7 @@ class Operators:
             prefix = left.const.split("%", 1)[0]
             if right.items is None:  # one value, placed at the first field
                 right = placed_after(right, prefix, prefix)
+            right = formatted(left.const, right)  # what ``%r`` writes is the value's repr
             return replace(unmarked(join(taint_only(left), taint_only(right.flatten()))), prefix=prefix or None,
                            suffix=format_tail(left.const), texts=texts_of(*map(constant, format_pieces(left.const))))
         if isinstance(op, ast.Add):

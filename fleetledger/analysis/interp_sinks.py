@@ -12,7 +12,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from . import argv, backtracking, fetchers
+from . import argv, backtracking, fetchers, reprs
 from .facts import Evidence, Flow, Misuse, Site, SinkHit
 from .model_conventions import UNREAD_TEMPLATE, Render, ReturnSink
 from .model_records import UNTYPED, Check, Condition, Sink
@@ -167,8 +167,9 @@ class Sinks:
         if sink.receiver and receiver is not None:
             dangerous.append((receiver, "the receiver"))
         for position in sink.args:
-            if position == -1:
-                dangerous.extend((v, f"argument {i + 1}") for i, v in enumerate(args))
+            if position == -1:  # every argument; a log record's ``%r`` fields write their value's repr
+                written = reprs.logged(args) if sink.kind in reprs.REPR_KINDS else args
+                dangerous.extend((v, f"argument {i + 1}") for i, v in enumerate(written))
             elif position < len(args):
                 dangerous.append((args[position], f"argument {position + 1}"))
         for keyword in sink.keywords:

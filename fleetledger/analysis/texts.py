@@ -92,6 +92,19 @@ def format_pieces(template: str) -> list[str]:
     return [piece.replace("\0\0", "%") for piece in _CONVERSION.split(template.replace("%%", "\0\0")) if piece]
 
 
+def conversions(template: str) -> list[str] | None:
+    """The conversion letters of a ``%`` format's fields, in the order they read their values
+    (``"%s=%r"`` is ``["s", "r"]``; ``%%`` is no field); None when a field reads a value by key
+    (``%(name)s``) or a width or precision from the values (``%*d``)."""
+    found: list[str] = []
+    for match in _CONVERSION.finditer(template.replace("%%", "\0\0")):
+        text = match.group(0)
+        if text.startswith("%(") or "*" in text:
+            return None
+        found.append(text[-1])
+    return found
+
+
 def brace_pieces(template: str) -> tuple[list[str], bool, bool, int] | None:
     """The literal pieces of a ``str.format`` template (Python's format string syntax, read by
     ``string.Formatter``), whether the result starts and ends with the first and last of

@@ -1,0 +1,65 @@
+"""Values written as their ``repr``: ``repr(x)``, ``ascii(x)``, ``f"{x!r}"``, ``"%r" % x`` and a
+logging call's ``%r`` field (``log.info("path %r", path)``) hold no line break.
+
+Python's ``repr`` of a text (``str``, ``bytes``, and the containers of them) writes every
+carriage return, line feed and other non-printable character as an escape (``'a\\r\\nb'``), and
+``ascii`` also every character beyond ASCII; so what a value holds can start no new log line
+(CWE-117, flask-cors's fix of its request-path log injection) and no new header line (CWE-113).
+It is still the value's data for every other kind: ``repr`` quotes, it does not escape markup
+or SQL. Python's ``%`` format conversions (``printf``-style formatting, the library reference's
+"printf-style String Formatting") read their values in order, ``%r`` and ``%a`` by ``repr`` and
+``ascii``.
+"""
+
+from __future__ import annotations
+
+from .sequences import leading_items
+from .texts import conversions
+from .values import Value, clean, join
+
+REPR_KINDS = frozenset({"log", "header"})
+"""The kinds a value's ``repr`` cannot carry: no line break is left in it."""
+
+_BY = "written as its repr (no line break is left)"
+_REPR_CONVERSIONS = frozenset({"r", "a"})
+_REPR_CODES = frozenset({ord("r"), ord("a")})
+
+
+def as_repr(value: Value) -> Value:
+    """``value`` written by ``repr`` or ``ascii``: clean for ``REPR_KINDS``."""
+    return clean(value, REPR_KINDS, _BY)
+
+
+def converted(value: Value, conversion: int) -> Value:
+    """An f-string field's value (``f"{x!r}"``: ``conversion`` is ``ord("r")``; -1 for none)."""
+    return as_repr(value) if conversion in _REPR_CODES else value
+
+
+def formatted(template: str, right: Value) -> Value:
+    """The right operand of ``template % right`` with the values ``%r``/``%a`` fields write as
+    their repr: one value for a template of one field, else a tuple built here whose items
+    match the fields one to one. Otherwise (``%(key)r``, a ``*`` width, a tuple of unknown
+    length) ``right`` unchanged."""
+    fields = conversions(template)
+    if not fields or not _REPR_CONVERSIONS.intersection(fields):
+        return right
+    if right.items is None:
+        return as_repr(right) if fields == ["r"] or fields == ["a"] else right
+    found = leading_items(right)
+    if found is None or found[1] is not None or len(found[0]) != len(fields):
+        return right
+    return join(*(as_repr(item) if field in _REPR_CONVERSIONS else item for item, field in zip(found[0], fields)))
+
+
+def logged(args: list[Value]) -> list[Value]:
+    """A call's arguments as a ``logging`` call writes them: a constant ``%`` template first,
+    then the values of its fields (``log.info("path %r", path)``), which ``%r``/``%a`` write as
+    their repr. The arguments unchanged when the first is no such template or the number of
+    values is not the number of fields."""
+    if not args or not args[0].is_const or not isinstance(args[0].const, str):
+        return args
+    fields = conversions(args[0].const)
+    if not fields or len(fields) != len(args) - 1 or not _REPR_CONVERSIONS.intersection(fields):
+        return args
+    return [args[0], *(as_repr(value) if field in _REPR_CONVERSIONS else value
+                       for value, field in zip(args[1:], fields))]
