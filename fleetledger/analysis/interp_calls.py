@@ -221,8 +221,8 @@ class Calls(Objects):
                 if result is not None:
                     results.append(unmarked(result))
                     handled = True
-        if handled and results:
-            return join(*results)
+        if handled and results:  # (``vars(m).get(name)`` is handled as ``*.get``, and is reflection)
+            return reflection.mark(self, refs, args, kwargs, join(*results))
         everything = [*args, *kwargs.values(), *star]
         self.escapes(everything, f"passed to {_callee_text(func)}(), which the models do not describe", site)
         if receiver is not None:

@@ -15,7 +15,7 @@ import builtins
 from dataclasses import replace
 from typing import Any
 
-from . import lengths, reprs, routes
+from . import lengths, reflection, reprs, routes
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
 from .library_methods import BOUND_LIBRARY_METHOD, SELF
@@ -299,7 +299,7 @@ class Expressions:
                 labels.append(label)
         if not labels and not owner.is_const and owner.types and not any(t in self.program.classes for t in owner.types):
             return EMPTY
-        return of_labels(labels)
+        return reflection.chosen_member(owner, of_labels(labels))  # a chosen class's method is chosen
 
     def library_name(self, qualified: str, node: ast.AST) -> Value:
         """The value of a qualified library name: a source, an object of a known type, or a
@@ -390,7 +390,7 @@ class Expressions:
             # any of its functions may be the one called.
             return join(unmarked(self.method_result(owner, "__getitem__", node, args=[key])), *callables)
         # An item of a container: a blocked-text check on the container said nothing of it.
-        return unmarked(self.method_result(owner, "__getitem__", node, args=[key]))
+        return reflection.namespace_read(self, owner, key, unmarked(self.method_result(owner, "__getitem__", node, args=[key])))
 
     def element(self, iterable: Value, node: ast.AST) -> Value:
         """The value of one element of an iterable (every item joined); of a dict built here,

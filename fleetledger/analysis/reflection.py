@@ -11,6 +11,12 @@ object's; calling a value so marked reports that data at the sink, as it holds i
 BaseException)``) has cleaned its labels. A name with a constant start (``getattr(self, "do_" +
 command)``) can select only among the attributes that start so, the dispatch the code's author
 wrote: it is not marked.
+
+A namespace read by a key is ``getattr`` by another name: ``vars(module)[name]``,
+``vars(module).get(name)``, ``module.__dict__[name]`` (keras's ``vars(mod).get(name)`` of a
+module ``importlib.import_module`` loaded, by names from the archive's config, CVE-2025-1550).
+What is read from a chosen value is chosen too: a method of a class the data chose
+(``cls.from_config(...)``) is code the data chose.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from .values import Value, join, of_labels
 
 CHOSEN = "chosen:"
 """The mark of a value outside data chose: ``"chosen:getattr"``."""
+_NAMESPACE = ".__dict__"
+_NAMESPACE_GET = _NAMESPACE + ".get"
 OUTSIDE = "chosen-outside:"
 """The mark of a value chosen from a library's module or object (``getattr(hashlib, name)``):
 only data from outside counts there, a name the function's callers pass selects among that
@@ -35,6 +43,9 @@ def mark(frame: Any, refs: Iterable[str], args: list[Value], kwargs: dict[str, V
     for each of its ``when_called`` sinks whose arguments hold data from outside or from a
     parameter, without a constant start."""
     for qualified in refs:
+        if qualified.endswith(_NAMESPACE_GET) and args:  # ``vars(m).get(name)`` is ``getattr(m, name, None)``
+            value = namespace_read(frame, Value(types=frozenset({"=" + qualified[:-len(".get")]})), args[0], value)
+            continue
         for sink in frame.catalog.sinks.get(qualified, ()):
             if not sink.when_called:
                 continue
@@ -49,6 +60,20 @@ def mark(frame: Any, refs: Iterable[str], args: list[Value], kwargs: dict[str, V
     return value
 
 
+def namespace_read(frame: Any, owner: Value, key: Value, value: Value) -> Value:
+    """``value`` (what ``owner[key]`` reads) marked as ``getattr(module, key)``'s result would
+    be, where ``owner`` is a module's namespace (``vars(m)``, ``m.__dict__``)."""
+    if not _namespace(owner):
+        return value
+    return mark(frame, ["getattr"], [Value(types=frozenset(t for t in owner.types if t.startswith("="))), key], {}, value)
+
+
+def chosen_member(owner: Value, value: Value) -> Value:
+    """``value`` (a member read from ``owner``) with the marks of a choice ``owner`` holds."""
+    marks = frozenset(t for t in owner.types if t.startswith((CHOSEN, OUTSIDE)))
+    return replace(value, types=value.types | marks) if marks else value
+
+
 def check(frame: Any, callee: Value, node: ast.Call) -> None:
     """Reports, at a call of ``callee``, the data of the value called if ``mark`` marked it."""
     for marked in sorted(t for t in callee.types if t.startswith((CHOSEN, OUTSIDE))):
@@ -58,6 +83,10 @@ def check(frame: Any, callee: Value, node: ast.Call) -> None:
         for sink in frame.catalog.sinks.get(target, ()):
             if sink.when_called and labels:
                 frame.sink_value(sink, frame.site(node), of_labels(labels), "the name that chose what is called")
+
+
+def _namespace(owner: Value) -> bool:
+    return any(t.startswith("=") and t.endswith(_NAMESPACE) for t in owner.types)
 
 
 def _library_object(frame: Any, value: Value) -> bool:
