@@ -15,8 +15,8 @@ wrote: it is not marked.
 A namespace read by a key is ``getattr`` by another name: ``vars(module)[name]``,
 ``vars(module).get(name)``, ``module.__dict__[name]`` (keras's ``vars(mod).get(name)`` of a
 module ``importlib.import_module`` loaded, by names from the archive's config, CVE-2025-1550).
-What is read from a chosen value is chosen too: a method of a class the data chose
-(``cls.from_config(...)``) is code the data chose.
+What is read from a member of a module that data chose is chosen too: a method of a class
+the data chose (``cls.from_config(...)``) is code the data chose.
 """
 
 from __future__ import annotations
@@ -69,8 +69,12 @@ def namespace_read(frame: Any, owner: Value, key: Value, value: Value) -> Value:
 
 
 def chosen_member(owner: Value, value: Value) -> Value:
-    """``value`` (a member read from ``owner``) with the marks of a choice ``owner`` holds."""
-    marks = frozenset(t for t in owner.types if t.startswith((CHOSEN, OUTSIDE)))
+    """``value`` (a member read from ``owner``) with the marks of a choice ``owner`` holds among
+    a module's or a library object's members (``OUTSIDE``: a class of a module, whose methods
+    are the module's code). A member of an object of the analysed code read by a name derived
+    from it (``getattr(obj, field.name).all()``) is not marked again: the object's data is not
+    a name an attacker wrote."""
+    marks = frozenset(t for t in owner.types if t.startswith(OUTSIDE))
     return replace(value, types=value.types | marks) if marks else value
 
 

@@ -24,8 +24,8 @@ def run():
 @app.route("/load", methods=["POST"])
 def load():
     config = json.loads(request.data)
-    module = importlib.import_module(config["module"])  # $ reflection
-    cls = getattr(module, config["class"])
+    importlib.import_module(config["module"])  # $ reflection
+    cls = getattr(plugins, config["class"])
     cls.from_config(config["config"])  # $ reflection
     return "loaded"
 
