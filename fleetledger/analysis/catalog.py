@@ -90,9 +90,10 @@ _KEYS: dict[str, frozenset[str]] = {
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
                        "positions", "absent", "host_fixed", "program", "element", "channels", "needs_file", "argv_from",
                        "operands_from", "slow_pattern", "slow_flags", "matches", "what", "when_called"}),
-    "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "when", "defaults", "positions", "what"}),
+    "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "only_items", "when", "defaults", "positions",
+                            "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "parts", "joined_by",
-                        "common", "empty_kinds", "own_kinds", "what"}),
+                        "common", "empty_kinds", "own_kinds", "raises", "normalised_by", "what"}),
     "exit": frozenset({"call"}),
     "pure": frozenset({"call", "ends_as_last"}),
     "container": frozenset({"type", "store", "load", "key_args"}),
@@ -222,7 +223,7 @@ class _Builder:
             self.sanitisers.setdefault(target, []).append(Sanitiser(
                 target=target, is_method=is_method, kinds=self._kinds(row, where),
                 args_contain=str(row.get("args_contain", "")), when=_condition(row.get("when"), row, where),
-                what=str(row.get("what", target))))
+                only_items=tuple(int(a) for a in row.get("only_items", [])), what=str(row.get("what", target))))
         elif table == "guard":
             target, is_method = _target(row, where)
             self.guards.setdefault(target, []).append(Guard(
@@ -231,6 +232,7 @@ class _Builder:
                 pattern=_pattern_at(row, "pattern", where, RECEIVER_PATTERN, -1), through=tuple(row.get("through", [])),
                 compare=bool(row.get("compare", False)), parts=tuple(str(p) for p in row.get("parts", [])),
                 joined_by=tuple(row.get("joined_by", [])), common=bool(row.get("common", False)),
+                raises=row.get("raises", False) is True, normalised_by=tuple(row.get("normalised_by", [])),
                 empty_kinds=self._kinds({"kinds": row["empty_kinds"]}, where) if "empty_kinds" in row else None,
                 own_kinds=self._kinds({"kinds": row["own_kinds"]}, where) if "own_kinds" in row else None,
                 what=str(row.get("what", target))))

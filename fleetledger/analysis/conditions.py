@@ -229,7 +229,7 @@ def _guards_of(frame: Frame, call: ast.Call) -> list[tuple[Guard, ast.expr | Non
                 if guard.pattern == RECEIVER_PATTERN:  # ``NAME.fullmatch(value)``: the argument is checked
                     checked = _argument(call, guard)
                 elif guard.through:
-                    checked = _unwrap(frame, func.value, guard.through, guard.joined_by)
+                    checked = _unwrap(frame, func.value, guard)
                     if checked is None:
                         continue
                 found.append((guard, checked))
@@ -253,10 +253,15 @@ def _argument(call: ast.Call, guard: Guard) -> ast.expr | None:
     return next((k.value for k in call.keywords if guard.keyword and k.arg == guard.keyword), None)
 
 
-def _unwrap(frame: Frame, expr: ast.expr, through: tuple[str, ...], joined_by: tuple[str, ...] = ()) -> ast.expr | None:
-    """For ``realpath(p)`` (or ``Path(p).resolve()``) with the call among ``through``: ``p``;
-    for ``realpath(join(base, name))`` with ``join`` among ``joined_by``: ``name``."""
+def _unwrap(frame: Frame, expr: ast.expr, guard: Guard) -> ast.expr | None:
+    """For ``realpath(p)`` (or ``Path(p).resolve()``) with the call among ``guard.through``:
+    ``p``; for ``realpath(join(base, name))`` with ``join`` among ``joined_by``: ``name``. One
+    of the calls peeled (or the call last assigned to ``p``) must be among ``normalised_by``
+    when the guard names some: ``Path(base, name).is_relative_to(base)`` compares the text,
+    and ``"/srv/../etc"`` lies inside ``/srv`` for it."""
+    through, joined_by, normalising = guard.through, guard.joined_by, set(guard.normalised_by)
     unwrapped = False
+    normalised = not normalising
     while isinstance(expr, ast.Call):
         if unwrapped and joined_by and expr.args and not expr.keywords:
             names = {t[1:] for t in frame.expr(expr.func).types if t.startswith("=")}
@@ -274,20 +279,22 @@ def _unwrap(frame: Frame, expr: ast.expr, through: tuple[str, ...], joined_by: t
                 names = {key for key in frame.method_keys(receiver, func.attr)} | {f"{UNTYPED}.{func.attr}"}
                 if not any(name in through for name in names):
                     return None
+                normalised = normalised or bool(names & normalising)
                 expr = func.value
                 continue
         else:
             names = {t[1:] for t in frame.expr(func).types if t.startswith("=")}
         if not any(name in through for name in names) or not expr.args:
             return None
+        normalised = normalised or bool(names & normalising)
         expr = expr.args[0]
     if not isinstance(expr, ast.Name):
         return None
-    if not unwrapped:
+    if not unwrapped or not normalised:
         # ``p.startswith(base)`` proves something only of a normalised ``p`` (``p =
         # realpath(...)``); a raw ``"/srv/../etc"`` starts with ``/srv/`` too.
         held = _assigned_call(frame, expr)
-        if held is None or not _normalises(frame, held, through):
+        if held is None or not _normalises(frame, held, guard.normalised_by or through):
             return None
     return expr
 
@@ -332,6 +339,12 @@ def _absent(frame: Frame, text: ast.expr, checked: ast.expr, test: ast.Compare) 
     if not kinds:
         return []
     return [(checked.id, kinds, f"the check {ast.unparse(test)[:60]}", None)]
+
+
+def raising(frame: Frame, call: ast.Call) -> bool:
+    """True when ``call`` is a check that raises unless it holds (a guard model with
+    ``raises``: ``path.resolve().relative_to(base)``): once it has returned, it held."""
+    return any(guard.raises for guard, _ in _guards_of(frame, call))
 
 
 def blocked_kinds(catalog: Catalog, absent: str) -> frozenset[str]:
@@ -415,7 +428,7 @@ def _common(frame: Frame, call: ast.expr, other: ast.expr) -> list[Proof]:
         for path in paths:
             if ast.dump(path) == ast.dump(other):
                 continue
-            checked = _unwrap(frame, path, guard.through, guard.joined_by) if guard.through else path
+            checked = _unwrap(frame, path, guard) if guard.through else path
             if isinstance(checked, ast.Name):
                 out.append((checked.id, guard.kinds, guard.what, None))
     return out

@@ -25,6 +25,7 @@ from .purity import CONST_TYPE_NAMES, is_pure
 from .string_methods import formatted, joined_constant, removed_character
 from .texts import MAX_TEXT_LEN, texts_of
 from .marks import unmarked
+from .sequences import clean_only, held_only
 from .values import EMPTY, UNKNOWN_KEYS, Value, add_step, clean, computed_from, constant, join, taint_only
 
 # Partials called inside a partial's call, at most: a choice between two partials at each of n
@@ -431,7 +432,8 @@ class Calls(Objects):
     def sanitised(self, target: str, value: Value, args: list[Value], kwargs: dict[str, Value]) -> Value:
         """``value`` (what a call of ``target`` returns) cleaned of the kinds the models'
         sanitisers of ``target`` remove, each where its ``when`` holds and its first argument
-        holds what its ``args_contain`` asks for (``args_contain``: any of those characters)."""
+        holds what its ``args_contain`` asks for (``args_contain``: any of those characters);
+        with ``only_items``, only of the data its first argument holds at those positions alone."""
         for sanitiser in self.catalog.sanitisers.get(target, ()):
             if sanitiser.when is not None and self.holds(sanitiser.when, args, kwargs) is not True:
                 continue
@@ -440,7 +442,8 @@ class Calls(Objects):
                 if first is None or not first.is_const or not isinstance(first.const, str) or not any(
                         c in first.const for c in sanitiser.args_contain):
                     continue
-            value = clean(value, sanitiser.kinds, sanitiser.what)
+            value = clean(value, sanitiser.kinds, sanitiser.what) if not sanitiser.only_items else \
+                clean_only(value, held_only(args[0] if args else EMPTY, sanitiser.only_items), sanitiser.kinds, sanitiser.what)
         return value
 
     def call_local(self, fid: str, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],

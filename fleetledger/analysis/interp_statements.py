@@ -205,12 +205,15 @@ class Statements:
 
     def validated(self, call: ast.Call | ast.Await) -> None:
         """Narrows the variables a call statement of the analysed code's validators passed
-        (``predicates.validations``)."""
+        (``predicates.validations``), or that a library's raising check (``conditions.raising``)
+        checked."""
         awaited = isinstance(call, ast.Await)
         inner = call.value if isinstance(call, ast.Await) else call
         assert isinstance(inner, ast.Call)
         for name, kinds, what, exact in predicates.validations(self, inner, awaited=awaited):
             self.narrow(name, kinds, what, exact, inner)
+        if not awaited and conditions.raising(self, inner):  # ``path.relative_to(base)`` returned
+            self.refine(inner, True)
 
     def refine(self, test: ast.expr, truth: bool) -> None:
         """Narrows variables by what ``test`` proves when it evaluates to ``truth``."""

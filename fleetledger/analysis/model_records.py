@@ -170,6 +170,9 @@ class Sanitiser:
         args_contain: For a method such as ``str.replace``: it sanitises only when one of its
             first argument's constant characters is among these (``"\\n"`` for log injection).
         when: It sanitises only when this holds (``MultiDict.get(k, type=int)``).
+        only_items: When not empty, it sanitises only the data its first argument, a list or
+            tuple, holds at these positions and nowhere else in it (``urlunparse(parts)``: the
+            query, ``parts[4]``, takes the URL to no other site).
         what: Words for traces.
     """
 
@@ -178,6 +181,7 @@ class Sanitiser:
     kinds: frozenset[str]
     args_contain: str = ""
     when: Condition | None = None
+    only_items: tuple[int, ...] = ()
     what: str = ""
 
 
@@ -225,6 +229,12 @@ class Guard:
             in common (``os.path.commonpath([base, p])``): where it equals one of them, each
             other element that is a variable (or, with ``through``, a ``through`` call of one)
             lies inside that one and is checked.
+        normalised_by: With ``through``: the calls among them that normalise a path (collapse
+            its ``..``: ``realpath``, ``resolve``); when given, the checked value must have gone
+            through one of them (a lexical check of ``Path(base, name)`` lets ``..`` out).
+        raises: The call raises unless the check holds, and returns something true where it
+            does (``Path.relative_to``): a call of it made as a statement that returned proves
+            it, as ``if`` does.
         what: Words for traces.
     """
 
@@ -241,6 +251,8 @@ class Guard:
     common: bool = False
     empty_kinds: frozenset[str] | None = None
     own_kinds: frozenset[str] | None = None
+    raises: bool = False
+    normalised_by: tuple[str, ...] = ()
     what: str = ""
 
 

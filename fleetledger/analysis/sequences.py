@@ -5,9 +5,10 @@ Such a value is a ``Value`` whose items are keyed ``0 .. n-1``, and ``ADDED_ITEM
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from .values import ADDED_ITEMS, MAX_ITEMS, Value, bounded, join
+from .values import ADDED_ITEMS, MAX_ITEMS, Value, bounded, join, of_labels
 
 
 def leading_items(value: Value) -> tuple[list[Value], Value | None] | None:
@@ -43,3 +44,24 @@ def with_rest(known: list[Value], rest: Value | None) -> Value:
     if len(items) > MAX_ITEMS:
         return join(*(item.flatten() for item in items.values()))
     return Value(items=items)
+
+
+def held_only(value: Value, positions: tuple[int, ...]) -> frozenset[tuple[Any, ...]]:
+    """The keys of the labels that ``value``, a list or tuple, holds only at these positions:
+    not in its other items, not beside its items (what a ``list(...)`` of unknown parts
+    holds), not under a key whose position is unknown. Empty when the value is no such
+    sequence."""
+    if value.items is None:
+        return frozenset()
+    there = {label.key for key, item in value.items.items() if key in positions for label in item.all_labels()}
+    elsewhere = {label.key for label in value.labels.values()} | {
+        label.key for key, item in value.items.items() if key not in positions for label in item.all_labels()}
+    return frozenset(there - elsewhere)
+
+
+def clean_only(value: Value, keys: frozenset[tuple[Any, ...]], kinds: frozenset[str], by: str) -> Value:
+    """``value`` with its labels of these keys (``held_only``) sanitised for ``kinds``."""
+    if not keys or not value.tainted():
+        return value
+    return join(replace(value, labels={}, items=None), of_labels(
+        [label.clean(kinds, by) if label.key in keys else label for label in value.all_labels()]))

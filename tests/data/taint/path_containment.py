@@ -1,0 +1,73 @@
+# Engine probe: a containment check proves something only of a normalised path (pathlib compares
+# the text: Path("/srv/files", "../../etc/passwd") lies inside /srv/files for it), and
+# relative_to(), which raises unless the path lies inside, proves it once it has returned.
+import os
+from pathlib import Path
+
+from flask import Flask, abort, request
+
+app = Flask(__name__)
+BASE = Path("/srv/files")
+
+
+@app.route("/joined")
+def joined():
+    target = Path(BASE, request.args["name"])
+    if target.is_relative_to(BASE):
+        target.read_bytes()  # $ path
+        return "read"
+    return b""
+
+
+@app.route("/resolved")
+def resolved():
+    target = Path(BASE, request.args["name"]).resolve()
+    if target.is_relative_to(BASE):
+        target.read_bytes()  # ok path
+        return "read"
+    return b""
+
+
+@app.route("/text")
+def text():
+    name = request.args["name"]
+    if str(Path(name)).startswith("/srv/files/"):
+        open(name, "rb").read()  # $ path
+        return "read"
+    if os.path.abspath(name).startswith("/srv/files/"):
+        open(name, "rb").read()  # ok path
+        return "read"
+    return b""
+
+
+@app.route("/relative")
+def relative():
+    target = (BASE / request.args["name"]).resolve()
+    try:
+        target.relative_to(BASE)
+    except ValueError:
+        abort(404)
+    target.read_bytes()  # ok path
+    return "read"
+
+
+@app.route("/lexical")
+def lexical():
+    target = BASE / request.args["name"]
+    try:
+        target.relative_to(BASE)
+    except ValueError:
+        abort(404)
+    target.read_bytes()  # $ path
+    return "read"
+
+
+@app.route("/swallowed")
+def swallowed():
+    target = (BASE / request.args["name"]).resolve()
+    try:
+        target.relative_to(BASE)
+    except ValueError:
+        pass
+    target.read_bytes()  # $ path
+    return "read"
