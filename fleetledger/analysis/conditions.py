@@ -290,23 +290,29 @@ def _unwrap(frame: Frame, expr: ast.expr, guard: Guard) -> ast.expr | None:
         expr = expr.args[0]
     if not isinstance(expr, ast.Name):
         return None
-    if not unwrapped or not normalised:
-        # ``p.startswith(base)`` proves something only of a normalised ``p`` (``p =
-        # realpath(...)``); a raw ``"/srv/../etc"`` starts with ``/srv/`` too.
+    if not unwrapped or not normalised:  # ``p.startswith(base)`` of a ``p = realpath(...)``
         held = _assigned_call(frame, expr)
-        if held is None or not _normalises(frame, held, guard.normalised_by or through):
+        if held is None or not _normalises(frame, held, guard.normalised_by or through, through):
             return None
     return expr
 
 
-def _normalises(frame: Frame, call: ast.Call, through: tuple[str, ...]) -> bool:
-    """True when ``call`` (or, for a method, the call it is made on) is one of ``through``
-    (``realpath(...)``, ``Path(...).resolve()``)."""
-    func = call.func
-    names = {t[1:] for t in frame.expr(func).types if t.startswith("=")}
-    if isinstance(func, ast.Attribute) and not names:
-        names = set(frame.method_keys(frame.expr(func.value), func.attr)) | {f"{UNTYPED}.{func.attr}"}
-    return any(name in through for name in names)
+def _normalises(frame: Frame, call: ast.Call, normalising: tuple[str, ...], through: tuple[str, ...]) -> bool:
+    """True when ``call`` (or, for a method, the call it is made on), or a call among
+    ``through`` that it wraps (``Path(os.path.normpath(p))``), is one of ``normalising``."""
+    current: ast.expr = call
+    while isinstance(current, ast.Call):
+        func = current.func
+        names = {t[1:] for t in frame.expr(func).types if t.startswith("=")}
+        method = isinstance(func, ast.Attribute) and not names
+        if method:
+            names = set(frame.method_keys(frame.expr(func.value), func.attr)) | {f"{UNTYPED}.{func.attr}"}
+        if names & set(normalising):
+            return True
+        if not names & set(through) or not (method or current.args):
+            return False
+        current = func.value if method and isinstance(func, ast.Attribute) else current.args[0]
+    return False
 
 
 def _assigned_call(frame: Frame, name: ast.Name) -> ast.Call | None:

@@ -71,3 +71,14 @@ def swallowed():
         pass
     target.read_bytes()  # $ path
     return "read"
+
+
+@app.route("/normalised")
+def normalised():
+    target = Path(os.path.normpath(os.path.join("/srv/files", request.args["name"])))
+    try:
+        target.relative_to("/srv/files")
+    except ValueError:
+        abort(404)
+    target.read_bytes()  # ok path
+    return "read"
