@@ -391,7 +391,8 @@ def test_a_handler_whose_base_class_is_another_modules_subclass_of_the_framework
         "app/base/handlers.py": "from tornado import web\n\n\nclass Base(web.RequestHandler):\n"
                                 "    def helper(self):\n        return 1\n",
         "app/auth/login.py": "from ..base.handlers import Base\n\n\nclass Login(Base):\n"
-                             "    def get(self):\n        self.redirect(self.get_argument('next'))\n",
+                             "    def _go(self, url):\n        self.redirect(url)\n\n"
+                             "    def get(self):\n        self._go(self.get_argument('next'))\n",
     }
     if packages:
         modules |= {"app/__init__.py": "", "app/base/__init__.py": "", "app/auth/__init__.py": ""}

@@ -111,6 +111,11 @@ def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, load
     test_file = bool(is_test and is_test(path))
     try:
         program.run(module)
+        for class_id in sorted(module.classes):
+            # The file's classes know their bases' modules before any summary reads them
+            # (``class Login(Base)``, ``Base`` another module's ``RequestHandler``: its sinks
+            # and sources are ``self.redirect``, ``self.get_argument``).
+            program.class_mro(class_id, load=True)
         functions = list(iter_functions(module))
         _share_library_stores(program, functions)
         for function in functions:

@@ -43,7 +43,7 @@ def handler_of(program: Program, function: FunctionInfo) -> Handler | None:
                                                                   for d in registered_as(function, handler)):
             return handler
         if handler.bases and function.cls is not None and handler.names_method(function.name):
-            mro = program.class_mro(function.cls.id)
+            mro = program.class_mro(function.cls.id, load=True)
             if any(base in handler.bases for base in mro):
                 return handler
         if handler.start_response and status_caller(function) is not None:

@@ -353,8 +353,17 @@ class Program:
 
     # -- classes -------------------------------------------------------------------------
 
-    def class_mro(self, class_id: str) -> list[str]:
-        """Returns the class, its local bases and then every library base, nearest first."""
+    def class_mro(self, class_id: str, *, load: bool = False) -> list[str]:
+        """Returns the class, its local bases and then every library base, nearest first.
+
+        Args:
+            class_id: A class of the analysed code, or a library type's qualified name.
+            load: Also load the module of a base named by a module not loaded yet (``from
+                ..base import Handler``, bound before its module was needed), to follow its
+                bases: for what makes a class a framework's handler. Loading a module costs
+                its body's interpretation, so what is asked of every type (its methods'
+                models) does not.
+        """
         out: list[str] = []
         todo = [class_id]
         while todo:
@@ -368,12 +377,21 @@ class Program:
             elif current in self.catalog.bases:
                 todo.extend(self.catalog.bases[current])
             elif current.partition(".")[0] in self._tops:
-                # A base named by a module not loaded yet (``from ..base import Handler``,
-                # bound before its module was needed): its class, and so its own bases.
-                local = self.resolve(current)
+                local = self.resolve(current) if load else self._loaded_class(current)
                 if local is not None and local[0] == "class":
                     todo.append(local[1])
         return out
+
+    def _loaded_class(self, qualified: str) -> tuple[str, str] | None:
+        """``("class", id)`` for a class named ``module.Name`` whose module is loaded already;
+        None otherwise (nothing is loaded for it)."""
+        module_name, _, name = qualified.rpartition(".")
+        path = self._by_name.get(module_name)
+        loaded = module_name in self.modules or path is not None and any(m.path == path for m in self.modules.values())
+        module = self.find_module(module_name) if loaded else None
+        value = module.globals.get(name) if module is not None else None
+        found = sorted(value.functions & self.classes.keys()) if value is not None else []
+        return ("class", found[0]) if len(found) == 1 else None
 
     def method(self, class_id: str, name: str) -> str | None:
         """Returns the function id of ``name`` as the class or its local bases define it."""
