@@ -1,5 +1,5 @@
 # Engine probe: a module's namespace read by a name from outside is getattr by another name, a
-# member of what such a name chose is chosen too, and importing a module runs its code.
+# member of what such a name chose among a module's members is chosen too.
 import importlib
 import json
 
@@ -24,12 +24,14 @@ def run():
 @app.route("/load", methods=["POST"])
 def load():
     config = json.loads(request.data)
-    importlib.import_module(config["module"])  # $ reflection
+    # Imported, not called: no sink (Django's admindocs imports the view a URL names once it has
+    # checked that it is a registered view, a check the engine cannot read through its method).
+    importlib.import_module(config["module"])  # ok reflection
     cls = getattr(plugins, config["class"])
     cls.from_config(config["config"])  # $ reflection
     return "loaded"
 
 
 def plugin(name, module_name):
-    importlib.import_module(module_name)  # ok reflection (a plugin loader: its caller names the module)
+    importlib.import_module(module_name)  # ok reflection
     return vars(plugins)[name]()  # ok reflection (its caller chooses among the module's functions)
