@@ -351,6 +351,15 @@ def test_flask_views_registered_by_calls_are_handlers() -> None:
         ("create_app.ping", "http"), ("create_app.failed", "http")}
 
 
+def _analyse_package(modules: dict[str, str], path: str) -> engine.FileAnalysis:
+    """The engine's analysis of ``path``, one of ``modules`` (path -> text), which it may read."""
+
+    def load(other: str):  # type: ignore[no-untyped-def]
+        return (other, parser.parse_module(modules[other]).module) if other in modules else None
+
+    return engine.analyse(path, parser.parse_module(modules[path]).module, paths=list(modules), loader=load)
+
+
 def _channels(name: str) -> set[tuple[str, str]]:
     """(scope of the sink, channel of the source) of each flow the engine reports in a probe."""
     text = (PROBES / name).read_text()
@@ -372,11 +381,7 @@ def test_a_variable_declared_with_a_class_holds_its_objects() -> None:
                          "def view():\n    store.rows(request.args['q'])\n",
     }
 
-    def load(path: str):  # type: ignore[no-untyped-def]
-        return (path, parser.parse_module(modules[path]).module) if path in modules else None
-
-    result = engine.analyse("shop/views.py", parser.parse_module(modules["shop/views.py"]).module,
-                            paths=list(modules), loader=load)
+    result = _analyse_package(modules, "shop/views.py")
     assert {(f.site.path, f.site.line, f.label.channel) for f in result.flows} == {("shop/store.py", 9, "http")}
 
 
@@ -397,11 +402,7 @@ def test_a_handler_whose_base_class_is_another_modules_subclass_of_the_framework
     if packages:
         modules |= {"app/__init__.py": "", "app/base/__init__.py": "", "app/auth/__init__.py": ""}
 
-    def load(path: str):  # type: ignore[no-untyped-def]
-        return (path, parser.parse_module(modules[path]).module) if path in modules else None
-
-    result = engine.analyse("app/auth/login.py", parser.parse_module(modules["app/auth/login.py"]).module,
-                            paths=list(modules), loader=load)
+    result = _analyse_package(modules, "app/auth/login.py")
     assert {(f.kind, f.site.line, f.label.channel) for f in result.flows} == {("redirect", 6, "http")}
 
 
@@ -419,11 +420,7 @@ def test_reading_a_class_hierarchy_that_loads_a_module_does_not_break_a_walk_ove
                          "class Child(Base):\n    pass\n",
     }
 
-    def load(path: str):  # type: ignore[no-untyped-def]
-        return (path, parser.parse_module(modules[path]).module) if path in modules else None
-
-    result = engine.analyse("shop/views.py", parser.parse_module(modules["shop/views.py"]).module,
-                            paths=list(modules), loader=load)
+    result = _analyse_package(modules, "shop/views.py")
     assert {(f.kind, f.site.line, f.label.channel) for f in result.flows} == {("ssrf", 10, "api")}
 
 
@@ -460,11 +457,7 @@ def test_a_class_method_of_another_module_gets_its_class_first() -> None:
     was taken for a call of an instance. A class method's first parameter is the class it is
     called on: ``Orders.open(conn)`` makes an ``Orders``, whose own methods apply."""
 
-    def load(path: str):  # type: ignore[no-untyped-def]
-        return (path, parser.parse_module(_CLASSMETHOD[path]).module) if path in _CLASSMETHOD else None
-
-    result = engine.analyse("shop/views.py", parser.parse_module(_CLASSMETHOD["shop/views.py"]).module,
-                            paths=list(_CLASSMETHOD), loader=load)
+    result = _analyse_package(_CLASSMETHOD, "shop/views.py")
     sources = {(f.site.path, f.site.line, f.label.line) for f in result.flows if f.kind == "sql"}
     assert sources == {("shop/store.py", 6, 8), ("shop/store.py", 6, 9), ("shop/store.py", 6, 10)}
 
@@ -485,11 +478,7 @@ def test_a_frameworks_own_class_keeps_the_models_of_its_type() -> None:
     its own ``RequestHandler`` is the modelled ``tornado.web.RequestHandler``, so a method the
     models make a sink (``redirect``) stays one although the scan reads its body too."""
 
-    def load(path: str):  # type: ignore[no-untyped-def]
-        return (path, parser.parse_module(_FRAMEWORK[path]).module) if path in _FRAMEWORK else None
-
-    result = engine.analyse("tornado/web.py", parser.parse_module(_FRAMEWORK["tornado/web.py"]).module,
-                            paths=list(_FRAMEWORK), loader=load)
+    result = _analyse_package(_FRAMEWORK, "tornado/web.py")
     assert {(f.kind, f.site.line) for f in result.flows} == {("redirect", 12)}
 
 
@@ -514,10 +503,6 @@ def test_a_library_module_another_module_re_exports_is_that_library() -> None:
     library's ``etree``, so their parsers' models apply. Two modules re-exporting a name from
     each other define nothing, and the analysis goes on (the attack's cycle stopped it)."""
 
-    def load(path: str):  # type: ignore[no-untyped-def]
-        return (path, parser.parse_module(_REEXPORT[path]).module) if path in _REEXPORT else None
-
-    result = engine.analyse("geo/client.py", parser.parse_module(_REEXPORT["geo/client.py"]).module,
-                            paths=list(_REEXPORT), loader=load)
+    result = _analyse_package(_REEXPORT, "geo/client.py")
     assert {(f.kind, f.site.line) for f in result.flows} >= {("xxe", 7), ("command", 11), ("command", 17)}
     assert result.not_analysed == ()
