@@ -225,6 +225,8 @@ def _guards_of(frame: Frame, call: ast.Call) -> list[tuple[Guard, ast.expr | Non
         keys = frame.method_keys(receiver, func.attr) if not any(t.startswith("=") for t in receiver.types) else []
         for key in keys:
             for guard in catalog.guards.get(key, ()):
+                if guard.raises and call.keywords:  # ``relative_to(base, walk_up=True)`` accepts ``..``
+                    continue
                 checked: ast.expr | None = func.value
                 if guard.pattern == RECEIVER_PATTERN:  # ``NAME.fullmatch(value)``: the argument is checked
                     checked = _argument(call, guard)
@@ -257,11 +259,9 @@ def _unwrap(frame: Frame, expr: ast.expr, guard: Guard) -> ast.expr | None:
     """For ``realpath(p)`` (or ``Path(p).resolve()``) with the call among ``guard.through``:
     ``p``; for ``realpath(join(base, name))`` with ``join`` among ``joined_by``: ``name``. One
     of the calls peeled (or the call last assigned to ``p``) must be among ``normalised_by``
-    when the guard names some: ``Path(base, name).is_relative_to(base)`` compares the text,
-    and ``"/srv/../etc"`` lies inside ``/srv`` for it."""
+    when the guard names some (``Path(base, name).is_relative_to(base)`` compares the text)."""
     through, joined_by, normalising = guard.through, guard.joined_by, set(guard.normalised_by)
-    unwrapped = False
-    normalised = not normalising
+    unwrapped, normalised = False, not normalising
     while isinstance(expr, ast.Call):
         if unwrapped and joined_by and expr.args and not expr.keywords:
             names = {t[1:] for t in frame.expr(expr.func).types if t.startswith("=")}
@@ -348,8 +348,8 @@ def _absent(frame: Frame, text: ast.expr, checked: ast.expr, test: ast.Compare) 
 
 
 def raising(frame: Frame, call: ast.Call) -> bool:
-    """True when ``call`` is a check that raises unless it holds (a guard model with
-    ``raises``: ``path.resolve().relative_to(base)``): once it has returned, it held."""
+    """True when ``call`` is a check that raises unless it holds (``raises``, called without
+    keywords: ``path.resolve().relative_to(base)``): once it has returned, it held."""
     return any(guard.raises for guard, _ in _guards_of(frame, call))
 
 

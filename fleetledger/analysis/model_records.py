@@ -234,7 +234,8 @@ class Guard:
             through one of them (a lexical check of ``Path(base, name)`` lets ``..`` out).
         raises: The call raises unless the check holds, and returns something true where it
             does (``Path.relative_to``): a call of it made as a statement that returned proves
-            it, as ``if`` does.
+            it, as ``if`` does. Only as called without keyword arguments (``walk_up=True``, of
+            Python 3.12, makes ``relative_to`` accept a path outside).
         what: Words for traces.
     """
 

@@ -82,3 +82,14 @@ def normalised():
         abort(404)
     target.read_bytes()  # ok path
     return "read"
+
+
+@app.route("/walked")
+def walked():
+    target = (BASE / request.args["name"]).resolve()
+    try:
+        target.relative_to(BASE, walk_up=True)
+    except ValueError:
+        abort(404)
+    target.read_bytes()  # $ path
+    return "read"
