@@ -74,6 +74,7 @@ class Frame(Statements, Loops, Matching, Expressions, Operators, RuntimeNames, C
         self.returned: list[Value] = []
         self.returns_at: list[tuple[Value, ast.Return]] = []
         self.raised: list[Value] = []
+        self.swallowing = 0  # enclosing ``with suppress(...)`` or ``try`` whose ``finally`` returns
         self.hits: dict[tuple[int, int, str, str], SinkHit] = {}
         self.writes: dict[tuple[int, str], Value] = {}
         self.global_stores: dict[tuple[str, bool], Value] = {}

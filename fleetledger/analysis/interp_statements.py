@@ -72,13 +72,20 @@ class Statements:
         elif isinstance(node, ast.While):
             self.loop_while(node)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
+            swallows = False
             for item in node.items:
                 value = self.expr(item.context_expr)
+                called = item.context_expr.func if isinstance(item.context_expr, ast.Call) else None
+                swallows = swallows or called is not None and bool(self.expr(called).types & _SWALLOWING)
                 entered = self.entered(value, item.context_expr, "__aenter__" if isinstance(node, ast.AsyncWith)
                                        else "__enter__")
                 if item.optional_vars is not None:
                     self.assign(item.optional_vars, entered, item.context_expr)
-            self.block(node.body)
+            self.swallowing += swallows
+            try:
+                self.block(node.body)
+            finally:
+                self.swallowing -= swallows
         elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             self.try_(node)
         elif isinstance(node, ast.Match):
@@ -212,7 +219,8 @@ class Statements:
         assert isinstance(inner, ast.Call)
         for name, kinds, what, exact in predicates.validations(self, inner, awaited=awaited):
             self.narrow(name, kinds, what, exact, inner)
-        if not awaited and conditions.raising(self, inner):  # ``path.relative_to(base)`` returned
+        # ``path.relative_to(base)`` returned, unless what it raises may be swallowed here.
+        if not awaited and not self.swallowing and conditions.raising(self, inner):
             self.refine(inner, True)
 
     def refine(self, test: ast.expr, truth: bool) -> None:
@@ -249,13 +257,18 @@ class Statements:
         # The states between the body's statements, joined, are where the handlers start
         # (inside a nested block, only its state before and after is seen).
         midway: list[dict[str, Value]] = []
-        for statement in node.body:
-            if not self.alive:
-                break
-            self.program.budget.spend()
-            self.statement(statement)
-            if self.alive:
-                midway.append(dict(self.env))
+        swallows = any(isinstance(n, (ast.Return, ast.Break, ast.Continue)) for n in _walk_here(node.finalbody))
+        self.swallowing += swallows  # a ``finally`` that returns swallows what the body raised
+        try:
+            for statement in node.body:
+                if not self.alive:
+                    break
+                self.program.budget.spend()
+                self.statement(statement)
+                if self.alive:
+                    midway.append(dict(self.env))
+        finally:
+            self.swallowing -= swallows
         raised = join(*self.raised) if self.raised else EMPTY
         self.raised = outer_raised + self.raised
         after_body, body_alive = self.env, self.alive
@@ -468,3 +481,18 @@ def _position(owner: Value, key: Value) -> int | None:
     count = len(leading[0])
     index = key.const + count if key.const < 0 else key.const
     return index if 0 <= index < count else None
+
+
+_SWALLOWING = frozenset({"=contextlib.suppress"})
+"""Context managers that swallow the exceptions they name: a check that raises proves nothing
+inside one."""
+
+
+def _walk_here(body: list[ast.stmt]) -> Iterable[ast.AST]:
+    """The nodes of ``body``, not those of the functions and classes it defines."""
+    pending: list[ast.AST] = list(body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))

@@ -1,7 +1,7 @@
 """Values written as their ``repr``: ``repr(x)``, ``ascii(x)``, ``f"{x!r}"``, ``"%r" % x`` and a
 logging call's ``%r`` field (``log.info("path %r", path)``) hold no line break.
 
-Python's ``repr`` of a text (``str``, ``bytes``, and the containers of them) writes every
+Python's ``repr`` of a text (``str``, ``bytes``, and the built-in containers of them) writes every
 carriage return, line feed and other non-printable character as an escape (``'a\\r\\nb'``), and
 ``ascii`` also every character beyond ASCII; so what a value holds can start no new log line
 (CWE-117, flask-cors's fix of its request-path log injection) and no new header line (CWE-113).
@@ -13,6 +13,7 @@ or SQL. Python's ``%`` format conversions (``printf``-style formatting, the libr
 
 from __future__ import annotations
 
+from .purity import CONST_TYPE_NAMES
 from .sequences import leading_items
 from .texts import conversions
 from .values import Value, clean, join
@@ -26,7 +27,11 @@ _REPR_CODES = frozenset({ord("r"), ord("a")})
 
 
 def as_repr(value: Value) -> Value:
-    """``value`` written by ``repr`` or ``ascii``: clean for ``REPR_KINDS``."""
+    """``value`` written by ``repr`` or ``ascii``: clean for ``REPR_KINDS``, unless it may be an
+    object of a class (the analysed code's or a library's), whose ``__repr__`` may write its
+    data as it is (``f"Upload({self.filename})"``, a Django model's ``<Tag: name>``)."""
+    if any(not t.startswith(("=", "bound:")) and t not in CONST_TYPE_NAMES for t in value.types):
+        return value
     return clean(value, REPR_KINDS, _BY)
 
 

@@ -1,6 +1,7 @@
 # Engine probe: a containment check proves something only of a normalised path (pathlib compares
 # the text: Path("/srv/files", "../../etc/passwd") lies inside /srv/files for it), and
 # relative_to(), which raises unless the path lies inside, proves it once it has returned.
+import contextlib
 import os
 from pathlib import Path
 
@@ -93,3 +94,22 @@ def walked():
         abort(404)
     target.read_bytes()  # $ path
     return "read"
+
+
+@app.route("/suppressed")
+def suppressed():
+    target = (BASE / request.args["name"]).resolve()
+    with contextlib.suppress(ValueError):
+        target.relative_to(BASE)
+    target.read_bytes()  # $ path (what relative_to raised was swallowed)
+    return "read"
+
+
+@app.route("/finally")
+def finally_returns():
+    target = (BASE / request.args["name"]).resolve()
+    try:
+        target.relative_to(BASE)
+    finally:
+        target.read_bytes()  # $ path (reached when relative_to raised, too)
+        return "read"

@@ -8,6 +8,14 @@ app = Flask(__name__)
 log = logging.getLogger(__name__)
 
 
+class Upload:
+    def __init__(self, filename):
+        self.filename = filename
+
+    def __repr__(self):
+        return f"Upload({self.filename})"
+
+
 @app.route("/visit")
 def visit():
     where = request.args["next"]
@@ -23,6 +31,9 @@ def visit():
     log.warning("visit to %r (%a)" % (where, where))  # ok log
     log.warning("visit to %(to)r" % {"to": where})  # $ log
     log.error("visit to " + ascii(where))  # ok log
+    upload = Upload(where)
+    log.warning("bad upload: %r", upload)  # $ log (its own __repr__ writes the name as it is)
+    log.warning(f"bad upload: {upload!r}")  # $ log
     response = make_response("moved")
     response.headers["X-Next"] = repr(where)  # ok header
     response.headers["X-Then"] = where  # $ header
