@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .values import ADDED_ITEMS, MAX_ITEMS, Value, bounded, join, of_labels
+from .values import ADDED_ITEMS, MAX_ITEMS, Value, bounded, computed_from, join, of_labels
 
 
 def leading_items(value: Value) -> tuple[list[Value], Value | None] | None:
@@ -49,13 +49,17 @@ def with_rest(known: list[Value], rest: Value | None) -> Value:
 def held_only(value: Value, positions: tuple[int, ...]) -> frozenset[tuple[Any, ...]]:
     """The keys of the labels that ``value``, a list or tuple, holds only at these positions:
     not in its other items, not beside its items (what a ``list(...)`` of unknown parts
-    holds), not under a key whose position is unknown. Empty when the value is no such
+    holds), not under a key whose position is unknown. Keys as a call's result holds them (a
+    parameter's label marked ``DERIVED``, ``computed_from``). Empty when the value is no such
     sequence."""
     if value.items is None:
         return frozenset()
-    there = {label.key for key, item in value.items.items() if key in positions for label in item.all_labels()}
-    elsewhere = {label.key for label in value.labels.values()} | {
-        label.key for key, item in value.items.items() if key not in positions for label in item.all_labels()}
+
+    def keys(*parts: Value) -> set[tuple[Any, ...]]:
+        return {label.key for label in computed_from(of_labels([lab for p in parts for lab in p.all_labels()])).labels.values()}
+
+    there = keys(*(item for key, item in value.items.items() if key in positions))
+    elsewhere = keys(of_labels(list(value.labels.values())), *(item for key, item in value.items.items() if key not in positions))
     return frozenset(there - elsewhere)
 
 

@@ -5,6 +5,21 @@ from urllib.parse import parse_qsl, urlencode, urlparse, urlsplit, urlunparse, u
 from django.http import HttpResponseRedirect
 
 
+def encode(query):
+    pairs = []
+    for key, value in query.items():
+        pairs.append((key, value))
+    return urlencode(pairs)
+
+
+def keep_filters_encoded(context, url):
+    parts = list(urlparse(url))
+    merged = {}
+    merged.update(context.get("filters"))
+    parts[4] = encode(merged)
+    return urlunparse(parts)
+
+
 def keep_filters(url, filters):
     parts = list(urlparse(url))
     query = dict(parse_qsl(parts[4]))
@@ -15,6 +30,15 @@ def keep_filters(url, filters):
 
 def filtered(request):
     return HttpResponseRedirect(keep_filters("/admin/items/", request.GET.urlencode()))  # ok redirect
+
+
+def encoded(request):
+    filters = {"q": request.GET["q"]}
+    return HttpResponseRedirect(keep_filters_encoded({"filters": filters}, "/admin/items/"))  # ok redirect
+
+
+def encoded_host(request):
+    return HttpResponseRedirect(keep_filters_encoded({}, request.GET["next"]))  # $ redirect
 
 
 def searched(request):
