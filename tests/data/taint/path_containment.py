@@ -3,6 +3,7 @@
 # relative_to(), which raises unless the path lies inside, proves it once it has returned.
 import contextlib
 import os
+import posixpath
 from pathlib import Path
 
 from flask import Flask, abort, request
@@ -113,3 +114,11 @@ def finally_returns():
     finally:
         target.read_bytes()  # $ path (reached when relative_to raised, too)
         return "read"
+
+
+@app.route("/posix")
+def posix():
+    name = posixpath.normpath(posixpath.join("/srv/files", request.args["name"]))
+    if name.startswith("/srv/files/"):
+        open(name, "rb").read()  # ok path (posixpath is os.path on POSIX)
+    return "read"
