@@ -291,7 +291,7 @@ def _constructor_parameter(program: Program, method: FunctionInfo, access: tuple
     # The method's own class first, then the subclasses that inherit it (``Trunc(x, kind)``
     # stores ``self.kind`` that ``TruncBase.as_sql`` reads).
     owner = method.cls.id
-    # (The classes known now: reading a class's bases may load the module of one.)
+    # (The classes known now: a hierarchy read with ``load=True`` may add classes while this walks.)
     classes = [owner, *sorted(c for c in list(program.classes) if c != owner and owner in program.class_mro(c)
                               and program.method(c, method.name) == method.id)]
     for class_id in classes:

@@ -17,6 +17,7 @@ from .annotated_types import annotation_names, known_types
 from .interp_expressions import callable_part, ref
 from .definitions import module_name
 from .sequences import leading_items
+from .tree import walk_scope
 from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
                      without_parameters)
 
@@ -219,8 +220,11 @@ class Statements:
         assert isinstance(inner, ast.Call)
         for name, kinds, what, exact in predicates.validations(self, inner, awaited=awaited):
             self.narrow(name, kinds, what, exact, inner)
-        # ``path.relative_to(base)`` returned, unless what it raises may be swallowed here.
-        if not awaited and not self.swallowing and conditions.raising(self, inner):
+        # ``path.relative_to(base)`` returned, unless what it raises may be swallowed here. Asked
+        # of every call statement: another method's receiver is not evaluated a second time.
+        func = inner.func
+        if (not awaited and not self.swallowing and isinstance(func, ast.Attribute)
+                and func.attr in self.catalog.raising_methods and conditions.raising(self, inner)):
             self.refine(inner, True)
 
     def refine(self, test: ast.expr, truth: bool) -> None:
@@ -257,7 +261,8 @@ class Statements:
         # The states between the body's statements, joined, are where the handlers start
         # (inside a nested block, only its state before and after is seen).
         midway: list[dict[str, Value]] = []
-        swallows = any(isinstance(n, (ast.Return, ast.Break, ast.Continue)) for n in _walk_here(node.finalbody))
+        swallows = any(isinstance(n, (ast.Return, ast.Break, ast.Continue))
+                       for statement in node.finalbody for n in (statement, *walk_scope(statement)))
         self.swallowing += swallows  # a ``finally`` that returns swallows what the body raised
         try:
             for statement in node.body:
@@ -486,13 +491,3 @@ def _position(owner: Value, key: Value) -> int | None:
 _SWALLOWING = frozenset({"=contextlib.suppress"})
 """Context managers that swallow the exceptions they name: a check that raises proves nothing
 inside one."""
-
-
-def _walk_here(body: list[ast.stmt]) -> Iterable[ast.AST]:
-    """The nodes of ``body``, not those of the functions and classes it defines."""
-    pending: list[ast.AST] = list(body)
-    while pending:
-        node = pending.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            pending.extend(ast.iter_child_nodes(node))

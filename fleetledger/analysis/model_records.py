@@ -476,6 +476,11 @@ class Catalog:
             names.update(".".join(parts[:n]) for n in range(1, len(parts)))
         return frozenset(names)
 
+    @functools.cached_property
+    def raising_methods(self) -> frozenset[str]:
+        """The method names of the guards that raise unless they hold (``relative_to``)."""
+        return frozenset(key.rpartition(".")[2] for key, guards in self.guards.items() if any(g.raises for g in guards))
+
     def mro(self, type_name: str) -> tuple[str, ...]:
         """Returns ``type_name`` and its library bases, nearest first (cycles ignored)."""
         out: list[str] = []

@@ -30,12 +30,12 @@ from .values import Value, join, of_labels
 
 CHOSEN = "chosen:"
 """The mark of a value outside data chose: ``"chosen:getattr"``."""
-_NAMESPACE = ".__dict__"
-_NAMESPACE_GET = _NAMESPACE + ".get"
 OUTSIDE = "chosen-outside:"
 """The mark of a value chosen from a library's module or object (``getattr(hashlib, name)``):
 only data from outside counts there, a name the function's callers pass selects among that
 library's functions as the function's API means it to."""
+_NAMESPACE = ".__dict__"
+_NAMESPACE_GET = _NAMESPACE + ".get"
 
 
 def mark(frame: Any, refs: Iterable[str], args: list[Value], kwargs: dict[str, Value], value: Value) -> Value:

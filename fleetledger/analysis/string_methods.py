@@ -64,5 +64,3 @@ def removed_character(args: list[Value]) -> str | None:
     if not (old.is_const and new.is_const and isinstance(old.const, str) and isinstance(new.const, str)):
         return None
     return old.const if len(old.const) == 1 and old.const not in new.const else None
-
-
