@@ -28,7 +28,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from . import compared, lengths, patterns, predicates, prefixes, quantified, relative_urls
-from .definitions import assignments_in
+from .marks import is_normalised
 from .model_records import RECEIVER_PATTERN, UNTYPED, Catalog, Guard
 from .values import Value, taint_only
 
@@ -258,8 +258,9 @@ def _argument(call: ast.Call, guard: Guard) -> ast.expr | None:
 def _unwrap(frame: Frame, expr: ast.expr, guard: Guard) -> ast.expr | None:
     """For ``realpath(p)`` (or ``Path(p).resolve()``) with the call among ``guard.through``:
     ``p``; for ``realpath(join(base, name))`` with ``join`` among ``joined_by``: ``name``. One
-    of the calls peeled (or the call last assigned to ``p``) must be among ``normalised_by``
-    when the guard names some (``Path(base, name).is_relative_to(base)`` compares the text)."""
+    of the calls peeled must be among ``normalised_by`` when the guard names some
+    (``Path(base, name).is_relative_to(base)`` compares the text), or the path ``p`` holds
+    must be normalised, every label of it (``marks.NORMALISED``: ``p = realpath(...)``)."""
     through, joined_by, normalising = guard.through, guard.joined_by, set(guard.normalised_by)
     unwrapped, normalised = False, not normalising
     while isinstance(expr, ast.Call):
@@ -290,40 +291,9 @@ def _unwrap(frame: Frame, expr: ast.expr, guard: Guard) -> ast.expr | None:
         expr = expr.args[0]
     if not isinstance(expr, ast.Name):
         return None
-    if not unwrapped or not normalised:  # ``p.startswith(base)`` of a ``p = realpath(...)``
-        held = _assigned_call(frame, expr)
-        if held is None or not _normalises(frame, held, guard.normalised_by or through, through):
-            return None
+    if (not unwrapped or not normalised) and not is_normalised(frame.env.get(expr.id)):
+        return None  # ``p.startswith(base)`` holds of a ``p = realpath(...)``, whatever came after
     return expr
-
-
-def _normalises(frame: Frame, call: ast.Call, normalising: tuple[str, ...], through: tuple[str, ...]) -> bool:
-    """True when ``call`` (or, for a method, the call it is made on), or a call among
-    ``through`` that it wraps (``Path(os.path.normpath(p))``), is one of ``normalising``."""
-    current: ast.expr = call
-    while isinstance(current, ast.Call):
-        func = current.func
-        names = {t[1:] for t in frame.expr(func).types if t.startswith("=")}
-        method = isinstance(func, ast.Attribute) and not names
-        if method:
-            names = set(frame.method_keys(frame.expr(func.value), func.attr)) | {f"{UNTYPED}.{func.attr}"}
-        if names & set(normalising):
-            return True
-        if not names & set(through) or not (method or current.args):
-            return False
-        current = func.value if method and isinstance(func, ast.Attribute) else current.args[0]
-    return False
-
-
-def _assigned_call(frame: Frame, name: ast.Name) -> ast.Call | None:
-    """The call last assigned to ``name`` before it is read (``p = realpath(...)``), in the
-    function (or module) being interpreted; None when its last assignment there is no call."""
-    if frame.function is not None:
-        found = frame.function.assignments().get(name.id, ())
-    else:
-        found = assignments_in(frame.module.tree).get(name.id, ())
-    earlier = [value for line, value in found if line < name.lineno]
-    return earlier[-1] if earlier and isinstance(earlier[-1], ast.Call) else None
 
 
 def _absent(frame: Frame, text: ast.expr, checked: ast.expr, test: ast.Compare) -> list[Proof]:

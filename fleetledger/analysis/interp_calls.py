@@ -24,7 +24,7 @@ from .model_records import UNTYPED
 from .purity import CONST_TYPE_NAMES, is_pure
 from .string_methods import formatted, joined_constant, removed_character
 from .texts import MAX_TEXT_LEN, texts_of
-from .marks import unmarked
+from .marks import normalisation, unmarked
 from .sequences import clean_only, held_only
 from .values import EMPTY, UNKNOWN_KEYS, Value, add_step, clean, computed_from, constant, join, taint_only
 
@@ -222,9 +222,12 @@ class Calls(Objects):
                 if result is not None:
                     results.append(unmarked(result))
                     handled = True
-        if handled and results:  # (``vars(m).get(name)`` is handled as ``*.get``, and is reflection)
-            return reflection.mark(self, refs, args, kwargs, join(*results))
         everything = [*args, *kwargs.values(), *star]
+        names = {*refs, *(self.method_keys(receiver, method) if receiver is not None and method else ())}
+        inputs = [*everything, *([receiver] if receiver is not None else [])]
+        if handled and results:  # (``vars(m).get(name)`` is handled as ``*.get``, and is reflection)
+            library = normalisation(self.catalog, names, inputs, join(*results)) if not callee.functions else join(*results)
+            return reflection.mark(self, refs, args, kwargs, library)
         self.escapes(everything, f"passed to {_callee_text(func)}(), which the models do not describe", site)
         if receiver is not None:
             if method == "format" and receiver.is_const and isinstance(receiver.const, str):
@@ -248,7 +251,7 @@ class Calls(Objects):
             value = replace(value, suffix=last.const if last.is_const and isinstance(last.const, str) else last.suffix,
                             texts=texts_of(last, *(_folder(arg) for arg in args[:-1])))
         name = _callee_text(func)
-        value = reflection.mark(self, refs, args, kwargs, value)
+        value = reflection.mark(self, refs, args, kwargs, normalisation(self.catalog, names, inputs, value))
         if value.tainted():
             return add_step(value, step(site, f"through {name}()"))
         if is_pure(refs, receiver, self.catalog.pure):

@@ -2,13 +2,28 @@
 where the text would do harm from (joined after a folder's ``/``), so the check leaves a mark
 (``"<kind>@<after>"``) that a string built with the value turns into safety for the kind where
 it is so placed (``placed_after``), and that any other operation drops (``unmarked``).
+
+A call that normalises a path (``os.path.realpath``: a guard's ``normalised_by``) leaves another
+mark, ``NORMALISED``, on its result's labels, which the calls a containment guard looks
+``through`` keep (``str(p)``, ``Path(p)``) and every other operation drops: a containment check
+of a variable (``p.startswith(base)``) proves something only of a path whose every label
+carries it, whatever was assigned, appended or rebound on the way (``conditions._unwrap``).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from typing import TYPE_CHECKING
+
 from .values import Label, Value, label_items, labels_of
+
+if TYPE_CHECKING:
+    from .model_records import Catalog
+
+NORMALISED = "@@normalised"
+"""The mark of a path a normalising call returned (``..`` and symlinks collapsed), on each of
+its labels; a mark, not a sanitiser: no sink kind is cleaned by it."""
 
 
 def placed_after(value: Value, text: str, whole: str | None = None, following: str | None = None) -> Value:
@@ -79,3 +94,33 @@ def unmarked(value: Value, placed: bool = False) -> Value:
 
     items = {k: unmarked(v, placed) for k, v in value.items.items()} if value.items else value.items
     return replace(value, labels=labels_of(strip(label) for label in value.labels.values()), items=items)
+
+
+def is_normalised(value: Value | None) -> bool:
+    """True when ``value`` carries taint and every label of it (and of its items) carries the
+    ``NORMALISED`` mark."""
+    labels = [label for _, label in label_items(value)] if value is not None else []
+    return bool(labels) and all(NORMALISED in label.cleaned for label in labels)
+
+
+def normalisation(catalog: Catalog, names: set[str], inputs: list[Value], result: Value) -> Value:
+    """``result``, what a library call of one of ``names`` (qualified names and method keys)
+    returned, marked ``NORMALISED`` when the call normalises a path, or when it is a call the
+    containment guards look through (``str(p)``, ``Path(p)``) and every tainted input of it
+    (``inputs``: receiver and arguments) is normalised; else ``result`` as it is."""
+    normalising, through = catalog.normalising
+    if not names & normalising:
+        tainted = [value for value in inputs if value.tainted()]
+        if not names & through or not tainted or not all(map(is_normalised, tainted)):
+            return result
+    if not result.tainted():
+        return result
+
+    def mark(label: Label) -> Label:
+        return label if NORMALISED in label.cleaned else label._replace(cleaned=label.cleaned | {NORMALISED})
+
+    def marked(value: Value) -> Value:
+        items = {k: marked(v) for k, v in value.items.items()} if value.items else value.items
+        return replace(value, labels=labels_of(mark(label) for label in value.labels.values()), items=items)
+
+    return marked(result)

@@ -481,6 +481,12 @@ class Catalog:
         """The method names of the guards that raise unless they hold (``relative_to``)."""
         return frozenset(key.rpartition(".")[2] for key, guards in self.guards.items() if any(g.raises for g in guards))
 
+    @functools.cached_property
+    def normalising(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The guards' calls that normalise a path, and those that keep it so (``through``)."""
+        guards = [guard for found in self.guards.values() for guard in found if guard.normalised_by]
+        return frozenset(n for g in guards for n in g.normalised_by), frozenset(n for g in guards for n in g.through)
+
     def mro(self, type_name: str) -> tuple[str, ...]:
         """Returns ``type_name`` and its library bases, nearest first (cycles ignored)."""
         out: list[str] = []

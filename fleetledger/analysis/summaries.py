@@ -27,6 +27,7 @@ from .argv import program_part
 from .facts import Site, SinkHit, Summary, step
 from .interp import Frame
 from .interp_expressions import callable_part
+from .marks import NORMALISED
 from .values import ADDED_ITEMS, DERIVED, UNKNOWN_KEYS, EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
 
 if TYPE_CHECKING:
@@ -372,7 +373,7 @@ def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: obje
         if read is None:
             read = _read[(label.param, label.access)] = project(frame, actual, label.access, node)
         moved = add_step(read, call, *label.steps)  # type: ignore[arg-type]
-        for by in label.sanitisers or (("a check",) if label.cleaned else ()):
+        for by in label.sanitisers or (("a check",) if label.cleaned - {NORMALISED} else ("",) if label.cleaned else ()):
             moved = clean(moved, label.cleaned, by)
         parts.append(moved)
     base = Value(labels={label.key: label for label in kept}, types=value.types, const=value.const,

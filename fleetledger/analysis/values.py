@@ -153,11 +153,12 @@ class Label(NamedTuple):
         return tuple.__new__(Label, (*self[:_ACCESS], access, *self[_ACCESS + 1:]))
 
     def clean(self, kinds: Iterable[str], by: str) -> Label:
-        """Returns the label sanitised for ``kinds`` (``"*"`` means every kind) by ``by``."""
+        """Returns the label sanitised for ``kinds`` (``"*"`` means every kind) by ``by`` (``""``:
+        marked, ``marks``, by nothing to name)."""
         kinds = frozenset(kinds)
-        if kinds <= self.cleaned and by in self.sanitisers:
+        if kinds <= self.cleaned and (not by or by in self.sanitisers):
             return self
-        return self._replace(cleaned=self.cleaned | kinds, sanitisers=(self.sanitisers + (by,))[-4:])
+        return self._replace(cleaned=self.cleaned | kinds, sanitisers=(self.sanitisers + (by,))[-4:] if by else self.sanitisers)
 
     def safe_for(self, kind: str, needs_file: bool = False) -> bool:
         """True when the data was sanitised for sinks of ``kind`` (or, still as it was checked,

@@ -1,0 +1,122 @@
+# Engine probe: a containment check of a variable (p.startswith(base)) proves something only of
+# the path the variable holds when it is checked, and only if every run normalised it on the
+# way there: what was appended, rebound by a loop, a walrus or a tuple, joined on another
+# branch, or assigned to a same-named local of a nested function does not count; a helper
+# that returns a normalised path does.
+import os
+
+from flask import Flask, abort, request, send_file
+
+app = Flask(__name__)
+BASE = "/srv/files"
+
+
+def canonical(path):
+    return os.path.realpath(path)
+
+
+class Folder:
+    def __init__(self, root):
+        self.root = root
+
+    def resolve(self, name):
+        return os.path.join(self.root, name)
+
+
+folder = Folder(BASE)
+
+
+@app.route("/appended")
+def appended():
+    path = os.path.realpath(os.path.join(BASE, request.args["name"]))
+    path += request.args["suffix"]
+    if not path.startswith(BASE):
+        abort(403)
+    return send_file(path)  # $ path
+
+
+@app.route("/loop")
+def loop():
+    out = []
+    path = os.path.realpath(os.path.join(BASE, "index.txt"))
+    for path in request.args.getlist("f"):
+        if path.startswith(BASE):
+            out.append(open(path).read())  # $ path
+    return "".join(out)
+
+
+@app.route("/walrus")
+def walrus():
+    path = os.path.realpath(os.path.join(BASE, "index.txt"))
+    if (path := os.path.join(BASE, request.args["f"])) and path.startswith(BASE):
+        return send_file(path)  # $ path
+    abort(403)
+
+
+@app.route("/tuple")
+def tuple_rebound():
+    path = os.path.realpath(os.path.join(BASE, "default"))
+    path, _ = os.path.join(BASE, request.args["f"]), None
+    if path.startswith(BASE):
+        return send_file(path)  # $ path
+    abort(403)
+
+
+@app.route("/nested")
+def nested():
+    path = os.path.join(BASE, request.args["name"])
+
+    def inner(p):
+        path = os.path.realpath(p)
+        return path
+
+    if not path.startswith(BASE):
+        abort(403)
+    return send_file(path)  # $ path
+
+
+@app.route("/one-branch")
+def one_branch():
+    if request.args.get("raw"):
+        path = os.path.join(BASE, request.args["name"])
+    else:
+        path = os.path.normpath(os.path.join(BASE, request.args["name"]))
+    if not path.startswith(BASE):
+        abort(403)
+    return send_file(path)  # $ path
+
+
+@app.route("/both-branches")
+def both_branches():
+    path = os.path.join(BASE, request.args["name"])
+    if request.args.get("follow"):
+        path = os.path.realpath(path)
+    else:
+        path = os.path.normpath(path)
+    if not path.startswith(BASE):
+        abort(403)
+    return send_file(path)  # ok path
+
+
+@app.route("/helper")
+def helper():
+    path = canonical(os.path.join(BASE, request.args["name"]))
+    if not path.startswith(BASE):
+        abort(403)
+    return send_file(path)  # ok path
+
+
+@app.route("/method-named-resolve")
+def method_named_resolve():
+    path = folder.resolve(request.args["name"])
+    if not path.startswith(BASE):
+        abort(403)
+    return send_file(path)  # $ path
+
+
+@app.route("/as-text")
+def as_text():
+    path = str(os.path.abspath(os.path.join(BASE, request.args["name"])))
+    if not path.startswith(BASE):
+        abort(403)
+    return send_file(path)  # ok path
