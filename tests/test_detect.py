@@ -520,3 +520,23 @@ def load(blob):
     states = {c.line: (c.evidence or {}).get("state") for c in report.candidates if c.rule_id == "B301"}
     assert states[6] == "constant"
     assert states.get(7) != "constant" and 7 in {c.line for c in report.candidates}
+
+
+def test_the_loader_reads_the_plan_in_place_and_never_loads_the_analysed_file(tmp_path: Path) -> None:
+    """Regression: every analysed file copied the plan's whole path -> hash map twice and
+    built a third (``hashes``): work growing with the square of the repository's files. The
+    loader now reads the worker's one map in place, and leaves the analysed file out itself."""
+    from fleetledger.jobs.scan.modules import RepositoryModules
+
+    (tmp_path / "pkg").mkdir()
+    for name in ("pkg/__init__.py", "pkg/a.py", "pkg/b.py"):
+        (tmp_path / name).write_text("X = 1\n")
+    readable = {name: hashlib.sha256(b"X = 1\n").hexdigest() for name in ("pkg/b.py", "pkg/a.py", "pkg/__init__.py", "README")}
+    before = dict(readable)
+    loader = RepositoryModules(tmp_path, readable, 1 << 20, own="pkg/a.py")
+    assert loader.readable is readable
+    assert loader.paths() == ["pkg/__init__.py", "pkg/b.py"]
+    assert loader("pkg/a.py") is None and loader("pkg/b.py") is not None
+    assert loader.hashes(["pkg/b.py", "elsewhere.py"]) == {"pkg/b.py": readable["pkg/b.py"]}
+    report = detect_file(tmp_path, "pkg/a.py", readable=readable)
+    assert report.status == "scanned" and readable == before

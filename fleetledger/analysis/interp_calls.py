@@ -223,7 +223,8 @@ class Calls(Objects):
                     results.append(unmarked(result))
                     handled = True
         everything = [*args, *kwargs.values(), *star]
-        names = {*refs, *(self.method_keys(receiver, method) if receiver is not None and method else ())}
+        names = {*refs, *(self.method_keys(receiver, method) if receiver is not None and method
+                          and method in self.catalog.normalising[2] else ())}
         inputs = [*everything, *([receiver] if receiver is not None else [])]
         if handled and results:  # (``vars(m).get(name)`` is handled as ``*.get``, and is reflection)
             library = normalisation(self.catalog, names, inputs, join(*results)) if not callee.functions else join(*results)

@@ -108,7 +108,7 @@ def normalisation(catalog: Catalog, names: set[str], inputs: list[Value], result
     returned, marked ``NORMALISED`` when the call normalises a path, or when it is a call the
     containment guards look through (``str(p)``, ``Path(p)``) and every tainted input of it
     (``inputs``: receiver and arguments) is normalised; else ``result`` as it is."""
-    normalising, through = catalog.normalising
+    normalising, through, _ = catalog.normalising
     if not names & normalising:
         tainted = [value for value in inputs if value.tainted()]
         if not names & through or not tainted or not all(map(is_normalised, tainted)):

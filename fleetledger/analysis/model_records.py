@@ -482,10 +482,11 @@ class Catalog:
         return frozenset(key.rpartition(".")[2] for key, guards in self.guards.items() if any(g.raises for g in guards))
 
     @functools.cached_property
-    def normalising(self) -> tuple[frozenset[str], frozenset[str]]:
-        """The guards' calls that normalise a path, and those that keep it so (``through``)."""
-        guards = [guard for found in self.guards.values() for guard in found if guard.normalised_by]
-        return frozenset(n for g in guards for n in g.normalised_by), frozenset(n for g in guards for n in g.through)
+    def normalising(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+        """The guards' calls that normalise a path, those that keep it so (``through``), and their last names."""
+        by, through = (frozenset(n for found in self.guards.values() for g in found if g.normalised_by for n in getattr(g, f))
+                       for f in ("normalised_by", "through"))
+        return by, through, frozenset(n.rpartition(".")[2] for n in by | through)
 
     def mro(self, type_name: str) -> tuple[str, ...]:
         """Returns ``type_name`` and its library bases, nearest first (cycles ignored)."""
@@ -493,8 +494,7 @@ class Catalog:
         todo = [type_name]
         while todo:
             current = todo.pop(0)
-            if current in out:
-                continue
-            out.append(current)
-            todo.extend(self.bases.get(current, ()))
+            if current not in out:
+                out.append(current)
+                todo.extend(self.bases.get(current, ()))
         return tuple(out)

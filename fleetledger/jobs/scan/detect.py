@@ -139,7 +139,7 @@ def detect_file(root: Path, relpath: str, *, limits: DetectLimits | None = None,
     content_data = content.data
     if content_data is None:
         return _report(relpath, content, status="skipped", reason=content.problem)
-    modules = RepositoryModules(Path(root), {p: h for p, h in (readable or {}).items() if p != relpath}, limits.max_bytes)
+    modules = RepositoryModules(Path(root), readable or {}, limits.max_bytes, own=relpath)
     shas = readable if readable is not None and readable.get(relpath) == content.sha256 else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -216,7 +216,7 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
         candidates=tuple(sorted(kept, key=lambda c: (c.path != relpath, c.path, c.line, c.col, c.rule_id))),
         internal_errors=bandit_errors + tuple(own_errors), parser=parsed.parser, detectors_not_run=tuple(not_run),
         not_analysed=analysis.not_analysed + tuple(modules.problems) + capped, read=analysis.read,
-        depends=analysis.depends.to_json(modules.hashes(), leave_out=relpath),
+        depends=analysis.depends.to_json(modules.hashes(analysis.depends.files), leave_out=relpath),
     )
 
 

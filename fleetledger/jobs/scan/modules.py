@@ -37,6 +37,9 @@ _UNREAD: set[tuple[str, str, str]] = set()
 """(root, path, planned SHA-256) of the files this process found not at their planned content
 (``RepositoryModules.hashes``); at ``_MAX_UNREAD`` it is emptied with the engine's shared caches."""
 _MAX_UNREAD = 10_000
+_PATHS: dict[int, tuple[Mapping[str, str], tuple[str, ...]]] = {}
+"""``id(readable)`` -> (readable, its Python files): the last worker's plan's files, sorted once
+(``RepositoryModules.paths``, asked once per analysed file)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -211,8 +214,10 @@ class RepositoryModules:
 
     Args:
         root: The scanned root.
-        readable: Repository-relative path -> planned SHA-256, for every file the task may read.
+        readable: Repository-relative path -> planned SHA-256, for every file the task may read
+            (read, not copied: the same mapping serves every file of a worker's tasks).
         max_bytes: Larger files are not read.
+        own: The path of the file being analysed, which is not loaded as another module.
 
     Attributes:
         lines: Path -> the lines of every module loaded (for columns and snippets).
@@ -222,23 +227,25 @@ class RepositoryModules:
             nothing about their planned content (``hashes``).
     """
 
-    def __init__(self, root: Path, readable: Mapping[str, str], max_bytes: int) -> None:
+    def __init__(self, root: Path, readable: Mapping[str, str], max_bytes: int, own: str = "") -> None:
         self.root = root
-        self.readable = dict(readable)
+        self.readable = readable
+        self.own = own
         self.max_bytes = max_bytes
         self.lines: dict[str, list[str]] = {}
         self.problems: list[str] = []
         self.unread: set[str] = set()
 
-    def hashes(self) -> dict[str, str]:
-        """Path -> the hash an analysis that used this loader read each file at: the planned
-        one, or "" for a file that was not at its planned content when this loader, or any
-        other of this process for the same root and plan, read it (an analysis may adopt a
-        summary computed without that file, ``_UNREAD``). A result that depends on such a
-        file then never holds (``still_holds``), since "" is no file's planned hash."""
+    def hashes(self, paths: Iterable[str]) -> dict[str, str]:
+        """Path -> the hash an analysis that used this loader read each of ``paths`` at (those
+        it may read): the planned one, or "" for a file that was not at its planned content
+        when this loader, or any other of this process for the same root and plan, read it (an
+        analysis may adopt a summary computed without that file, ``_UNREAD``). A result that
+        depends on such a file then never holds (``still_holds``), since "" is no file's
+        planned hash."""
         root = str(self.root)
         return {path: "" if path in self.unread or (root, path, sha) in _UNREAD else sha
-                for path, sha in self.readable.items()}
+                for path in paths if (sha := self.readable.get(path)) is not None}
 
     def _not_at_plan(self, relpath: str) -> None:
         self.unread.add(relpath)
@@ -251,8 +258,12 @@ class RepositoryModules:
         _UNREAD.add((str(self.root), relpath, self.readable[relpath]))
 
     def paths(self) -> list[str]:
-        """The Python files the engine may load."""
-        return list(python_paths(self.readable))
+        """The Python files the engine may load, sorted (the analysed one left out)."""
+        known = _PATHS.get(id(self.readable))
+        if known is None or known[0] is not self.readable:
+            _PATHS.clear()
+            known = _PATHS[id(self.readable)] = (self.readable, python_paths(self.readable))
+        return [path for path in known[1] if path != self.own]
 
     def find_template(self, name: str) -> tuple[str, str] | None:
         """The template a view renders as ``name``: the readable file whose path ends with it,
@@ -284,7 +295,7 @@ class RepositoryModules:
         was planned, or does not parse (a note in ``problems`` says which)."""
         from ...analysis import parser
 
-        planned = self.readable.get(relpath)
+        planned = self.readable.get(relpath) if relpath != self.own else None
         if planned is None:
             return None
         key = (str(self.root), relpath, planned)

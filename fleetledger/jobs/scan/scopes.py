@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -18,13 +19,17 @@ def at(tree: ast.Module, wanted: set[tuple[int, int]]) -> dict[tuple[int, int], 
 
     The scope of a node is the innermost function or class whose *body* holds it (decorators,
     defaults and base classes belong to the outer scope); a def or class node is in its own
-    scope. Walks the tree iteratively: a tree deep enough to overflow a recursive walk is still
-    walked.
+    scope. Walks the tree iteratively (a tree deep enough to overflow a recursive walk is still
+    walked), and only into statements whose lines (from their first decorator's) hold a wanted
+    line: a file's few flagged lines cost a walk down to them, not over the whole file.
     """
     found: dict[tuple[int, int], str] = {}
+    lines = sorted({line for line, _ in wanted})
     stack: list[tuple[ast.AST, str]] = [(tree, "")] if wanted else []
     while stack:
         node, scope = stack.pop()
+        if isinstance(node, ast.stmt) and not _holds_a_line(node, lines):
+            continue
         inner = scope
         if isinstance(node, _SCOPES):
             inner = f"{scope}.{node.name}" if scope else node.name
@@ -37,6 +42,15 @@ def at(tree: ast.Module, wanted: set[tuple[int, int]]) -> dict[tuple[int, int], 
                 if isinstance(child, ast.AST):
                     stack.append((child, child_scope))
     return found
+
+
+def _holds_a_line(statement: ast.stmt, lines: list[int]) -> bool:
+    """True when one of ``lines`` (sorted) lies within the statement, its decorators included."""
+    if statement.end_lineno is None:
+        return True
+    first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+    at_or_after = bisect.bisect_left(lines, first)
+    return at_or_after < len(lines) and lines[at_or_after] <= statement.end_lineno
 
 
 def with_scope(candidate: Candidate, tree: ast.Module, relpath: str, path_lines: Mapping[str, list[str]]) -> Candidate:
