@@ -93,3 +93,39 @@ def test_not_a_ledger_gives_a_clear_error(tmp_path: Path) -> None:
     bad.write_bytes(b"this is not a database" * 100)
     with pytest.raises(errors.LedgerError, match="not a usable fleetledger ledger"):
         open_storage(f"sqlite:///{bad}")
+
+
+def test_opening_waits_for_another_process_creating_the_ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression (found as a failing run of four processes opening one new ledger): while
+    another connection holds a write transaction on a database still in rollback-journal mode,
+    SQLite refuses the switch to WAL at once, busy timeout or not, and the open failed with "not
+    a usable fleetledger ledger ... move it aside". It now tries again until the lock is gone.
+    Deterministic: the other writer commits only once the open has been refused and backs off."""
+    import threading
+
+    from fleetledger.ledger import sqlite as ledger_sqlite
+
+    path = tmp_path / "ledger.sqlite3"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE creating (x)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO creating VALUES (1)")
+    refused = threading.Event()
+    original = ledger_sqlite._backoff
+
+    def backoff(seconds: float) -> None:
+        refused.set()
+        original(seconds)
+
+    monkeypatch.setattr(ledger_sqlite, "_backoff", backoff)
+    committer = threading.Thread(target=lambda: (refused.wait(30), other.execute("COMMIT")))
+    committer.start()
+    try:
+        store = open_storage(f"sqlite:///{path}")
+    finally:
+        committer.join()
+        other.close()
+    assert refused.is_set()
+    store.append([NewRecord(run_id="r", actor="coordinator", kind="decision", why="opened")], now_ms=1)
+    assert [r.why for r in store.read()] == ["opened"]
+    store.close()

@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,7 +28,7 @@ from .storage import CachedLookups, Storage
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 30_000
-SQLITE_CORRUPT, SQLITE_FULL, SQLITE_NOTADB = 11, 13, 26
+SQLITE_BUSY, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_NOTADB = 5, 11, 13, 26
 
 
 Q = migrations.load_queries("sqlite.sql")
@@ -229,6 +230,37 @@ def _refuse_links(path: Path) -> None:
                                      "would write where the link points): remove it and run again", path=str(name))
 
 
+def _switch_to_wal(conn: sqlite3.Connection) -> str:
+    """Switches the database to WAL mode (a no-op when it is in it) and returns the mode it is
+    in now.
+
+    Switching a database still in rollback-journal mode (a ledger another process is creating)
+    needs an exclusive lock; while another connection holds a write transaction, SQLite answers
+    "database is locked" at once, without waiting through the busy timeout (its deadlock
+    avoidance: this connection holds a shared lock the other one's commit waits for). So the
+    switch is tried again, backing off, until ``BUSY_TIMEOUT_MS`` has passed, as every other
+    statement waits.
+
+    Raises:
+        sqlite3.OperationalError: still locked after ``BUSY_TIMEOUT_MS``, or another error.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay_s = 0.001
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorcode", None) != SQLITE_BUSY or time.monotonic() >= deadline:
+                raise
+        _backoff(delay_s)
+        delay_s = min(delay_s * 2, 0.05)
+
+
+def _backoff(seconds: float) -> None:
+    """Waits before the WAL switch is tried again (a seam for the test that holds the lock)."""
+    time.sleep(seconds)
+
+
 class SQLiteStorage(Storage):
     """The ledger in one SQLite file.
 
@@ -262,7 +294,7 @@ class SQLiteStorage(Storage):
             if complaints:
                 self.close()
                 raise _damaged(self.path, complaints, wal, corrupt)
-            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = _switch_to_wal(self._conn)
             if mode.lower() != "wal":
                 raise errors.LedgerError(f"{self.path}: cannot switch the ledger to WAL mode (got {mode})")
             self._conn.execute("PRAGMA synchronous = FULL")
