@@ -93,7 +93,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "only_items", "when", "defaults", "positions",
                             "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "parts", "joined_by",
-                        "common", "empty_kinds", "own_kinds", "raises", "normalised_by", "what"}),
+                        "common", "empty_kinds", "own_kinds", "raises", "normalised_by", "absolute_only", "what"}),
     "exit": frozenset({"call"}),
     "pure": frozenset({"call", "ends_as_last"}),
     "container": frozenset({"type", "store", "load", "key_args"}),
@@ -233,6 +233,7 @@ class _Builder:
                 compare=bool(row.get("compare", False)), parts=tuple(str(p) for p in row.get("parts", [])),
                 joined_by=tuple(row.get("joined_by", [])), common=bool(row.get("common", False)),
                 raises=row.get("raises", False) is True, normalised_by=tuple(row.get("normalised_by", [])),
+                absolute_only=tuple(row.get("absolute_only", [])),
                 empty_kinds=self._kinds({"kinds": row["empty_kinds"]}, where) if "empty_kinds" in row else None,
                 own_kinds=self._kinds({"kinds": row["own_kinds"]}, where) if "own_kinds" in row else None,
                 what=str(row.get("what", target))))

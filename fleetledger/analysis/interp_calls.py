@@ -24,7 +24,7 @@ from .model_records import UNTYPED
 from .purity import CONST_TYPE_NAMES, is_pure
 from .string_methods import formatted, joined_constant, removed_character
 from .texts import MAX_TEXT_LEN, texts_of
-from .marks import normalisation, unmarked
+from .marks import is_absolute, normalisation, normalising_calls, unmarked
 from .sequences import clean_only, held_only
 from .values import EMPTY, UNKNOWN_KEYS, Value, add_step, clean, computed_from, constant, join, taint_only
 
@@ -223,12 +223,12 @@ class Calls(Objects):
                     results.append(unmarked(result))
                     handled = True
         everything = [*args, *kwargs.values(), *star]
-        names = {*refs, *(self.method_keys(receiver, method) if receiver is not None and method
-                          and method in self.catalog.normalising[2] else ())}
-        inputs = [*everything, *([receiver] if receiver is not None else [])]
+        names = {*refs, *(self.method_keys(receiver, method) if receiver is not None and method and not args  # (resolve()
+                          and method in normalising_calls(self.catalog)[3] else ())}  # of a path takes no argument)
+        inputs = [*([receiver] if receiver is not None and receiver.tainted() else []), *everything]  # (not a module)
         if handled and results:  # (``vars(m).get(name)`` is handled as ``*.get``, and is reflection)
-            library = normalisation(self.catalog, names, inputs, join(*results)) if not callee.functions else join(*results)
-            return reflection.mark(self, refs, args, kwargs, library)
+            return reflection.mark(self, refs, args, kwargs, join(*results) if callee.functions else normalisation(
+                self.catalog, names, inputs, join(*results)))
         self.escapes(everything, f"passed to {_callee_text(func)}(), which the models do not describe", site)
         if receiver is not None:
             if method == "format" and receiver.is_const and isinstance(receiver.const, str):
@@ -250,7 +250,8 @@ class Calls(Objects):
         if refs and args and all(r in self.catalog.ends_as_last for r in refs):
             last = args[-1]
             value = replace(value, suffix=last.const if last.is_const and isinstance(last.const, str) else last.suffix,
-                            texts=texts_of(last, *(_folder(arg) for arg in args[:-1])))
+                            texts=texts_of(last, *(_folder(arg) for arg in args[:-1])),  # (POSIX: absolute stays so)
+                            prefix="/" if is_absolute(args[0]) and not any(r.startswith("ntpath.") for r in refs) else value.prefix)
         name = _callee_text(func)
         value = reflection.mark(self, refs, args, kwargs, normalisation(self.catalog, names, inputs, value))
         if value.tainted():
@@ -474,7 +475,6 @@ def _folder(part: Value) -> Value:
     if not end or end.endswith(("/", "\\")):
         return part
     return replace(part, texts=part.texts | {end[-MAX_TEXT_LEN + 1:] + "/"})
-
 
 
 def _wildcard(catalog: Any, target: str) -> str:

@@ -103,13 +103,42 @@ def is_normalised(value: Value | None) -> bool:
     return bool(labels) and all(NORMALISED in label.cleaned for label in labels)
 
 
+def normalising_calls(catalog: Catalog) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+    """The guards' calls that normalise a path (``normalised_by``), those of them that normalise
+    only an absolute one (``absolute_only``), those that keep a path as it is (``through``),
+    and the last names of all (to ask a method call only when it may be one). Indexed once per
+    catalog."""
+    known = _INDEX.get(id(catalog))
+    if known is None or known[0] is not catalog:
+        guards = [guard for found in catalog.guards.values() for guard in found if guard.normalised_by]
+        by, absolute_only, through = (frozenset(n for g in guards for n in getattr(g, f))
+                                      for f in ("normalised_by", "absolute_only", "through"))
+        known = _INDEX[id(catalog)] = (catalog, (by, absolute_only, through, frozenset(
+            n.rpartition(".")[2] for n in by | through)))
+    return known[1]
+
+
+_INDEX: dict[int, tuple[Catalog, tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]]] = {}
+
+
+def is_absolute(value: Value) -> bool:
+    """True when every run gives a text starting with ``/`` (its constant or constant start)."""
+    start = value.const if value.is_const and isinstance(value.const, str) else value.prefix
+    return bool(start) and start.startswith("/")
+
+
 def normalisation(catalog: Catalog, names: set[str], inputs: list[Value], result: Value) -> Value:
     """``result``, what a library call of one of ``names`` (qualified names and method keys)
-    returned, marked ``NORMALISED`` when the call normalises a path, or when it is a call the
-    containment guards look through (``str(p)``, ``Path(p)``) and every tainted input of it
-    (``inputs``: receiver and arguments) is normalised; else ``result`` as it is."""
-    normalising, through, _ = catalog.normalising
-    if not names & normalising:
+    returned, marked ``NORMALISED`` when the call normalises a path (one that normalises only
+    an absolute path, when its first input, ``inputs[0]``, is known to be one), or when it is a
+    call the containment guards look through (``str(p)``, ``Path(p)``) and every tainted input
+    of it (``inputs``: receiver or arguments, in order) is normalised; else ``result`` as it is.
+    A marked path is absolute: a base put before it (``Path(base, p)``) leaves it as it is."""
+    normalising, absolute_only, through, _ = normalising_calls(catalog)
+    found = names & normalising
+    if found and found <= absolute_only and not (inputs and is_absolute(inputs[0])):
+        return result
+    if not found:
         tainted = [value for value in inputs if value.tainted()]
         if not names & through or not tainted or not all(map(is_normalised, tainted)):
             return result

@@ -232,6 +232,9 @@ class Guard:
         normalised_by: With ``through``: the calls among them that normalise a path (collapse
             its ``..``: ``realpath``, ``resolve``); when given, the checked value must have gone
             through one of them (a lexical check of ``Path(base, name)`` lets ``..`` out).
+        absolute_only: Of ``normalised_by``, the calls that normalise only an absolute path
+            (``os.path.normpath("../x")`` keeps its ``..``, which a base put before it later
+            lets out): their result is normalised (``marks.NORMALISED``) only for one.
         raises: The call raises unless the check holds, and returns something true where it
             does (``Path.relative_to``): a call of it made as a statement that returned proves
             it, as ``if`` does. Only as called without keyword arguments (``walk_up=True``, of
@@ -254,6 +257,7 @@ class Guard:
     own_kinds: frozenset[str] | None = None
     raises: bool = False
     normalised_by: tuple[str, ...] = ()
+    absolute_only: tuple[str, ...] = ()
     what: str = ""
 
 
@@ -480,13 +484,6 @@ class Catalog:
     def raising_methods(self) -> frozenset[str]:
         """The method names of the guards that raise unless they hold (``relative_to``)."""
         return frozenset(key.rpartition(".")[2] for key, guards in self.guards.items() if any(g.raises for g in guards))
-
-    @functools.cached_property
-    def normalising(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-        """The guards' calls that normalise a path, those that keep it so (``through``), and their last names."""
-        by, through = (frozenset(n for found in self.guards.values() for g in found if g.normalised_by for n in getattr(g, f))
-                       for f in ("normalised_by", "through"))
-        return by, through, frozenset(n.rpartition(".")[2] for n in by | through)
 
     def mro(self, type_name: str) -> tuple[str, ...]:
         """Returns ``type_name`` and its library bases, nearest first (cycles ignored)."""

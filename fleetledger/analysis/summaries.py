@@ -27,7 +27,7 @@ from .argv import program_part
 from .facts import Site, SinkHit, Summary, step
 from .interp import Frame
 from .interp_expressions import callable_part
-from .marks import NORMALISED
+from .marks import NORMALISED, unmarked
 from .values import ADDED_ITEMS, DERIVED, UNKNOWN_KEYS, EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
 
 if TYPE_CHECKING:
@@ -372,7 +372,9 @@ def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: obje
         read = _read.get((label.param, label.access))
         if read is None:
             read = _read[(label.param, label.access)] = project(frame, actual, label.access, node)
-        moved = add_step(read, call, *label.steps)  # type: ignore[arg-type]
+        # What the callee returns is its own text: the caller's blocked-text and normalised
+        # marks hold of it only as the callee re-establishes them (``label.cleaned``).
+        moved = add_step(unmarked(read), call, *label.steps)  # type: ignore[arg-type]
         for by in label.sanitisers or (("a check",) if label.cleaned - {NORMALISED} else ("",) if label.cleaned else ()):
             moved = clean(moved, label.cleaned, by)
         parts.append(moved)

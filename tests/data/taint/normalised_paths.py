@@ -2,8 +2,12 @@
 # the path the variable holds when it is checked, and only if every run normalised it on the
 # way there: what was appended, rebound by a loop, a walrus or a tuple, joined on another
 # branch, or assigned to a same-named local of a nested function does not count; a helper
-# that returns a normalised path does.
+# that returns a normalised path does, one that decodes it again does not. normpath()
+# normalises only an absolute path (a relative one keeps its leading ..), and resolve() of an
+# object of unknown type counts only as Path.resolve() is called, with no argument.
 import os
+from pathlib import Path
+from urllib.parse import unquote
 
 from flask import Flask, abort, request, send_file
 
@@ -13,6 +17,10 @@ BASE = "/srv/files"
 
 def canonical(path):
     return os.path.realpath(path)
+
+
+def decode(p):
+    return unquote(p)
 
 
 class Folder:
@@ -117,6 +125,54 @@ def method_named_resolve():
 @app.route("/as-text")
 def as_text():
     path = str(os.path.abspath(os.path.join(BASE, request.args["name"])))
+    if not path.startswith(BASE):
+        abort(403)
+    return send_file(path)  # ok path
+
+
+@app.route("/decoded-by-a-helper")
+def decoded_by_a_helper():
+    path = decode(os.path.realpath(os.path.join(BASE, request.args["name"])))
+    if not path.startswith(BASE):  # ..%252f..%252fetc%252fpasswd: one segment for realpath, decoded after
+        abort(403)
+    return send_file(path)  # $ path
+
+
+@app.route("/checked-then-decoded-by-a-helper")
+def checked_then_decoded_by_a_helper():
+    name = request.args["name"]
+    if ".." in name:
+        abort(403)
+    return send_file(BASE + "/" + decode(name))  # $ path
+
+
+@app.route("/relative-normpath-under-a-base")
+def relative_normpath_under_a_base():
+    target = Path(BASE) / os.path.normpath(request.args["name"])
+    if not target.is_relative_to(BASE):  # ../../etc/passwd stays so, under the base lexically
+        abort(403)
+    return send_file(target)  # $ path
+
+
+@app.route("/relative-normpath-made-absolute")
+def relative_normpath_made_absolute():
+    target = Path(os.path.normpath(request.args["name"])).absolute()
+    if not target.is_relative_to(BASE):
+        abort(403)
+    return send_file(target)  # $ path
+
+
+@app.route("/resolve-of-unknown-object-with-argument")
+def resolve_of_unknown_object_with_argument(store=None):
+    path = store.resolve(request.args["name"])
+    if not path.startswith(BASE):
+        abort(403)
+    return send_file(path)  # $ path
+
+
+@app.route("/absolute-normpath")
+def absolute_normpath():
+    path = os.path.normpath(os.path.join(BASE, request.args["name"]))
     if not path.startswith(BASE):
         abort(403)
     return send_file(path)  # ok path
