@@ -54,6 +54,17 @@ a dict literal of 50,000 string keys (2,500,000,000 comparisons, 10 s of bandit 
 every key added) is not. A file over it is analysed without bandit and the report says so."""
 
 
+CWE_CORRECTIONS = {"B307": 95}
+"""Bandit checks whose CWE bandit files wrongly, and the CWE of what they report: bandit (1.8,
+1.9) lists ``eval()`` (B307) under CWE-78, OS command injection; ``eval`` runs Python code,
+CWE-95 (eval injection). A report per CWE must not count it as a shell command."""
+
+
+def bandit_cwe(issue: Any) -> int | None:
+    """The CWE number of a bandit issue (``CWE_CORRECTIONS`` applied), or None for none."""
+    return CWE_CORRECTIONS.get(issue.test_id) or int(issue.cwe.id) or None
+
+
 def bandit_work(tree: ast.Module) -> tuple[int, str]:
     """Estimates, by counting, the work bandit does on ``tree`` (read-only; iterative).
 

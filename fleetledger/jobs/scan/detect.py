@@ -44,7 +44,7 @@ from typing import Any
 from ...analysis import context, engine, parser
 from . import anchors, detectors, scopes, source, taint
 from .bandit_runner import (BANDIT_NODE_UNITS, BANDIT_WORK_UNITS, b_extensions,  # noqa: F401 - importable from here
-                            bandit_work, run_bandit)
+                            bandit_cwe, bandit_work, run_bandit)
 from .detect_version import ENGINE_VERSION, detect_version  # noqa: F401 - importable from here
 from .modules import Content, RepositoryModules, read_file
 from .plan import MAX_SOURCE_BYTES
@@ -191,7 +191,7 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
     except Exception as error:  # a bandit bug on odd input: the other detectors still run
         not_run.append(f"bandit failed: {type(error).__name__}: {error}")
     hits, own_errors = detectors.detect(tree)
-    by_bandit = [(line, issue.col_offset, int(issue.cwe.id) or None) for issue, line in found if line]
+    by_bandit = [(line, issue.col_offset, bandit_cwe(issue)) for issue, line in found if line]
     hits = detectors.unflagged(hits, by_bandit)
     lines = source.split_lines(decoded.text)
     detected = _candidates(relpath, decoded.text, tree, found, hits, limits.max_snippet_chars)
@@ -298,7 +298,7 @@ def _candidates(
             rule_id=issue.test_id,
             rule_name=blacklisted["name"] if blacklisted else issue.test,
             detector="bandit",
-            cwe=int(issue.cwe.id) or None,
+            cwe=bandit_cwe(issue),
             detector_severity=issue.severity,
             detector_confidence=issue.confidence,
             message=issue.text,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import sys
 
-ENGINE_VERSION = "17"
+ENGINE_VERSION = "18"
 
 
 @functools.cache
@@ -28,7 +28,7 @@ def detect_version() -> str:
 
     from ...analysis import catalog
 
-    return (f"detect 5; bandit {importlib.metadata.version('bandit')}; "
+    return (f"detect 6; bandit {importlib.metadata.version('bandit')}; "
             f"python {sys.version_info.major}.{sys.version_info.minor}; "
             f"engine {ENGINE_VERSION}; models {catalog.version()}")
 
