@@ -458,7 +458,9 @@ def _write_back(frame: Frame, function: FunctionInfo, found: Summary, mapping: d
             continue
         if index in mapping and frame.summarising:
             frame.program.budget.spend()
-            params = {label.param for label in mapping[index].labels.values() if label.channel == "param"}
+            # Only a parameter passed itself: what a callee stores on ``self._backend`` is the
+            # backend's, not ``self``'s (a label with an access path is an attribute of it).
+            params = {label.param for label in mapping[index].labels.values() if label.channel == "param" and not label.access}
             if params:
                 for param in sorted(params):
                     frame.writes[(param, attr)] = join(frame.writes.get((param, attr), EMPTY), stored)
