@@ -8,12 +8,13 @@ mark, ``NORMALISED``, on its result's labels, which the calls a containment guar
 ``through`` keep (``str(p)``, ``Path(p)``) and every other operation drops: a containment check
 of a variable (``p.startswith(base)``) proves something only of a path whose every label
 carries it, whatever was assigned, appended or rebound on the way (``conditions._unwrap``).
+What a function of the analysed code returns keeps none of its caller's marks but those it
+makes itself (``summaries.substitute``): it may have decoded the text again.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-
 from typing import TYPE_CHECKING
 
 from .values import Label, Value, label_items, labels_of
