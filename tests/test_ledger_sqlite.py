@@ -129,3 +129,26 @@ def test_opening_waits_for_another_process_creating_the_ledger(tmp_path: Path, m
     store.append([NewRecord(run_id="r", actor="coordinator", kind="decision", why="opened")], now_ms=1)
     assert [r.why for r in store.read()] == ["opened"]
     store.close()
+
+
+def test_a_ledger_locked_past_the_busy_timeout_is_reported_as_in_use_not_damaged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: a ledger another process kept locked past the busy timeout was reported as
+    "not a usable fleetledger ledger ... move it aside", advice that would set a healthy ledger
+    aside. The error now says it is in use, and what to do."""
+    from fleetledger.ledger import sqlite as ledger_sqlite
+
+    monkeypatch.setattr(ledger_sqlite, "BUSY_TIMEOUT_MS", 200)
+    path = tmp_path / "ledger.sqlite3"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("CREATE TABLE creating (x)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO creating VALUES (1)")
+    try:
+        with pytest.raises(errors.LedgerError) as raised:
+            open_storage(f"sqlite:///{path}")
+    finally:
+        other.execute("COMMIT")
+        other.close()
+    assert "is locked by another process" in str(raised.value) and "move it aside" not in str(raised.value)
+    open_storage(f"sqlite:///{path}").close()  # once the other process is done, it opens

@@ -306,6 +306,11 @@ class SQLiteStorage(Storage):
                 raise _damaged(self.path, [str(exc)], wal) from exc
             if getattr(exc, "sqlite_errorcode", None) == SQLITE_NOTADB and damage.headless_ledger(self.path):
                 raise _damaged(self.path, [], wal) from exc
+            if getattr(exc, "sqlite_errorcode", None) == SQLITE_BUSY:  # a healthy ledger, in use: not to move aside
+                raise errors.LedgerError(
+                    f"{self.path} is locked by another process (a run or command still using it) after "
+                    f"{BUSY_TIMEOUT_MS // 1000} s; let it finish or stop it, then run the same command again "
+                    "(nothing recorded was changed)", path=str(self.path)) from exc
             raise errors.LedgerError(
                 f"{self.path} is not a usable fleetledger ledger ({exc}); "
                 "move it aside or pass another --workspace", path=str(self.path)) from exc
