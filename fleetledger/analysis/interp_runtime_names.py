@@ -30,7 +30,8 @@ class RuntimeNames:
         None when ``node`` is not one.
 
         Python's semantics (the ``importlib`` documentation): ``__import__("a.b")`` returns the
-        top-level package ``a`` unless a non-empty ``fromlist`` is given, then ``a.b``;
+        top-level package ``a`` unless a non-empty ``fromlist`` is given (a constant or a list, tuple
+        or set display), then ``a.b``;
         ``importlib.import_module("a.b")`` returns ``a.b``. A relative name, a name that is not
         a constant, or an unknown ``fromlist`` gives None (the call is then an ordinary call).
         """
@@ -49,10 +50,15 @@ class RuntimeNames:
         if kinds == {"top"}:
             fromlist = node.args[3] if len(node.args) > 3 else next(
                 (k.value for k in node.keywords if k.arg == "fromlist"), None)
-            wanted = self.expr(fromlist) if fromlist is not None else constant(None)
-            if not wanted.is_const:
-                return None
-            qualified = qualified if wanted.const else qualified.split(".")[0]
+            if isinstance(fromlist, (ast.List, ast.Tuple, ast.Set)) and not any(
+                    isinstance(e, ast.Starred) for e in fromlist.elts):
+                chosen = bool(fromlist.elts)  # a literal list: only whether it is empty matters
+            else:
+                wanted = self.expr(fromlist) if fromlist is not None else constant(None)
+                if not wanted.is_const:
+                    return None
+                chosen = bool(wanted.const)
+            qualified = qualified if chosen else qualified.split(".")[0]
         return self.library_name(qualified, node)
 
     def getattr_call(self, node: ast.expr) -> ast.Attribute | None:

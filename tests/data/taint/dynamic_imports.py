@@ -28,6 +28,8 @@ def dynamic():
     importlib.import_module(named).join("/srv", given)  # ok command (os.path.join runs nothing)
     __import__("os.path").system(given)  # $ command (__import__ returns the top-level package)
     __import__("os.path", None, None, ["join"]).join("/srv", given)  # ok command (the fromlist: os.path itself)
+    __import__("subprocess", fromlist=["run"]).run(given, shell=True)  # $ command (a fromlist display)
+    __import__("os.path", fromlist=[]).system(given)  # $ command (an empty fromlist: the top-level package)
     return "done"
 
 
