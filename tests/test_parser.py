@@ -282,6 +282,29 @@ def test_plain_code_uses_the_host_parser() -> None:
     assert canonical(parsed.module) == canonical(ast.parse("x = f'{y!r}'\n"))
 
 
+
+def test_type_comments_become_annotations_where_there_are_none() -> None:
+    """PEP 484's signature and per-parameter comments; a method's self is left out; an
+    annotation and a comment that is no expression stay as they are."""
+    text = ("class C:\n    def m(self, a, b: int, *c, **d):\n        # type: (Session, str, bytes, float) -> Response\n"
+            "        pass\n\n\ndef f(a,  # type: List[Link]\n      b,  # type: not a type\n      ):\n    pass\n")
+    tree = parser.parse_module(text).module
+    method = tree.body[0].body[0]
+    params = [*method.args.args, method.args.vararg, method.args.kwarg]
+    assert [ast.unparse(p.annotation) if p.annotation else None for p in params] == [
+        None, "Session", "int", "bytes", "float"]
+    assert ast.unparse(method.returns) == "Response"
+    assert method.args.args[1].annotation.lineno == method.args.args[1].lineno  # placed at the parameter
+    function = tree.body[1]
+    assert [ast.unparse(p.annotation) if p.annotation else None for p in function.args.args] == ["List[Link]", None]
+
+
+def test_a_misplaced_type_comment_leaves_the_file_parsed_without_them() -> None:
+    """``ast.parse(type_comments=True)`` refuses a ``# type:`` comment on a line of its own; the
+    file is then parsed as it always was."""
+    parsed = parser.parse_module("def f(a):\n    # type: (int) -> None\n    x = 1\n    # type: int\n")
+    assert parsed.parser == "cpython" and parsed.module.body[0].args.args[0].annotation is None
+
 NEWER = {
     "PEP 701": 'x = f"{", ".join(a)}"\n',
     "PEP 695": "def f[T](x: T) -> T: pass\n",

@@ -190,7 +190,7 @@ def _new_name(name: str) -> str:
 
 def rename(text: str) -> str:
     """Rewrites every author-chosen identifier token (also inside f-strings, which Python 3.11
-    tokenizes whole); keyword arguments keep their names (they may be a library's); lines and
+    tokenizes whole, and PEP 484 type comments); keyword arguments keep their names (they may be a library's); lines and
     their count stay the same."""
     names, attributes = _author_names(text)
     tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
@@ -208,6 +208,10 @@ def rename(text: str) -> str:
             token = token._replace(string=re.sub(r"<(\w+:)?(\w+)>", lambda m: f"<{m.group(1) or ''}"
                                                  f"{_new_name(m.group(2)) if m.group(2) in names else m.group(2)}>",
                                                  token.string))
+        elif token.type == tokenize.COMMENT and re.match(r"#\s*type:", token.string):
+            # A PEP 484 type comment is code: a valid rename renames the classes it names.
+            token = token._replace(string=re.sub(r"(?<![.\w])(" + "|".join(map(re.escape, sorted(names) or ["\0"])) + r")\b",
+                                                 lambda m: _new_name(m.group(1)), token.string))
         elif token.type == tokenize.STRING and re.match(r"(?i)[rb]*[ft]", token.string):
             token = token._replace(string=re.sub(r"(?<![.\w])(" + "|".join(map(re.escape, sorted(names) or ["\0"])) + r")\b",
                                                  lambda m: _new_name(m.group(1)), token.string))

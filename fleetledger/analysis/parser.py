@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from fleetledger.analysis import tsconvert
+from fleetledger.analysis import tsconvert, type_comments
 
 __all__ = ["ParseError", "ParsedModule", "parse_module"]
 
@@ -80,7 +80,7 @@ def parse_module(text: str) -> ParsedModule:
     if text.startswith("\ufeff"):
         text = text[1:]
     try:
-        return ParsedModule(module=ast.parse(text), parser="cpython", host_error=None)
+        return ParsedModule(module=_with_type_comments(text) or ast.parse(text), parser="cpython", host_error=None)
     except SyntaxError as error:
         message = f"syntax error at line {error.lineno if error.lineno is not None else '?'}: {error.msg}"
         if _TOO_DEEP.search(error.msg or ""):
@@ -96,3 +96,18 @@ def parse_module(text: str) -> ParsedModule:
     except tsconvert.TreeSitterSyntaxError:
         raise ParseError(message, lineno=lineno) from None
     return ParsedModule(module=module, parser="tree-sitter", host_error=host_error)
+
+
+def _with_type_comments(text: str) -> ast.Module | None:
+    """The host's tree with the functions' PEP 484 type comments as annotations
+    (``type_comments.annotate``), or None when the text has none, or one the host's parser
+    refuses where it stands (a ``# type:`` comment on a line of its own is a syntax error with
+    ``type_comments=True``): the tree is then parsed without them."""
+    if not type_comments.MARKER.search(text):
+        return None
+    try:
+        tree = ast.parse(text, type_comments=True)
+    except (SyntaxError, ValueError):
+        return None
+    type_comments.annotate(tree)
+    return tree
