@@ -371,6 +371,49 @@ def _channels(name: str) -> set[tuple[str, str]]:
     return {(f.site.scope, f.label.channel) for f in result.flows}
 
 
+_VENDORED_REQUESTS = {
+    "tool/__init__.py": "",
+    "tool/_vendor/__init__.py": "",
+    # A copy of the library: its __init__ binds the names the models know it by.
+    "tool/_vendor/requests/__init__.py": "from .api import request, get, head, post, patch, put, delete, options\n"
+                                         "from .sessions import session, Session\nfrom .models import Request, Response\n",
+    "tool/_vendor/requests/api.py": "from . import sessions\n\n\ndef get(url, **kwargs):\n"
+                                    "    return sessions.Session().get(url, **kwargs)\n",
+    "tool/_vendor/requests/sessions.py": "class Session:\n    def get(self, url, **kwargs):\n        return url\n",
+    "tool/_vendor/requests/models.py": "class Response:\n    pass\n",
+    # An application's own package that only shares the library's name.
+    "tool/friends/__init__.py": "",
+    "tool/friends/requests/__init__.py": "def get(name):\n    return {'headers': {'x-name': name}}\n",
+}
+_SAVES_HEADER = ("import os\n{import_line}\n\n\ndef _save(folder, url):\n    response = {call}\n"
+                 "    return open(os.path.join(folder, response.headers['x-name']), 'wb')\n")
+
+
+@pytest.mark.parametrize("import_line, call, vendored", [
+    ("from tool._vendor import requests", "requests.get(url)", True),
+    ("from tool._vendor.requests import Session", "Session().get(url)", True),
+    ("import tool._vendor.requests", "tool._vendor.requests.get(url)", True),
+    ("from tool._vendor.requests.sessions import Session as S\nclass Mine(S):\n    pass", "Mine().get(url)", True),
+    ("from tool.friends import requests", "requests.get(url)", False),
+])
+def test_a_vendored_copy_of_a_library_is_the_library(import_line: str, call: str, vendored: bool) -> None:
+    """pip's ``pip._vendor.requests``: the copy's response headers come from the network, as the
+    library's models say (its own code ends in ``return url``); an application's package that
+    only bears the library's name is read as its own code."""
+    modules = {**_VENDORED_REQUESTS, "tool/fetch.py": _SAVES_HEADER.format(import_line=import_line, call=call)}
+    flows = {(f.kind, f.label.channel) for f in _analyse_package(modules, "tool/fetch.py").flows}
+    assert (("path", "network") in flows) is vendored
+
+
+def test_a_module_named_like_a_standard_library_module_is_no_vendored_copy() -> None:
+    """``tool/subprocess.py`` is the package's own module (a standard library name is never a copy),
+    so its harmless ``run`` is read, not subprocess.run's model."""
+    modules = {"tool/__init__.py": "", "tool/subprocess.py": "def run(command, shell=False):\n    return command\n",
+               "tool/cli.py": "from flask import request\nfrom tool import subprocess\n\n\ndef view():\n"
+                              "    return subprocess.run(request.args['c'], shell=True)\n"}
+    assert _analyse_package(modules, "tool/cli.py").flows == ()
+
+
 def test_a_variable_declared_with_a_class_holds_its_objects() -> None:
     """``store: Optional[Store] = None`` at module level, set by a start-up hook: the request
     data a view passes to ``store.rows(...)`` reaches the method's sink (not only its caller's

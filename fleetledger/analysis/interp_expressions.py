@@ -303,7 +303,9 @@ class Expressions:
 
     def library_name(self, qualified: str, node: ast.AST) -> Value:
         """The value of a qualified library name: a source, an object of a known type, or a
-        reference (which a call or attribute read resolves further)."""
+        reference (which a call or attribute read resolves further). A name of a vendored
+        copy of a library is the library's (``Program.vendored_name``)."""
+        qualified = self.program.vendored_name(qualified)
         site = self.site(node)
         source = self.catalog.sources_read.get(qualified)
         value = ref(qualified)

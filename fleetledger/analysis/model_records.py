@@ -8,7 +8,9 @@ on; handlers are in ``model_handlers``, what frameworks do with the code's value
 
 from __future__ import annotations
 
+import builtins
 import functools
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -453,6 +455,23 @@ class Catalog:
                 parts = key.split(".")
                 names.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
         return frozenset(names)
+
+    @functools.cached_property
+    def _members(self) -> dict[str, frozenset[str]]:
+        """Top-level name of each third-party library the models describe (not the standard
+        library's, not a builtin) -> the names directly under it that they name
+        (``requests`` -> ``get``, ``Session``, ``sessions`` ...)."""
+        out: dict[str, set[str]] = {}
+        for name in self._names:
+            top, dot, rest = name.partition(".")
+            if dot and "." not in rest and top not in sys.stdlib_module_names and not hasattr(builtins, top):
+                out.setdefault(top, set()).add(rest)
+        return {top: frozenset(members) for top, members in out.items()}
+
+    def library_members(self, top: str) -> frozenset[str]:
+        """The names directly under the third-party library ``top`` that some model names
+        (empty for a name that is no such library's: ``os``, ``open``, ``myapp``)."""
+        return self._members.get(top, frozenset())
 
     def unaliased(self, qualified: str) -> str:
         """The name ``qualified`` stands for once a module alias that starts it is replaced
