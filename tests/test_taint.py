@@ -381,6 +381,7 @@ _VENDORED_REQUESTS = {
                                     "    return sessions.Session().get(url, **kwargs)\n",
     "tool/_vendor/requests/sessions.py": "class Session:\n    def get(self, url, **kwargs):\n        return url\n",
     "tool/_vendor/requests/models.py": "class Response:\n    pass\n",
+    "tool/_vendor/requests/utils.py": "import os\n\n\ndef shell(text):\n    os.system(text)\n",
     # An application's own package that only shares the library's name.
     "tool/friends/__init__.py": "",
     "tool/friends/requests/__init__.py": "def get(name):\n    return {'headers': {'x-name': name}}\n",
@@ -403,6 +404,14 @@ def test_a_vendored_copy_of_a_library_is_the_library(import_line: str, call: str
     modules = {**_VENDORED_REQUESTS, "tool/fetch.py": _SAVES_HEADER.format(import_line=import_line, call=call)}
     flows = {(f.kind, f.label.channel) for f in _analyse_package(modules, "tool/fetch.py").flows}
     assert (("path", "network") in flows) is vendored
+
+
+def test_a_function_of_a_vendored_copy_no_model_knows_is_read_as_code() -> None:
+    """Only names the models know are the library's: the copy's other functions are followed."""
+    modules = {**_VENDORED_REQUESTS, "tool/view.py": "from flask import request\nfrom tool._vendor.requests import utils\n\n\n"
+                                                     "def view():\n    utils.shell(request.args['c'])\n"}
+    flows = _analyse_package(modules, "tool/view.py").flows
+    assert [(f.kind, f.site.path, f.label.channel) for f in flows] == [("command", "tool/_vendor/requests/utils.py", "http")]
 
 
 def test_a_module_named_like_a_standard_library_module_is_no_vendored_copy() -> None:

@@ -303,7 +303,9 @@ class Program:
         ``pip._vendor.requests``, setuptools' ``setuptools._vendor``): ``from pip._vendor import
         requests`` is the library ``requests``, whose models (what ``Session.get`` returns, where
         its response's headers come from) apply; the copy's own code, which the engine cannot
-        follow down to the network, is not read for it. A package of the analysed code is taken
+        follow down to the network, is not read for them. Only names some model knows are
+        mapped: any other function of the copy (``requests.utils.quote``) stays its code, read
+        as the analysed code's. A package of the analysed code is taken
         for a copy of a third-party library the models describe when it is nested in another
         package, bears the library's name, and binds at least half of the names directly under
         the library that the models name (in its ``__init__`` or as its submodules): a package
@@ -315,13 +317,15 @@ class Program:
             qualified: A dotted name as imports bind it (``pip._vendor.requests.Session``).
 
         Returns:
-            The name from the library's top on (``requests.Session``), or ``qualified``.
+            The name from the library's top on (``requests.Session``) when the models know it,
+            else ``qualified``.
         """
         parts = qualified.split(".")
         if len(parts) < 2 or parts[0] not in self._tops:
             return qualified
         for cut in range(1, len(parts)):
-            if self.catalog.library_members(parts[cut]) and self._is_copy(".".join(parts[:cut + 1]), parts[cut]):
+            if self.catalog.library_members(parts[cut]) and self.catalog.knows(".".join(parts[cut:])) \
+                    and self._is_copy(".".join(parts[:cut + 1]), parts[cut]):
                 return ".".join(parts[cut:])
         return qualified
 
