@@ -18,6 +18,7 @@ from .interp_expressions import callable_part, ref
 from .definitions import module_name
 from .sequences import leading_items
 from .tree import walk_scope
+from .type_comments import DECLARED
 from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
                      without_parameters)
 
@@ -43,6 +44,9 @@ class Statements:
                 self.validated(node.value)
         elif isinstance(node, ast.Assign):
             value = self.expr(node.value)
+            declared = getattr(node, DECLARED, None)  # ``x = make()  # type: Session`` (PEP 484)
+            if declared is not None:
+                value = join(value, Value(types=known_types(self.program, annotation_names(self, declared))))
             for target in node.targets:
                 self.assign(target, value, node.value)
                 if isinstance(target, ast.Name):

@@ -26,19 +26,24 @@ from __future__ import annotations
 import ast
 import re
 
-__all__ = ["MARKER", "annotate"]
+__all__ = ["DECLARED", "MARKER", "annotate"]
 
 # A type comment starts like this (PEP 484); files without one are not parsed a second time.
 MARKER = re.compile(r"#\s*type:")
 
+# The attribute of an ``ast.Assign`` that holds the type its comment declares
+# (``session = make()  # type: PipSession``), read as an annotated assignment's annotation.
+DECLARED = "declared_type"
+
 
 def annotate(tree: ast.Module) -> None:
     """Gives each parameter and return of ``tree``'s functions the annotation its type comment
-    declares, where it has none (in place).
+    declares, where it has none, and an assignment with one target the type its comment
+    declares (its ``DECLARED`` attribute), in place.
 
     Args:
         tree: A module parsed with ``type_comments=True`` (the ``type_comment`` attributes of
-            ``ast.FunctionDef``, ``ast.AsyncFunctionDef`` and ``ast.arg``); any other tree is
+            ``ast.FunctionDef``, ``ast.AsyncFunctionDef``, ``ast.arg`` and ``ast.Assign``); any other tree is
             left as it is.
 
     A comment that is not a valid type expression (``# type: ignore[...]`` is not a type
@@ -49,6 +54,10 @@ def annotate(tree: ast.Module) -> None:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _function(node)
+        elif isinstance(node, ast.Assign) and getattr(node, "type_comment", None) and len(node.targets) == 1:
+            declared = _expression(node.type_comment, node)
+            if declared is not None:
+                setattr(node, DECLARED, declared)
 
 
 def _function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:

@@ -1,4 +1,4 @@
-# Engine probe: PEP 484 type comments declare what a parameter holds, as an annotation does. The
+# Engine probe: PEP 484 type comments declare what a parameter or a variable holds, as an annotation does. The
 # functions are private, so their parameters are no entry points: only the declared type tells
 # that what ``session.get`` returns is a response whose headers come from the network.
 import cgi
@@ -9,6 +9,10 @@ import requests
 
 class Downloader(requests.Session):
     pass
+
+
+def _opened():
+    return object()
 
 
 def _saved(session, temp_dir, url):
@@ -37,6 +41,14 @@ def _miscounted(session, temp_dir, url):
     # type: (Downloader) -> None
     response = session.get(url)
     open(os.path.join(temp_dir, response.headers["x-name"]), "wb")  # ok path (one type for three parameters)
+
+
+def _assigned(temp_dir, url):
+    session = _opened()  # type: Downloader
+    response = session.get(url)
+    open(os.path.join(temp_dir, response.headers["x-name"]), "wb")  # $ path (an assignment's type comment)
+    other = _opened()
+    open(os.path.join(temp_dir, other.get(url).headers["x-name"]), "wb")  # ok path (no type declared)
 
 
 class Mirror:
