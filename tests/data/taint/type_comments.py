@@ -1,6 +1,7 @@
-# Engine probe: PEP 484 type comments declare what a parameter or a variable holds, as an annotation does. The
-# functions are private, so their parameters are no entry points: only the declared type tells
-# that what ``session.get`` returns is a response whose headers come from the network.
+# Engine probe: PEP 484 type comments declare what a parameter or a variable holds, as an
+# annotation does. The functions are private, so their parameters are no entry points: only the
+# declared type tells that what ``session.get`` returns is a response whose headers come from the
+# network.
 import cgi
 import os
 
