@@ -26,6 +26,9 @@ EXPONENTIAL = [
     r"^(\w\w?)+$",  # an optional part at the end that can take what the body starts with
     r"^([a-z](?:[a-z0-9_]*[a-z0-9])?)+$",
     r"^(?:[-\w]|\w-\w)+$",  # an alternative spelled by another's repetitions (the ways grow as Fibonacci's numbers)
+    r"^(\d+|\d+\.\d+)*$",  # one alternative, repeated alone, is (E+)*
+    r'^("[^"]*"|[^,]+)*,',
+    r"^(?:\w+|\s)+$",
     # CVE-2020-8492, urllib.request's AbstractBasicAuthHandler before the fix
     r"(?:.*,)*[ \t]*([^ \t]+)[ \t]+realm=([\"']?)([^\"']*)\2",
 ]

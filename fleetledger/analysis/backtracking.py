@@ -14,6 +14,8 @@ itself ambiguous:
 * two alternatives of the body can match the same text: each one character class (or a
   repetition of one) sharing a character, ``(\\d+|\\w+)*``, or both empty, ``(a|a)+``
   (``re`` merges ``(\\w|\\d)`` into one class, which is not ambiguous);
+* one alternative of the body, repeated alone, is ambiguous (``(\\d+|\\d+\\.\\d+)*``: the
+  repetition may take ``\\d+`` every time, which is ``(\\d+)*``);
 * the body is a choice of literal words that can cut a text two ways (``(?:m|mm|cm)+``, what
   ``"|".join(words)`` builds: ``words``, Sardinas-Patterson), or a part followed by an optional
   repeat of itself (``(a|aa)+``, which ``re`` parses ``a(?:|a)``);
@@ -311,6 +313,9 @@ def _ambiguous(body: list[Any]) -> bool:
             return True  # (\w|\d)+
         if element[0] == _c.BRANCH and _optional_repeat(body[:index], element[1][1]):
             return True  # (a|aa)+, parsed a(?:|a): "aa" is one repetition or two
+        if element[0] == _c.BRANCH and all(_nullable(e) for e in body[:index] + body[index + 1:]) and any(
+                _ambiguous(_flat(list(alternative))) for alternative in element[1][1]):
+            return True  # (\d+|\d+\.\d+)*: repeating the first alternative alone is (E+)*
         if element[0] == _c.BRANCH and len(body) == 1 and not _uniquely_decodable(element[1][1]):
             return True  # (?:m|mm|cm)+: "mm" is one word or two
         if element[0] == _c.BRANCH and len(body) == 1 and _spelled(element[1][1]):
