@@ -304,14 +304,15 @@ class Program:
         requests`` is the library ``requests``, whose models (what ``Session.get`` returns, where
         its response's headers come from) apply; the copy's own code, which the engine cannot
         follow down to the network, is not read for them. Only names some model knows are
-        mapped: any other function of the copy (``requests.utils.quote``) stays its code, read
-        as the analysed code's. A package of the analysed code is taken
-        for a copy of a third-party library the models describe when it is nested in another
-        package, bears the library's name, and binds at least half of the names directly under
-        the library that the models name (in its ``__init__`` or as its submodules): a package
-        of an application that only shares a library's name (``app.requests``, a wrapper with a
-        ``load`` of its own in ``app.yaml``) is its own code. A standard library module's name
-        never makes a copy (``pkg.subprocess`` is the package's module).
+        mapped: any other function of the copy (``requests.utils.quote``) stays the analysed
+        code's, and is read as such.
+
+        A package of the analysed code is a copy of a third-party library the models describe
+        when it is nested in another package, bears the library's name, and binds at least half
+        of the names the models know directly under the library (in its ``__init__`` or as its
+        submodules). A package of an application that only shares a library's name
+        (``app.requests``; ``app.yaml``, a wrapper with a ``load`` of its own) is its own code,
+        and a standard library module's name never makes a copy (``pkg.subprocess``).
 
         Args:
             qualified: A dotted name as imports bind it (``pip._vendor.requests.Session``).
