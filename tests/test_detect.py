@@ -522,6 +522,32 @@ def load(blob):
     assert states.get(7) != "constant" and 7 in {c.line for c in report.candidates}
 
 
+def test_a_detector_at_a_sink_a_safe_switch_guards_is_judged_by_the_switch(tmp_path: Path) -> None:
+    """Django's ``join`` filter: ``mark_safe`` of data escaped unless a caller passes
+    ``autoescape=False``. bandit's B308 there was judged by the plain summary's evidence (a
+    parameter reaches it: callers decide); with the switch as it is, the data arrives escaped."""
+    report = scan(tmp_path, "filters.py", b"""\
+from django.utils.html import conditional_escape
+from django.utils.safestring import mark_safe
+
+
+def join(value, arg, autoescape=True):
+    if autoescape:
+        data = conditional_escape(arg).join([conditional_escape(v) for v in value])
+    else:
+        data = arg.join(value)
+    return mark_safe(data)
+
+
+def shown(value):
+    return mark_safe(value)
+""")
+    states = {c.line: (c.evidence or {}).get("state") for c in report.candidates if c.rule_id == "B308"}
+    assert states[10] == "sanitised"
+    flagged = {c.line for c in report.candidates if c.rule_id.startswith("FLT")}
+    assert 10 not in flagged and 14 in flagged
+
+
 def test_the_loader_reads_the_plan_in_place_and_never_loads_the_analysed_file(tmp_path: Path) -> None:
     """Regression: every analysed file copied the plan's whole path -> hash map twice and
     built a third (``hashes``): work growing with the square of the repository's files. The

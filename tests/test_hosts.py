@@ -252,20 +252,23 @@ def test_a_host_cut_off_from_the_database_is_fenced_when_its_retried_writes_arri
     link = Link(parts.port or 5432)
     a_url = urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.port}", f":{link.port}")))
     try:
-        a = _host(repo, tmp_path / "ws-a", a_url, "--workers", "2", "--sandbox", "none",
+        # A's leases outlast the moments between its worker's pause and the cut (A's own
+        # coordinator would take an expired one back); B joins only after the cut, so how long
+        # B takes to start does not count.
+        a = _host(repo, tmp_path / "ws-a", a_url, "--workers", "2", "--sandbox", "none", "--lease-ttl", "6",
                   env=_pausing(tmp_path / "once", step=1))
         wait_for(lambda: stopped_child(a.pid) is not None, what="host A to be mid-investigate", proc=a)
         run_id = _run_id(postgres_url)
         assert run_id is not None
-        # B's one worker pauses in its first investigate step, so the run cannot end before A is back.
-        b = _host(_copy(repo, tmp_path / "repo-b"), tmp_path / "ws-b", postgres_url, "--workers", "1", "--sandbox", "none",
-                  "--join", run_id, env=_pausing(tmp_path / "once-b", step=1))
-        wait_for(lambda: any(r.kind == "run.joined" for r in _records(postgres_url)), what="host B to join", proc=b)
         link.cut()
         records = _records(postgres_url)  # what A managed to record; nothing more of it arrives now
         ended = {(r.task, r.epoch) for r in records if r.kind in LEASE_END_KINDS}
         held = sorted(_granted(records, a.pid) - ended)
         assert held, "A holds a lease when it is cut off (its paused worker's, at least)"
+        # B's one worker pauses in its first investigate step, so the run cannot end before A is back.
+        b = _host(_copy(repo, tmp_path / "repo-b"), tmp_path / "ws-b", postgres_url, "--workers", "1", "--sandbox", "none",
+                  "--join", run_id, env=_pausing(tmp_path / "once-b", step=1))
+        wait_for(lambda: any(r.kind == "run.joined" for r in _records(postgres_url)), what="host B to join", proc=b)
         wait_for(lambda: {(r.task, r.epoch) for r in _records(postgres_url) if r.kind == "lease.expired"} >= set(held),
                  what="host B to take back every lease of the cut-off host", proc=b)
         _wake(a)  # A's paused worker goes on, unaware

@@ -195,11 +195,17 @@ def rename(text: str) -> str:
     names, attributes = _author_names(text)
     tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     out = []
+    signature = 0  # depth of brackets inside a def's parameter list (0: outside one)
     for i, token in enumerate(tokens):
         before = tokens[i - 1].string if i else ""
         after = tokens[i + 1].string if i + 1 < len(tokens) else ""
+        if token.type == tokenize.OP and token.string in "([{" and (signature or i > 1 and tokens[i - 2].string == "def"):
+            signature += 1
+        elif token.type == tokenize.OP and token.string in ")]}" and signature:
+            signature -= 1
         if token.type == tokenize.NAME:
-            keyword = after == "=" and before in ("(", ",")
+            # In a def's parameter list, ``name=default`` is a parameter, not a keyword argument.
+            keyword = after == "=" and before in ("(", ",") and signature != 1
             wanted = attributes if before == "." else names
             if token.string in wanted and not keyword:
                 token = token._replace(string=_new_name(token.string))
@@ -421,6 +427,17 @@ def test_a_module_named_like_a_standard_library_module_is_no_vendored_copy() -> 
                "tool/cli.py": "from flask import request\nfrom tool import subprocess\n\n\ndef view():\n"
                               "    return subprocess.run(request.args['c'], shell=True)\n"}
     assert _analyse_package(modules, "tool/cli.py").flows == ()
+
+
+def test_a_caller_that_turns_a_switch_on_is_flagged_at_the_sink() -> None:
+    """``parse_document``'s safe default keeps it out of the report as a library function
+    (probe switch_defaults.py); a view passing ``resolve_entities=True`` with an upload is XXE."""
+    text = (PROBES / "switch_defaults.py").read_text() + (
+        "\n\nfrom flask import request\n\n\ndef view():\n"
+        "    return parse_document(request.files['doc'], resolve_entities=True)\n")
+    flows = engine.analyse("switch_defaults.py", parser.parse_module(text).module).flows
+    assert ("xxe", 12, "http") in {(f.kind, f.site.line, f.label.channel) for f in flows}
+    assert ("xxe", 12, "api") not in {(f.kind, f.site.line, f.label.channel) for f in flows}
 
 
 def test_a_variable_declared_with_a_class_holds_its_objects() -> None:
