@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from . import catalog as catalog_module
-from . import summaries
+from . import summaries, switches
 from .budget import Budget, BudgetExceeded
 from .definitions import FunctionInfo, iter_functions
 from .dependencies import Dependencies
@@ -226,11 +226,11 @@ def _api(program: Program, function: FunctionInfo, found: summaries.Summary, cal
     ``template_caller``). A method a framework calls for what it returns (``[[return_sink]]``,
     Django's ``as_sql``) gets its arguments from the framework: only its instance's state is
     its callers' data. A switch of the function (a parameter defaulting to ``True`` or
-    ``False``) is taken as left as it is (``summaries.with_switch_defaults``): turned on, it is
+    ``False``) is taken as left as it is (``switches``): turned on, it is
     its caller's choice, flagged at that caller."""
     called_by_framework = bool(return_sinks(program, function))
     if found.sinks:  # what its callers' data reaches with its switches as they are
-        found = summaries.with_switch_defaults(program, function) or found
+        found = switches.with_switch_defaults(program, function) or found
     for hit in found.sinks:
         for label in hit.value.all_labels():
             if label.channel != "param" or label.safe_for(hit.sink.kind, hit.sink.needs_file):

@@ -15,7 +15,7 @@ import builtins
 from dataclasses import replace
 from typing import Any
 
-from . import lengths, reflection, reprs, routes
+from . import lengths, reflection, reprs, routes, vendoring
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
 from .library_methods import BOUND_LIBRARY_METHOD, SELF
@@ -302,10 +302,9 @@ class Expressions:
         return reflection.chosen_member(owner, of_labels(labels))  # a chosen class's method is chosen
 
     def library_name(self, qualified: str, node: ast.AST) -> Value:
-        """The value of a qualified library name: a source, an object of a known type, or a
-        reference (which a call or attribute read resolves further). A name of a vendored
-        copy of a library is the library's (``Program.vendored_name``)."""
-        qualified = self.program.vendored_name(qualified)
+        """The value of a qualified library name (a vendored copy's is the library's: ``vendoring``):
+        a source, an object of a known type, or a reference (a call or attribute read resolves it)."""
+        qualified = vendoring.vendored_name(self.program, qualified)
         site = self.site(node)
         source = self.catalog.sources_read.get(qualified)
         value = ref(qualified)
@@ -313,8 +312,7 @@ class Expressions:
             value = join(value, self.source_value(source.channel, source.what, site))
         if qualified in self.catalog.constants:
             return constant(self.catalog.constants[qualified])
-        object_type = self.catalog.objects.get(qualified)
-        if object_type is not None:
+        if (object_type := self.catalog.objects.get(qualified)) is not None:
             value = join(value, Value(types=frozenset({object_type})))
         return value
 

@@ -8,9 +8,7 @@ on; handlers are in ``model_handlers``, what frameworks do with the code's value
 
 from __future__ import annotations
 
-import builtins
 import functools
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -444,10 +442,12 @@ class Catalog:
     def knows(self, qualified: str) -> bool:
         """True when some model names ``qualified`` or a member of it (a call, a read, an
         object, a type, a module whose functions are modelled...)."""
-        return qualified in self._names
+        return qualified in self.names
 
     @functools.cached_property
-    def _names(self) -> frozenset[str]:
+    def names(self) -> frozenset[str]:
+        """Every name a model names, with each of its dotted prefixes (``requests``,
+        ``requests.Session``, ``requests.Session.get``)."""
         names: set[str] = set(self.exits) | set(self.pure) | set(self.reconfigures)
         for table in (self.sinks, self.sources_call, self.sources_read, self.objects, self.sanitisers, self.checks,
                       self.returns, self.bases, self.constants, self.guards, self.renders, self.invokes):
@@ -455,23 +455,6 @@ class Catalog:
                 parts = key.split(".")
                 names.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
         return frozenset(names)
-
-    @functools.cached_property
-    def _members(self) -> dict[str, frozenset[str]]:
-        """Top-level name of each third-party library the models describe (not the standard
-        library's, not a builtin) -> the names directly under it that they name
-        (``requests`` -> ``get``, ``Session``, ``sessions`` ...)."""
-        out: dict[str, set[str]] = {}
-        for name in self._names:
-            top, dot, rest = name.partition(".")
-            if dot and "." not in rest and top not in sys.stdlib_module_names and not hasattr(builtins, top):
-                out.setdefault(top, set()).add(rest)
-        return {top: frozenset(members) for top, members in out.items()}
-
-    def library_members(self, top: str) -> frozenset[str]:
-        """The names directly under the third-party library ``top`` that some model names
-        (empty for a name that is no such library's: ``os``, ``open``, ``myapp``)."""
-        return self._members.get(top, frozenset())
 
     def unaliased(self, qualified: str) -> str:
         """The name ``qualified`` stands for once a module alias that starts it is replaced

@@ -96,14 +96,14 @@ class Program:
         self._tracking: list[Dependencies] = []
         self.callers: dict[str, int] = {}
         planned = tuple(sorted(paths))
-        self._by_name, self._names = module_index(planned)
-        self._tops = top_names(planned)
+        self.by_name, self._names = module_index(planned)  # import name -> path, path -> name
+        self.tops = top_names(planned)  # first parts of the analysed code's module names
         self._failed: set[str] = set()
         self.root = ""  # the path of the file being analysed (the first module added)
         self.template_finder: Callable[[str], tuple[str, str] | None] | None = None
         self._templates: dict[str, tuple[str, list[Any]] | None] = {}
         self._aliases: dict[str, tuple[list[str], Dependencies]] = {}
-        self._copies: dict[str, tuple[bool, Dependencies]] = {}  # ``vendored_name``, per package
+        self.copies: dict[str, tuple[bool, Dependencies]] = {}  # ``vendoring.vendored_name``, per package
 
     # -- modules -------------------------------------------------------------------------
 
@@ -132,7 +132,7 @@ class Program:
             self.depend(Dependencies(names={dotted: module.path}))
             self.depend(module.deps)
             return module
-        path = self._by_name.get(dotted)
+        path = self.by_name.get(dotted)
         self.depend(Dependencies(names={dotted: path}))
         if path is None:
             return None
@@ -296,63 +296,6 @@ class Program:
             self._aliases[qualified] = (found, deps)
         return found
 
-    def vendored_name(self, qualified: str) -> str:
-        """The library name a name of a vendored copy stands for, else ``qualified``.
-
-        A package vendors a library when it ships a copy of it inside itself (pip's
-        ``pip._vendor.requests``, setuptools' ``setuptools._vendor``): ``from pip._vendor import
-        requests`` is the library ``requests``, whose models (what ``Session.get`` returns, where
-        its response's headers come from) apply; the copy's own code, which the engine cannot
-        follow down to the network, is not read for them. Only names some model knows are
-        mapped: any other function of the copy (``requests.utils.quote``) stays the analysed
-        code's, and is read as such.
-
-        A package of the analysed code is a copy of a third-party library the models describe
-        when it is nested in another package, bears the library's name, and binds at least half
-        of the names the models know directly under the library (in its ``__init__`` or as its
-        submodules). A package of an application that only shares a library's name
-        (``app.requests``; ``app.yaml``, a wrapper with a ``load`` of its own) is its own code,
-        and a standard library module's name never makes a copy (``pkg.subprocess``).
-
-        Args:
-            qualified: A dotted name as imports bind it (``pip._vendor.requests.Session``).
-
-        Returns:
-            The name from the library's top on (``requests.Session``) when the models know it,
-            else ``qualified``.
-        """
-        parts = qualified.split(".")
-        if len(parts) < 2 or parts[0] not in self._tops:
-            return qualified
-        for cut in range(1, len(parts)):
-            if self.catalog.library_members(parts[cut]) and self.catalog.knows(".".join(parts[cut:])) \
-                    and self._is_copy(".".join(parts[:cut + 1]), parts[cut]):
-                return ".".join(parts[cut:])
-        return qualified
-
-    def _is_copy(self, package: str, library: str) -> bool:
-        path = self._by_name.get(package)
-        if path is None or not path.endswith("__init__.py"):
-            self.depend(Dependencies(names={package: path}))  # a package added later may be one
-            return False  # no package of the analysed code (a module is not loaded to tell)
-        known = self._copies.get(package)
-        if known is not None:
-            self.depend(known[1])
-            return known[0]
-        with self.tracking() as deps:
-            module = self.find_module(package)
-            if module is None:
-                found = False
-            elif module.path in self.running:
-                return False  # its own body, importing its submodules: not decided yet
-            else:
-                self.run(module)
-                members = self.catalog.library_members(library)
-                present = sum(1 for m in members if m in module.globals or f"{package}.{m}" in self._by_name)
-                found = 2 * present >= len(members)
-        self._copies[package] = (found, deps)
-        return found
-
     def _library_aliases(self, qualified: str, module: ModuleInfo | None, name: str) -> list[str]:
         if module is None or module.path in self.running:
             return [qualified]
@@ -434,11 +377,9 @@ class Program:
                 todo.extend(info.bases)
             elif current in self.catalog.bases:
                 todo.extend(self.catalog.bases[current])
-            elif current in self.catalog.returns:
-                # A library class known by what calling it makes (``requests.sessions.Session``
-                # makes a ``requests.Session``): a subclass's objects are of that type too.
+            elif current in self.catalog.returns:  # a class known by the type its call makes
                 todo.extend(t for t, when in self.catalog.returns[current] if when is None)
-            elif current.partition(".")[0] in self._tops:
+            elif current.partition(".")[0] in self.tops:
                 local = self.resolve(current) if load else self._loaded_class(current)
                 if local is not None and local[0] == "class":
                     todo.append(local[1])
@@ -448,7 +389,7 @@ class Program:
         """``("class", id)`` for a class named ``module.Name`` whose module is loaded already;
         None otherwise (nothing is loaded for it)."""
         module_name, _, name = qualified.rpartition(".")
-        path = self._by_name.get(module_name)
+        path = self.by_name.get(module_name)
         loaded = module_name in self.modules or path is not None and any(m.path == path for m in self.modules.values())
         module = self.find_module(module_name) if loaded else None
         value = module.globals.get(name) if module is not None else None

@@ -24,12 +24,11 @@ from .budget import BudgetExceeded
 from .definitions import FunctionInfo
 from .dependencies import Dependencies
 from .argv import program_part
-from .facts import EVIDENCE_RANK, Evidence, Site, SinkHit, Summary, step
+from .facts import Site, SinkHit, Summary, step
 from .interp import Frame
 from .interp_expressions import callable_part
 from .marks import NORMALISED, unmarked
-from .values import (ADDED_ITEMS, DERIVED, UNKNOWN_KEYS, EMPTY, Label, Value, add_step, clean, constant, join, of_labels,
-                     taint_only, with_items)
+from .values import ADDED_ITEMS, DERIVED, UNKNOWN_KEYS, EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
 
 if TYPE_CHECKING:
     from .program import Program
@@ -92,7 +91,7 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
         made = len(program.made)
         program.iterating += round_number > 1
         try:
-            result, deps = _compute(program, function, depth)
+            result, deps = compute(program, function, depth)
         finally:
             program.iterating -= round_number > 1
         if function.id not in program.reentered:
@@ -148,70 +147,9 @@ def specialised(program: Program, function: FunctionInfo, callables: dict[int, V
     if known is not None:
         program.depend(known[1])
         return known[0]
-    result, deps = _compute(program, function, depth, callables)
+    result, deps = compute(program, function, depth, callables)
     program.specialised[key] = (result, deps)
     return result
-
-
-def with_switch_defaults(program: Program, function: FunctionInfo) -> Summary | None:
-    """The function's summary for callers that leave its switches as they are: computed with
-    each parameter whose default is ``True`` or ``False`` bound to that default (a flag carries
-    no data), the others to their labels; None when it has no such parameter.
-
-    A public function's switch with a safe default (``resolve_entities=False``,
-    ``allow_pickle=False``, ``verify=True``) is its callers' explicit choice: what its
-    parameters reach with the switches as they are is what the function does to its callers'
-    data by itself. A caller that turns one on passes a constant the engine reads at that call.
-    Kept for this analysis, per function.
-    """
-    switches = switch_defaults(function)
-    if not switches:
-        return None
-    key = (function.id, "switch defaults")
-    known = program.specialised.get(key)
-    if known is not None:
-        program.depend(known[1])
-        return known[0]
-    general, program.evidence = program.evidence, {}
-    try:
-        result, deps = _compute(program, function, 0, bound={i: constant(v) for i, v in switches.items()})
-    finally:
-        seen, program.evidence = program.evidence, general
-    _switched_evidence(program, function, seen)
-    program.specialised[key] = (result, deps)
-    return result
-
-
-def _switched_evidence(program: Program, function: FunctionInfo, seen: dict[tuple[str, int, int, str], Evidence]) -> None:
-    """Merges the evidence the switch-defaults run saw: at a sink of the function itself where
-    the plain summary saw a parameter (its callers decide) and this run sees less (sanitised,
-    constant: an ``if autoescape:`` branch escaped it), a detector's candidate there is judged
-    by what the function does with its switches as they are; elsewhere the worst is kept."""
-    node = function.node
-    first, last = node.lineno, getattr(node, "end_lineno", None) or node.lineno
-    for key, evidence in seen.items():
-        old = program.evidence.get(key)
-        own = evidence.site.path == function.module.path and first <= evidence.site.line <= last
-        if own and old is not None and old.state == "parameter" and EVIDENCE_RANK[evidence.state] < EVIDENCE_RANK["parameter"]:
-            program.evidence[key] = evidence
-        else:
-            program.record_evidence(evidence)
-
-
-def switch_defaults(function: FunctionInfo) -> dict[int, bool]:
-    """Index in ``function.params`` -> the default of each parameter whose default is the
-    constant ``True`` or ``False`` (Python's rules: the last positional parameters take
-    ``defaults`` in order, keyword-only ones ``kw_defaults``)."""
-    node = function.node
-    if isinstance(node, ast.Lambda) or not function.params:
-        return {}
-    args = node.args
-    positional = [*args.posonlyargs, *args.args]
-    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
-             *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)]
-    index = {id(param): i for i, param in enumerate(function.params)}
-    return {index[id(param)]: default.value for param, default in pairs
-            if id(param) in index and isinstance(default, ast.Constant) and isinstance(default.value, bool)}
 
 
 def _callables(function: FunctionInfo, mapping: dict[int, Value]) -> dict[int, Value]:
@@ -227,11 +165,12 @@ def _callables(function: FunctionInfo, mapping: dict[int, Value]) -> dict[int, V
     return out
 
 
-def _compute(program: Program, function: FunctionInfo, depth: int, callables: dict[int, Value] | None = None, *,
+def compute(program: Program, function: FunctionInfo, depth: int, callables: dict[int, Value] | None = None, *,
              bound: dict[int, Value] | None = None) -> tuple[Summary, Dependencies]:
-    """Interprets the function with its parameters bound to parameter labels (and, for the
-    ``callables``, to the functions passed there as well; the ``bound`` ones to their value
-    instead)."""
+    """Returns ``(summary, what it depends on)``, not kept (callers keep it): interprets the
+    function with its parameters bound to parameter labels (and, for the ``callables``, to the
+    functions passed there as well; the ``bound`` ones to their value instead). Raises
+    ``BudgetExceeded`` when the work budget runs out (a note says which function)."""
     program.in_progress.add(function.id)
     program.stack.append(function.id)
     with program.tracking() as deps:
