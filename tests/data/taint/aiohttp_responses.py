@@ -26,6 +26,18 @@ async def more(request):
     return reply
 
 
+@routes.get("/page")
+async def page(request):
+    # aiohttp.web re-exports its submodules' names: the same classes, imported from where they live.
+    from aiohttp.web_exceptions import HTTPFound
+    from aiohttp.web_response import Response
+
+    name = request.match_info["name"]
+    if name.startswith("go:"):
+        raise HTTPFound(name[3:])  # $ redirect
+    return Response(text=f"<h1>{name}</h1>", content_type="text/html")  # $ xss
+
+
 def templates(app, loader, env_options):
     import aiohttp_jinja2
     from fastapi.templating import Jinja2Templates
