@@ -126,7 +126,8 @@ class Program:
     def find_module(self, dotted: str) -> ModuleInfo | None:
         """Returns the loaded or loadable module whose import name is ``dotted``
         (``module_index``), or None. The lookup and what the module depends on become
-        dependencies of the analysis (``depend``)."""
+        dependencies of the analysis (``depend``); it costs a unit of the work budget."""
+        self.budget.spend()
         if dotted in self.modules:
             module = self.modules[dotted]
             self.depend(Dependencies(names={dotted: module.path}))
