@@ -1,4 +1,4 @@
-"""PEP 484 type comments of functions read as annotations.
+"""PEP 484 type comments read as annotations: a function's, its parameters' and an assignment's.
 
 Code written to run on Python 2 as well as 3 (and much that is still maintained) declares its
 functions' types in comments, which Python's parser keeps only when asked
@@ -28,7 +28,7 @@ import re
 
 __all__ = ["DECLARED", "MARKER", "annotate"]
 
-# A type comment starts like this (PEP 484); files without one are not parsed a second time.
+# A type comment starts like this (PEP 484); a file without one is parsed without type comments.
 MARKER = re.compile(r"#\s*type:")
 
 # The attribute of an ``ast.Assign`` that holds the type its comment declares
