@@ -327,7 +327,7 @@ def handler_values(program: Program, function: FunctionInfo, handler: Handler, e
     framework calls it with outside data in turn (``depth``: dependencies of dependencies)."""
     node = function.node
     assert not isinstance(node, ast.Lambda)
-    defaults = _defaults_by_param(node)
+    defaults = defaults_by_param(node.args)
     out = dict(env)
     first = handler.framework_parameters if handler.framework_parameters >= 0 else 1 if function.bound else 0
     frame = _module_frame(program, function)
@@ -464,10 +464,11 @@ def _literal_annotation(param: ast.arg) -> bool:
         (node.value.id if isinstance(node.value, ast.Name) else node.value.attr) == "Literal")
 
 
-def _defaults_by_param(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
-    positional = [*node.args.posonlyargs, *node.args.args]
-    out = {param.arg: default for param, default in zip(positional[len(positional) - len(node.args.defaults):],
-                                                        node.args.defaults)}
-    out.update({param.arg: default for param, default in zip(node.args.kwonlyargs, node.args.kw_defaults)
-                if default is not None})
+def defaults_by_param(args: ast.arguments) -> dict[str, ast.expr]:
+    """Parameter name -> its default expression, for the parameters that have one (Python's
+    rules: the last positional parameters take ``defaults`` in order, keyword-only ones
+    ``kw_defaults``)."""
+    positional = [*args.posonlyargs, *args.args]
+    out = {param.arg: default for param, default in zip(positional[len(positional) - len(args.defaults):], args.defaults)}
+    out.update({param.arg: default for param, default in zip(args.kwonlyargs, args.kw_defaults) if default is not None})
     return out

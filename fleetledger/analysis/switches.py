@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from . import summaries
 from .definitions import FunctionInfo
+from .entries import defaults_by_param
 from .facts import EVIDENCE_RANK, Evidence, Summary
 from .values import constant
 
@@ -73,15 +74,10 @@ def _switched_evidence(program: Program, function: FunctionInfo, seen: dict[tupl
 
 def switch_defaults(function: FunctionInfo) -> dict[int, bool]:
     """Index in ``function.params`` -> the default of each parameter whose default is the
-    constant ``True`` or ``False`` (Python's rules: the last positional parameters take
-    ``defaults`` in order, keyword-only ones ``kw_defaults``)."""
+    constant ``True`` or ``False`` (``entries.defaults_by_param``)."""
     node = function.node
     if isinstance(node, ast.Lambda) or not function.params:
         return {}
-    args = node.args
-    positional = [*args.posonlyargs, *args.args]
-    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
-             *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)]
-    index = {id(param): i for i, param in enumerate(function.params)}
-    return {index[id(param)]: default.value for param, default in pairs
-            if id(param) in index and isinstance(default, ast.Constant) and isinstance(default.value, bool)}
+    defaults = defaults_by_param(node.args)
+    return {i: default.value for i, param in enumerate(function.params)
+            if isinstance(default := defaults.get(param.arg), ast.Constant) and isinstance(default.value, bool)}

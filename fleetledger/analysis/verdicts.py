@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from .entries import defaults_by_param
 from .model_conventions import UNREAD_TEMPLATE
 from .tree import SourceTree
 
@@ -256,10 +257,8 @@ def _caller_switch(tree: SourceTree, node: ast.AST) -> tuple[str, int] | None:
     if function is None:
         return None
     args = function.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-    params = {a.arg for a in [*positional, *args.kwonlyargs]
+    defaults = defaults_by_param(args)
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
               if isinstance(defaults.get(a.arg), ast.Constant) and isinstance(defaults[a.arg].value, bool)
               or a.annotation is not None and any(isinstance(n, ast.Name) and n.id == "bool" for n in ast.walk(a.annotation))}
     child: ast.AST = node
