@@ -24,6 +24,17 @@ BACKENDS = ["sqlite", "postgres"]
 POSTGRES_ENV = "FLEETLEDGER_TEST_POSTGRES"
 
 
+@pytest.fixture(autouse=True)
+def own_state_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Gives each test a user state folder of its own (``XDG_STATE_HOME``, inherited by the
+    processes it starts). Signed heads are kept there, keyed by the ledger's path; shared across
+    tests, a head left by an earlier run at a reused temporary path made ``verify`` report that
+    run's records as removed from this one."""
+    folder = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> str:
     """The URL of the test PostgreSQL server (``FLEETLEDGER_TEST_POSTGRES``)."""

@@ -32,3 +32,11 @@ def test_a_head_signed_after_the_end_was_read_is_no_contradiction(tmp_path: Path
         assert "ends at seq" in (heads.contradiction(store, store.url, "r", record.seq, key, cut) or "")
         rewritten = heads.sign("r", record.seq, "0" * 64, key)
         assert "differs" in (heads.contradiction(store, store.url, "r", record.seq, key, rewritten) or "")
+
+
+def test_every_test_keeps_its_heads_in_a_folder_of_its_own(own_state_folder: Path) -> None:
+    # Regression: heads were kept in the user's own state folder, keyed by the ledger's path, so
+    # a head left there by an earlier suite run at a reused temporary path made `verify` report
+    # this run's records as removed.
+    assert heads.state_folder().is_relative_to(own_state_folder)
+    assert not heads.state_folder().is_relative_to(Path.home() / ".local" / "state")
