@@ -445,7 +445,8 @@ def test_a_module_lookup_costs_a_unit_of_the_work_budget() -> None:
     command/develop.py, whose analysis made about 40 lookups (each adding what the module
     depends on to every summary being computed around it) per unit of counted work, ran for
     over 20 minutes at 1.1 GB with most of its 2,000,000 units unspent. Each lookup now costs
-    a unit, so that file stops at its budget in about a minute, reported as cut short."""
+    a unit. (That file is analysed whole now, in seconds: ``test_a_value_standing_for_many_
+    library_objects_is_read_through_a_bounded_number_of_them``.)"""
     from fleetledger.analysis.budget import Budget, BudgetExceeded
     from fleetledger.analysis.program import Program
 
@@ -454,6 +455,57 @@ def test_a_module_lookup_costs_a_unit_of_the_work_budget() -> None:
         program.find_module("pkg.missing")
     with pytest.raises(BudgetExceeded):
         program.find_module("pkg")
+
+
+def test_a_value_standing_for_many_library_objects_is_read_through_a_bounded_number_of_them() -> None:
+    """Regression (setuptools 69.5.1's package_index, read from command/develop.py): a loop
+    reading attributes of a library reference one way or another made the value stand for
+    every path of attribute names (``urlopen.a.c.e.b.d...``), each read multiplying them: tens
+    of thousands of names, and the file was cut at its budget. Each read now goes through at
+    most ``MAX_REFS`` names, and the file is analysed whole (the same as renamed: a bound, not
+    a list of names)."""
+    text = textwrap.dedent("""\
+        import urllib.request
+
+        from flask import request
+
+
+        class Index:
+            def __init__(self):
+                self.opener = urllib.request.urlopen
+
+            def crawl(self, urls):
+                o = self.opener
+                for url in urls:
+                    for part in url:
+                        o = o.a if part else o.b
+                        o = o.c if url else o.d
+                        o = o.e if part else o.f
+                return o.g
+
+
+        def view():
+            return urllib.request.urlopen(request.args["u"])
+        """)
+    result = engine.analyse("index.py", parser.parse_module(text).module)
+    assert result.not_analysed == ()
+    assert result.work_units_used < 100_000
+    assert {(f.kind, f.site.line) for f in result.flows} == {("ssrf", 21)}
+
+
+def test_dependencies_adopted_by_reference_are_read_whole_when_flattened() -> None:
+    """A piece adopted by another is kept by reference (O(1) at every adoption): what is added
+    to it later, and what it adopted in turn (a cycle included), is in ``flattened()``."""
+    from fleetledger.analysis.dependencies import Dependencies
+
+    module, summary, lookup = Dependencies(files={"a.py"}), Dependencies(), Dependencies(names={"b": "b.py"})
+    summary.add(module)
+    module.add(summary)  # a module whose body looked itself up
+    module.add(lookup)
+    module.templates["t.html"] = None
+    flat = summary.flattened()
+    assert (flat.files, flat.names, flat.templates, flat.parts) == ({"a.py"}, {"b": "b.py"}, {"t.html": None}, {})
+    assert summary.to_json({"a.py": "1"})["files"] == {"a.py": "1"}
 
 
 def test_a_variable_declared_with_a_class_holds_its_objects() -> None:

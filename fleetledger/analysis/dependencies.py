@@ -22,6 +22,13 @@ from dataclasses import dataclass, field
 class Dependencies:
     """The files read and the lookups made by an analysis (or by a piece of one).
 
+    A piece adopted by another (``add``) is kept by reference, not copied: an analysis adopts
+    the same shared pieces (an imported module's dependencies, a function summary's) again at
+    every use, inside as many pieces being computed as are open around it, and copying made
+    that cost the size of the piece times the nesting at every lookup (quadratic: a file of
+    setuptools spent over 20 minutes in it). What a piece and everything it adopted depend on
+    is read from ``flattened()``, once, where it is stored or reported.
+
     Attributes:
         files: Repository-relative paths of the files read (their content decides the result).
         names: Import name -> the repository path it resolved to, or None when it resolved to
@@ -29,25 +36,47 @@ class Dependencies:
         templates: Template name -> the path it resolved to, or None.
         modules: Path of each module loaded -> its import name (``module_index``), which names
             its functions in what the analysis reports (a new ``__init__.py`` may change it).
+        parts: The pieces adopted (``add``), each once; they may adopt each other in a cycle
+            (a module whose body looks itself up), which ``flattened`` visits once.
     """
 
     files: set[str] = field(default_factory=set)
     names: dict[str, str | None] = field(default_factory=dict)
     templates: dict[str, str | None] = field(default_factory=dict)
     modules: dict[str, str | None] = field(default_factory=dict)
+    parts: dict[int, "Dependencies"] = field(default_factory=dict, repr=False, compare=False)
 
     def add(self, other: "Dependencies") -> None:
-        """Adds ``other``'s files and lookups to these (in place)."""
-        self.files |= other.files
-        self.names.update(other.names)
-        self.templates.update(other.templates)
-        self.modules.update(other.modules)
+        """Adopts ``other``: what it depends on, now and what is added to it later, is what
+        these depend on too (kept by reference; O(1))."""
+        if other is not self:
+            self.parts.setdefault(id(other), other)
+
+    def flattened(self) -> "Dependencies":
+        """Returns a new ``Dependencies``, without parts, holding these and every adopted
+        piece's files and lookups (each piece visited once; O(size of all of them))."""
+        flat = Dependencies()
+        seen: set[int] = set()
+        stack: list[Dependencies] = [self]
+        while stack:
+            piece = stack.pop()
+            if id(piece) in seen:
+                continue
+            seen.add(id(piece))
+            flat.files |= piece.files
+            flat.names.update(piece.names)
+            flat.templates.update(piece.templates)
+            flat.modules.update(piece.modules)
+            stack.extend(piece.parts.values())
+        return flat
 
     def to_json(self, shas: dict[str, str] | None = None, *, leave_out: str = "") -> dict[str, object]:
-        """Returns ``{"files": {path: sha256 or ""}, "names", "templates", "modules"}``,
-        sorted; ``shas`` gives each file's hash (``""`` when unknown); ``leave_out`` is a path
-        not listed (the analysed file itself, whose hash is recorded beside)."""
+        """Returns ``{"files": {path: sha256 or ""}, "names", "templates", "modules"}`` of
+        ``flattened()``, sorted; ``shas`` gives each file's hash (``""`` when unknown);
+        ``leave_out`` is a path not listed (the analysed file itself, whose hash is recorded
+        beside)."""
         known = shas or {}
-        return {"files": {p: known.get(p, "") for p in sorted(self.files) if p != leave_out},
-                "names": dict(sorted(self.names.items())), "templates": dict(sorted(self.templates.items())),
-                "modules": dict(sorted(self.modules.items()))}
+        flat = self.flattened() if self.parts else self
+        return {"files": {p: known.get(p, "") for p in sorted(flat.files) if p != leave_out},
+                "names": dict(sorted(flat.names.items())), "templates": dict(sorted(flat.templates.items())),
+                "modules": dict(sorted(flat.modules.items()))}

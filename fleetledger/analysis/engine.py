@@ -131,15 +131,16 @@ def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, load
                      "the ones from the network kept first)")
         flows = flows[:MAX_FLOWS]
     flows.sort(key=lambda f: (f.site.path != path, f.site.path, f.site.line, f.site.col, f.kind, f.label.line))
+    depends = program.depends.flattened()
     return FileAnalysis(
         flows=tuple(flows),
         misuses=tuple(sorted(program.misuses.values(), key=lambda m: (m.site.path, m.site.line, m.site.col, m.kind))),
         evidence=tuple(sorted(program.evidence.values(), key=lambda e: (e.site.path, e.site.line, e.site.col, e.kind))),
         not_analysed=tuple(program.cut_short),
-        read=tuple(sorted(program.read - {path})),
+        read=tuple(sorted(depends.files - {path})),
         escaped=dict(program.escaped),
         work_units_used=program.budget.used,
-        depends=program.depends,
+        depends=depends,
     )
 
 

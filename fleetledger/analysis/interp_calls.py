@@ -162,7 +162,7 @@ class Calls(Objects):
         site = self.site(node)
         results: list[Value] = []
         handled = False
-        refs = sorted({a for t in callee.types if t.startswith("=") for a in self.program.library_aliases(t[1:])})
+        refs = self.program.library_refs(callee.types)
         for qualified in refs:
             local = self.program.resolve(qualified) if "." in qualified or qualified not in BUILTINS else None
             if local is not None and local[0] in ("function", "class"):

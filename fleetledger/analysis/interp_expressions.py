@@ -174,7 +174,7 @@ class Expressions:
         fixed = self.route_fixed(owner, attr)
         if fixed is not None:
             return fixed
-        refs = sorted({a for t in owner.types if t.startswith("=") for a in self.program.library_aliases(t[1:])})
+        refs = self.program.library_refs(owner.types)
         stored = owner.items.get("." + attr) if refs and owner.items else None
         if stored is not None:  # stored on a library object by this function (``g.user = ...``)
             return stored

@@ -31,6 +31,7 @@ from .facts import Evidence, EVIDENCE_RANK, Flow, Misuse, Site, Summary
 from .interp import Frame, run_module
 from .model_handlers import Handler
 from .model_records import Catalog
+from .name_resolution import NameResolution
 from .interp_sinks import return_sinks
 from .values import Label, Value, clean
 
@@ -42,7 +43,7 @@ Loader = Callable[[str], "tuple[str, ast.Module] | None"]
 cannot be read (the caller's policy and parser decide)."""
 
 
-class Program:
+class Program(NameResolution):
     """The modules reachable from one root file, and their summaries.
 
     Args:
@@ -59,7 +60,6 @@ class Program:
         self.scope = _scope(catalog, shas) if shas is not None else None
         self.stack: list[str] = []
         self.unstable: set[str] = set()
-        self.resolving: set[str] = set()  # names ``resolve`` is resolving (a re-export cycle ends)
         self.running: list[str] = []  # paths of the modules whose bodies are being interpreted
         self.root_dependent: set[str] = set()  # of those, the ones not to share (``summaries.root_dependent``)
         self.loader = loader
@@ -90,8 +90,7 @@ class Program:
         self.partials: dict[str, tuple[Value, ast.expr, list[Value], dict[str, Value]]] = {}
         self.calling_partials: set[str] = set()
         self.reading_properties: set[str] = set()  # property getters being applied (``Expressions.attribute``)
-        self.depends = Dependencies()
-        self.read: set[str] = self.depends.files  # the files read, this one's included
+        self.depends = Dependencies()  # the files read (this one's included) and the lookups made
         self.summary_deps: dict[str, Dependencies] = {}
         self._tracking: list[Dependencies] = []
         self.callers: dict[str, int] = {}
@@ -102,7 +101,7 @@ class Program:
         self.root = ""  # the path of the file being analysed (the first module added)
         self.template_finder: Callable[[str], tuple[str, str] | None] | None = None
         self._templates: dict[str, tuple[str, list[Any]] | None] = {}
-        self._aliases: dict[str, tuple[list[str], Dependencies]] = {}
+        NameResolution.__init__(self)
         self.copies: dict[str, tuple[bool, Dependencies]] = {}  # ``vendoring.vendored_name``, per package
 
     # -- modules -------------------------------------------------------------------------
@@ -130,11 +129,11 @@ class Program:
         self.budget.spend()
         if dotted in self.modules:
             module = self.modules[dotted]
-            self.depend(Dependencies(names={dotted: module.path}))
+            self._looked_up(dotted, module.path)
             self.depend(module.deps)
             return module
         path = self.by_name.get(dotted)
-        self.depend(Dependencies(names={dotted: path}))
+        self._looked_up(dotted, path)
         if path is None:
             return None
         if path in self._failed:
@@ -164,6 +163,7 @@ class Program:
                 return module
             if len(_SHARED_MODULES) >= MAX_SHARED_MODULES:
                 _SHARED_MODULES.clear()
+            module.deps = module.deps.flattened()  # complete now: read at every adoption (``_adopt``)
             _SHARED_MODULES[key] = module
         return module
 
@@ -189,8 +189,15 @@ class Program:
         for open_ in self._tracking:
             open_.files.add(path)
 
+    def _looked_up(self, dotted: str, path: str | None) -> None:
+        """Notes that the import name ``dotted`` resolved to ``path`` (None: to no file)."""
+        self.depends.names[dotted] = path
+        for open_ in self._tracking:
+            open_.names[dotted] = path
+
     def depend(self, deps: Dependencies) -> None:
-        """Notes that the analysis depends on ``deps`` (a shared piece it adopted, a lookup)."""
+        """Notes that the analysis depends on ``deps`` (a shared piece it adopted, a lookup),
+        by reference (``Dependencies.add``): O(pieces being computed around it)."""
         self.depends.add(deps)
         for open_ in self._tracking:
             open_.add(deps)
@@ -227,109 +234,6 @@ class Program:
             if path is not None:
                 self.find_module(name)
         return module
-
-    def resolve(self, qualified: str) -> tuple[str, str] | None:
-        """Resolves a qualified name to a definition of the analysed code.
-
-        Args:
-            qualified: e.g. ``"shop.db.run_query"`` or ``"shop.models.Order"``.
-
-        Returns:
-            ``("function", id)``, ``("class", id)``, ``("module", name)`` or None when the name
-            is not defined in the analysed code (a library's, then).
-        """
-        if qualified in self.resolving or len(self.resolving) > 32:
-            return None  # names that stand for each other (a re-export cycle): none is defined
-        self.resolving.add(qualified)
-        try:
-            return self._resolve(qualified)
-        finally:
-            self.resolving.discard(qualified)
-
-    def _resolve(self, qualified: str) -> tuple[str, str] | None:
-        parts = qualified.split(".")
-        for cut in range(len(parts), 0, -1):
-            module = self.find_module(".".join(parts[:cut]))
-            if module is None:
-                continue
-            rest = parts[cut:]
-            if not rest:
-                return ("module", module.name)
-            return self._member(module, rest)
-        return None
-
-    def imported_name(self, module_name: str, name: str) -> Value | None:
-        """What a module of the analysed code binds ``name`` to when that is a library object
-        it imported (``import os`` in ``utility.py``): ``from utility import *`` binds it too,
-        as Python binds every public name of a module without ``__all__``. None otherwise
-        (a definition of the analysed code is found by ``resolve``)."""
-        module = self.find_module(module_name)
-        if module is None or name.startswith("_"):
-            return None
-        self.run(module)
-        if "__all__" in module.globals:
-            return None
-        value = module.globals.get(name)
-        return value if value is not None and value.types and all(t.startswith("=") for t in value.types) else None
-
-    def library_aliases(self, qualified: str) -> list[str]:
-        """The library names a name of the analysed code stands for, when a module of the code
-        only re-exports them (``pkg.compat.etree`` for ``from lxml import etree`` in
-        ``pkg/compat.py``, as ``from pkg.compat import etree`` then reads it; both where an
-        ``except ImportError`` imports another); else ``[qualified]``. Resolved when the name
-        is used, so no module is loaded for an import alone."""
-        unaliased = self.catalog.unaliased(qualified)
-        if unaliased != qualified:  # a compatibility layer's name for another library's
-            return [unaliased]
-        module_name, _, name = qualified.rpartition(".")
-        if not module_name or self.catalog.knows(qualified):
-            return [qualified]
-        known = self._aliases.get(qualified)
-        if known is not None:  # asked at every use of the name: answered once, its lookups kept
-            self.depend(known[1])
-            return known[0]
-        transient = bool(self.resolving)  # a name being resolved up the stack is no definition, for now
-        with self.tracking() as deps:
-            module = self.find_module(module_name)
-            transient = transient or module is not None and module.path in self.running
-            found = self._library_aliases(qualified, module, name)
-        if not transient:
-            self._aliases[qualified] = (found, deps)
-        return found
-
-    def _library_aliases(self, qualified: str, module: ModuleInfo | None, name: str) -> list[str]:
-        if module is None or module.path in self.running:
-            return [qualified]
-        self.run(module)
-        value = module.globals.get(name)
-        if value is None or value.functions or not value.types or len(value.types) > 4:
-            return [qualified]
-        targets = sorted(t[1:] for t in value.types if t.startswith("="))
-        if len(targets) != len(value.types) or qualified in targets or any(
-                self.resolve(target) is not None for target in targets):
-            return [qualified]
-        return targets
-
-    def _member(self, module: ModuleInfo, rest: list[str]) -> tuple[str, str] | None:
-        self.run(module)
-        value = module.globals.get(rest[0])
-        if value is None:
-            return self.resolve(f"{module.name}.{rest[0]}") if module.is_package and len(rest) > 1 else None
-        for ref in value.types:
-            if ref.startswith("=") and len(rest) == 1:
-                target = ref[1:]
-                if target != f"{module.name}.{rest[0]}":
-                    return self.resolve(target)
-        if len(rest) == 1:
-            for fid in sorted(value.functions):
-                return ("class", fid) if fid in self.classes else ("function", fid)
-            return None
-        for fid in sorted(value.functions):
-            if fid in self.classes:
-                method = self.method(fid, rest[1])
-                if method is not None and len(rest) == 2:
-                    return ("function", method)
-        return None
 
     def find_template(self, name: str) -> tuple[str, list[Any]] | None:
         """The repository's template file of a name (``"blog/post.html"``) and its unescaped

@@ -120,7 +120,7 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
     if shared_key is not None and function.id not in program.unstable and result.complete:
         if len(_SHARED) >= MAX_SHARED:
             _SHARED.clear()
-        _SHARED[shared_key] = (result, deps)
+        _SHARED[shared_key] = (result, deps.flattened())  # read at every adoption (below)
     return result
 
 
