@@ -180,6 +180,7 @@ def _decorates(program: Program, function: FunctionInfo, handler: Handler, decor
         owner = frame.expr(func.value)
         if any(t.startswith("=") for t in owner.types):
             qualified = {t[1:] + "." + func.attr for t in owner.types if t.startswith("=")}
+            qualified |= {t[1:] for t in frame.expr(func).types if t.startswith("=")}  # through a vendored copy
             if not qualified & set(handler.decorators):
                 owner_types = {t[1:] for t in owner.types if t.startswith("=")}
                 if not owner_types & set(handler.decorator_receivers):
@@ -187,7 +188,9 @@ def _decorates(program: Program, function: FunctionInfo, handler: Handler, decor
         else:
             types = {base for t in owner.types for base in program.class_mro(t)}
             receivers = set(handler.decorator_receivers)
-            if not (types & receivers or (not types and UNTYPED in receivers)):
+            if types & receivers:  # the framework's own object: its routing methods route, whatever the rule
+                return not handler.path_argument or call is not None
+            if not (not types and UNTYPED in receivers):
                 return False
         return not handler.path_argument or _path_rule(frame, call)
     value = frame.expr(func)
@@ -196,14 +199,17 @@ def _decorates(program: Program, function: FunctionInfo, handler: Handler, decor
 
 
 def _path_rule(frame: object, call: ast.Call | None) -> bool:
-    """True when a routing decorator's first argument is a constant URL rule (``"/..."``)."""
+    """True when a routing decorator's first argument is a URL rule: a text starting with
+    ``"/"`` (``f"/v{version}/items"`` too)."""
     if call is None:
         return False
     first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("rule", "path")), None)
     if first is None:
         return False
     value = frame.expr(first)  # type: ignore[attr-defined]
-    return value.is_const and isinstance(value.const, str) and value.const.startswith("/")
+    if value.is_const:
+        return isinstance(value.const, str) and value.const.startswith("/")
+    return (value.prefix or "").startswith("/")
 
 
 def _module_frame(program: Program, function: FunctionInfo):  # type: ignore[no-untyped-def]

@@ -25,6 +25,8 @@ _CONST_OPS: dict[type, Any] = {
 }
 MAX_CONST_LEN = 4096
 
+_NUMBER_TYPES = frozenset({"int", "float", "bool", "complex", "decimal.Decimal", "fractions.Fraction"})
+
 SOME_BOOL = Value(types=frozenset({"bool"}))
 """A truth value not known here (``a == b`` of values that are not constants). Unlike
 ``EMPTY``, which a join skips, it makes a join of constants not constant: a function returning
@@ -67,10 +69,15 @@ class Operators:
                 result = NOT_CONSTANT
             if isinstance(result, CONST_TYPES) and not (isinstance(result, (str, bytes)) and len(result) > MAX_CONST_LEN):
                 return constant(result)
-        if isinstance(op, ast.Div) and any(not t.startswith("=") for t in left.types) and not left.is_const:
-            # ``folder / name`` on a library object (a pathlib path): its ``__truediv__``.
+        if isinstance(op, ast.Div) and not left.is_const and not _numeric(left) and not _numeric(right):
+            # ``folder / name``, Python's ``__truediv__``: on a path (``pathlib``), the joined path.
+            # A folder read from an object or a library setting (``settings.MEDIA_ROOT / name``)
+            # is of a type not known here, and text never divides a number: the join it makes
+            # holds both sides' data.
             joined = join(taint_only(left.flatten()), taint_only(right.flatten()))
-            return join(self.method_result(left, "__truediv__", node, args=[right]), joined)
+            if any(not t.startswith("=") for t in left.types):
+                return join(self.method_result(left, "__truediv__", node, args=[right]), joined)
+            return joined
         if isinstance(op, _NUMERIC_OPS):
             return EMPTY
         if isinstance(op, ast.Mod) and left.is_const and isinstance(left.const, (str, bytes)):
@@ -160,3 +167,10 @@ def _concatenated(left: Value, right: Value) -> Value | None:
     if second is None:
         return with_rest(known, right.flatten())
     return with_rest([*known, *second[0]], second[1])
+
+
+def _numeric(value: Value) -> bool:
+    """True for a number, or a value of a number type (``int(x)``): what ``/`` divides."""
+    if value.is_const:
+        return isinstance(value.const, (int, float, complex))
+    return bool(value.types & _NUMBER_TYPES)

@@ -17,8 +17,10 @@ class Handler:
             (``"click.command"``) that mark a handler.
         decorator_receivers: Types the decorator's object must have (``"flask.Flask"``);
             ``"*"`` also accepts an object of unknown type.
-        path_argument: The decorator's first argument must be a constant URL rule starting
-            with ``"/"`` (how routing decorators are told from others of the same name).
+        path_argument: The decorator must be called, and on an object of unknown type its
+            first argument must be a URL rule, a text starting with ``"/"`` (how routing
+            decorators are told from others of the same name); on an object of one of the
+            ``decorator_receivers`` types, the rule may be any (``f"{prefix}/items"``).
         bases: Library classes whose subclasses' methods named in ``methods`` are handlers;
             none, with ``methods`` and ``imports``: the methods so named of any class of a
             module that imports the framework (Falcon's resources are plain classes whose
