@@ -420,6 +420,25 @@ def test_a_function_of_a_vendored_copy_no_model_knows_is_read_as_code() -> None:
     assert [(f.kind, f.site.path, f.label.channel) for f in flows] == [("command", "tool/_vendor/requests/utils.py", "http")]
 
 
+@pytest.mark.parametrize("copied", [True, False], ids=["a copy", "a wrapper"])
+def test_a_single_module_library_vendored_as_one_file_is_the_library(copied: bool) -> None:
+    """Regression (pypiserver 1.2.5 ships bottle as ``pypiserver/bottle.py``): a copy of a
+    single-module library was never taken for the library (only packages were), so none of the
+    application's routes was an entry point. A module of that name binding only a few of the
+    library's names (a wrapper) stays the application's own code."""
+    from fleetledger.analysis import vendoring
+
+    members = sorted(vendoring.library_members(catalog.default(), "bottle"))
+    bound = members if copied else members[:1]
+    copy = "".join(f"class {m}:\n    pass\n\n\n" if m[0].isupper() else f"def {m}(*args, **kwargs):\n    return args\n\n\n"
+                   for m in bound)
+    modules = {"tool/__init__.py": "", "tool/bottle.py": copy,
+               "tool/app.py": "import os\nfrom . import bottle\n\n\n"
+                              "@bottle.route('/run/<name>')\ndef run(name):\n    os.system(name)\n"}
+    flows = _analyse_package(modules, "tool/app.py").flows
+    assert (("command", "http") in {(f.kind, f.label.channel) for f in flows}) is copied
+
+
 def test_a_module_named_like_a_standard_library_module_is_no_vendored_copy() -> None:
     """``tool/subprocess.py`` is the package's own module (a standard library name is never a copy),
     so its harmless ``run`` is read, not subprocess.run's model."""

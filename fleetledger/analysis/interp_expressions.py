@@ -188,8 +188,8 @@ class Expressions:
             classes = [local[1] for local in map(self.program.resolve, refs) if local and local[0] == "class"]
             if classes:
                 named = join(named, self.attribute(Value(functions=frozenset(classes)), attr, node))
-            if all(t.startswith("=") for t in owner.types):
-                return named
+            if all(t.startswith("=") for t in owner.types):  # outside data read from a library object keeps its taint
+                return join(named, self.derive(owner, attr, site)) if owner.labels else named
             return join(named, self.attribute(replace(owner, types=frozenset(t for t in owner.types if not t.startswith("="))),
                                               attr, node))
         known = owner.get("." + attr)

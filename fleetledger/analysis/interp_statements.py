@@ -64,6 +64,9 @@ class Statements:
             if isinstance(node.op, ast.Add) and isinstance(node.value, (ast.List, ast.ListComp)):
                 mutations.added(self, node.target, operand)  # a list the caller passed, extended in place
             self.assign(node.target, value, node)
+        elif isinstance(node, ast.Return) and isinstance(node.value, ast.Call) and self.exits(node.value):
+            self.expr(node.value)  # ``return redirect(url)``: it raises, nothing is returned
+            self.alive = False
         elif isinstance(node, ast.Return):
             value = self.expr(node.value) if node.value is not None else constant(None)
             self.returned.append(value)

@@ -29,10 +29,11 @@ def vendored_name(program: Program, qualified: str) -> str:
     mapped: any other function of the copy (``requests.utils.quote``) stays the analysed
     code's, and is read as such.
 
-    A package of the analysed code is a copy of a third-party library the models describe
-    when it is nested in another package, bears the library's name, and binds at least half
-    of the names the models know directly under the library (in its ``__init__`` or as its
-    submodules). A package of an application that only shares a library's name
+    A package or module of the analysed code is a copy of a third-party library the models
+    describe when it is nested in another package, bears the library's name, and binds at
+    least half of the names the models know directly under the library (in its body, or as a
+    package's submodules): a single-module library is vendored as one file
+    (``pypiserver/bottle.py``). A package of an application that only shares a library's name
     (``app.requests``; ``app.yaml``, a wrapper with a ``load`` of its own) is its own code,
     and a standard library module's name never makes a copy (``pkg.subprocess``).
 
@@ -56,9 +57,9 @@ def vendored_name(program: Program, qualified: str) -> str:
 
 def _is_copy(program: Program, package: str, library: str) -> bool:
     path = program.by_name.get(package)
-    if path is None or not path.endswith("__init__.py"):
-        program.depend(Dependencies(names={package: path}))  # a package added later may be one
-        return False  # no package of the analysed code (a module is not loaded to tell)
+    if path is None:
+        program.depend(Dependencies(names={package: path}))  # a module added later may be one
+        return False
     known = program.copies.get(package)
     if known is not None:
         program.depend(known[1])
@@ -72,7 +73,7 @@ def _is_copy(program: Program, package: str, library: str) -> bool:
         else:
             program.run(module)
             members = library_members(program.catalog, library)
-            present = sum(1 for m in members if m in module.globals or f"{package}.{m}" in program.by_name)
+            present = sum(1 for m in members if m in module.globals or module.is_package and f"{package}.{m}" in program.by_name)
             found = 2 * present >= len(members)
     program.copies[package] = (found, deps)
     return found
