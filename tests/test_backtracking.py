@@ -93,6 +93,9 @@ POLYNOMIAL = [
     (r"(?i)[a-z]+[A-Z]+$", False),  # under re.I both classes hold every letter
     (r"(?<!x)\s+$", True),  # a space is no "x": every start in a run of spaces
     (r"({%.*?%}|{{.*?}}|{#.*?#})", True),  # Django's template lexer on "{%{%{%..."
+    (r"^(?:(.*)@)?([^/?#]*)$", False),  # an optional part read on: "@@@@...@/" splits at each "@"
+    (r"^(.*):(?:\d+|[^/]*)$", False),  # a choice after the run: one of its alternatives takes ":" too
+    (r"^([^/?#]*)([^?#]*)(?:\?([^#]*))?(?:#(.*))?$", False),  # "." stops at a newline: "a...a#\nx" fails
 ]
 NOT_POLYNOMIAL = [
     (r"^(?:a|bc)*$", False),  # one repetition: each text read one way
@@ -115,6 +118,10 @@ NOT_POLYNOMIAL = [
     (r"[^,]+(?=,|$)", True),
     (r"a\d+x", True),  # "a" cannot be part of the run: one start per run
     (r"(?<=\S)\s+(?=\S)", True),  # a start must follow a non-space: one per run of spaces
+    (r"^(?:(\w+)@)?(\w*)$", False),  # "@" is no word character: one way to split
+    (r"^(.*)@(?:\d+|[a-z]+)$", False),  # no alternative takes "@"
+    # a URL's parts under re.S: whatever stops the path, the query or the fragment takes to the end
+    (r"(?s)^([^/?#]*)([^?#]*)(?:\?([^#]*))?(?:#(.*))?$", False),
 ]
 
 

@@ -160,25 +160,41 @@ def _pair(seq: list[Any], fails_after: bool) -> bool:
     for index, (op, av) in enumerate(seq):
         rest = seq[index + 1:]
         after = fails_after or any(_can_fail(element) for element in rest)
-        if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and _pair(list(av[2]), after or av[1] > 1):
+        if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and (_pair(list(av[2]), after or av[1] > 1) or (
+                av[1] == 1 and _pair(list(av[2]) + rest, fails_after))):  # an optional part, read on
             return True
         if op == _c.BRANCH and any(_pair(list(alternative) + rest, fails_after) for alternative in av[1]):
             return True
         run = _run_item(seq[index])
-        if run is None:
+        if run is not None and _shared(run, rest, fails_after):
+            return True
+    return False
+
+
+def _shared(run: frozenset[int], rest: list[Any], fails_after: bool) -> bool:
+    """True when a later repetition in ``rest`` can take characters of ``run`` (what is left of
+    it after the parts between them), and something after it can fail; a choice and an optional
+    part between them are read each way (``(?:(.*)@)?([^/]*)$``, ``(.*):(?:\\d+|[^/]*)$``)."""
+    _step()
+    for later, element in enumerate(rest):
+        item = _run_item(element)
+        if item is not None and run & item and _fails_after(item, rest[later + 1:], fails_after):
+            return True
+        op, av = element
+        if op == _c.BRANCH and any(_shared(run, _flat(list(alternative)) + rest[later + 1:], fails_after)
+                                   for alternative in av[1]):
+            return True
+        if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and item is None and av[1] == 1 and _shared(
+                run, _flat(list(av[2])) + rest[later + 1:], fails_after):
+            return True
+        if op == _c.AT and av not in (_c.AT_BOUNDARY, _c.AT_NON_BOUNDARY):
             continue
-        for later, element in enumerate(rest):
-            item = _run_item(element)
-            if item is not None and run & item and _fails_after(item, rest[later + 1:], fails_after):
-                return True
-            if element[0] == _c.AT and element[1] not in (_c.AT_BOUNDARY, _c.AT_NON_BOUNDARY):
-                continue
-            if _nullable(element) and element[0] not in (_c.AT, _c.ASSERT, _c.ASSERT_NOT):
-                continue
-            chars = _chars(element) if item is None else item
-            run = run & chars if chars else frozenset()
-            if not run:
-                break
+        if _nullable(element) and op not in (_c.AT, _c.ASSERT, _c.ASSERT_NOT):
+            continue
+        chars = _chars(element) if item is None else item
+        run = run & chars if chars else frozenset()
+        if not run:
+            break
     return False
 
 
@@ -231,7 +247,37 @@ def _fails_after(run: frozenset[int], rest: list[Any], fails_after: bool) -> boo
     start = 0
     while start < len(rest) and _holds_after(rest[start], run):
         start += 1
+    if not fails_after and _always_matches(run, rest[start:]):
+        return False
     return fails_after or any(_can_fail(element) for element in rest[start:])
+
+
+_END = -1  # the end of the text, among the "characters" that may come next
+
+
+def _always_matches(run: frozenset[int], rest: list[Any]) -> bool:
+    """True when ``rest`` matches wherever a greedy run of ``run`` characters stops, so
+    nothing after the run can fail: optional parts each starting with one character class
+    and ending with a run of another, then an end anchor (a URL's ``[^?#]*(?:\\?[^#]*)?(?:#.*)?$``
+    under DOTALL: whatever stops the path, the query or the fragment takes, to the end). The
+    characters that may come next are followed through the parts; any other shape is not
+    known to always match."""
+    following = (_ALPHABET - run) | {_END}
+    for op, av in rest:
+        if op == _c.AT and av in (_c.AT_END, _c.AT_END_STRING):
+            if following != {_END}:
+                return False
+            continue
+        if op not in (_c.MAX_REPEAT, _c.MIN_REPEAT) or av[0] != 0 or av[1] != 1:
+            return False
+        body = _flat(list(av[2]))
+        start = _chars(body[0]) if len(body) == 2 else None
+        tail = _run_item(body[1]) if len(body) == 2 else None
+        if start is None or tail is None:
+            return False
+        taken = following & start
+        following = (following - start) | ((_ALPHABET - tail) | {_END} if taken else frozenset())
+    return True
 
 
 def _holds_after(element: Any, run: frozenset[int]) -> bool:

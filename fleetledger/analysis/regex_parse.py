@@ -60,8 +60,8 @@ def plain_chars(element: Any) -> frozenset[int] | None:
         return frozenset({av})
     if op == c.NOT_LITERAL:
         return ALPHABET - {av}
-    if op == c.ANY:
-        return ALPHABET - {10}
+    if op == c.ANY:  # a newline too under re.S (re._parser reads "." as ANY either way)
+        return ALPHABET if FLAGS.get() & c.SRE_FLAG_DOTALL else ALPHABET - {10}
     if op == c.IN:
         chars: set[int] = set()
         negate = False
