@@ -49,6 +49,7 @@ from . import words
 from .regex_parse import ALPHABET as _ALPHABET, FLAGS as _FLAGS, WORD as _WORD, c as _c, p as _p
 from .regex_parse import can_fail as _can_fail, chars as _chars, first as _first, flat as _flat
 from .regex_parse import item_chars as _item_chars, nullable as _nullable, repeats as _repeats
+from .regex_runs import fails_after_run, run_item
 
 
 _MAX_PATTERN = 2000
@@ -165,7 +166,7 @@ def _pair(seq: list[Any], fails_after: bool) -> bool:
             return True
         if op == _c.BRANCH and any(_pair(list(alternative) + rest, fails_after) for alternative in av[1]):
             return True
-        run = _run_item(seq[index])
+        run = run_item(seq[index])
         if run is not None and _shared(run, rest, fails_after):
             return True
     return False
@@ -177,8 +178,8 @@ def _shared(run: frozenset[int], rest: list[Any], fails_after: bool) -> bool:
     part between them are read each way (``(?:(.*)@)?([^/]*)$``, ``(.*):(?:\\d+|[^/]*)$``)."""
     _step()
     for later, element in enumerate(rest):
-        item = _run_item(element)
-        if item is not None and run & item and _fails_after(item, rest[later + 1:], fails_after):
+        item = run_item(element)
+        if item is not None and run & item and fails_after_run(item, rest[later + 1:], fails_after):
             return True
         op, av = element
         if op == _c.BRANCH and any(_shared(run, _flat(list(alternative)) + rest[later + 1:], fails_after)
@@ -214,13 +215,13 @@ def _leading(seq: list[Any], fails_after: bool) -> bool:
                 prefix.append(frozenset({10}))  # a start after each newline
             elif av in (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING):
                 return False
-            elif av == _c.AT_BOUNDARY and index + 1 < len(seq) and (_run_item(seq[index + 1]) or _ALPHABET) <= _WORD:
+            elif av == _c.AT_BOUNDARY and index + 1 < len(seq) and (run_item(seq[index + 1]) or _ALPHABET) <= _WORD:
                 return False  # a word's run starts at its first character only
             continue
-        run = _run_item(element)
+        run = run_item(element)
         if run is not None:
             return (all(chars & run for chars in prefix) and all(run - chars for chars in outside)
-                    and _fails_after(run, seq[index + 1:], fails_after))
+                    and fails_after_run(run, seq[index + 1:], fails_after))
         if op in (_c.ASSERT, _c.ASSERT_NOT):
             if av[0] == 1 and _leading(list(av[1]), False):
                 return True
@@ -238,93 +239,6 @@ def _leading(seq: list[Any], fails_after: bool) -> bool:
         if not _nullable(element):
             return False
     return False
-
-
-def _fails_after(run: frozenset[int], rest: list[Any], fails_after: bool) -> bool:
-    """True when something after a run can fail, so that the matcher backtracks into it; what
-    always holds where a greedy run stops (``\\b`` after word characters, ``(?!\\d)`` after
-    digits, ``(?=,|$)`` after ``[^,]+``) does not count."""
-    start = 0
-    while start < len(rest) and _holds_after(rest[start], run):
-        start += 1
-    if not fails_after and _always_matches(run, rest[start:]):
-        return False
-    return fails_after or any(_can_fail(element) for element in rest[start:])
-
-
-_END = -1  # the end of the text, among the "characters" that may come next
-
-
-def _always_matches(run: frozenset[int], rest: list[Any]) -> bool:
-    """True when ``rest`` matches wherever a greedy run of ``run`` characters stops, so
-    nothing after the run can fail: optional parts each starting with one character class
-    and ending with a run of another, then an end anchor (a URL's ``[^?#]*(?:\\?[^#]*)?(?:#.*)?$``
-    under DOTALL: whatever stops the path, the query or the fragment takes, to the end). The
-    characters that may come next are followed through the parts; any other shape is not
-    known to always match."""
-    following = (_ALPHABET - run) | {_END}
-    for op, av in rest:
-        if op == _c.AT and av in (_c.AT_END, _c.AT_END_STRING):
-            if following != {_END}:
-                return False
-            continue
-        if op not in (_c.MAX_REPEAT, _c.MIN_REPEAT) or av[0] != 0 or av[1] != 1:
-            return False
-        body = _flat(list(av[2]))
-        start = _chars(body[0]) if len(body) == 2 else None
-        tail = _run_item(body[1]) if len(body) == 2 else None
-        if start is None or tail is None:
-            return False
-        taken = following & start
-        following = (following - start) | ((_ALPHABET - tail) | {_END} if taken else frozenset())
-    return True
-
-
-def _holds_after(element: Any, run: frozenset[int]) -> bool:
-    """True for a zero-width element that holds wherever a run of ``run`` characters that
-    took all it could stops (the next character is none of them, or the text ends)."""
-    op, av = element
-    if op == _c.AT:
-        return av == _c.AT_BOUNDARY and bool(run) and run <= _WORD
-    if op not in (_c.ASSERT, _c.ASSERT_NOT) or av[0] != 1:
-        return False
-    alternatives = [list(a) for a in av[1][0][1][1]] if len(av[1]) == 1 and av[1][0][0] == _c.BRANCH else [list(av[1])]
-    if op == _c.ASSERT_NOT:  # (?!B): B is one class, all of it in the run
-        chars = _chars(alternatives[0][0]) if len(alternatives) == 1 and len(alternatives[0]) == 1 else None
-        return chars is not None and chars <= run
-    allowed: set[int] = set()
-    end = False
-    for alternative in alternatives:  # (?=,|$): the next character is one of them, or the end
-        if len(alternative) != 1:
-            return False
-        if alternative[0][0] == _c.AT and alternative[0][1] in (_c.AT_END, _c.AT_END_STRING):
-            end = True
-            continue
-        chars = _chars(alternative[0])
-        if chars is None:
-            return False
-        allowed |= chars
-    return end and _ALPHABET - run <= allowed
-
-
-def _run_item(element: Any) -> frozenset[int] | None:
-    """The characters of an unbounded (or long) backtracking repetition of one character
-    class (``\\s*``, ``[^>]+``, ``.*?``), or None for any other element."""
-    op, av = element
-    if op not in (_c.MAX_REPEAT, _c.MIN_REPEAT) or not _repeats(element):
-        return None
-    low, high, body = av
-    if high != _c.MAXREPEAT and high < 16:
-        return None
-    body = _flat(list(body))
-    if len(body) == 1 and body[0][0] == _c.BRANCH:
-        # a repeated choice takes, one at a time, the characters of its one-character
-        # alternatives (``(?:\\.|,|&gt;)*`` takes a run of dots and commas)
-        singles = [_chars(alternative[0]) for alternative in map(lambda a: _flat(list(a)), body[0][1][1])
-                   if len(alternative) == 1]
-        found = frozenset().union(*(chars for chars in singles if chars))
-        return found or None
-    return _chars(body[0]) if len(body) == 1 else None
 
 
 def _find(seq: list[Any], fails_after: bool) -> Any | None:
