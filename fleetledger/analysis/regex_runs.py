@@ -14,7 +14,17 @@ from .regex_parse import can_fail as _can_fail, chars as _chars, flat as _flat, 
 def fails_after_run(run: frozenset[int], rest: list[Any], fails_after: bool) -> bool:
     """True when something after a run can fail, so that the matcher backtracks into it; what
     always holds where a greedy run stops (``\\b`` after word characters, ``(?!\\d)`` after
-    digits, ``(?=,|$)`` after ``[^,]+``) does not count."""
+    digits, ``(?=,|$)`` after ``[^,]+``) does not count, nor do parts that take whatever stops
+    the run, to the end (``_always_matches``).
+
+    Args:
+        run: The run's characters (code points, on ``regex_parse.ALPHABET``).
+        rest: The parsed elements after the run, in order (``re._parser`` items, groups opened).
+        fails_after: True when something after ``rest`` (in an enclosing sequence, or
+            ``fullmatch``'s end) can fail.
+
+    Returns:
+        True when a failure after the run is possible; False when every text matches there."""
     start = 0
     while start < len(rest) and _holds_after(rest[start], run):
         start += 1
@@ -79,8 +89,10 @@ def _holds_after(element: Any, run: frozenset[int]) -> bool:
 
 
 def run_item(element: Any) -> frozenset[int] | None:
-    """The characters of an unbounded (or long) backtracking repetition of one character
-    class (``\\s*``, ``[^>]+``, ``.*?``), or None for any other element."""
+    """The characters of an unbounded (or long: 16 or more) backtracking repetition of one
+    character class (``\\s*``, ``[^>]+``, ``.*?``, and a repeated choice of single characters
+    ``(?:\\.|,)*``), as code points; None for any other ``re._parser`` element (a possessive
+    or short repetition, a literal, a group)."""
     op, av = element
     if op not in (_c.MAX_REPEAT, _c.MIN_REPEAT) or not _repeats(element):
         return None
