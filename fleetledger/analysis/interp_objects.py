@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from .facts import Site, step
+from .library_methods import library_types
 from .sequences import leading_items, with_rest
 from .values import Value, add_step, bounded, constant, join, labels_of, taint_only, with_items, without_parameters
 
@@ -193,7 +194,7 @@ class Objects:
         if held is not None and held.types and all(t.startswith("=") for t in held.types):
             return  # a module, or a library function or class: not a container (``shlex.split(x)``)
         carried = add_step(join(*(taint_only(value.flatten()) for value in inputs)), step(site, f"stored in {target.id}"))
-        if held is not None and any("." in t and not t.startswith(("=", "bound:")) for t in held.types):
+        if held is not None and library_types(held.types):
             # An object of a library type stays of that type: a value of unknown origin kept in
             # it (``parser.set_element_class_lookup(lookup)``) is no data that makes it unknown.
             carried = Value(labels=labels_of(label for label in carried.all_labels() if label.channel != "opaque"))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import argv, backtracking, fetchers, reprs
 from .facts import Evidence, Flow, Misuse, Site, SinkHit
+from .library_methods import library_types as library_object_types
 from .model_conventions import UNREAD_TEMPLATE, Render, ReturnSink
 from .model_records import UNTYPED, Check, Condition, Sink
 from .texts import holds_text, known_texts
@@ -126,7 +127,7 @@ class Sinks:
                 continue
             known = _comparable(value)
             if known is NOT_CONSTANT:
-                library_types = {t for t in value.types if "." in t and not t.startswith(("=", "bound:"))}
+                library_types = library_object_types(value.types)
                 if isinstance(wanted, list) and library_types and not value.labels:
                     # An object of library types compares as its types: ``parser`` is a
                     # reader told to resolve external entities, or it is not.

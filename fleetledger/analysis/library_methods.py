@@ -18,3 +18,9 @@ def bound_library_method(value: Value) -> tuple[Value, str] | None:
     names = [t[len(BOUND_LIBRARY_METHOD):] for t in value.types if t.startswith(BOUND_LIBRARY_METHOD)]
     owner = (value.items or {}).get(SELF)
     return (owner, names[0]) if owner is not None and len(names) == 1 else None
+
+
+def library_types(types: frozenset[str]) -> set[str]:
+    """The library types among a value's types (``lxml.etree.XMLParser``): dotted names that
+    are no reference (``=os.path``) and no bound method (``bound:``)."""
+    return {t for t in types if "." in t and not t.startswith(("=", "bound:"))}
