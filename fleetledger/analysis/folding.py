@@ -1,6 +1,8 @@
 """Library functions whose result on constants the engine computes, with Python's own
 implementation: a regular expression built from escaped constants (``re.escape``, also through
-``map(re.escape, words)``) stays a constant that the backtracking checks read.
+``map(re.escape, words)``) stays a constant that the backtracking checks read, and so does a
+list comprehension over constant texts whose element is computed without calls
+(``"|".join([x % subs for x in variations])``).
 
 Only functions of a text alone, without effects, are listed; anything else stays a call the
 models describe.
@@ -8,6 +10,7 @@ models describe.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 from typing import Any
@@ -48,6 +51,50 @@ def mapped(function: Value, iterables: list[Value]) -> Value | None:
     if not texts or len(texts) > MAX_ITEMS or not all(isinstance(text, (str, bytes)) for text in texts):
         return None
     results = [_bounded(fold(text)) for text in texts]
+    return Value(items=dict(enumerate(results)))
+
+
+_UNROLLED_NODES = (ast.Name, ast.Constant, ast.BinOp, ast.JoinedStr, ast.FormattedValue, ast.Subscript,
+                   ast.Slice, ast.Tuple, ast.List, ast.expr_context, ast.operator)
+"""Nodes of an element expression computed without effects: no call, no attribute read (a
+property of the analysed code could run), no assignment expression."""
+
+
+def unrolled(interp: Any, node: ast.ListComp | ast.SetComp | ast.GeneratorExp) -> Value | None:
+    """The list of ``[elt for name in iterable]`` computed item by item, when ``iterable`` is a
+    name or a literal holding at most ``MAX_ITEMS`` constant texts and numbers by position,
+    there is one clause without conditions, and every item's ``elt`` is a constant; else None.
+
+    Args:
+        interp: the interpreter, whose ``expr(node)`` evaluates in its environment ``env``.
+        node: the comprehension (a set's is never unrolled: its order is not the clause's).
+    Returns:
+        A ``Value`` with the results as items ``0 .. n-1``, or None (the caller then reads the
+        comprehension as one unknown element, as for any other).
+    """
+    if isinstance(node, ast.SetComp) or len(node.generators) != 1:
+        return None
+    clause = node.generators[0]
+    if clause.ifs or clause.is_async or not isinstance(clause.target, ast.Name):
+        return None
+    if not all(isinstance(n, _UNROLLED_NODES) for part in (clause.iter, node.elt) for n in ast.walk(part)):
+        return None
+    found = leading_items(interp.expr(clause.iter))
+    if found is None or found[1] is not None or len(found[0]) > MAX_ITEMS:
+        return None
+    if not all(item.is_const and isinstance(item.const, (str, bytes, int)) for item in found[0]):
+        return None
+    saved = interp.env
+    results = []
+    try:
+        for item in found[0]:
+            interp.env = {**saved, clause.target.id: item}
+            result = interp.expr(node.elt)
+            if not result.is_const:
+                return None
+            results.append(result)
+    finally:
+        interp.env = saved
     return Value(items=dict(enumerate(results)))
 
 

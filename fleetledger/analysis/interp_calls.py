@@ -246,7 +246,7 @@ class Calls(Objects):
             value = computed_from(join(*(taint_only(v.flatten()) for v in everything)))
         value = unmarked(value)
         if method == "format" and receiver is not None and receiver.is_const and isinstance(receiver.const, str):
-            value = formatted(value, receiver.const)
+            value = formatted(value, receiver.const, None if star else (args, kwargs))
         if refs and args and all(r in self.catalog.ends_as_last for r in refs):
             last = args[-1]
             value = replace(value, suffix=last.const if last.is_const and isinstance(last.const, str) else last.suffix,

@@ -15,7 +15,7 @@ import builtins
 from dataclasses import replace
 from typing import Any
 
-from . import lengths, reflection, reprs, routes, vendoring
+from . import folding, lengths, reflection, reprs, routes, vendoring
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
 from .library_methods import BOUND_LIBRARY_METHOD, SELF
@@ -115,7 +115,7 @@ class Expressions:
             self.env = saved
             return join(body, orelse)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
-            return self.comprehension(node.generators, [node.elt])
+            return folding.unrolled(self, node) or self.comprehension(node.generators, [node.elt])
         if isinstance(node, ast.DictComp):
             return self.comprehension(node.generators, [node.key, node.value])
         if isinstance(node, ast.Lambda):

@@ -14,7 +14,7 @@ from .sequences import leading_items, with_rest
 from .texts import format_pieces, format_tail, joined_text, tail_of, texts_of
 from .marks import placed_after, unmarked
 from .reprs import formatted
-from .values import EMPTY, NOT_CONSTANT, Value, constant, join, taint_only
+from .values import EMPTY, NOT_CONSTANT, UNKNOWN_KEYS, Value, constant, join, taint_only
 
 CONST_TYPES = (str, int, float, bool, bytes, type(None))
 _NUMERIC_OPS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.MatMult)
@@ -81,10 +81,11 @@ class Operators:
         if isinstance(op, _NUMERIC_OPS):
             return EMPTY
         if isinstance(op, ast.Mod) and left.is_const and isinstance(left.const, (str, bytes)):
-            found = leading_items(right)  # ``"^(%s)+$" % (a, b)`` of constants: Python's own result
-            if found is not None and found[1] is None and found[0] and all(item.is_const for item in found[0]):
+            fields = left.const.count("%" if isinstance(left.const, str) else b"%")
+            operands = _constant_operands(right, fields)  # ``"^(%s)+$" % (a, b)`` of constants: Python's own result
+            if operands is not None:
                 try:
-                    result = left.const % tuple(item.const for item in found[0])
+                    result = left.const % operands
                 except (TypeError, ValueError, KeyError):
                     result = None
                 if isinstance(result, (str, bytes)) and len(result) <= MAX_CONST_LEN:
@@ -167,6 +168,23 @@ def _concatenated(left: Value, right: Value) -> Value | None:
     if second is None:
         return with_rest(known, right.flatten())
     return with_rest([*known, *second[0]], second[1])
+
+
+def _constant_operands(right: Value, left_fields: int) -> tuple[Any, ...] | dict[str, Any] | None:
+    """What ``text % right`` formats when every part of it is a constant: a tuple's items by
+    position (``% (a, b)``), or a dict's items by their text keys (``% {"hex": a}``, which
+    ``%(hex)s`` reads, ``left_fields`` times at most); else None."""
+    found = leading_items(right)
+    if found is not None:
+        parts = found[0] if found[1] is None else []
+        return tuple(item.const for item in parts) if parts and all(item.is_const for item in parts) else None
+    if (not right.items or right.labels or right.types or right.is_const or right.functions
+            or not all(isinstance(k, str) and k != UNKNOWN_KEYS and not k.startswith(".") for k in right.items)):
+        return None
+    if not all(v.is_const and isinstance(v.const, (str, bytes, int)) for v in right.items.values()):
+        return None
+    mapping = {k: v.const for k, v in right.items.items()}  # (a key read many times must not build a huge text)
+    return mapping if left_fields * max(len(str(v)) for v in mapping.values()) <= MAX_CONST_LEN else None
 
 
 def _numeric(value: Value) -> bool:

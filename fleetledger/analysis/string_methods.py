@@ -7,6 +7,7 @@ result.
 
 from __future__ import annotations
 
+import string
 from dataclasses import replace
 
 from .interp_operators import MAX_CONST_LEN
@@ -14,19 +15,57 @@ from .sequences import positions
 from .texts import MAX_TEXT_LEN, brace_pieces, texts_of
 from .values import Value, constant, join, taint_only
 
-def formatted(value: Value, template: str) -> Value:
+def formatted(value: Value, template: str, known: tuple[list[Value], dict[str, Value]] | None = None) -> Value:
     """The result of ``template.format(...)`` with the template's literal pieces as the texts
-    it holds (and its start and end, where no field is there)."""
+    it holds (and its start and end, where no field is there).
+
+    Args:
+        value: what the call's arguments make of it, whatever the template.
+        template: the constant text whose ``format`` is called.
+        known: the call's positional and keyword arguments, when it has no ``*`` or ``**``
+            part. When they are all constants and every field only places one of them (no
+            format spec, no attribute or index read, no conversion but ``!s``/``!r``), the
+            result is Python's own (``"{hex}:{hex}".format(hex=HEX)``: a pattern built so is
+            analysed as one).
+    Returns:
+        The value of the call's result.
+    """
     found = brace_pieces(template)
     if found is None:
         return value
     pieces, starts, ends, fields = found
     if not fields:  # no field reads an argument: the template's own text
         return constant(template.replace("{{", "{").replace("}}", "}"))
+    computed = _computed_format(template, known) if known is not None else None
+    if computed is not None:
+        return computed
     if not pieces:
         return value
     return replace(value, prefix=pieces[0][:MAX_TEXT_LEN] if starts else None,
                    suffix=pieces[-1][-MAX_TEXT_LEN:] if ends else None, texts=texts_of(*map(constant, pieces)))
+
+
+def _computed_format(template: str, known: tuple[list[Value], dict[str, Value]]) -> Value | None:
+    """``template.format(*args, **kwargs)`` computed by Python when every argument is a
+    constant text or number and every field only places one (its length is then bounded by
+    the template's and the arguments'); else None."""
+    args, kwargs = known
+    if not all(v.is_const and isinstance(v.const, (str, int)) for v in (*args, *kwargs.values())):
+        return None
+    try:
+        fields = list(string.Formatter().parse(template))
+    except ValueError:
+        return None
+    for _, name, spec, conversion in fields:
+        if name is not None and (spec or conversion not in (None, "s", "r") or not (name == "" or name.isdigit() or name.isidentifier())):
+            return None
+    if len(fields) * max((len(str(v.const)) for v in (*args, *kwargs.values())), default=0) > MAX_CONST_LEN:
+        return None  # (a field read many times must not build a huge text)
+    try:
+        text = template.format(*(v.const for v in args), **{k: v.const for k, v in kwargs.items()})
+    except (IndexError, KeyError, ValueError):
+        return None
+    return constant(text) if len(text) <= MAX_CONST_LEN else None
 
 
 def joined_constant(separator: Value, parts: Value) -> Value | None:

@@ -33,3 +33,10 @@ PUNCTUATION = re.compile("^(?P<lead>(?:%s)*)(?P<middle>.*?)(?P<trail>(?:%s)*)$" 
 
 def split_punctuation(word):
     return PUNCTUATION.match(word)  # $ slow-regex (a pattern built from escaped constants)
+
+
+PARTS = {"word": "[a-z]+"}
+SHAPES = ["(?:%(word)s)+", "-"]
+JOINED = re.compile("^(?:" + "|".join([shape % PARTS for shape in SHAPES]) + ")+$")  # $ redos (a comprehension over constants, each formatted by a dict, folds)
+FORMATTED = re.compile("^(?:{w}|{w}-)+$".format(w=PARTS["word"]))  # $ redos (format's keyword fields fold)
+NUMBERED = re.compile("^{0}(?:{1}{0})*$".format("[0-9]+", ","))  # ok redos (folded: a comma ends each number)
