@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 from pathlib import Path
 
 import pytest
@@ -68,15 +69,25 @@ def test_hostile_files_are_skipped_with_reasons_and_the_run_completes(hostile_sc
 
 
 @BOOTS_A_VM
-def test_hostile_files_scanned_in_microvms_give_what_bubblewrap_gives(hostile: Path, hostile_scan: Path,
-                                                                      tmp_path: Path) -> None:
-    """Case 04 in the microVM sandbox (emulated here: 2 workers, 2 VMs)."""
-    ws = tmp_path / "ws"
-    done = run_cli("scan", str(hostile), "--workspace", str(ws), "--no-progress", "--workers", "2",
-                   "--sandbox", "microvm", timeout_s=600)
+def test_hostile_files_scanned_in_microvms_with_egress_allowed_give_what_bubblewrap_gives(
+        hostile: Path, hostile_scan: Path, tmp_path: Path) -> None:
+    """Case 04 in the microVM sandbox (emulated here: 2 workers, one VM each), under a policy
+    allowing one destination: the findings and the files' outcomes equal a bubblewrap run's,
+    the ledger records the microVM and its egress, and the channel's socket and the forwarders
+    are gone when the run ends."""
+    with socket.create_server(("127.0.0.1", 0)) as listening:
+        policy = tmp_path / "policy.toml"
+        policy.write_text(f'[policy]\negress = ["127.0.0.1:{listening.getsockname()[1]}"]\n', encoding="utf-8")
+        ws = tmp_path / "ws"
+        done = run_cli("scan", str(hostile), "--workspace", str(ws), "--no-progress", "--workers", "2",
+                       "--sandbox", "microvm", "--policy", str(policy), timeout_s=600)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert next(r for r in records(ws) if r.kind == "run.started").payload["sandbox"]["name"] == "microvm"
+    started = next(r for r in records(ws) if r.kind == "run.started")
+    assert started.payload["sandbox"]["name"] == "microvm"
+    assert "egress only through host forwarders" in started.payload["sandbox"]["network"]
+    assert list((ws / "egress").iterdir()) == [], "a forwarder or the channel outlived the run"
     assert normalized_sarif(ws / "findings.sarif") == normalized_sarif(hostile_scan / "findings.sarif")
+    assert "B602" in json.dumps(normalized_sarif(ws / "findings.sarif"))
     files = json.loads((ws / "findings.json").read_text())["files"]
     assert files == json.loads((hostile_scan / "findings.json").read_text())["files"]
 

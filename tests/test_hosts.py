@@ -15,7 +15,7 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -24,7 +24,7 @@ import pytest
 from rich.console import Console
 
 from netcut import Link
-from e2e import REPO_ROOT, normalized_sarif, real_repo, sarif_differences, run_cli, start_cli, stopped_child, wait_for
+from e2e import REPO_ROOT, normalized_sarif, real_library, real_repo, sarif_differences, run_cli, start_cli, stopped_child, wait_for
 from fleetledger.coordinator import wall_clock_ms
 from fleetledger.leases import LEADER_TASK, LEASE_END_KINDS, Lease, leader_action
 from fleetledger.ledger import Record, open_storage
@@ -127,15 +127,26 @@ def _assert_sound(records: list[Record]) -> None:
     assert sum(r.kind == "run.finished" for r in records) == 1
 
 
-@pytest.fixture(scope="module")
-def baseline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    """A one-host scan of the real repository (SQLite ledger): its copy's path and its SARIF."""
-    root = tmp_path_factory.mktemp("hosts")
-    repo = root / "repo-a"
-    shutil.copytree(real_repo(), repo, symlinks=True)
+def _baseline(root: Path, copy: Callable[[Path], Path]) -> tuple[Path, dict]:
+    """A one-host scan (SQLite ledger) of a copy of the real repository that ``copy`` makes
+    under ``root``: the copy's path and its SARIF."""
+    repo = copy(root / "repo-a")
     done = run_cli("scan", str(repo), "--workspace", str(root / "one-host"), "--no-progress")
     assert done.returncode == 0, done.stderr
     return repo, normalized_sarif(root / "one-host" / "findings.sarif")
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """A one-host scan of the real repository's library (``real_library``)."""
+    return _baseline(tmp_path_factory.mktemp("hosts"), real_library)
+
+
+@pytest.fixture(scope="module")
+def whole_baseline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """A one-host scan of the whole real repository: enough work left, after a host is killed,
+    for it to come back and join again while the run goes on."""
+    return _baseline(tmp_path_factory.mktemp("hosts-whole"), lambda where: _copy(real_repo(), where))
 
 
 def _copy(repo: Path, where: Path) -> Path:
@@ -177,8 +188,8 @@ def test_two_hosts_the_leader_killed_mid_run_the_other_finishes_with_the_same_sa
 
 
 def test_four_hosts_one_killed_the_rest_finish_with_the_same_sarif(
-        baseline: tuple[Path, dict], postgres_url: str, tmp_path: Path) -> None:
-    repo_a, expected = baseline
+        whole_baseline: tuple[Path, dict], postgres_url: str, tmp_path: Path) -> None:
+    repo_a, expected = whole_baseline
     # The first host's worker pauses holding an investigate task for 8 s (its lease), so the run
     # is still going when a host is killed.
     first = _host(repo_a, tmp_path / "ws-0", postgres_url, "--workers", "1", "--lease-ttl", "8",
@@ -213,7 +224,7 @@ def test_four_hosts_one_killed_the_rest_finish_with_the_same_sarif(
 
 
 def test_a_frozen_host_back_after_its_leases_expired_writes_nothing_stale(postgres_url: str, tmp_path: Path) -> None:
-    repo = _copy(real_repo(), tmp_path / "repo-a")
+    repo = real_library(tmp_path / "repo-a")
     a = _host(repo, tmp_path / "ws-a", postgres_url, "--workers", "1", "--sandbox", "none",
               env=_pausing(tmp_path / "once", step=2))
     wait_for(lambda: stopped_child(a.pid) is not None, what="host A's worker to pause", proc=a)
@@ -247,7 +258,7 @@ def test_a_host_cut_off_from_the_database_is_fenced_when_its_retried_writes_arri
     """Host A reaches PostgreSQL through a link the test cuts (its connections reset, new ones
     refused) while its coordinator and workers keep running; B takes A's leases back once they
     expire; when the link is restored, A's retried appends arrive and the fence refuses them."""
-    repo = _copy(real_repo(), tmp_path / "repo-a")
+    repo = real_library(tmp_path / "repo-a")
     parts = urlsplit(postgres_url)
     link = Link(parts.port or 5432)
     a_url = urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.port}", f":{link.port}")))
@@ -285,7 +296,7 @@ def test_a_host_cut_off_from_the_database_is_fenced_when_its_retried_writes_arri
 
 
 def test_a_host_whose_checkout_differs_is_refused_before_it_takes_any_task(postgres_url: str, tmp_path: Path) -> None:
-    repo = _copy(real_repo(), tmp_path / "repo-a")
+    repo = real_library(tmp_path / "repo-a")
     a = _host(repo, tmp_path / "ws-a", postgres_url, "--workers", "1", "--sandbox", "none",
               env=_pausing(tmp_path / "once", step=1))
     wait_for(lambda: stopped_child(a.pid) is not None, what="host A's worker to pause", proc=a)
@@ -305,7 +316,7 @@ def test_a_host_whose_checkout_differs_is_refused_before_it_takes_any_task(postg
 
 
 def test_postgresql_restarted_mid_run_the_hosts_reconnect_and_lose_nothing(postgres_url: str, tmp_path: Path) -> None:
-    repo = _copy(real_repo(), tmp_path / "repo-a")
+    repo = real_library(tmp_path / "repo-a")
     a = _host(repo, tmp_path / "ws-a", postgres_url, "--workers", "1", "--sandbox", "none",
               env=_pausing(tmp_path / "once", step=2))
     wait_for(lambda: stopped_child(a.pid) is not None, what="host A's worker to pause", proc=a)
@@ -328,7 +339,7 @@ def test_postgresql_restarted_mid_run_the_hosts_reconnect_and_lose_nothing(postg
 def _two_hosts_mid_run(postgres_url: str, tmp_path: Path) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
     """A (the leader, its one worker paused mid-investigate) and B (joined, its one worker
     paused in its first task). A's 6 s leases keep it the leader on a loaded machine."""
-    repo = _copy(real_repo(), tmp_path / "repo-a")
+    repo = real_library(tmp_path / "repo-a")
     a = _host(repo, tmp_path / "ws-a", postgres_url, "--workers", "1", "--sandbox", "none", "--lease-ttl", "6",
               env=_pausing(tmp_path / "once", step=2))
     wait_for(lambda: stopped_child(a.pid) is not None, what="host A's worker to pause", proc=a)
