@@ -19,7 +19,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import entries, mutations, predicates
+from . import entries, mutations, predicates, switches
 from .budget import BudgetExceeded
 from .definitions import FunctionInfo
 from .dependencies import Dependencies
@@ -317,7 +317,8 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
     callables = _callables(function, mapping)
     # (a class method's result is of the class it is called on, data passed or not)
     found = specialised(frame.program, function, callables, frame.depth + 1) if callables and (
-        not alone or function.is_classmethod) else summary(frame.program, function, frame.depth + 1)
+        not alone or function.is_classmethod) else (switches.at_call(frame.program, function, mapping, frame.depth + 1)
+                                                    or summary(frame.program, function, frame.depth + 1))
     apply_defaults(frame, function, mapping)
     call = step(site, f"passed to {function.name}()")
     result = substitute(frame, found.returns, mapping, call, node)

@@ -38,3 +38,28 @@ def run(command, quiet=False):
 def run_keyword(command, *, dry_run=True):
     if not dry_run:
         os.system(command)  # ok command (runs only where a caller asks)
+
+
+# A helper's switch is read at each call: a call that leaves it as it is or turns it off makes no
+# resolving parser (svglib 0.9.4, the fix of CVE-2020-10799); one that turns it on does.
+def read_tree(path, resolve_entities=False):
+    parser = etree.XMLParser(resolve_entities=resolve_entities)
+    return etree.parse(path, parser=parser)  # ok xxe (no caller turns it on)
+
+
+class Drawing:
+    def __init__(self, path):
+        self.tree = read_tree(path)
+
+
+def read_plain(path):
+    return read_tree(path, resolve_entities=False)
+
+
+def read_entities(path, resolve_entities=False):
+    parser = etree.XMLParser(resolve_entities=resolve_entities)  # $ xxe (a caller below turns it on)
+    return etree.parse(path, parser=parser)  # $ xxe
+
+
+def read_with_entities(path):
+    return read_entities(path, True)
