@@ -188,17 +188,40 @@ def _new_name(name: str) -> str:
     return f"{head}zz{core[::-1]}q{tail}"
 
 
+def _own_parameters(text: str) -> dict[str, set[str]]:
+    """Function name (a class's: its ``__init__``'s) -> the names of its parameters, for the
+    functions and classes the probe defines."""
+    import ast
+
+    out: dict[str, set[str]] = {}
+    for node in ast.walk(parser.parse_module(text).module):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.setdefault(node.name, set()).update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
+        elif isinstance(node, ast.ClassDef):
+            for init in (n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"):
+                out.setdefault(node.name, set()).update(a.arg for a in ast.walk(init.args) if isinstance(a, ast.arg))
+    return out
+
+
 def rename(text: str) -> str:
     """Rewrites every author-chosen identifier token (also inside f-strings, which Python 3.11
-    tokenizes whole, and PEP 484 type comments); keyword arguments keep their names (they may be a library's); lines and
-    their count stay the same."""
+    tokenizes whole, and PEP 484 type comments); keyword arguments keep their names (they may be
+    a library's), except in a call of a function the probe defines that has a parameter of
+    that name (renamed with it); lines and their count stay the same."""
     names, attributes = _author_names(text)
+    own = _own_parameters(text)
     tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     out = []
     signature = 0  # depth of brackets inside a def's parameter list (0: outside one)
+    callees: list[str | None] = []  # per open bracket: the name called there, if it is a call
     for i, token in enumerate(tokens):
         before = tokens[i - 1].string if i else ""
         after = tokens[i + 1].string if i + 1 < len(tokens) else ""
+        if token.type == tokenize.OP and token.string in "([{":
+            called = token.string == "(" and tokens[i - 1].type == tokenize.NAME and i > 1 and tokens[i - 2].string != "def"
+            callees.append(before if called else None)
+        elif token.type == tokenize.OP and token.string in ")]}" and callees:
+            callees.pop()
         if token.type == tokenize.OP and token.string in "([{" and (signature or i > 1 and tokens[i - 2].string == "def"):
             signature += 1
         elif token.type == tokenize.OP and token.string in ")]}" and signature:
@@ -206,6 +229,8 @@ def rename(text: str) -> str:
         if token.type == tokenize.NAME:
             # In a def's parameter list, ``name=default`` is a parameter, not a keyword argument.
             keyword = after == "=" and before in ("(", ",") and signature != 1
+            if keyword and callees and token.string in own.get(callees[-1] or "", ()):
+                keyword = False  # the probe's own function's parameter, renamed with it
             wanted = attributes if before == "." else names
             if token.string in wanted and not keyword:
                 token = token._replace(string=_new_name(token.string))

@@ -62,4 +62,4 @@ def read_entities(path, resolve_entities=False):
 
 
 def read_with_entities(path):
-    return read_entities(path, True)
+    return read_entities(path, resolve_entities=True)
