@@ -19,7 +19,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import entries, mutations, predicates, switches
+from . import entries, mutations, predicates
 from .budget import BudgetExceeded
 from .definitions import FunctionInfo
 from .dependencies import Dependencies
@@ -28,6 +28,7 @@ from .facts import Site, SinkHit, Summary, step
 from .interp import Frame
 from .interp_expressions import callable_part
 from .marks import NORMALISED, unmarked
+from .switch_values import at_call
 from .values import ADDED_ITEMS, DERIVED, UNKNOWN_KEYS, EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
 
 if TYPE_CHECKING:
@@ -317,7 +318,7 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
     callables = _callables(function, mapping)
     # (a class method's result is of the class it is called on, data passed or not)
     found = specialised(frame.program, function, callables, frame.depth + 1) if callables and (
-        not alone or function.is_classmethod) else (switches.at_call(frame.program, function, mapping, frame.depth + 1)
+        not alone or function.is_classmethod) else (at_call(frame.program, function, mapping, frame.depth + 1, compute)
                                                     or summary(frame.program, function, frame.depth + 1))
     apply_defaults(frame, function, mapping)
     call = step(site, f"passed to {function.name}()")

@@ -4,19 +4,19 @@ A library function's switch with a safe default (``resolve_entities=False``,
 ``allow_pickle=False``, ``autoescape=True``) is its callers' explicit choice. What its
 parameters reach with the switches as they are is what the function does to its callers' data by
 itself, so that is what a public function is reported for (``engine._api``); a caller that turns
-a switch on passes a constant the engine reads at that call, and is flagged there.
+a switch on passes a constant the engine reads at that call (``switch_values.at_call``), and is
+flagged there.
 """
 
 from __future__ import annotations
 
-import ast
 from typing import TYPE_CHECKING
 
 from . import summaries
 from .definitions import FunctionInfo
-from .entries import defaults_by_param
 from .facts import EVIDENCE_RANK, Evidence, Summary
-from .values import Value, constant
+from .switch_values import switch_defaults
+from .values import constant
 
 if TYPE_CHECKING:
     from .program import Program
@@ -70,55 +70,3 @@ def _switched_evidence(program: Program, function: FunctionInfo, seen: dict[tupl
             program.evidence[key] = evidence
         else:
             program.record_evidence(evidence)
-
-
-def at_call(program: Program, function: FunctionInfo, mapping: dict[int, Value], depth: int) -> Summary | None:
-    """The function's summary for a call that passes each of its switches ``True`` or
-    ``False`` or leaves it as it is: computed with every switch bound to the call's constant
-    or, where the call passes none, to its default. A helper's parser is then of the kind the
-    call asks for (``load(path)`` of ``load(path, resolve_entities=False)`` makes no entity
-    resolving parser; ``load(path, resolve_entities=True)`` does). Kept for this analysis, per
-    function and switch values.
-
-    Args:
-        program: The analysis.
-        function: The function called.
-        mapping: Parameter index -> what the call passes (``summaries.bind_arguments``).
-        depth: Summaries being computed below this one.
-
-    Returns:
-        The summary; None when the function has no switch, when the call passes a switch
-        anything but a constant ``True`` or ``False``, or when the function is being computed
-        (a recursive call takes the plain summary).
-
-    Raises:
-        BudgetExceeded: the work budget ran out (as for any summary).
-    """
-    defaults = switch_defaults(function)
-    if not defaults or function.id in program.in_progress:
-        return None
-    values: dict[int, bool] = {}
-    for index, default in defaults.items():
-        passed = mapping.get(index)
-        if passed is not None and not (passed.is_const and isinstance(passed.const, bool)):
-            return None
-        values[index] = default if passed is None else passed.const
-    key = (function.id, "switches", tuple(sorted(values.items())))
-    known = program.specialised.get(key)
-    if known is not None:
-        program.depend(known[1])
-        return known[0]
-    result, deps = summaries.compute(program, function, depth, bound={i: constant(v) for i, v in values.items()})
-    program.specialised[key] = (result, deps)
-    return result
-
-
-def switch_defaults(function: FunctionInfo) -> dict[int, bool]:
-    """Index in ``function.params`` -> the default of each parameter whose default is the
-    constant ``True`` or ``False`` (``entries.defaults_by_param``)."""
-    node = function.node
-    if isinstance(node, ast.Lambda) or not function.params:
-        return {}
-    defaults = defaults_by_param(node.args)
-    return {i: default.value for i, param in enumerate(function.params)
-            if isinstance(default := defaults.get(param.arg), ast.Constant) and isinstance(default.value, bool)}
