@@ -61,9 +61,10 @@ property of the analysed code could run), no assignment expression."""
 
 
 def unrolled(interp: Any, node: ast.ListComp | ast.SetComp | ast.GeneratorExp) -> Value | None:
-    """The list of ``[elt for name in iterable]`` computed item by item, when ``iterable`` is a
-    name or a literal holding at most ``MAX_ITEMS`` constant texts and numbers by position,
-    there is one clause without conditions, and every item's ``elt`` is a constant; else None.
+    """The list of ``[elt for name in iterable]`` computed item by item, when ``iterable`` (an
+    expression of names and literals, without calls or attribute reads, like ``elt``) holds at
+    most ``MAX_ITEMS`` constant texts and numbers by position, there is one clause without
+    conditions, and every item's ``elt`` is a constant; else None.
 
     Args:
         interp: the interpreter, whose ``expr(node)`` evaluates in its environment ``env``.

@@ -28,7 +28,7 @@ def at_call(program: Program, function: FunctionInfo, mapping: dict[int, Value],
     """The function's summary for a call that passes each of its switches ``True`` or
     ``False`` or leaves it as it is: computed with every switch bound to the call's constant
     or, where the call passes none, to its default. A helper's parser is then of the kind the
-    call asks for (``load(path)`` of ``load(path, resolve_entities=False)`` makes no entity
+    call asks for (``load(path)`` or ``load(path, resolve_entities=False)`` makes no entity
     resolving parser; ``load(path, resolve_entities=True)`` does). Kept for this analysis, per
     function and switch values.
 
