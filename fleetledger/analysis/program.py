@@ -202,6 +202,18 @@ class Program(NameResolution):
         for open_ in self._tracking:
             open_.add(deps)
 
+    def specialised_summary(self, key: tuple[object, ...], make: Callable[[], tuple[Summary, Dependencies]]) -> Summary:
+        """The summary made for some calls only (``summaries.specialised``,
+        ``switch_values.at_call``, ``switches.with_switch_defaults``), kept for this analysis
+        under ``key``: made by ``make()`` on first use; later uses depend on what it read.
+        Raises what ``make`` raises (``BudgetExceeded``)."""
+        known = self.specialised.get(key)
+        if known is None:
+            known = self.specialised[key] = make()
+        else:
+            self.depend(known[1])
+        return known[0]
+
     @contextmanager
     def tracking(self) -> Iterator[Dependencies]:
         """Collects, for the time of the ``with`` block, what the analysis depends on into a

@@ -144,13 +144,7 @@ def specialised(program: Program, function: FunctionInfo, callables: dict[int, V
     if function.id in program.in_progress:
         return summary(program, function, depth)
     key = (function.id, tuple(sorted((i, tuple(sorted(v.types)), tuple(sorted(v.functions))) for i, v in callables.items())))
-    known = program.specialised.get(key)
-    if known is not None:
-        program.depend(known[1])
-        return known[0]
-    result, deps = compute(program, function, depth, callables)
-    program.specialised[key] = (result, deps)
-    return result
+    return program.specialised_summary(key, lambda: compute(program, function, depth, callables))
 
 
 def _callables(function: FunctionInfo, mapping: dict[int, Value]) -> dict[int, Value]:

@@ -56,14 +56,8 @@ def at_call(program: Program, function: FunctionInfo, mapping: dict[int, Value],
         if passed is not None and not (passed.is_const and isinstance(passed.const, bool)):
             return None
         values[index] = default if passed is None else passed.const
-    key = (function.id, "switches", tuple(sorted(values.items())))
-    known = program.specialised.get(key)
-    if known is not None:
-        program.depend(known[1])
-        return known[0]
-    result, deps = compute(program, function, depth, bound={i: constant(v) for i, v in values.items()})
-    program.specialised[key] = (result, deps)
-    return result
+    return program.specialised_summary((function.id, "switches", tuple(sorted(values.items()))), lambda: compute(
+        program, function, depth, bound={i: constant(v) for i, v in values.items()}))
 
 
 def switch_defaults(function: FunctionInfo) -> dict[int, bool]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from . import summaries
 from .definitions import FunctionInfo
+from .dependencies import Dependencies
 from .facts import EVIDENCE_RANK, Evidence, Summary
 from .switch_values import switch_defaults
 from .values import constant
@@ -41,19 +42,17 @@ def with_switch_defaults(program: Program, function: FunctionInfo) -> Summary | 
     switches = switch_defaults(function)
     if not switches:
         return None
-    key = (function.id, "switch defaults")
-    known = program.specialised.get(key)
-    if known is not None:
-        program.depend(known[1])
-        return known[0]
-    general, program.evidence = program.evidence, {}
-    try:
-        result, deps = summaries.compute(program, function, 0, bound={i: constant(v) for i, v in switches.items()})
-    finally:
-        seen, program.evidence = program.evidence, general
-    _switched_evidence(program, function, seen)
-    program.specialised[key] = (result, deps)
-    return result
+
+    def make() -> tuple[Summary, Dependencies]:
+        general, program.evidence = program.evidence, {}
+        try:
+            made = summaries.compute(program, function, 0, bound={i: constant(v) for i, v in switches.items()})
+        finally:
+            seen, program.evidence = program.evidence, general
+        _switched_evidence(program, function, seen)
+        return made
+
+    return program.specialised_summary((function.id, "switch defaults"), make)
 
 
 def _switched_evidence(program: Program, function: FunctionInfo, seen: dict[tuple[str, int, int, str], Evidence]) -> None:
