@@ -692,3 +692,31 @@ def test_a_library_module_another_module_re_exports_is_that_library() -> None:
     result = _analyse_package(_REEXPORT, "geo/client.py")
     assert {(f.kind, f.site.line) for f in result.flows} >= {("xxe", 7), ("command", 11), ("command", 17)}
     assert result.not_analysed == ()
+
+
+def test_constants_a_hostile_file_builds_by_formatting_stay_small() -> None:
+    """Regression: ``"%200000000s" % "x"`` was folded by Python before its length was checked,
+    so a three-line hostile file made the engine allocate hundreds of MB. A width from the
+    arguments (``*``), a repeated ``%(key)s`` or ``{0}`` field, and a keyword field are
+    bounded before anything is built."""
+    import tracemalloc
+
+    text = textwrap.dedent('''\
+        import re
+        WIDE = "%200000000s" % "x"
+        STARRED = "%*s" % (200000000, "y")
+        KEYED = ("%(a)s" * 2000) % {"a": "y" * 4000}
+        PLACED = ("{0}" * 2000).format("z" * 4000)
+        NAMED = ("{w}" * 2000).format(w="z" * 4000)
+
+
+        def check(text):
+            return re.match("(a+)+$" + WIDE + STARRED + KEYED + PLACED + NAMED, text)
+        ''')
+    tracemalloc.start()
+    try:
+        engine.analyse("hostile.py", parser.parse_module(text).module)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000, f"{peak / 1e6:.0f} MB traced while analysing a 10-line file"

@@ -7,6 +7,7 @@ kind read (``marks.placed_after``); numeric operators give untainted numbers.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -83,7 +84,7 @@ class Operators:
         if isinstance(op, ast.Mod) and left.is_const and isinstance(left.const, (str, bytes)):
             fields = left.const.count("%" if isinstance(left.const, str) else b"%")
             operands = _constant_operands(right, fields)  # ``"^(%s)+$" % (a, b)`` of constants: Python's own result
-            if operands is not None:
+            if operands is not None and _widths_bounded(left.const):
                 try:
                     result = left.const % operands
                 except (TypeError, ValueError, KeyError):
@@ -145,6 +146,8 @@ def _small(left: Any, right: Any, op: ast.operator) -> bool:
             return value.bit_length() // 8
         return len(value) if isinstance(value, (str, bytes)) else 0
 
+    if isinstance(op, ast.Mod) and isinstance(left, (str, bytes)) and not _widths_bounded(left):
+        return False
     if isinstance(op, ast.Mult):
         if isinstance(left, (str, bytes)) or isinstance(right, (str, bytes)):
             count = right if isinstance(right, int) else left if isinstance(left, int) else 0
@@ -168,6 +171,19 @@ def _concatenated(left: Value, right: Value) -> Value | None:
     if second is None:
         return with_rest(known, right.flatten())
     return with_rest([*known, *second[0]], second[1])
+
+
+_CONVERSION = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d*)(?:\.(\*|\d*))?")
+"""A ``%`` conversion's start: its mapping key, flags, width and precision."""
+
+
+def _widths_bounded(template: str | bytes) -> bool:
+    """True when no ``%`` conversion of ``template`` asks for a width or precision from its
+    arguments (``*``) or larger than ``MAX_CONST_LEN``: ``"%900000000s" % "x"`` in a hostile
+    repository would have Python build a text of 900 MB before its length is checked."""
+    text = template.decode("latin-1") if isinstance(template, bytes) else template
+    return all(part != "*" and (not part or int(part) <= MAX_CONST_LEN)
+               for found in _CONVERSION.finditer(text) for part in found.groups(""))
 
 
 def _constant_operands(right: Value, left_fields: int) -> tuple[Any, ...] | dict[str, Any] | None:
