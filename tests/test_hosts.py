@@ -24,6 +24,7 @@ import pytest
 from rich.console import Console
 
 from netcut import Link
+from pg_private import PrivateServer, private_server
 from e2e import REPO_ROOT, normalized_sarif, real_library, real_repo, sarif_differences, run_cli, start_cli, stopped_child, wait_for
 from fleetledger.coordinator import wall_clock_ms
 from fleetledger.leases import LEADER_TASK, LEASE_END_KINDS, Lease, leader_action
@@ -315,7 +316,13 @@ def test_a_host_whose_checkout_differs_is_refused_before_it_takes_any_task(postg
                    for r in records), "the refused host took no task"
 
 
-def test_postgresql_restarted_mid_run_the_hosts_reconnect_and_lose_nothing(postgres_url: str, tmp_path: Path) -> None:
+def test_postgresql_restarted_mid_run_the_hosts_reconnect_and_lose_nothing(tmp_path: Path) -> None:
+    with private_server() as server:  # not the shared server: tests on other xdist workers use it
+        _restarted_mid_run(server, tmp_path)
+
+
+def _restarted_mid_run(server: PrivateServer, tmp_path: Path) -> None:
+    postgres_url = server.url
     repo = real_library(tmp_path / "repo-a")
     a = _host(repo, tmp_path / "ws-a", postgres_url, "--workers", "1", "--sandbox", "none",
               env=_pausing(tmp_path / "once", step=2))
@@ -325,9 +332,7 @@ def test_postgresql_restarted_mid_run_the_hosts_reconnect_and_lose_nothing(postg
     b = _host(_copy(repo, tmp_path / "repo-b"), tmp_path / "ws-b", postgres_url, "--workers", "2", "--join", run_id)
     wait_for(lambda: bool(_granted(_records(postgres_url), b.pid)), what="host B to take a task", proc=b)
     before = _records(postgres_url)  # mid-investigate: A's worker is paused, B has just started
-    restarted = subprocess.run(["bash", str(REPO_ROOT / ".ci" / "restart-postgres")], capture_output=True, text=True,
-                               timeout=120)
-    assert restarted.returncode == 0, restarted.stderr
+    server.restart()
     assert not any(r.kind == "run.finished" for r in before)
     _wake(a)
     _all_finish(a, b)
