@@ -127,6 +127,9 @@ def test_a_model_file_with_an_unknown_key_is_refused_with_its_name() -> None:
     with pytest.raises(catalog.ModelError, match="pattern must be an argument position or, for a method, 'receiver'"):
         catalog.load({"kinds.toml": catalog.model_texts()["kinds.toml"],
                       "bad.toml": '[[guard]]\ncall = "x.check"\npattern = "receiver"\nkinds = ["*"]\n'})
+    with pytest.raises(catalog.ModelError, match="element must be an item's position or a dict's key, not True"):
+        catalog.load({"kinds.toml": catalog.model_texts()["kinds.toml"],
+                      "bad.toml": '[[sink]]\ncall = "x.y"\nkind = "sql"\nargs = [0]\nelement = true\n'})
 
 
 # --- renaming ------------------------------------------------------------------------------
@@ -144,6 +147,8 @@ def _author_names(text: str) -> tuple[set[str], set[str]]:
     library = {member for source in models.sources_type.values() for member in source.attributes | source.methods}
     library |= {target.rpartition(".")[2] for target in [*models.sinks, *models.sanitisers, *models.guards, *models.checks,
                                                           *models.returns]}
+    library |= {d.rpartition(".")[2] for h in models.handlers for d in h.decorators}  # route(), set_defaults()
+    library |= {method for h in models.handlers for method, _, _ in h.registrations}  # add_url_rule()
     imported: set[str] = set()
     names: set[str] = set()
     attributes: set[str] = set()

@@ -56,6 +56,7 @@ and the ``Catalog`` that indexes them, are in ``model_records``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import tomllib
 from collections.abc import Mapping
@@ -86,7 +87,7 @@ _KEYS: dict[str, frozenset[str]] = {
                           "request_parameter", "imports", "request_type", "annotations", "parameters",
                           "safe_annotations", "safe_converters", "excluded_defaults", "returns_sink", "channel",
                           "framework_parameters", "request_position", "start_response",
-                          "registrations"}),
+                          "asgi_send", "asgi_receive", "registrations"}),
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
                        "positions", "absent", "host_fixed", "program", "element", "channels", "needs_file", "argv_from",
                        "operands_from", "slow_pattern", "slow_flags", "matches", "what", "when_called"}),
@@ -210,7 +211,7 @@ class _Builder:
                 when=_condition(row.get("when"), row, where), unless=_condition(row.get("unless"), row, where),
                 absent=tuple(row.get("absent", [])), positions={k: int(v) for k, v in row.get("positions", {}).items()},
                 host_fixed=_host_fixed(row.get("host_fixed", ""), where), program=bool(row.get("program", False)),
-                element=int(row["element"]) if "element" in row else None,
+                element=_element(row, where),
                 channels=frozenset(_list(row, "channels", name, n, default=[])),
                 needs_file=bool(row.get("needs_file", False)), argv_from=int(row.get("argv_from", -1)),
                 operands_from=int(row.get("operands_from", -1)), slow_pattern=_pattern_at(row, "slow_pattern", where, -1),
@@ -401,6 +402,14 @@ def _condition(value: Any, row: dict[str, Any], where: str) -> Condition | None:
                      positions={k: int(v) for k, v in row.get("positions", {}).items()})
 
 
+def _element(row: dict[str, Any], where: str) -> int | str | None:
+    """A sink's ``element``: an item's position (a tuple or list) or key (a dict), or None."""
+    element = row.get("element")
+    if element is None or isinstance(element, (int, str)) and not isinstance(element, bool):
+        return element
+    raise ModelError(f"{where}: element must be an item's position or a dict's key, not {element!r}")
+
+
 def _texts(value: Any) -> bool:
     """True for a non-empty list of non-empty strings."""
     return isinstance(value, list) and bool(value) and all(isinstance(t, str) and t for t in value)
@@ -412,19 +421,10 @@ def _handler(row: dict[str, Any], where: str) -> Handler:
     parameters = row.get("parameters", "all")
     if parameters not in ("all", "none"):
         raise ModelError(f"{where}: parameters must be 'all' or 'none'")
-    return Handler(
-        framework=str(row["framework"]), decorators=tuple(row.get("decorators", [])),
-        decorator_receivers=tuple(row.get("decorator_receivers", [])), path_argument=bool(row.get("path_argument", False)),
-        bases=tuple(row.get("bases", [])), methods=tuple(row.get("methods", [])),
-        request_parameter=str(row.get("request_parameter", "")), imports=tuple(row.get("imports", [])),
-        request_type=str(row.get("request_type", "")), annotations=tuple(row.get("annotations", [])),
-        parameters=parameters, safe_annotations=tuple(row.get("safe_annotations", [])),
-        safe_converters=tuple(row.get("safe_converters", [])),
-        excluded_defaults=tuple(row.get("excluded_defaults", [])), returns_sink=str(row.get("returns_sink", "")),
-        channel=str(row.get("channel", "http")), framework_parameters=int(row.get("framework_parameters", -1)),
-        request_position=int(row.get("request_position", -1)), start_response=str(row.get("start_response", "")),
-        registrations=tuple((str(r["method"]), int(r["function"]), str(r.get("keyword", "")))
-                            for r in row.get("registrations", [])))
+    plain = {f.name: (str if f.default is dataclasses.MISSING else type(f.default))(row[f.name])
+             for f in dataclasses.fields(Handler) if f.name in row and f.name != "registrations"}  # as its default's type
+    return Handler(**plain, registrations=tuple((str(r["method"]), int(r["function"]), str(r.get("keyword", "")))
+                                                for r in row.get("registrations", [])))
 
 
 def _need(row: dict[str, Any], key: str, name: str, n: int) -> Any:

@@ -27,7 +27,7 @@ from .budget import Budget, BudgetExceeded
 from .definitions import FunctionInfo, iter_functions
 from .dependencies import Dependencies
 from .entries import handler_values, numeric_annotation, parameter_values
-from .facts import Evidence, Flow, Misuse, site_of
+from .facts import CHANNEL_RANK, Evidence, Flow, Misuse, site_of
 from .interp import Frame
 from .interp_sinks import return_sinks
 from .model_records import Catalog, Sink
@@ -41,7 +41,6 @@ DATA_METHODS = frozenset(f"{name}()" for kind in (str, bytes, list, tuple, dict,
 reads of its file objects (``io.IOBase``: ``stream.read()``): a value a public function reads
 from its parameter through these is derived from the caller's data; a value read through any
 other attribute or method is the state of an object the caller passed."""
-_CHANNEL_RANK = {"http": 0, "network": 0, "random": 1, "cli": 2, "stdin": 2, "env": 2, "file": 2, "api": 3}
 WORK_UNITS = 2_000_000
 """Statements and expressions evaluated per file, the imported modules' included. A 5,000-line
 module takes about 100,000; the budget stops only pathological files."""
@@ -126,7 +125,7 @@ def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, load
     flows = [f for kept in program.flows.values() for f in kept]
     if len(flows) > MAX_FLOWS:
         # Keep the worst: outside data from the network first, a caller's parameter last.
-        flows.sort(key=lambda f: (_CHANNEL_RANK.get(f.label.channel, 3), f.site.path, f.site.line, f.site.col, f.kind))
+        flows.sort(key=lambda f: (CHANNEL_RANK.get(f.label.channel, 3), f.site.path, f.site.line, f.site.col, f.kind))
         program.note(f"{path}: {len(flows) - MAX_FLOWS} more flow(s) not reported (at most {MAX_FLOWS} per file, "
                      "the ones from the network kept first)")
         flows = flows[:MAX_FLOWS]

@@ -26,6 +26,8 @@ from .definitions import FunctionInfo
 from .interp import Frame
 from .model_handlers import Handler
 from .model_records import UNTYPED
+from .protocols import responder
+from .receivers import receiver_value
 from .values import Label, Value, of_labels
 
 if TYPE_CHECKING:
@@ -46,7 +48,7 @@ def handler_of(program: Program, function: FunctionInfo) -> Handler | None:
             mro = program.class_mro(function.cls.id, load=True)
             if any(base in handler.bases for base in mro):
                 return handler
-        if handler.start_response and status_caller(function) is not None:
+        if (handler.start_response or handler.asgi_send) and responder(function, handler) is not None:
             return handler
         if (not handler.bases and not handler.decorators and handler.methods and handler.imports
                 and function.cls is not None and handler.names_method(function.name)
@@ -87,15 +89,20 @@ def _registering_calls(scope: ast.AST, registrations: tuple[tuple[str, int, str]
     calls = _method_calls(scope)
     for method, position, keyword in registrations:
         for node in calls.get(method, ()):
-            passed = next((k.value for k in node.keywords if keyword and k.arg == keyword), None)
-            if passed is None and len(node.args) > position:
-                passed = node.args[position]
-            if isinstance(passed, ast.Name):
-                out.setdefault(passed.id, []).append((node, position, method))
-            elif _as_view(passed):
-                assert isinstance(passed, ast.Call) and isinstance(passed.func, ast.Attribute)
-                assert isinstance(passed.func.value, ast.Name)
-                out.setdefault(f"{passed.func.value.id}.as_view", []).append((node, position, method))
+            if keyword == "*":  # argparse's set_defaults(name=f): where the scope calls X.name(...)
+                passed_all = [k.value for k in node.keywords if k.arg is not None and k.arg in calls]
+            else:
+                passed = next((k.value for k in node.keywords if keyword and k.arg == keyword), None)
+                if passed is None and 0 <= position < len(node.args):
+                    passed = node.args[position]
+                passed_all = [passed]
+            for passed in passed_all:
+                if isinstance(passed, ast.Name):
+                    out.setdefault(passed.id, []).append((node, max(position, 0), method))
+                elif _as_view(passed):
+                    assert isinstance(passed, ast.Call) and isinstance(passed.func, ast.Attribute)
+                    assert isinstance(passed.func.value, ast.Name)
+                    out.setdefault(f"{passed.func.value.id}.as_view", []).append((node, max(position, 0), method))
     return out
 
 
@@ -124,60 +131,12 @@ def _enclosing(function: FunctionInfo) -> ast.AST | None:
     return None
 
 
-# RFC 9110's status line as WSGI passes it: three digits, a space, a reason phrase ("200 OK",
-# "404 Not Found"), whose words start with a capital letter by convention (RFC 9110, 15).
-_STATUS_LINE = re.compile(r"[1-5][0-9][0-9] [A-Z][A-Za-z-]*( [A-Z][A-Za-z-]*)*$")
-
-
-def status_caller(function: FunctionInfo) -> int | None:
-    """The index in ``function.params`` of the parameter the function calls with an HTTP status
-    line first and its headers next (PEP 3333's ``start_response("404 Not Found", headers)``):
-    the status a constant, a name assigned one in the function or the module's body, or an
-    f-string starting with one; the headers anything but a text. None when there is none (the
-    parameter's name does not matter)."""
-    node = function.node
-    if isinstance(node, ast.Lambda):
-        return None
-    positions = {param.arg: i for i, param in enumerate(function.params)}
-    statuses = set(_module_statuses(function.module.tree))
-    calls = []
-    for child in ast.walk(node):
-        if isinstance(child, ast.Assign) and _status_text(child.value):
-            statuses.update(t.id for t in child.targets if isinstance(t, ast.Name))
-        elif (isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in positions
-              and len(child.args) + len(child.keywords) >= 2 and child.args):
-            calls.append(child)
-    for call in calls:
-        first = call.args[0]
-        headers = call.args[1] if len(call.args) > 1 else next(iter(call.keywords)).value
-        if isinstance(headers, (ast.Constant, ast.JoinedStr, ast.BinOp)):
-            continue  # a text, not the list of header pairs
-        if _status_text(first) or isinstance(first, ast.Name) and first.id in statuses:
-            assert isinstance(call.func, ast.Name)
-            return positions[call.func.id]
-    return None
-
-
-@functools.lru_cache(maxsize=64)
-def _module_statuses(tree: ast.Module) -> frozenset[str]:
-    """Names the module's body assigns a status line (``NOT_FOUND = "404 Not Found"``), found
-    once per module."""
-    return frozenset(t.id for statement in tree.body if isinstance(statement, ast.Assign)
-                     and _status_text(statement.value) for t in statement.targets if isinstance(t, ast.Name))
-
-
-def _status_text(expr: ast.expr) -> bool:
-    if isinstance(expr, ast.JoinedStr) and expr.values:
-        expr = expr.values[0]
-    return isinstance(expr, ast.Constant) and isinstance(expr.value, str) and bool(_STATUS_LINE.match(expr.value))
-
-
 def _decorates(program: Program, function: FunctionInfo, handler: Handler, decorator: ast.expr) -> bool:
     call = decorator if isinstance(decorator, ast.Call) else None
     func = call.func if call is not None else decorator
     frame = _module_frame(program, function)
     if isinstance(func, ast.Attribute) and func.attr in handler.decorators:
-        owner = frame.expr(func.value)
+        owner = receiver_value(program, function.module, func.value)
         if any(t.startswith("=") for t in owner.types):
             qualified = {t[1:] + "." + func.attr for t in owner.types if t.startswith("=")}
             qualified |= {t[1:] for t in frame.expr(func).types if t.startswith("=")}  # through a vendored copy
@@ -339,11 +298,14 @@ def handler_values(program: Program, function: FunctionInfo, handler: Handler, e
     frame = _module_frame(program, function)
     converters = _rule_converters(frame, [*function.decorators, *registered_as(function, handler)]) if (
         handler.safe_converters) else {}
-    responder = status_caller(function) if handler.start_response else None
+    server = responder(function, handler)
     for index, param in enumerate(function.params):
-        if responder is not None and index >= responder:
-            if index == responder:
-                out[param.arg] = of_labels([], types=frozenset({"=" + handler.start_response}))
+        if server is not None and index >= server[0]:
+            if index == server[0]:
+                out[param.arg] = of_labels([], types=frozenset({"=" + server[1]}))
+            continue
+        if server is not None and index == server[0] - 1 and handler.asgi_receive:
+            out[param.arg] = of_labels([], types=frozenset({"=" + handler.asgi_receive}))
             continue
         if index == handler.request_position and handler.request_type:
             out[param.arg] = of_labels([], types=parameter_types(program, function, index) | {handler.request_type})

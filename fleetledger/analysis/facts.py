@@ -13,6 +13,10 @@ from typing import Any
 from .model_records import Sink
 from .values import Label, Step, Value
 
+CHANNEL_RANK = {"http": 0, "network": 0, "random": 1, "cli": 2, "stdin": 2, "env": 2, "file": 2, "api": 3}
+"""How strong a source's channel is, for ordering flows and traces (0: outside data from the
+network; 3: a caller's parameter of a public function); a channel not listed ranks after all."""
+
 
 @dataclass(frozen=True, slots=True)
 class Site:

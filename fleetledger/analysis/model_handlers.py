@@ -55,10 +55,20 @@ class Handler:
             (``start_response("200 OK", headers)``) is a handler; that parameter is typed as
             this qualified name (whose models are its sinks) and the parameters before it are
             outside data (``environ``). "": not such a handler.
+        asgi_send: For ASGI (asgiref's specification): a coroutine function that awaits one
+            of its parameters with an event message (``send({"type": "http.response.start",
+            ...})``), or whose parameters are named ``scope, receive, send``, is a handler; that
+            parameter is typed as this qualified name and the ones before it are outside data
+            (``protocols.asgi_sender``). "": not such a handler.
+        asgi_receive: The type given to the parameter just before ``asgi_send``'s (the
+            specification's ``receive``, whose events are outside data), or "".
         registrations: Calls that register a function as one of ``decorators`` would:
             ``(method, position, keyword)``, e.g. ``("add_url_rule", 2, "view_func")``: a
             function passed there to ``X.add_url_rule(rule, endpoint, f)`` is a handler as if
-            decorated ``@X.route(rule, endpoint)`` (the call's arguments before it).
+            decorated ``@X.route(rule, endpoint)`` (the call's arguments before it). Keyword
+            ``"*"`` (with position -1): a function passed as any keyword's value whose name
+            the scope calls as a method, as argparse's ``parser.set_defaults(handler=f)`` with
+            ``args.handler(args)``.
     """
 
     framework: str
@@ -80,6 +90,8 @@ class Handler:
     framework_parameters: int = -1
     request_position: int = -1
     start_response: str = ""
+    asgi_send: str = ""
+    asgi_receive: str = ""
     registrations: tuple[tuple[str, int, str], ...] = ()
 
     def names_method(self, name: str) -> bool:

@@ -102,9 +102,9 @@ class Sink:
             partial SSRF, reported as such); ``""``: prefixes do not matter.
         program: For command sinks taking an argument vector: only the program (element 0, or
             the command string of a shell started with ``-c``) is dangerous.
-        element: When the argument is a tuple or list the engine knows item by item, only this
-            item reaches the sink (``flask.make_response((body, headers))``: the body); None:
-            the whole argument.
+        element: When the argument is a tuple, list or dict the engine knows item by item, only
+            this item (a position, or a dict's key) reaches the sink
+            (``flask.make_response((body, headers))``: the body); None: the whole argument.
         channels: When not empty, only data of these origins makes a flow here (narrower than
             the kind's: an existence check is a probe for a remote client, not for a caller of
             a library's function).
@@ -146,7 +146,7 @@ class Sink:
     positions: Mapping[str, int] = field(default_factory=dict)
     host_fixed: str = ""
     program: bool = False
-    element: int | None = None
+    element: int | str | None = None
     channels: frozenset[str] = frozenset()
     needs_file: bool = False
     argv_from: int = -1

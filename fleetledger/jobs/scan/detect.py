@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ...analysis import context, engine, parser
+from ...analysis.facts import CHANNEL_RANK
 from . import anchors, detectors, scopes, source, taint
 from .bandit_runner import (BANDIT_NODE_UNITS, BANDIT_WORK_UNITS, b_extensions,  # noqa: F401 - importable from here
                             bandit_cwe, bandit_work, run_bandit)
@@ -59,7 +60,6 @@ sinks of one value (a hostile file) took 7 minutes of judging and a 26 MB ledger
 are the most telling: flows of outside data first (the network's before a caller's parameter),
 then by the detector's severity and confidence, then by position."""
 _SEVERITY_RANK = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
-_ORIGIN_RANK = {"http": 0, "network": 0, "random": 1, "cli": 2, "stdin": 2, "env": 2, "file": 2, "api": 3}
 
 _BINARY_MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "PNG image"),
@@ -229,7 +229,7 @@ def _capped(relpath: str, found: list[Candidate], cap: int) -> tuple[list[Candid
 
     def rank(c: Candidate) -> tuple[Any, ...]:
         traces = (c.trace or {}).get("traces") or []
-        origin = _ORIGIN_RANK.get(traces[0]["source"].get("channel", ""), 4) if traces else 5
+        origin = CHANNEL_RANK.get(traces[0]["source"].get("channel", ""), 4) if traces else 5
         return (origin, _SEVERITY_RANK.get(c.detector_severity, 3), _SEVERITY_RANK.get(c.detector_confidence, 3),
                 c.path != relpath, c.path, c.line, c.col, c.rule_id, c.id)
 

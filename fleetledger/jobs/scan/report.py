@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from ...analysis.facts import CHANNEL_RANK
 from ...reader import RunReader
 from ..base import task_name
 from .exclusions import DENIED, exclusions
@@ -122,7 +123,6 @@ def _unique_candidates(files: dict[str, FileReport]) -> list[Candidate]:
     return sorted(seen.values(), key=lambda c: (c.path, c.line, c.col, c.rule_id, c.id))
 
 
-_ORIGIN_RANK = {"http": 0, "network": 0, "random": 1, "cli": 2, "stdin": 2, "env": 2, "file": 2, "api": 3}
 
 
 def _merged(first: Candidate, second: Candidate) -> Candidate:
@@ -130,7 +130,7 @@ def _merged(first: Candidate, second: Candidate) -> Candidate:
     if not traces:
         return first
     unique = {json.dumps(t, sort_keys=True): t for t in traces}
-    ordered = sorted(unique.values(), key=lambda t: (_ORIGIN_RANK.get(t["source"]["channel"], 4), len(t["steps"]),
+    ordered = sorted(unique.values(), key=lambda t: (CHANNEL_RANK.get(t["source"]["channel"], 4), len(t["steps"]),
                                                     json.dumps(t, sort_keys=True)))
     # The candidate whose own first trace is the strongest; of equals, the same one whatever
     # the order the reports came in.
