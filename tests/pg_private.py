@@ -24,11 +24,13 @@ from pathlib import Path
 @dataclass(frozen=True)
 class PrivateServer:
     """A running private cluster: ``url`` (of database ``postgres``, user ``postgres``, trust
-    authentication on loopback), its data ``folder`` and the ``bin`` folder of its binaries."""
+    authentication on loopback), its data ``folder``, the ``bin`` folder of its binaries and its
+    ``log`` file."""
 
     url: str
     folder: Path
     bin: Path
+    log: Path
 
     def _pg_ctl(self, *args: str) -> None:
         done = subprocess.run(["runuser", "-u", "postgres", "--", str(self.bin / "pg_ctl"), "-D", str(self.folder),
@@ -42,7 +44,8 @@ class PrivateServer:
         Raises:
             AssertionError: ``pg_ctl`` failed (its output says why).
         """
-        self._pg_ctl("-m", "fast", "-w", "restart")
+        # The log file keeps the server's output off pg_ctl's, whose pipe it would hold open.
+        self._pg_ctl("-l", str(self.log), "-m", "fast", "-w", "restart")
 
 
 def _free_port() -> int:
@@ -73,8 +76,9 @@ def private_server() -> Iterator[PrivateServer]:
         if done.returncode != 0:
             raise AssertionError(f"initdb failed: {done.stdout}{done.stderr}")
         port = _free_port()
-        server = PrivateServer(url=f"postgresql://postgres@127.0.0.1:{port}/postgres", folder=folder, bin=Path(bins[-1]))
-        server._pg_ctl("-l", str(root / "server.log"), "-w", "-o",
+        server = PrivateServer(url=f"postgresql://postgres@127.0.0.1:{port}/postgres", folder=folder, bin=Path(bins[-1]),
+                               log=root / "server.log")
+        server._pg_ctl("-l", str(server.log), "-w", "-o",
                        f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
         try:
             yield server
