@@ -103,6 +103,7 @@ class Program(NameResolution):
         self._templates: dict[str, tuple[str, list[Any]] | None] = {}
         NameResolution.__init__(self)
         self.copies: dict[str, tuple[bool, Dependencies]] = {}  # ``vendoring.vendored_name``, per package
+        self.locals: dict[tuple[str, str], Value] = {}  # ``receivers.receiver_value``: (function id, name)
 
     # -- modules -------------------------------------------------------------------------
 

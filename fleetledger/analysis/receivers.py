@@ -8,9 +8,13 @@ top level). Many programs build that object inside a function instead: an applic
 parsers (``run = commands.add_parser("run")``, then ``run.set_defaults(handler=f)``). For such a
 receiver, ``receiver_value`` follows the holding function's simple assignments to the names the
 receiver reads (``name = value``, flow-insensitively: every assignment of a name counts), through
-at most ``MAX_CHAIN`` of them, and evaluates the receiver with those names bound. Only library
+at most ``MAX_CHAIN`` names, and evaluates the receiver with those names bound. Only library
 calls and the module's own definitions are evaluated this way, as in the module's frame; the
 holding function's parameters stay unknown.
+
+Cost: each (function, name) is evaluated once per program (``Program.locals``), and the holding
+function is found in a map built once per module, so a factory registering thousands of views
+after thousands of assignments costs one pass over each, not their product.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ if TYPE_CHECKING:
     from .program import Program
 
 MAX_CHAIN = 6
-"""Assignments followed back from a receiver (``parser`` -> ``commands`` -> ``run``)."""
+"""Names followed back from a receiver (``parser`` -> ``commands`` -> ``run``)."""
 
 
 def receiver_value(program: Program, module: ModuleInfo, expr: ast.expr) -> Value:
@@ -43,41 +47,54 @@ def receiver_value(program: Program, module: ModuleInfo, expr: ast.expr) -> Valu
         holding ``expr`` assigns bound first (see the module docstring); the module's value of
         ``expr`` when no function holds it.
     """
-    globals_ = dict(module.globals)
-    holder = _holding_function(module, expr)
-    if holder is None:
-        return Frame(program, module, None, globals_, summarising=False).expr(expr)
+    holder = _holders(module).get(id(expr))
+    env = dict(module.globals)
+    if holder is not None:
+        env.update(_bound(program, module, holder, expr, 0))
+    return Frame(program, module, None, env, summarising=False).expr(expr)
+
+
+def _bound(program: Program, module: ModuleInfo, holder: FunctionInfo, node: ast.AST, depth: int) -> dict[str, Value]:
+    """The names ``node`` reads that ``holder`` assigns (its parameters: unknown), bound."""
     assigned = _assignments(holder.node)
-    shadowed = {param.arg for param in holder.params}
-    env: dict[str, Value] = {name: EMPTY for name in shadowed if name in globals_}
-
-    def bind(node: ast.AST, depth: int) -> None:
-        for name in _loaded_names(node):
-            if name in env or name in shadowed or name not in assigned or depth >= MAX_CHAIN:
-                continue
-            env[name] = EMPTY  # a name assigned from itself (x = x.child()) ends here
-            values = []
-            for value in assigned[name]:
-                bind(value, depth + 1)
-                values.append(Frame(program, module, None, {**globals_, **env}, summarising=False).expr(value))
-            env[name] = join(*values)
-
-    bind(expr, 0)
-    return Frame(program, module, None, {**globals_, **env}, summarising=False).expr(expr)
+    out: dict[str, Value] = {}
+    for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}:
+        if any(param.arg == name for param in holder.params):
+            out[name] = EMPTY
+        elif name in assigned:
+            out[name] = _local(program, module, holder, name, depth)
+    return out
 
 
-def _holding_function(module: ModuleInfo, expr: ast.expr) -> FunctionInfo | None:
-    """The innermost function (not a lambda) whose definition contains ``expr``, or None."""
-    where = (expr.lineno, expr.col_offset)
-    best: FunctionInfo | None = None
-    for function in module.functions.values():
-        node = function.node
-        if isinstance(node, ast.Lambda) or node.end_lineno is None or node.end_col_offset is None:
-            continue
-        if (node.lineno, node.col_offset) <= where <= (node.end_lineno, node.end_col_offset) and (
-                best is None or node.lineno >= best.node.lineno):
-            best = function
-    return best
+def _local(program: Program, module: ModuleInfo, holder: FunctionInfo, name: str, depth: int) -> Value:
+    key = (holder.id, name)
+    if key in program.locals:
+        return program.locals[key]
+    if depth >= MAX_CHAIN:
+        return EMPTY
+    program.locals[key] = EMPTY  # a name assigned from itself (x = x.child()) reads nothing more
+    values = []
+    for value in _assignments(holder.node)[name]:
+        env = {**module.globals, **_bound(program, module, holder, value, depth + 1)}
+        values.append(Frame(program, module, None, env, summarising=False).expr(value))
+    program.locals[key] = join(*values)
+    return program.locals[key]
+
+
+@functools.lru_cache(maxsize=16)
+def _holders(module: ModuleInfo) -> dict[int, FunctionInfo]:
+    """id of each expression node of ``module`` inside a function -> the innermost such function
+    (lambdas left out); built once per module."""
+    by_node = {id(f.node): f for f in module.functions.values() if not isinstance(f.node, ast.Lambda)}
+    out: dict[int, FunctionInfo] = {}
+    stack: list[tuple[ast.AST, FunctionInfo | None]] = [(module.tree, None)]
+    while stack:
+        node, holder = stack.pop()
+        holder = by_node.get(id(node), holder)
+        if holder is not None and isinstance(node, ast.expr):
+            out[id(node)] = holder
+        stack.extend((child, holder) for child in ast.iter_child_nodes(node))
+    return out
 
 
 @functools.lru_cache(maxsize=64)
@@ -96,7 +113,3 @@ def _assignments(function: ast.AST) -> dict[str, list[ast.expr]]:
                     out.setdefault(target.id, []).append(node.value)
         stack.extend(ast.iter_child_nodes(node))
     return out
-
-
-def _loaded_names(node: ast.AST) -> list[str]:
-    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
