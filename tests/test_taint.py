@@ -233,7 +233,8 @@ def rename(text: str) -> str:
             signature -= 1
         if token.type == tokenize.NAME:
             # In a def's parameter list, ``name=default`` is a parameter, not a keyword argument.
-            keyword = after == "=" and before in ("(", ",") and signature != 1
+            # (Outside brackets, ``a, b = ...`` assigns a tuple: ``b`` is no keyword.)
+            keyword = after == "=" and before in ("(", ",") and signature != 1 and bool(callees)
             if keyword and callees and token.string in own.get(callees[-1] or "", ()):
                 keyword = False  # the probe's own function's parameter, renamed with it
             wanted = attributes if before == "." else names

@@ -73,8 +73,9 @@ def registered_as(function: FunctionInfo, handler: Handler) -> list[ast.Call]:
     out: list[ast.Call] = []
     for node, position, method in _registering_calls(scope, handler.registrations).get(key, ()):
         assert isinstance(node.func, ast.Attribute)
-        decorator = ast.Call(func=ast.Attribute(value=node.func.value, attr=(handler.decorators or (method,))[0],
-                                                ctx=ast.Load()), args=node.args[:position], keywords=[])
+        attr = (handler.decorators or (method,))[0].rpartition(".")[2]  # "fire.Fire": fire.Fire(f)
+        decorator = ast.Call(func=ast.Attribute(value=node.func.value, attr=attr, ctx=ast.Load()),
+                             args=node.args[:position], keywords=[])
         out.append(ast.fix_missing_locations(ast.copy_location(decorator, node)))
     return out
 

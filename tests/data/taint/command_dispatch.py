@@ -54,3 +54,23 @@ def tabulate():
     parser = argparse.ArgumentParser()
     parser.set_defaults(output=_render)
     return parser.parse_args()
+
+
+def _fetch(address, keep=False):
+    subprocess.call("curl -O " + address, shell=True)  # $ command (Python Fire passes the command line)
+
+
+def legacy():
+    import optparse
+
+    import docopt
+    options, rest = optparse.OptionParser().parse_args()
+    subprocess.call("tar xf " + options.archive, shell=True)  # $ command
+    subprocess.call("ls " + rest[0], shell=True)  # $ command
+    arguments = docopt.docopt("Usage: tool <name>")
+    subprocess.call("touch " + arguments["<name>"], shell=True)  # $ command
+
+
+if __name__ == "__main__":
+    import fire
+    fire.Fire(_fetch)
