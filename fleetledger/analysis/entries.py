@@ -5,8 +5,9 @@ A function is a handler when a ``[[handler]]`` model says so: a routing decorato
 application object (``@app.route("/x")``, ``@router.get("/x")``), a qualified decorator
 (``@click.command()``), or a method the framework calls on a subclass of one of its classes
 (``get`` of a Django ``View`` or a Tornado ``RequestHandler``), a function a call registers as
-such a decorator would (``app.add_url_rule``), or a WSGI application (a function that calls a
-parameter with an HTTP status line first: ``start_response``). A framework convention may also
+such a decorator would (``app.add_url_rule``, argparse's ``set_defaults(handler=f)``), or a WSGI
+or ASGI application (``protocols``: known by how it answers). A decorator's or registration's
+object may be built in a function (``receivers``). A framework convention may also
 type a parameter: the first parameter (after ``self``) named as the framework names its request
 (``request``), in a module that imports that framework, holds the request object, whose
 modelled attributes are sources wherever it is read. Nothing here looks at a name the
