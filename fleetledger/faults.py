@@ -32,6 +32,11 @@ of the whole run, in whichever process reaches it: the chaos harness draws K uni
 reference run's events (kills land in the middle of work, not during start-up) and any
 scenario replays from its K.
 
+``FLEETLEDGER_FAULT_AFTER=NAME`` counts the armed point's occurrences only after this process
+reached the point ``NAME`` (a phase of the run, whatever the timing before it): with
+``export.findings.json.after_rename``, ``head.after_write:1:enospc`` fails the first head write
+after the export, however many periodic writes came before.
+
 ``FLEETLEDGER_FAULT_LOG=path`` appends the name of every point reached (one per line, with the
 process id) so a harness can enumerate the points a workload passes through.
 """
@@ -46,6 +51,7 @@ _ENV = "FLEETLEDGER_FAULT"
 _LOG_ENV = "FLEETLEDGER_FAULT_LOG"
 _ONCE_ENV = "FLEETLEDGER_FAULT_ONCE"
 _COUNTER_ENV = "FLEETLEDGER_FAULT_COUNTER"
+_AFTER_ENV = "FLEETLEDGER_FAULT_AFTER"
 
 
 class _Armed:
@@ -71,6 +77,7 @@ _armed: _Armed | None = None
 _log_path: str | None = None
 _once_path: str | None = None
 _counter_path: str | None = None
+_after: str | None = None  # the point that opens the count (None: open)
 
 
 def rearm() -> None:
@@ -82,8 +89,9 @@ def rearm() -> None:
     Raises:
         ValueError: ``FLEETLEDGER_FAULT`` is malformed.
     """
-    global _armed, _log_path, _once_path, _counter_path
+    global _armed, _log_path, _once_path, _counter_path, _after
     _armed = _Armed(os.environ[_ENV]) if os.environ.get(_ENV) else None
+    _after = os.environ.get(_AFTER_ENV) or None
     _log_path = os.environ.get(_LOG_ENV) or None
     _once_path = os.environ.get(_ONCE_ENV) or None
     _counter_path = os.environ.get(_COUNTER_ENV) or None
@@ -112,6 +120,11 @@ def hit(name: str) -> None:
     if _log_path is not None:
         with open(_log_path, "a", encoding="utf-8") as log:
             log.write(f"{os.getpid()} {name}\n")
+    global _after
+    if _after is not None:
+        if name == _after:
+            _after = None  # the count opens after this point
+        return
     armed = _armed
     if armed is None or (armed.name != name and armed.name != "*"):
         return

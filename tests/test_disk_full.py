@@ -147,11 +147,14 @@ def test_a_full_disk_after_the_scan_exported_does_not_leave_partial_reports(tmp_
 
     reference = scan(tmp_path / "reference", {"FLEETLEDGER_FAULT_LOG": str(log)})
     assert reference.returncode == 0, reference.stderr
-    heads = [line for line in log.read_text().splitlines() if line.endswith(" head.after_write")]
-    coordinator_pid = heads[-1].split()[0]
-    writes = sum(1 for line in heads if line.split()[0] == coordinator_pid)
+    points = [line.split()[1] for line in log.read_text().splitlines()]
+    last_export = next(point for point in reversed(points) if point.startswith("export."))
+    assert "head.after_write" in points[points.index(last_export):]
     ws = tmp_path / "ws"
-    halted = scan(ws, {"FLEETLEDGER_FAULT": f"head.after_write:{writes - 1}:enospc+"})
+    # The first head write after the export's last file, however many periodic writes (one a
+    # second at most) a loaded machine made before it: counted from the reference run's writes,
+    # the fault fired before the export when the two runs' timings differed.
+    halted = scan(ws, {"FLEETLEDGER_FAULT": "head.after_write:1:enospc+", "FLEETLEDGER_FAULT_AFTER": last_export})
     assert halted.returncode == HALTED, halted.stdout + halted.stderr
     assert any(r.kind == "sprint.finished" and r.payload.get("sprint", r.key) == "export" for r in records(ws)), \
         "the disk filled after the export"

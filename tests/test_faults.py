@@ -39,6 +39,21 @@ def test_forever_keeps_failing() -> None:
         assert info.value.errno == errno.ENOSPC
 
 
+def test_after_counts_only_the_occurrences_past_another_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLEETLEDGER_FAULT", "p:2:eio")
+    monkeypatch.setenv("FLEETLEDGER_FAULT_AFTER", "gate")
+    faults.rearm()
+    for _ in range(5):
+        faults.hit("p")  # before the gate: not counted, however many
+    faults.hit("gate")
+    faults.hit("p")
+    with pytest.raises(OSError) as info:
+        faults.hit("p")
+    assert info.value.errno == errno.EIO
+    monkeypatch.delenv("FLEETLEDGER_FAULT_AFTER")
+    faults.rearm()
+
+
 def test_point_names_may_hold_colons() -> None:
     faults.arm("scan.detect:pkg/a.py:1:eio")
     faults.hit("scan.detect:pkg/b.py")
