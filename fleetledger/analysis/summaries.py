@@ -19,7 +19,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import entries, mutations, predicates
+from . import entries, mutations, passed_functions, predicates
 from .budget import BudgetExceeded
 from .definitions import FunctionInfo
 from .dependencies import Dependencies
@@ -135,7 +135,7 @@ def specialised(program: Program, function: FunctionInfo, callables: dict[int, V
     Args:
         program: The analysis.
         function: The function called.
-        callables: Parameter index -> the functions passed there (``_callables``).
+        callables: Parameter index -> the functions passed there (``passed_functions.called``).
         depth: Summaries being computed below this one.
 
     Returns:
@@ -143,21 +143,8 @@ def specialised(program: Program, function: FunctionInfo, callables: dict[int, V
     """
     if function.id in program.in_progress:
         return summary(program, function, depth)
-    key = (function.id, tuple(sorted((i, tuple(sorted(v.types)), tuple(sorted(v.functions))) for i, v in callables.items())))
+    key = (function.id, tuple(sorted((i, passed_functions.key(v)) for i, v in callables.items())))
     return program.specialised_summary(key, lambda: compute(program, function, depth, callables))
-
-
-def _callables(function: FunctionInfo, mapping: dict[int, Value]) -> dict[int, Value]:
-    """The arguments that are functions (of the code, or library ones) passed to parameters
-    the function calls by name: parameter index -> those functions."""
-    called = function.called_parameters()
-    out: dict[int, Value] = {}
-    for index, value in mapping.items():
-        if index < len(function.params) and function.params[index].arg in called:
-            refs = frozenset(t for t in value.types if t.startswith(("=", "bound:")))
-            if refs or value.functions:
-                out[index] = Value(types=refs, functions=value.functions)
-    return out
 
 
 def compute(program: Program, function: FunctionInfo, depth: int, callables: dict[int, Value] | None = None, *,
@@ -173,8 +160,8 @@ def compute(program: Program, function: FunctionInfo, depth: int, callables: dic
             program.depend(function.module.deps)
             env = entries.parameter_values(program, function)
             for index, passed in (callables or {}).items():
-                name = function.params[index].arg
-                env[name] = join(env[name], passed)
+                name = function.params[index].arg  # (an instance's held functions: as its only known items)
+                env[name] = replace(join(env[name], passed), items=passed.items) if passed.items else join(env[name], passed)
             for index, value in (bound or {}).items():
                 env[function.params[index].arg] = value
             frame = Frame(program, function.module, function, env, summarising=True, depth=depth)
@@ -309,7 +296,7 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
     if not alone and not data:
         root_dependent(frame.program)
     mapping = bind_arguments(function, args, kwargs, star)
-    callables = _callables(function, mapping)
+    callables = passed_functions.called(function, mapping)
     # (a class method's result is of the class it is called on, data passed or not)
     found = specialised(frame.program, function, callables, frame.depth + 1) if callables and (
         not alone or function.is_classmethod) else (at_call(frame.program, function, mapping, frame.depth + 1, compute)
