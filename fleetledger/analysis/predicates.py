@@ -141,10 +141,22 @@ def _callees(frame: Frame, call: ast.Call) -> list[FunctionInfo]:
     functions = [program.functions[f] for f in sorted(ids) if f in program.functions]
     if len(functions) != len(ids):
         return []
-    for function in list(functions):
-        if function.cls is not None and isinstance(call.func, ast.Attribute):
-            functions.extend(program.functions[f] for f in _overrides(program, function))
+    if isinstance(call.func, ast.Attribute) and not _through_class(program, frame.expr(call.func.value)):
+        for function in list(functions):
+            if function.cls is not None:
+                functions.extend(program.functions[f] for f in _overrides(program, function))
     return functions
+
+
+def _through_class(program: Program, receiver: Value) -> bool:
+    """True when a method is read from a class of the analysed code, not from an instance
+    (``Base.__init__(self, ...)``): the call runs that very function, never a subclass's
+    override. (A generated schema module calling its base's ``__init__`` from each of its
+    hundreds of classes met every override at every call: 80 s for one file.)"""
+    refs = [program.resolve(t[1:]) for t in receiver.types if t.startswith("=")]  # a class another module defines
+    if len(refs) != len(receiver.types) or not (refs or receiver.functions):
+        return False
+    return receiver.functions <= program.classes.keys() and all(ref is not None and ref[0] == "class" for ref in refs)
 
 
 def _overrides(program: Program, function: FunctionInfo) -> list[str]:
