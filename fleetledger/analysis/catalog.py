@@ -104,7 +104,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "return_sink": frozenset({"bases", "methods", "kind", "element", "what"}),
     "compared": frozenset({"channel", "kind", "what"}),
     "invokes": frozenset({"call", "method", "function", "function_keyword", "args_from", "args_tuple", "args_keyword",
-                          "keywords"}),
+                          "keywords", "returns"}),
     "render": frozenset({"call", "method", "template_arg", "template_keyword", "context_arg", "context_keyword",
                          "context_kwargs"}),
     "check": frozenset({"call", "method", "cwe", "kind", "title", "required", "positions", "arg_in", "arg", "when", "untracked",
@@ -210,12 +210,12 @@ class _Builder:
                 keywords=tuple(row.get("keywords", [])), receiver=bool(row.get("receiver", False)),
                 when=_condition(row.get("when"), row, where), unless=_condition(row.get("unless"), row, where),
                 absent=tuple(row.get("absent", [])), positions={k: int(v) for k, v in row.get("positions", {}).items()},
-                host_fixed=_host_fixed(row.get("host_fixed", ""), where), program=bool(row.get("program", False)),
+                host_fixed=_choice(row, "host_fixed", ("", "safe", "partial"), where), program=bool(row.get("program", False)),
                 element=_element(row, where),
                 channels=frozenset(_list(row, "channels", name, n, default=[])),
                 needs_file=bool(row.get("needs_file", False)), argv_from=int(row.get("argv_from", -1)),
                 operands_from=int(row.get("operands_from", -1)), slow_pattern=_pattern_at(row, "slow_pattern", where, -1),
-                slow_flags=int(row.get("slow_flags", -1)), matches=_matches(row.get("matches", "anywhere"), where),
+                slow_flags=int(row.get("slow_flags", -1)), matches=_choice(row, "matches", ("anywhere", "start", "whole"), where),
                 what=str(row.get("what", "")), model=name, when_called=bool(row.get("when_called", False))))
             if not (row.get("args") or row.get("keywords") or row.get("receiver")):
                 raise ModelError(f"{where}: a sink needs args, keywords or receiver")
@@ -232,7 +232,7 @@ class _Builder:
                 kinds=self._kinds(row, where),
                 pattern=_pattern_at(row, "pattern", where, RECEIVER_PATTERN, -1), through=tuple(row.get("through", [])),
                 compare=bool(row.get("compare", False)), parts=tuple(str(p) for p in row.get("parts", [])),
-                joined_by=tuple(row.get("joined_by", [])), common=bool(row.get("common", False)),
+                joined_by=tuple(row.get("joined_by", [])), common=_choice(row, "common", ("", "paths", "characters"), where),
                 raises=row.get("raises", False) is True, normalised_by=tuple(row.get("normalised_by", [])),
                 absolute_only=tuple(row.get("absolute_only", [])),
                 empty_kinds=self._kinds({"kinds": row["empty_kinds"]}, where) if "empty_kinds" in row else None,
@@ -272,7 +272,7 @@ class _Builder:
             invoke = Invoke(target=target, function=int(row.get("function", -1)),
                             function_keyword=str(row.get("function_keyword", "")), args_from=int(row.get("args_from", -1)),
                             args_tuple=int(row.get("args_tuple", -1)), args_keyword=str(row.get("args_keyword", "")),
-                            keywords=bool(row.get("keywords", False)))
+                            keywords=bool(row.get("keywords", False)), returns=bool(row.get("returns", False)))
             if invoke.function < 0 and not invoke.function_keyword:
                 raise ModelError(f"{where}: an invokes entry needs function or function_keyword")
             self.invokes.setdefault(target, []).append(invoke)
@@ -373,15 +373,11 @@ def _pattern_at(row: dict[str, Any], key: str, where: str, receiver: int, absent
     return value
 
 
-def _matches(value: Any, where: str) -> str:
-    if value not in ("anywhere", "start", "whole"):
-        raise ModelError(f"{where}: matches must be 'anywhere', 'start' or 'whole', not {value!r}")
-    return str(value)
-
-
-def _host_fixed(value: Any, where: str) -> str:
-    if value not in ("", "safe", "partial"):
-        raise ModelError(f"{where}: host_fixed must be 'safe' or 'partial', not {value!r}")
+def _choice(row: dict[str, Any], key: str, allowed: tuple[str, ...], where: str) -> str:
+    """``row[key]`` (``allowed[0]`` when absent), which must be one of ``allowed``."""
+    value = row.get(key, allowed[0])
+    if value not in allowed:
+        raise ModelError(f"{where}: {key} must be one of {', '.join(repr(a) for a in allowed if a)}, not {value!r}")
     return str(value)
 
 

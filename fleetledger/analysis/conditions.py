@@ -399,7 +399,7 @@ def _common(frame: Frame, call: ast.expr, other: ast.expr) -> list[Proof]:
         return []
     out: list[Proof] = []
     for guard, _ in _guards_of(frame, call):
-        if not guard.common:
+        if not guard.common or guard.common == "characters" and not _ends_with_separator(frame.expr(other)):
             continue
         for path in paths:
             if ast.dump(path) == ast.dump(other):
@@ -408,6 +408,12 @@ def _common(frame: Frame, call: ast.expr, other: ast.expr) -> list[Proof]:
             if isinstance(checked, ast.Name):
                 out.append((checked.id, guard.kinds, guard.what, None))
     return out
+
+
+def _ends_with_separator(value: Value) -> bool:
+    """True when every text ``value`` may be ends with a path separator."""
+    end = str(value.const) if value.is_const else value.suffix or ""
+    return end.endswith(("/", "\\"))
 
 
 def _held_projection(frame: Frame, name: ast.Name, how: str, *, lets_empty: bool = False, own: bool = False) -> list[Proof]:

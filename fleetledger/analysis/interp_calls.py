@@ -18,7 +18,7 @@ from . import conditions, folding, mutations, reflection
 from .facts import Site, step
 from .interp_expressions import BUILTINS, callable_part, dict_keys, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
-from .invocations import invoked
+from .invocations import invoke_all
 from .library_methods import bound_library_method
 from .model_records import UNTYPED
 from .purity import CONST_TYPE_NAMES, is_pure
@@ -398,16 +398,15 @@ class Calls(Objects):
                 or reconfigured or invokes):
             return None
         self.reconfigure(node, reconfigured, args, kwargs)
-        for invoke in invokes:
-            called = invoked(invoke, node)
-            if called is not None:
-                self.call(called)
+        given = invoke_all(self, invokes, node)
         for sink in sinks:
             self.check_sink(sink, receiver, args, kwargs, star, node, site)
         for render in renders:
             self.check_template(render, args, kwargs, site, node)
         for check in checks:
             self.check_misuse(check, args, kwargs, node, site)
+        if given is not None:
+            return given
         types = frozenset(t for t, when in returned if when is None or self.holds(when, args, kwargs) is True)
         if constructor:
             types |= {target}

@@ -6,8 +6,10 @@ the library call's place, so the engine evaluates it as the analysed code's own 
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from .model_conventions import Invoke
+from .values import Value, join
 
 def invoked(invoke: Invoke, node: ast.Call) -> ast.Call | None:
     """The call ``invoke`` makes, written as code at ``node``'s place: ``exec(code)`` for
@@ -32,3 +34,17 @@ def invoked(invoke: Invoke, node: ast.Call) -> ast.Call | None:
     named = {invoke.function_keyword, invoke.args_keyword}
     passed = [k for k in node.keywords if invoke.keywords and k.arg not in named]
     return ast.copy_location(ast.Call(func=function, args=args, keywords=passed), node)
+
+
+def invoke_all(frame: Any, invokes: tuple[Invoke, ...], node: ast.Call) -> Value | None:
+    """Evaluates, in ``frame`` (an interpreter frame), each call ``invokes`` makes at ``node``
+    (``invoked``); returns what the functions of those that give their function's result
+    (``Invoke.returns``) return, joined, or None when none does."""
+    given = []
+    for invoke in invokes:
+        called = invoked(invoke, node)
+        if called is not None:
+            value = frame.call(called)
+            if invoke.returns:
+                given.append(value)
+    return join(*given) if given else None

@@ -50,6 +50,8 @@ class Invoke:
             (-1: none); ``args_keyword`` names it when passed by keyword.
         args_keyword: See ``args_tuple``.
         keywords: True when the call's other keyword arguments are the function's.
+        returns: True when the call gives (once awaited) what the function returns
+            (``await asyncio.to_thread(f, x)`` is ``f(x)``); False: its own result (a thread).
     """
 
     target: str
@@ -59,6 +61,7 @@ class Invoke:
     args_tuple: int = -1
     args_keyword: str = ""
     keywords: bool = False
+    returns: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -225,10 +225,11 @@ class Guard:
         own_kinds: With ``compare``: the kinds checked by a comparison with the request's own
             URL or host (a browser sends the real host; a client making the server fetch
             chooses its ``Host``). None: every kind.
-        common: The call returns what the paths of its first argument (a list or tuple) have
-            in common (``os.path.commonpath([base, p])``): where it equals one of them, each
-            other element that is a variable (or, with ``through``, a ``through`` call of one)
-            lies inside that one and is checked.
+        common: ``"paths"``: the call returns what the paths of its first argument (a list or
+            tuple) have in common (``os.path.commonpath([base, p])``): where it equals one of
+            them, each other element that is a variable (or, with ``through``, a ``through``
+            call of one) lies inside that one; ``"characters"``: their common prefix, character
+            by character (``commonprefix``): only where that one ends with a separator.
         normalised_by: With ``through``: the calls among them that normalise a path (collapse
             its ``..``: ``realpath``, ``resolve``); when given, the checked value must have gone
             through one of them (a lexical check of ``Path(base, name)`` lets ``..`` out).
@@ -252,7 +253,7 @@ class Guard:
     compare: bool = False
     parts: tuple[str, ...] = ()
     joined_by: tuple[str, ...] = ()
-    common: bool = False
+    common: str = ""
     empty_kinds: frozenset[str] | None = None
     own_kinds: frozenset[str] | None = None
     raises: bool = False

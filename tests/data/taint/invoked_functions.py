@@ -7,6 +7,7 @@ import subprocess
 import threading
 from multiprocessing import Pool
 
+import anyio
 from flask import Flask, request
 
 app = Flask(__name__)
@@ -29,7 +30,20 @@ async def on_loop():
     await asyncio.to_thread(os.system, text)  # $ command
     await loop.subprocess_shell(asyncio.SubprocessProtocol, text)  # $ command
     await asyncio.subprocess.create_subprocess_shell(text)  # $ command
-    return "ok"
+    # What the worker thread's function returns is what the awaited call gives.
+    measured = await asyncio.to_thread(harmless, text)
+    os.system("sleep " + str(measured))  # ok command (len() of it, a number)
+    kept = await anyio.to_thread.run_sync(str.strip, text)
+    os.system("echo " + kept)  # $ command
+    inside = await anyio.to_thread.run_sync(contained, text)
+    return open(inside).read()  # ok path (the function checked it stays in its folder)
+
+
+def contained(name):
+    full = os.path.realpath(os.path.join("/srv/files", name))
+    if os.path.commonpath([full, "/srv/files"]) != "/srv/files":
+        return "/srv/files/missing"
+    return full
 
 
 @app.route("/pool")

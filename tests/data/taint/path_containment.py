@@ -122,3 +122,15 @@ def posix():
     if name.startswith("/srv/files/"):
         open(name, "rb").read()  # ok path (posixpath is os.path on POSIX)
     return "read"
+
+
+@app.route("/prefixed")
+def prefixed():
+    base = os.path.realpath("/srv/files")
+    full = os.path.realpath(os.path.join(base, request.args["name"]))
+    if os.path.commonprefix([full, base]) != base:
+        abort(404)
+    open(full).read()  # $ path (character-wise: "/srv/files-private/key" shares "/srv/files")
+    if os.path.commonprefix([full, "/srv/files/"]) != "/srv/files/":
+        abort(404)
+    return open(full).read()  # ok path (the base ends with a separator)
