@@ -49,7 +49,7 @@ def handler_of(program: Program, function: FunctionInfo) -> Handler | None:
             mro = program.class_mro(function.cls.id, load=True)
             if any(base in handler.bases for base in mro):
                 return handler
-        if (handler.start_response or handler.asgi_send) and responder(function, handler) is not None:
+        if responder(function, handler) is not None:  # a WSGI or ASGI application
             return handler
         if (not handler.bases and not handler.decorators and handler.methods and handler.imports
                 and function.cls is not None and handler.names_method(function.name)

@@ -84,8 +84,8 @@ def asgi_sender(function: FunctionInfo) -> int | None:
     """The index in ``function.params`` of the parameter the function calls with an ASGI event
     message (a dict whose ``"type"`` is a constant naming an event an application sends:
     ``send({"type": "http.response.start", "status": 200, "headers": [...]})``), or of ``send``
-    when the function's last three parameters (after ``self``) are named as the specification
-    names them; None when there is neither."""
+    when its parameters (after ``self``) are exactly the specification's ``scope, receive,
+    send``; None when there is neither (or the function is not a coroutine function)."""
     if not isinstance(function.node, ast.AsyncFunctionDef):
         return None  # the specification's application is a coroutine function
     positions = {param.arg: i for i, param in enumerate(function.params)}
