@@ -384,6 +384,17 @@ def test_a_wsgi_application_is_known_by_the_status_line_it_starts_its_response_w
                                          ("notify", "api"), ("synchronise", "api"), ("missing", "http")}
 
 
+def test_a_request_in_a_module_of_a_known_framework_is_that_frameworks_alone() -> None:
+    """Regression: a render method's ``request`` parameter was also typed as any framework's
+    request (the naming convention for modules whose imports name no framework), so Twisted's
+    ``request.uri`` was reported as "uri of the Tornado request"."""
+    text = (PROBES / "twisted_resources.py").read_text()
+    result = engine.analyse("twisted_resources.py", parser.parse_module(text).module)
+    sources = {f.label.what for f in result.flows if f.label.channel == "http"}
+    assert "uri of the Twisted request" in sources
+    assert not [s for s in sources if "Twisted" not in s]
+
+
 def test_flask_views_registered_by_calls_are_handlers() -> None:
     """add_url_rule and register_error_handler register views as the decorators do; a
     MethodView's HTTP methods are views, its other public methods an API."""

@@ -213,9 +213,21 @@ def parameter_types(program: Program, function: FunctionInfo, index: int) -> fro
             types.add(handler.request_type)
         elif (handler.request_parameter and param.arg == handler.request_parameter and index == first
               and _imports_any(function, handler.imports)
-              and not (not handler.imports and _annotated_otherwise(program, function, param, annotation))):
+              and not (not handler.imports and (_annotated_otherwise(program, function, param, annotation)
+                                                or _framework_imported(program, function)))):
             types.add(handler.request_type)
     return frozenset(types)
+
+
+def _framework_imported(program: Program, function: FunctionInfo) -> bool:
+    """True when the module imports a framework a handler model names (by its ``imports`` or
+    the package of its request type): there, a parameter named ``request`` is that framework's
+    request or nothing known, never any framework's (a Twisted resource's ``request.uri`` is
+    not the Tornado request's)."""
+    frameworks = {prefix for h in program.catalog.handlers if h.imports for prefix in h.imports}
+    frameworks |= {h.request_type.split(".")[0] for h in program.catalog.handlers
+                   if h.request_type and (h.imports or h.request_position >= 0)}
+    return _imports_any(function, tuple(sorted(frameworks)))
 
 
 def _annotated_otherwise(program: Program, function: FunctionInfo, param: ast.arg, annotation: set[str]) -> bool:

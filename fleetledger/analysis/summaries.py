@@ -358,7 +358,10 @@ def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: obje
         _read = {} if _read is None else _read
         read = _read.get((label.param, label.access))
         if read is None:
-            read = _read[(label.param, label.access)] = project(frame, actual, label.access, node)
+            read = project(frame, actual, label.access, node)
+            if label.access and label.access[-1] == DERIVED:
+                read = taint_only(read)  # a new value computed from the argument, not the argument's object
+            _read[(label.param, label.access)] = read
         # What the callee returns is its own text: the caller's blocked-text and normalised
         # marks hold of it only as the callee re-establishes them (``label.cleaned``).
         moved = add_step(unmarked(read), call, *label.steps)  # type: ignore[arg-type]

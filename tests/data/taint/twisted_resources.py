@@ -30,3 +30,13 @@ class Back(resource.Resource):
     def render_GET(self, request):
         redirectTo(request.args[b"next"][0], request)  # $ redirect
         return b""
+
+
+class Listing(resource.Resource):
+    # The request a render method passes to a helper stays Twisted's, whatever the helper
+    # calls it: its members are the Twisted request's, not any framework's.
+    def render_GET(self, request):
+        return self.moved(request)  # $ xss
+
+    def moved(self, request):
+        return redirectTo(request.uri + b"/", request)  # $ redirect
