@@ -1,5 +1,9 @@
 # Engine probe: Twisted Web resources: render methods get the request and return the page;
-# getChild gets a path segment; the request's writes, redirects, headers and cookies.
+# getChild gets a path segment; the request's writes, redirects, headers and cookies; a
+# protocol's data callbacks get what the peer sent.
+import os
+
+from twisted.protocols.basic import LineReceiver
 from twisted.web import resource
 from twisted.web.util import redirectTo
 
@@ -40,3 +44,12 @@ class Listing(resource.Resource):
 
     def moved(self, request):
         return redirectTo(request.uri + b"/", request)  # $ redirect
+
+
+class Shell(LineReceiver):
+    # A protocol's line callback gets the peer's line.
+    def lineReceived(self, line):
+        os.system(b"run " + line)  # $ command
+
+    def connectionMade(self):
+        os.system(b"greet")  # ok command
