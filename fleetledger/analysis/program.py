@@ -104,6 +104,7 @@ class Program(NameResolution):
         NameResolution.__init__(self)
         self.copies: dict[str, tuple[bool, Dependencies]] = {}  # ``vendoring.vendored_name``, per package
         self.locals: dict[tuple[str, str], Value] = {}  # ``receivers.receiver_value``: (function id, name)
+        self.returned: dict[str, frozenset[str]] = {}  # ``entries.returned_types``, per function id
 
     # -- modules -------------------------------------------------------------------------
 

@@ -304,6 +304,8 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
     apply_defaults(frame, function, mapping)
     call = step(site, f"passed to {function.name}()")
     result = substitute(frame, found.returns, mapping, call, node)
+    if not result.types:
+        result = replace(result, types=entries.returned_types(frame.program, function))
     if alone:
         # Nothing the engine follows goes in, so the callee's sinks and writes add nothing its
         # own module's analysis does not report; its result still says what comes out: the

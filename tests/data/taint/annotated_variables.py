@@ -1,5 +1,9 @@
 # Engine probe: a variable declared with an annotation holds that type's objects, whatever its
-# first value (``client: Client | None = None``, set for real by a start-up hook).
+# first value (``client: Client | None = None``, set for real by a start-up hook); a function
+# whose return annotation names a class returns that class's objects, where its code does not
+# show what it returns (a plugin registry's lookup).
+import importlib
+import os
 import sqlite3
 from typing import Optional
 
@@ -35,3 +39,22 @@ def orders():
     store.rows("SELECT * FROM orders WHERE customer = '" + customer + "'")
     backup.rows("SELECT * FROM orders WHERE customer = '%s'" % customer)
     return str(connection.execute("SELECT * FROM users WHERE name = '" + customer + "'").fetchall())  # $ sql
+
+
+class Archiver:
+    def pack(self, folder):
+        os.system("tar czf out.tgz " + folder)  # $ command
+
+
+def archiver(name) -> Archiver:
+    return getattr(importlib.import_module(name), "plugin")
+
+
+def plain(name):
+    return getattr(importlib.import_module(name), "plugin")
+
+
+@app.route("/pack")
+def pack():
+    archiver("tools.archive").pack(request.args["folder"])
+    plain("tools.other").pack(request.args["folder"])
