@@ -5,7 +5,9 @@
 * Python's own semantics: ``x in C`` or ``x == c`` where ``C``/``c`` are built only from
   constants (an allowlist: ``x`` then holds one of those constants), and ``isinstance(x, T)``
   for numeric and boolean ``T``; ``not``, ``and`` and ``or`` combine as logic says; ``any()``
-  and ``all()`` of a generator as ``quantified`` says.
+  and ``all()`` of a generator as ``quantified`` says. ``isinstance(x, C)`` for a class of the
+  analysed code or a modelled library type checks nothing, but ``x`` is then such an object
+  (its taint unchanged): its method calls run ``C``'s methods.
 * A text found absent (``"'" not in x``): safe for the kinds that text blocks, where the value
   is placed after the text the block needs (``[[kind]] blocked_by``).
 * The library models' ``[[guard]]`` entries: predicate methods (``x.isdigit()``), predicate
@@ -25,9 +27,11 @@ Only plain variable names are narrowed; a check on an expression protects nothin
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import compared, lengths, patterns, predicates, prefixes, quantified, relative_urls
+from .annotated_types import known_types
 from .marks import is_normalised
 from .model_records import RECEIVER_PATTERN, UNTYPED, Catalog, Guard
 from .values import Value, taint_only
@@ -183,6 +187,12 @@ def _call(frame: Frame, test: ast.Call, truth: bool) -> list[Proof]:
                 names |= {t[1:] for t in item.types if t.startswith("=")}
         if isinstance(subject, ast.Name) and names and names <= _NUMERIC:
             return [(subject.id, _ALL, f"isinstance(..., {ast.unparse(test.args[1])})", None)]
+        current = frame.env.get(subject.id) if isinstance(subject, ast.Name) else None
+        names |= {fid for item in (kinds, *(kinds.items or {}).values()) for fid in item.functions
+                  if fid in frame.program.classes}  # the analysed code's classes
+        classes = known_types(frame.program, names) - current.types if current is not None else frozenset()
+        if classes:  # an object of these classes from here on (its taint as it was): their methods run
+            return [(subject.id, frozenset(), "isinstance", replace(current, types=current.types | classes))]
         return []
     if not truth:
         return _no_option(frame, test) + predicates.proofs(frame, test, truth)

@@ -74,7 +74,7 @@ def proofs(frame: Frame, test: ast.Call, truth: bool, proven: Prover) -> list[An
         if members is not None:  # every character one of these: safe as far as they are
             kinds = patterns.alphabet_kinds(members, frozenset({"*"}), frozenset(frame.catalog.kinds))
             return [(loop.iter.id, kinds, what, None)] if kinds else []
-        return [(loop.iter.id, kinds, what, None) for variable, kinds, _, _ in found if variable == name]
+        return [(loop.iter.id, kinds, what, None) for variable, kinds, _, _ in found if variable == name and kinds]
     return [proof for proof in found if proof[0] != name]
 
 

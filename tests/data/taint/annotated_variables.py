@@ -58,3 +58,20 @@ def plain(name):
 def pack():
     archiver("tools.archive").pack(request.args["folder"])
     plain("tools.other").pack(request.args["folder"])
+
+
+def _loaded(name):
+    return getattr(importlib.import_module(name), "plugin")
+
+
+@app.route("/pack-checked")
+def pack_checked():
+    plugin = _loaded(request.args["kind"])
+    if not isinstance(plugin, Compressor):
+        raise TypeError("not a compressor")
+    plugin.squeeze(request.args["folder"])
+
+
+class Compressor:
+    def squeeze(self, folder):
+        os.system("gzip -r " + folder)  # $ command
