@@ -304,7 +304,10 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
     apply_defaults(frame, function, mapping)
     call = step(site, f"passed to {function.name}()")
     result = substitute(frame, found.returns, mapping, call, node)
-    if not result.types:
+    if not result.types and not result.tainted():
+        # The annotation is the author's claim: it types an object the code does not show
+        # (a hook, a client), never data, which a false claim would launder through the
+        # claimed class's methods.
         result = replace(result, types=entries.returned_types(frame.program, function))
     if alone:
         # Nothing the engine follows goes in, so the callee's sinks and writes add nothing its

@@ -99,3 +99,19 @@ def doubling(seed):
     grown = [grown, grown]
     grown = [grown, grown]  # 2^30 items as a tree: walking it as one never ends
     os.system(grown[0][1][0][0])  # $ command (a public function's parameter)
+
+
+
+class _Quiet:
+    def words(self):
+        return ""
+
+
+def _launder(text) -> _Quiet:
+    return text
+
+
+@app.route("/quiet")
+def run_quietly():
+    # A return annotation that lies does not turn the data into the claimed class's objects.
+    os.system(_launder(request.args["c"]).words())  # $ command
