@@ -196,7 +196,7 @@ class Expressions:
         if known is not None:
             return known
         parts: list[Value] = []
-        getter = False
+        getter = library = False
         for class_id in sorted(owner.functions & self.program.classes.keys()):
             method = self.program.method(class_id, attr)
             if method is not None:
@@ -227,8 +227,7 @@ class Expressions:
                         if _parameter(owner):
                             break
                         getter = True
-                        if method not in self.program.reading_properties and \
-                                len(self.program.reading_properties) < MAX_NESTED_READS:
+                        if method not in self.program.reading_properties and len(self.program.reading_properties) < MAX_NESTED_READS:
                             read = ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)
                             self.program.reading_properties.add(method)
                             try:
@@ -256,14 +255,16 @@ class Expressions:
                     # call made through it later is that method's, on this object (``Calls.call``).
                     return Value(types=typed.types | {BOUND_LIBRARY_METHOD + attr}, items={SELF: owner})
                 if source is not None and attr in source.attributes:  # outside data, of its type when modelled
-                    parts.append(join(self.source_value(source.channel, f"{attr} of {source.what}", site,
-                                                        own_url=attr in source.own_url, own_site=attr in source.own_site), typed))
-                    break
-                if returned:
+                    typed = join(self.source_value(source.channel, f"{attr} of {source.what}", site,
+                                                   own_url=attr in source.own_url, own_site=attr in source.own_site), typed)
+                if typed.labels or returned:
                     parts.append(typed)
+                    library = True
                     break
         if getter:  # what the getter returns, not the object's own data
             return join(*parts) if parts else self.derive(owner, attr, site)
+        if library and owner.items:  # a member the library sets (``self.request``), not what the code stored
+            owner = replace(owner, items={k: v for k, v in owner.items.items() if k == UNKNOWN_KEYS} or None)
         derived = self.derive(owner, attr, site)
         if parts and not derived.labels and derived.items is None:
             return join(*parts)  # a class's own attribute keeps what is known per key (a dict's items)
@@ -463,9 +464,7 @@ def ref(qualified: str) -> Value:
     return Value(types=frozenset({"=" + qualified}))
 
 
-# Getters applied inside a getter's application, at most (a chain 400 deep would exhaust the
-# interpreter's stack): a deeper read is the object's own data.
-MAX_NESTED_READS = 32
+MAX_NESTED_READS = 32  # getters applied inside a getter's application (deeper: the object's own data)
 
 
 def _parameter(value: Value) -> bool:

@@ -24,3 +24,11 @@ class Proxy(web.RequestHandler):
         httpclient.HTTPRequest(target, method="GET")  # $ ssrf
         await client.fetch("https://api.example.com/items/" + self.get_argument("id"))  # $ ssrf (partial: the host is fixed)
         self.write("done")
+
+
+class Stored(web.RequestHandler):
+    # What the handler stores on itself is not in the members Tornado sets (self.request).
+    def post(self):
+        self.note = self.get_argument("note")
+        js2py.eval_js("log('" + self.request.method + "')")  # ok code
+        js2py.eval_js("log('" + self.note + "')")  # $ code
