@@ -226,7 +226,7 @@ def _framework_imported(program: Program, function: FunctionInfo) -> bool:
     not the Tornado request's)."""
     frameworks = {prefix for h in program.catalog.handlers if h.imports for prefix in h.imports}
     frameworks |= {h.request_type.split(".")[0] for h in program.catalog.handlers
-                   if h.request_type and (h.imports or h.request_position >= 0)}
+                   if h.request_type and (h.imports or h.bases)}
     return _imports_any(function, tuple(sorted(frameworks)))
 
 
@@ -334,7 +334,7 @@ def handler_values(program: Program, function: FunctionInfo, handler: Handler, e
         if server is not None and index == server[0] - 1 and handler.asgi_receive:
             out[param.arg] = of_labels([], types=frozenset({"=" + handler.asgi_receive}))
             continue
-        if index == handler.request_position and handler.request_type:
+        if index == handler.request_index(function.bound) and handler.request_type:
             out[param.arg] = of_labels([], types=parameter_types(program, function, index) | {handler.request_type})
             continue
         if index < first:

@@ -19,11 +19,11 @@ from .facts import Site, step
 from .interp_expressions import BUILTINS, callable_part, dict_keys, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
 from .invocations import invoke_all
-from .library_methods import bound_library_method
+from .library_methods import SELF, bound_library_method
 from .model_records import UNTYPED
 from .purity import CONST_TYPE_NAMES, is_pure
 from .string_methods import formatted, joined_constant, removed_character
-from .texts import MAX_TEXT_LEN, texts_of
+from .texts import folder_texts, texts_of
 from .marks import is_absolute, normalisation, normalising_calls, unmarked
 from .sequences import clean_only, held_only
 from .values import EMPTY, UNKNOWN_KEYS, Value, add_step, clean, computed_from, constant, join, taint_only
@@ -190,9 +190,10 @@ class Calls(Objects):
                 receiver is not None and fid in self.program.functions and self.program.functions[fid].bound
                 and not refs) else None
             if bound is None and instances and fid in self.program.functions and self.program.functions[fid].bound:
-                # A bound method called through a name (``step = obj.run; step(x)``): its
-                # instance is an object of its class, whose state the value did not keep.
-                bound = Value(types=instances)
+                # A bound method called through a name (``step = obj.run; step(x)``): on the
+                # instance it was read from (``SELF``), else on this method's own instance when
+                # that is of its class (``parse = self._pick(); parse()``), else on a new one.
+                bound = (callee.items or {}).get(SELF) or self.own_instance(instances) or Value(types=instances)
             results.append(self.call_local(fid, bound, args, kwargs, star, node))
             handled = True
         if receiver is not None and method == "get" and receiver.items is not None and not receiver.types and args:
@@ -250,7 +251,7 @@ class Calls(Objects):
         if refs and args and all(r in self.catalog.ends_as_last for r in refs):
             last = args[-1]
             value = replace(value, suffix=last.const if last.is_const and isinstance(last.const, str) else last.suffix,
-                            texts=texts_of(last, *(_folder(arg) for arg in args[:-1])),  # (POSIX: absolute stays so)
+                            texts=texts_of(last, *(folder_texts(arg) for arg in args[:-1])),  # (POSIX: absolute stays so)
                             prefix="/" if is_absolute(args[0]) and not any(r.startswith("ntpath.") for r in refs) else value.prefix)
         name = _callee_text(func)
         value = reflection.mark(self, refs, args, kwargs, normalisation(self.catalog, names, inputs, value))
@@ -450,6 +451,17 @@ class Calls(Objects):
                 clean_only(value, held_only(args[0] if args else EMPTY, sanitiser.only_items), sanitiser.kinds, sanitiser.what)
         return value
 
+    def own_instance(self, classes: frozenset[str]) -> Value | None:
+        """The instance of the method being interpreted (its first parameter's value), when it is
+        of one of ``classes`` or their subclasses; None elsewhere."""
+        function = self.function
+        if function is None or not function.bound or function.cls is None or not function.params:
+            return None
+        own = self.env.get(function.params[0].arg)
+        if own is None or not any(c in self.program.class_mro(t) for t in own.types for c in classes):
+            return None
+        return own
+
     def call_local(self, fid: str, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
                    star: list[Value], node: ast.Call) -> Value:
         """Applies the summary of a function (or constructor) of the analysed code."""
@@ -462,18 +474,6 @@ class Calls(Objects):
         self.program.callers[fid] = self.program.callers.get(fid, 0) + 1
         bound = [receiver] if receiver is not None and function.bound else []
         return self.program.apply_summary(self, function, [*bound, *args], kwargs, star, node, site)
-
-
-def _folder(part: Value) -> Value:
-    """A part of a path that a later part follows (``os.path.join``'s arguments but the last),
-    as the texts the joined path holds: the part's own, with its constant end closed by the
-    separator the join puts after it (``"templates"`` -> ``"templates/"``). A later part that
-    is absolute would discard it: that path is one an attacker chose, a path traversal the
-    path sinks report."""
-    end = part.const if part.is_const and isinstance(part.const, str) else part.suffix
-    if not end or end.endswith(("/", "\\")):
-        return part
-    return replace(part, texts=part.texts | {end[-MAX_TEXT_LEN + 1:] + "/"})
 
 
 def _wildcard(catalog: Any, target: str) -> str:

@@ -235,8 +235,9 @@ class Expressions:
                             finally:
                                 self.program.reading_properties.discard(method)
                         break
-                    if method is not None:
-                        parts.append(Value(functions=frozenset({method}), types=frozenset({"bound:" + type_name})))
+                    if method is not None:  # (it keeps the instance it is read from, if that holds data)
+                        parts.append(Value(functions=frozenset({method}), types=frozenset({"bound:" + type_name}),
+                                           items={SELF: owner} if owner.labels or owner.items else None))
                         break
                     if attr in info.attributes:
                         parts.append(info.attributes[attr])

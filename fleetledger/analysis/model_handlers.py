@@ -7,6 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+AFTER_SELF = -2
+"""``Handler.request_position`` for a decorator that takes functions and methods alike
+(Werkzeug's ``Request.application``): the request comes first, after ``self`` in a method."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Handler:
     """An entry point: a function the framework calls with outside data.
@@ -49,7 +54,8 @@ class Handler:
             itself (GraphQL resolvers: the parent object and the resolve info, whether the
             resolver is written as a method or a static method); -1: only ``self`` of a method.
         request_position: The index (``self`` counted) of the parameter that holds the request,
-            whatever its name (Sanic passes it first, Falcon after ``self``); -1: none.
+            whatever its name (Sanic passes it first, Falcon after ``self``); ``AFTER_SELF``: the
+            first parameter after a method's ``self`` (a function's first); -1: none.
         start_response: For a protocol without decorators or bases (WSGI, PEP 3333): a
             function that calls one of its parameters with an HTTP status line first
             (``start_response("200 OK", headers)``) is a handler; that parameter is typed as
@@ -93,6 +99,11 @@ class Handler:
     asgi_send: str = ""
     asgi_receive: str = ""
     registrations: tuple[tuple[str, int, str], ...] = ()
+
+    def request_index(self, bound: bool) -> int:
+        """The index (``self`` counted) of the request parameter in a function (``bound``: a
+        method), or -1."""
+        return (1 if bound else 0) if self.request_position == AFTER_SELF else self.request_position
 
     def names_method(self, name: str) -> bool:
         """True when ``name`` is one of ``methods`` (or starts as one ending in ``*`` does)."""

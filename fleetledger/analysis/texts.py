@@ -6,6 +6,7 @@ path names (a ``.py`` file, a file under a ``templates`` folder)."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -127,3 +128,16 @@ def format_tail(template: str) -> str | None:
     ends = [m.end() for m in _CONVERSION.finditer(template.replace("%%", "\0\0"))]
     tail = template[ends[-1]:] if ends else ""
     return tail.replace("%%", "%") or None
+
+
+def folder_texts(part: Value) -> Value:
+    """A part of a path that a later part follows (``os.path.join``'s arguments but the last),
+    as the texts the joined path holds: the part's own, with its constant end closed by the
+    separator the join puts after it (``"templates"`` -> ``"templates/"``). A later part that
+    is absolute would discard it: that path is one an attacker chose, a path traversal the
+    path sinks report."""
+    end = part.const if part.is_const and isinstance(part.const, str) else part.suffix
+    if not end or end.endswith(("/", "\\")):
+        return part
+    return replace(part, texts=part.texts | {end[-MAX_TEXT_LEN + 1:] + "/"})
+

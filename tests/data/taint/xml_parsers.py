@@ -1,7 +1,8 @@
 # Engine probe: lxml parsers: the default one, and one made without resolve_entities=False,
 # resolve entities (external ones before lxml 5); one made with resolve_entities=False does not.
+# lxml.objectify parses the same way.
 from flask import Flask, request
-from lxml import etree
+from lxml import etree, objectify
 
 app = Flask(__name__)
 
@@ -29,3 +30,10 @@ resolving.set_element_class_lookup(etree.ElementNamespaceClassLookup())
 def with_configured():
     etree.fromstring(request.data, configured)  # ok xxe
     return etree.fromstring(request.data, resolving)  # $ xxe
+
+
+@app.route("/objects", methods=["POST"])
+def objects():
+    objectify.fromstring(request.data)  # $ xxe
+    objectify.parse(request.files["doc"], objectify.makeparser(remove_blank_text=True))  # $ xxe
+    return objectify.XML(request.data, objectify.makeparser(resolve_entities=False))  # ok xxe
