@@ -13,11 +13,13 @@ no expression, or one nested past the parser's limits (a hostile file's
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .interp import Frame
     from .program import Program
+    from .values import Value
 
 
 def annotation_names(frame: Frame, node: ast.expr) -> set[str]:
@@ -60,3 +62,10 @@ def known_types(program: Program, names: set[str]) -> frozenset[str]:
             if local is not None and local[0] == "class":
                 out.add(local[1])
     return frozenset(out)
+
+
+def with_types(value: Value, declared: frozenset[str]) -> Value:
+    """``value`` also of the types an annotation declares (``client: Client | None = None``): the
+    value itself unchanged, its constant and items too (``PATTERN: Final = re.compile(...)``
+    keeps the pattern's text)."""
+    return replace(value, types=value.types | declared) if declared - value.types else value

@@ -13,7 +13,7 @@ import ast
 from collections.abc import Iterable
 
 from . import conditions, mutations, predicates
-from .annotated_types import annotation_names, known_types
+from .annotated_types import annotation_names, known_types, with_types
 from .interp_expressions import callable_part, ref
 from .definitions import module_name
 from .sequences import leading_items
@@ -46,7 +46,7 @@ class Statements:
             value = self.expr(node.value)
             declared = getattr(node, DECLARED, None)  # ``x = make()  # type: Session`` (PEP 484)
             if declared is not None:
-                value = join(value, Value(types=known_types(self.program, annotation_names(self, declared))))
+                value = with_types(value, known_types(self.program, annotation_names(self, declared)))
             for target in node.targets:
                 self.assign(target, value, node.value)
                 if isinstance(target, ast.Name):
@@ -54,7 +54,7 @@ class Statements:
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:  # ``client: Client | None = None``: the annotation's types too
                 declared = known_types(self.program, annotation_names(self, node.annotation))
-                self.assign(node.target, join(self.expr(node.value), Value(types=declared)), node.value)
+                self.assign(node.target, with_types(self.expr(node.value), declared), node.value)
         elif isinstance(node, ast.AugAssign):
             current = self.expr(_load(node.target))
             operand = self.expr(node.value)

@@ -4,8 +4,9 @@
 # show what it returns (a plugin registry's lookup).
 import importlib
 import os
+import re
 import sqlite3
-from typing import Optional
+from typing import Final, Optional
 
 from flask import Flask, request
 
@@ -75,3 +76,12 @@ def pack_checked():
 class Compressor:
     def squeeze(self, folder):
         os.system("gzip -r " + folder)  # $ command
+
+
+LEADING_TABS: Final = re.compile(r"\s*\t+\s*(\S)")  # an annotated constant keeps its pattern
+
+
+@app.route("/indent", methods=["POST"])
+def indent():
+    found = LEADING_TABS.match(request.get_data(as_text=True))  # $ slow-regex
+    return "indented" if found else "flat"
