@@ -58,8 +58,31 @@ def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, 
 def instance_types(frame: Frame, class_id: str) -> dict[str, frozenset[str]]:
     """The types ``__init__`` (its own or inherited) stores in the instance's attributes:
     ``{attribute: types}``, from its summary's writes to its first parameter, without their
-    data (a caller's arguments are not this method's). Empty while that ``__init__`` is being
-    summarised (a read of ``self.x`` inside it) or when the class has none."""
+    data (a caller's arguments are not this method's), and for an attribute it does not store,
+    what the ``__init__`` of its subclasses in its module stores (``MAX_SUBCLASSES`` of them).
+    Empty while that ``__init__`` is being summarised (a read of ``self.x`` inside it) or when
+    the class has none."""
+    own = _stored(frame, class_id)
+    info = frame.program.classes.get(class_id)
+    if info is None:
+        return own
+    # A base class's method reads what its subclasses store (``self.agent`` of an HTTP client
+    # whose subclasses each make their own): those of its module, the ones it is written with.
+    subclasses = [c for c in info.module.classes if c != class_id and class_id in frame.program.class_mro(c)]
+    merged = dict(own)
+    for sub in subclasses[:MAX_SUBCLASSES]:
+        for attr, types in _stored(frame, sub).items():
+            if attr not in own:
+                merged[attr] = merged.get(attr, frozenset()) | types
+    return merged
+
+
+MAX_SUBCLASSES = 8
+"""Subclasses whose ``__init__`` stores a base class's method sees, at most."""
+
+
+def _stored(frame: Frame, class_id: str) -> dict[str, frozenset[str]]:
+    """The types a class's own or inherited ``__init__`` stores: ``{attribute: types}``."""
     program = frame.program
     init = program.method(class_id, "__init__")
     if init is None or init in program.in_progress or init not in program.functions:

@@ -3,7 +3,9 @@
 # protocol's data callbacks get what the peer sent.
 import os
 
+import treq
 from twisted.protocols.basic import LineReceiver
+from twisted.web.client import Agent, RedirectAgent
 from twisted.web import resource
 from twisted.web.util import redirectTo
 
@@ -53,3 +55,17 @@ class Shell(LineReceiver):
 
     def connectionMade(self):
         os.system(b"greet")  # ok command
+
+
+class Fetch(resource.Resource):
+    # Twisted's HTTP clients fetch the URL they are given.
+    def __init__(self, reactor):
+        super().__init__()
+        self.agent = RedirectAgent(Agent(reactor))
+
+    def render_GET(self, request):
+        target = request.args[b"url"][0]
+        self.agent.request(b"GET", target)  # $ ssrf
+        self.agent.request(b"GET", b"https://status.example.com/" + target)  # $ ssrf (partial: the host is fixed)
+        treq.get(target.decode())  # $ ssrf
+        return b"<p>fetching</p>"
