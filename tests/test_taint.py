@@ -407,6 +407,25 @@ def test_a_return_annotation_or_an_isinstance_check_types_a_result_the_code_does
         assert "http" in {f.label.channel for f in result.flows if f.site.line == line}, command
 
 
+_OWN_TWISTED = {
+    "twisted/__init__.py": "",
+    "twisted/web/__init__.py": "",
+    "twisted/web/resource.py": "class Resource:\n    pass\n",
+    # The library's own class declares the attribute its model says is the request's data.
+    "twisted/web/http.py": "import os\n\nfrom twisted.web import resource\n\n\nclass Request:\n    uri = b'(no uri yet)'\n\n\n"
+                           "class Files(resource.Resource):\n    def render_GET(self, request):\n"
+                           "        os.system(b'ls ' + request.uri)\n        return b'ok'\n",
+}
+
+
+def test_a_librarys_own_class_keeps_what_its_model_says_of_its_attributes() -> None:
+    """Regression: scanning Twisted itself, ``request.uri`` read the class body's ``uri =
+    b"(no uri yet)"`` of ``twisted.web.http.Request`` (the scanned code's own class), not the
+    model's source, and the request's data was lost in Twisted's own resources."""
+    result = _analyse_package(_OWN_TWISTED, "twisted/web/http.py")
+    assert [(f.kind, f.site.line, f.label.what) for f in result.flows] == [("command", 12, "uri of the Twisted request")]
+
+
 def test_flask_views_registered_by_calls_are_handlers() -> None:
     """add_url_rule and register_error_handler register views as the decorators do; a
     MethodView's HTTP methods are views, its other public methods an API."""

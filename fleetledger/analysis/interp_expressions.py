@@ -213,7 +213,8 @@ class Expressions:
         for type_name in sorted(owner.types):
             for base in self.program.class_mro(type_name):
                 info = self.program.classes.get(base)
-                if info is not None:
+                source = self.catalog.sources_type.get(base)  # (the library's own code: its model's sources hold)
+                if info is not None and not (source is not None and attr in source.attributes):
                     method = info.methods.get(attr)
                     function = self.program.functions.get(method) if method is not None else None
                     if function is not None and function.is_property:
@@ -246,7 +247,6 @@ class Expressions:
                     if stored:  # ``self.session`` where ``__init__`` stored a ``requests.Session()``
                         parts.append(Value(types=stored))
                         break
-                source = self.catalog.sources_type.get(base)
                 member = f"{base}.{attr}"
                 returned = self.catalog.returns.get(member)
                 typed = Value(types=frozenset(t for t, _ in returned or ()))
