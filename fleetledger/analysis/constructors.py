@@ -6,11 +6,15 @@ which the class's other methods read from ``self`` as objects of those types.
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from .facts import Site, step
 from .interp import Frame
 from .summaries import apply_defaults, bind_arguments, carries_data, resink, root_dependent, substitute, summary
 from .values import Value, join, taint_only, with_items
+
+if TYPE_CHECKING:
+    from .program import Program
 
 
 def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, Value], star: list[Value],
@@ -55,30 +59,37 @@ def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, 
     return with_items(obj, stored) if stored else obj
 
 
-def instance_types(frame: Frame, class_id: str) -> dict[str, frozenset[str]]:
-    """The types ``__init__`` (its own or inherited) stores in the instance's attributes:
-    ``{attribute: types}``, from its summary's writes to its first parameter, without their
-    data (a caller's arguments are not this method's), and for an attribute it does not store,
-    what the ``__init__`` of its subclasses in its module stores (``MAX_SUBCLASSES`` of them).
-    Empty while that ``__init__`` is being summarised (a read of ``self.x`` inside it) or when
-    the class has none."""
+def stored_types(frame: Frame, class_id: str, attr: str) -> frozenset[str]:
+    """The types ``__init__`` (its own or inherited) stores in an instance's attribute, from its
+    summary's writes to its first parameter, without their data (a caller's arguments are not
+    this method's). For a class without ``__init__`` (its objects are made by its subclasses'),
+    what the ``__init__`` of its subclasses in its module stores there (``MAX_SUBCLASSES`` of
+    them: a base class's method reads the ``self.agent`` each HTTP client subclass makes).
+    Empty while that ``__init__`` is being summarised (a read of ``self.x`` inside it)."""
     own = _stored(frame, class_id)
-    info = frame.program.classes.get(class_id)
-    if info is None:
-        return own
-    # A base class's method reads what its subclasses store (``self.agent`` of an HTTP client
-    # whose subclasses each make their own): those of its module, the ones it is written with.
-    subclasses = [c for c in info.module.classes if c != class_id and class_id in frame.program.class_mro(c)]
-    merged = dict(own)
-    for sub in subclasses[:MAX_SUBCLASSES]:
-        for attr, types in _stored(frame, sub).items():
-            if attr not in own:
-                merged[attr] = merged.get(attr, frozenset()) | types
-    return merged
+    if attr in own or frame.program.method(class_id, "__init__") is not None:
+        return own.get(attr, frozenset())
+    found: frozenset[str] = frozenset()  # a base made only through its subclasses' constructors
+    for sub in _subclasses(frame.program, class_id):
+        found |= _stored(frame, sub).get(attr, frozenset())
+    return found
 
 
 MAX_SUBCLASSES = 8
 """Subclasses whose ``__init__`` stores a base class's method sees, at most."""
+
+
+def _subclasses(program: Program, class_id: str) -> tuple[str, ...]:
+    """The subclasses of a class of the analysed code among its module's classes (at most
+    ``MAX_SUBCLASSES``), once per class and count of the module's classes."""
+    info = program.classes.get(class_id)
+    if info is None:
+        return ()
+    known = program.subclasses.get(class_id)
+    if known is None or known[0] != len(info.module.classes):
+        found = tuple(c for c in info.module.classes if c != class_id and class_id in program.class_mro(c))
+        known = program.subclasses[class_id] = (len(info.module.classes), found[:MAX_SUBCLASSES])
+    return known[1]
 
 
 def _stored(frame: Frame, class_id: str) -> dict[str, frozenset[str]]:

@@ -243,7 +243,7 @@ class Expressions:
                     if attr in info.attributes:
                         parts.append(info.attributes[attr])
                         break
-                    stored = self.program.instance_types(self, base).get(attr)
+                    stored = self.program.stored_types(self, base, attr)
                     if stored:  # ``self.session`` where ``__init__`` stored a ``requests.Session()``
                         parts.append(Value(types=stored))
                         break

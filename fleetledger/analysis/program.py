@@ -105,6 +105,7 @@ class Program(NameResolution):
         self.copies: dict[str, tuple[bool, Dependencies]] = {}  # ``vendoring.vendored_name``, per package
         self.locals: dict[tuple[str, str], Value] = {}  # ``receivers.receiver_value``: (function id, name)
         self.returned: dict[str, frozenset[str]] = {}  # ``entries.returned_types``, per function id
+        self.subclasses: dict[str, tuple[int, tuple[str, ...]]] = {}  # ``constructors._subclasses``
 
     # -- modules -------------------------------------------------------------------------
 
@@ -383,11 +384,11 @@ class Program(NameResolution):
             result = clean(result, frozenset({model.kind}), f"{function.qualname}() (checked where it returns)")
         return result
 
-    def instance_types(self, frame: Frame, class_id: str) -> dict[str, frozenset[str]]:
-        """What ``__init__`` of a class of the analysed code stores on the new instance, as
-        types only (``{"session": {"requests.Session"}}``): another method reads
-        ``self.session`` as an object of that type (``constructors.instance_types``)."""
-        return constructors.instance_types(frame, class_id)
+    def stored_types(self, frame: Frame, class_id: str, attr: str) -> frozenset[str]:
+        """What ``__init__`` of a class of the analysed code stores in an attribute of the new
+        instance, as types only (``{"requests.Session"}`` for ``session``): another method reads
+        ``self.session`` as an object of that type (``constructors.stored_types``)."""
+        return constructors.stored_types(frame, class_id, attr)
 
     def construct(self, frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, Value],
                   star: list[Value], node: ast.Call, site: Site) -> Value:
