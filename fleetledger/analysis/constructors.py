@@ -66,12 +66,13 @@ def stored_types(frame: Frame, class_id: str, attr: str) -> frozenset[str]:
     what the ``__init__`` of its subclasses in its module stores there (``MAX_SUBCLASSES`` of
     them: a base class's method reads the ``self.agent`` each HTTP client subclass makes).
     Empty while that ``__init__`` is being summarised (a read of ``self.x`` inside it)."""
-    own = _stored(frame, class_id)
-    if attr in own or frame.program.method(class_id, "__init__") is not None:
-        return own.get(attr, frozenset())
+    program = frame.program
+    init = program.method(class_id, "__init__")
+    if init is not None:
+        return _stored(frame, init).get(attr, frozenset())
     found: frozenset[str] = frozenset()  # a base made only through its subclasses' constructors
-    for sub in _subclasses(frame.program, class_id):
-        found |= _stored(frame, sub).get(attr, frozenset())
+    for sub in _subclasses(program, class_id):
+        found |= _stored(frame, program.classes[sub].methods["__init__"]).get(attr, frozenset())
     return found
 
 
@@ -80,23 +81,30 @@ MAX_SUBCLASSES = 8
 
 
 def _subclasses(program: Program, class_id: str) -> tuple[str, ...]:
-    """The subclasses of a class of the analysed code among its module's classes (at most
-    ``MAX_SUBCLASSES``), once per class and count of the module's classes."""
+    """The subclasses of a class of the analysed code among its module's classes that define
+    ``__init__`` (at most ``MAX_SUBCLASSES``). The module's classes are indexed by base once per
+    count of its classes, one walk of the bases of each class defining ``__init__`` (a module of
+    thousands of classes, each the subclass of the one before, costs one pass)."""
     info = program.classes.get(class_id)
     if info is None:
         return ()
-    known = program.subclasses.get(class_id)
-    if known is None or known[0] != len(info.module.classes):
-        found = tuple(c for c in info.module.classes if c != class_id and class_id in program.class_mro(c))
-        known = program.subclasses[class_id] = (len(info.module.classes), found[:MAX_SUBCLASSES])
-    return known[1]
+    module = info.module
+    known = program.subclasses.get(module.path)
+    if known is None or known[0] != len(module.classes):
+        index: dict[str, list[str]] = {}
+        for sub in module.classes:
+            if "__init__" in program.classes[sub].methods:
+                for base in program.class_mro(sub)[1:]:
+                    if len(index.setdefault(base, [])) < MAX_SUBCLASSES:
+                        index[base].append(sub)
+        known = program.subclasses[module.path] = (len(module.classes), {b: tuple(s) for b, s in index.items()})
+    return known[1].get(class_id, ())
 
 
-def _stored(frame: Frame, class_id: str) -> dict[str, frozenset[str]]:
-    """The types a class's own or inherited ``__init__`` stores: ``{attribute: types}``."""
+def _stored(frame: Frame, init: str) -> dict[str, frozenset[str]]:
+    """The types an ``__init__`` (a function id) stores on its instance: ``{attribute: types}``."""
     program = frame.program
-    init = program.method(class_id, "__init__")
-    if init is None or init in program.in_progress or init not in program.functions:
+    if init in program.in_progress or init not in program.functions:
         return {}
     found = summary(program, program.functions[init], frame.depth + 1)
     return {attr: frozenset(value.types) for (index, attr), value in found.writes.items()

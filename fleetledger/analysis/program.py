@@ -105,7 +105,7 @@ class Program(NameResolution):
         self.copies: dict[str, tuple[bool, Dependencies]] = {}  # ``vendoring.vendored_name``, per package
         self.locals: dict[tuple[str, str], Value] = {}  # ``receivers.receiver_value``: (function id, name)
         self.returned: dict[str, frozenset[str]] = {}  # ``entries.returned_types``, per function id
-        self.subclasses: dict[str, tuple[int, tuple[str, ...]]] = {}  # ``constructors._subclasses``
+        self.subclasses: dict[str, tuple[int, dict[str, tuple[str, ...]]]] = {}  # ``constructors._subclasses``, per module
 
     # -- modules -------------------------------------------------------------------------
 
