@@ -92,8 +92,8 @@ def _subclasses(program: Program, class_id: str) -> tuple[str, ...]:
     known = program.subclasses.get(module.path)
     if known is None or known[0] != len(module.classes):
         index: dict[str, list[str]] = {}
-        for sub in module.classes:
-            if "__init__" in program.classes[sub].methods:
+        for sub, sub_info in module.classes.items():
+            if "__init__" in sub_info.methods:
                 for base in program.class_mro(sub)[1:]:
                     if len(index.setdefault(base, [])) < MAX_SUBCLASSES:
                         index[base].append(sub)
