@@ -48,3 +48,20 @@ def test_the_comparison_covers_many_checks() -> None:
         tester = bandit_runner.run_bandit(path, data, decoded, parser.parse_module(decoded.text).module)
         checks.update(issue.test_id for issue, _ in tester.found)
     assert len(checks) >= 20, sorted(checks)
+
+
+def test_a_file_with_type_ignore_comments_gets_bandits_checks(tmp_path: Path) -> None:
+    """Regression: detect's tree keeps the file's type comments, and a ``# type: ignore`` comes
+    as a ``TypeIgnore`` node that bandit's visitor failed on ("'TypeIgnore' object has no
+    attribute 'end_lineno'"): no bandit check ran on any file with such a comment."""
+    path = tmp_path / "typed.py"
+    path.write_text("import os\n\n\ndef run(text):  # type: (str) -> None\n"
+                    "    eval(text)  # type: ignore[arg-type]\n    os.system('ls ' + text)\n")
+    data = path.read_bytes()
+    decoded = source.decode_source(data)
+    tree = parser.parse_module(decoded.text).module
+    assert tree.type_ignores  # the case: the tree the engine reads lists the comment
+    tester = bandit_runner.run_bandit(path, data, decoded, tree)
+    found = sorted(_issue(issue) for issue, _ in tester.found)
+    assert found == _bandits_own(path)
+    assert {"B307", "B605"} <= {issue[0] for issue in found}
