@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from fleetledger.analysis import catalog, engine, parser
+from fleetledger.analysis.definitions import module_index
 from fleetledger.analysis.program import Program
 
 PROBES = Path(__file__).parent / "data" / "taint"
@@ -662,6 +663,51 @@ def test_a_handler_whose_base_class_is_another_modules_subclass_of_the_framework
 
     result = _analyse_package(modules, "app/auth/login.py")
     assert {(f.kind, f.site.line, f.label.channel) for f in result.flows} == {("redirect", 6, "http")}
+
+
+def test_an_absolute_import_of_a_namespace_package_under_a_source_folder_is_read() -> None:
+    """Regression (apache-airflow-providers-common-sql, CVE-2025-30473): in
+    ``src/airflow/providers/common/sql/``, ``airflow``, ``providers`` and ``common`` are
+    namespace packages (no ``__init__.py``, PEP 420) and ``sql`` the first regular one; the
+    operators' ``from airflow.providers.common.sql.hooks.sql import DbApiHook`` resolved to no
+    file (only ``src.airflow...`` and ``sql.hooks.sql`` were known), so the hook's sinks were
+    never reached. A name two files could have stays neither's."""
+    modules = {
+        "src/corp/plugins/db/__init__.py": "",
+        "src/corp/plugins/db/hooks.py": "import sqlite3\n\n\nclass Hook:\n    def rows(self, text):\n"
+                                        "        return sqlite3.connect('x').execute(text)\n",
+        "src/corp/plugins/db/views.py": "from flask import request\n"
+                                        "from corp.plugins.db.hooks import Hook\n\n\n"
+                                        "def view():\n    return Hook().rows(request.args['q'])\n",
+        "a/plugins/db/hooks.py": "",
+        "b/plugins/db/hooks.py": "",
+    }
+    result = _analyse_package(modules, "src/corp/plugins/db/views.py")
+    assert {(f.site.path, f.site.line, f.label.channel) for f in result.flows} == {
+        ("src/corp/plugins/db/hooks.py", 6, "http")}
+    by_name, _ = module_index(tuple(sorted(modules)))
+    assert by_name["corp.plugins.db.hooks"] == "src/corp/plugins/db/hooks.py"
+    assert "plugins.db.hooks" not in by_name  # three files have it: none gets it
+
+
+def test_a_closure_reading_its_enclosing_methods_parameter_is_not_given_its_own_argument() -> None:
+    """Regression: a nested function reading ``self`` of the method defining it carried a label
+    of that method's parameter 0; applying the nested function's summary replaced it with the
+    nested function's own argument 0 (``clause(n)``: the ``n`` of a loop over ``self.names``),
+    so ``self.where`` became "the ``where`` of an item of ``names``" and the constructor's
+    ``where`` reached no sink through it."""
+    modules = {
+        "lib/__init__.py": "",
+        "lib/ops.py": "import sqlite3\n\n\nclass Check:\n    def __init__(self, names, where):\n"
+                      "        self.names = names\n        self.where = where\n\n"
+                      "    def query(self):\n        def clause(name):\n"
+                      "            return f'{name} WHERE {self.where}'\n\n"
+                      "        return ' UNION '.join(clause(n) for n in self.names)\n\n"
+                      "    def run(self):\n        return sqlite3.connect('x').execute(self.query())\n",
+    }
+    result = _analyse_package(modules, "lib/ops.py")
+    assert {(f.site.line, f.label.what) for f in result.flows} >= {
+        (16, "parameter 'where' of the public constructor Check()")}
 
 
 def test_reading_a_class_hierarchy_that_loads_a_module_does_not_break_a_walk_over_the_classes() -> None:

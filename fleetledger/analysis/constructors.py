@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from .facts import Site, step
 from .interp import Frame
-from .summaries import apply_defaults, bind_arguments, carries_data, resink, root_dependent, substitute, summary
+from .substitution import substitute
+from .summaries import apply_defaults, bind_arguments, carries_data, resink, root_dependent, summary
 from .values import Value, join, taint_only, with_items
 
 if TYPE_CHECKING:
@@ -53,8 +54,8 @@ def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, 
     apply_defaults(frame, function, mapping)
     call = step(site, f"passed to {program.classes[class_id].name}()")
     for hit in found.sinks if not alone else ():
-        resink(frame, hit, mapping, call, node)
-    stored = {"." + attr: substitute(frame, value, mapping, call, node)
+        resink(frame, hit, mapping, call, node, callee=function)
+    stored = {"." + attr: substitute(frame, value, mapping, call, node, callee=function)
               for (index, attr), value in found.writes.items() if index == 0}
     return with_items(obj, stored) if stored else obj
 

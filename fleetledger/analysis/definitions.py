@@ -269,24 +269,33 @@ def module_name(path: str) -> tuple[str, bool]:
 def module_index(paths: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
     """Maps import names to paths, the way Python finds modules when the folders that are not
     packages are on ``sys.path`` (``src/shop/views.py`` with ``src`` not a package and ``shop``
-    one is ``shop.views``); each file's full dotted path is registered too (namespace
-    packages). Computed once per set of paths.
+    one is ``shop.views``); each file's full dotted path is registered too, and the names it
+    has below each folder above its package when only that file has the name (namespace
+    packages, PEP 420: ``src/airflow/providers/common/sql/hooks/sql.py``, with ``sql`` the
+    first regular package, is ``airflow.providers.common.sql.hooks.sql`` with ``src`` on
+    ``sys.path``). Computed once per set of paths.
 
     Returns:
         ``(import name -> path, path -> its shortest import name)``.
     """
     packages = {path.rpartition("/")[0] for path in paths if path.rpartition("/")[2] == "__init__.py"}
     index: dict[str, str] = {}
+    between: dict[str, set[str]] = {}
     for path in paths:
         full, _ = module_name(path)
         index.setdefault(full, path)
-        folders = path.split("/")[:-1]
-        keep = len(folders)
-        while keep > 0 and "/".join(folders[:keep]) in packages:
+        parts = path.split("/")
+        keep = len(parts) - 1
+        while keep > 0 and "/".join(parts[:keep]) in packages:
             keep -= 1
         if keep:
-            short, _ = module_name("/".join(path.split("/")[keep:]))
+            short, _ = module_name("/".join(parts[keep:]))
             index.setdefault(short, path)
+        for start in range(1, keep):  # below a folder on sys.path, namespace packages (PEP 420)
+            between.setdefault(module_name("/".join(parts[start:]))[0], set()).add(path)
+    for name, found in sorted(between.items()):
+        if len(found) == 1:  # a name two files could have is neither's
+            index.setdefault(name, found.pop())
     names: dict[str, str] = {}
     for name, path in index.items():
         if path not in names or len(name) < len(names[path]):

@@ -64,6 +64,32 @@ class SinkHit:
 
 
 @dataclass(frozen=True, slots=True)
+class Deferred:
+    """A method call on a receiver of unknown type, kept in a summary (``deferred_calls``).
+
+    Attributes:
+        receiver: The receiver's value (parameter labels: ``self.logger`` is parameter 0
+            read at ``("logger",)``).
+        method: The method's name.
+        args: The positional arguments' values.
+        kwargs: The keyword arguments' values.
+        star: The values of ``*a`` and ``**kw`` arguments.
+        node: The call in the callee's tree.
+        site: The call's span, where a flow found later is reported.
+        hops: Summaries it was deferred through before this one's (``deferred_calls.MAX_HOPS``).
+    """
+
+    receiver: Value
+    method: str
+    args: tuple[Value, ...]
+    kwargs: tuple[tuple[str, Value], ...]
+    star: tuple[Value, ...]
+    node: ast.Call
+    site: Site
+    hops: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Flow:
     """Outside data (or a weak random number) reaching a sink unsanitised: a candidate.
 
@@ -168,6 +194,8 @@ class Summary:
         argument_checks: Truth of the result -> parameter index -> the sink kinds the
             argument is checked for wherever the function returns a value of that truth
             (``predicates``): ``if is_safe(url):`` proves what ``is_safe`` checks.
+        deferred: Method calls on its parameters whose type only a caller knows, checked
+            where the summary is applied (``deferred_calls``).
     """
 
     returns: Value
@@ -177,6 +205,7 @@ class Summary:
     global_stores: dict[tuple[str, bool], Value] = field(default_factory=dict)
     library_stores: dict[tuple[str, str], Value] = field(default_factory=dict)
     argument_checks: dict[bool, dict[int, frozenset[str]]] = field(default_factory=dict)
+    deferred: tuple[Deferred, ...] = ()
 
 
 def step(site: Site, what: str) -> Step:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from .budget import BudgetExceeded
 from .definitions import FunctionInfo, ModuleInfo
-from .facts import Site, SinkHit, site_of, step
+from .facts import Deferred, Site, SinkHit, site_of, step
 from .interp_calls import Calls
 from .interp_expressions import Expressions
 from .interp_loops import Loops
@@ -80,6 +80,7 @@ class Frame(Statements, Loops, Matching, Expressions, Operators, RuntimeNames, C
         self.global_stores: dict[tuple[str, bool], Value] = {}
         self.library_stores: dict[tuple[str, str], Value] = {}
         self.argument_checks: dict[bool, dict[int, frozenset[str]]] = {}  # predicates.Checks
+        self.deferred: list[Deferred] = []  # ``deferred_calls.defer``
         self.loops: list[tuple[list[dict[str, Value]], list[dict[str, Value]]]] = []
         self.conditions: dict[str, ast.expr] = {}
         self.operands: dict[str, set[str]] = {}  # a name -> the remembered checks that read it

@@ -14,7 +14,7 @@ import ast
 from dataclasses import replace
 from typing import Any
 
-from . import conditions, folding, mutations, reflection
+from . import conditions, deferred_calls, folding, mutations, reflection
 from .facts import Site, step
 from .interp_expressions import BUILTINS, callable_part, dict_keys, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
@@ -34,8 +34,7 @@ from .values import EMPTY, UNKNOWN_KEYS, Value, add_step, clean, computed_from, 
 MAX_NESTED_PARTIALS = 6
 
 
-_MAP = frozenset({"=map"})
-_FILTER = frozenset({"=filter"})
+_MAP, _FILTER = frozenset({"=map"}), frozenset({"=filter"})
 _STORING_METHODS = frozenset({"append", "add", "insert", "setdefault"})
 """Container methods whose last argument is stored in the container (a registry's function)."""
 
@@ -223,6 +222,8 @@ class Calls(Objects):
                 if result is not None:
                     results.append(unmarked(result))
                     handled = True
+            # a parameter's method: a sink, maybe, of the type a caller passes
+            deferred_calls.defer(self, receiver, method, args, kwargs, star, node, site)
         everything = [*args, *kwargs.values(), *star]
         names = {*refs, *(self.method_keys(receiver, method) if receiver is not None and method and not args  # (resolve()
                           and method in normalising_calls(self.catalog)[3] else ())}  # of a path takes no argument)

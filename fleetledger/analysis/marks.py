@@ -9,7 +9,7 @@ mark, ``NORMALISED``, on its result's labels, which the calls a containment guar
 of a variable (``p.startswith(base)``) proves something only of a path whose every label
 carries it, whatever was assigned, appended or rebound on the way (``conditions._unwrap``).
 What a function of the analysed code returns keeps none of its caller's marks but those it
-makes itself (``summaries.substitute``): it may have decoded the text again.
+makes itself (``substitution.substitute``): it may have decoded the text again.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import entries, mutations, passed_functions, predicates
+from . import deferred_calls, entries, mutations, passed_functions, predicates
 from .budget import BudgetExceeded
 from .definitions import FunctionInfo
 from .dependencies import Dependencies
@@ -27,9 +27,9 @@ from .argv import program_part
 from .facts import Site, SinkHit, Summary, step
 from .interp import Frame
 from .interp_expressions import callable_part
-from .marks import NORMALISED, unmarked
+from .substitution import substitute
 from .switch_values import at_call
-from .values import ADDED_ITEMS, DERIVED, UNKNOWN_KEYS, EMPTY, Label, Value, add_step, clean, join, of_labels, taint_only, with_items
+from .values import ADDED_ITEMS, UNKNOWN_KEYS, EMPTY, Label, Value, add_step, join, of_labels, taint_only, with_items
 
 if TYPE_CHECKING:
     from .program import Program
@@ -185,7 +185,8 @@ def compute(program: Program, function: FunctionInfo, depth: int, callables: dic
                 program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (it nests too deep for the engine)")
             result = Summary(returns=join(*frame.returned) if frame.returned else EMPTY, sinks=list(frame.hits.values()),
                              writes=frame.writes, complete=complete, global_stores=frame.global_stores,
-                             library_stores=frame.library_stores, argument_checks=frame.argument_checks)
+                             library_stores=frame.library_stores, argument_checks=frame.argument_checks,
+                             deferred=tuple(frame.deferred))
         finally:
             program.in_progress.discard(function.id)
             program.stack.pop()
@@ -303,12 +304,16 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
                                                     or summary(frame.program, function, frame.depth + 1))
     apply_defaults(frame, function, mapping)
     call = step(site, f"passed to {function.name}()")
-    result = substitute(frame, found.returns, mapping, call, node)
+    result = substitute(frame, found.returns, mapping, call, node, callee=function)
     if not result.types and not result.tainted():
         # The annotation is the author's claim: it types an object the code does not show
         # (a hook, a client), never data, which a false claim would launder through the
         # claimed class's methods.
         result = replace(result, types=entries.returned_types(frame.program, function))
+    if found.deferred:  # (also alone: the callee's own outside data, at a method of what is passed)
+        read_paths: dict[tuple[int, tuple[str, ...]], Value] = {}  # each path read from an argument once
+        deferred_calls.apply(frame, found.deferred, lambda v: substitute(frame, v, mapping, call, node, read_paths,
+                                                                                   callee=function))
     if alone:
         # Nothing the engine follows goes in, so the callee's sinks and writes add nothing its
         # own module's analysis does not report; its result still says what comes out: the
@@ -316,103 +321,32 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
         # reads itself (a helper returning a request parameter).
         return result if found.complete else join(result, opaque_result(function, site))
     for hit in found.sinks:
-        resink(frame, hit, mapping, call, node)
+        resink(frame, hit, mapping, call, node, callee=function)
     _write_back(frame, function, found, mapping, call, node)
     if found.global_stores and function.module is frame.module:
-        _store_globals(frame, found, mapping, call, node)
+        _store_globals(frame, function, found, mapping, call, node)
     if not found.complete:
         everything = join(*(taint_only(v.flatten()) for v in mapping.values()))
         result = join(result, add_step(everything, step(site, f"through {function.name}() (not fully analysed)")))
     return result
 
 
-def resink(frame: Frame, hit: SinkHit, mapping: dict[int, Value], call: object, node: ast.AST) -> None:
+def resink(frame: Frame, hit: SinkHit, mapping: dict[int, Value], call: object, node: ast.AST, *,
+           callee: FunctionInfo | None = None) -> None:
     """Reports at a call what a callee's parameters carried to one of its sinks: the hit's
     value with the call's arguments substituted. For a sink of the program a vector starts
     (``subprocess.Popen(argv)`` in a helper), the program part is taken again from what the
     call passed: a helper given ``["git", "clone", "--", url]`` starts ``git``, not ``url``
     (and ``url`` after ``"--"`` is no option of git's either: ``argv.option_part``), and a
-    URL it fetches is read again from the call's command (``fetchers.fetched_part``)."""
-    value = substitute(frame, hit.value, mapping, call, node)
+    URL it fetches is read again from the call's command (``fetchers.fetched_part``).
+    ``callee`` as for ``substitute``."""
+    value = substitute(frame, hit.value, mapping, call, node, callee=callee)
     if hit.sink.program or hit.sink.kind == "command":  # curl or wget given a URL the call chose
         frame.fetch_sink(hit.sink, hit.site, value, hit.role)
     if hit.sink.program:
         frame.option_sink(hit.sink, hit.site, value, hit.role)
         value = program_part(value)
     frame.sink_value(hit.sink, hit.site, value, hit.role)
-
-
-def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: object, node: ast.AST,
-               _read: dict[tuple[int, tuple[str, ...]], Value] | None = None) -> Value:
-    """Replaces the parameter labels of a summary's value by what the call passed: each becomes
-    the argument (read along the label's access path), with the call and the callee's steps
-    appended and the callee's sanitisers applied. Each path is read from an argument once per
-    value (its labels and items' labels often share paths: ``self.query`` of many writes)."""
-    labels = list(value.labels.values())
-    if not value.items and not any(label.channel == "param" for label in labels):
-        return value
-    kept: list[Label] = []
-    parts: list[Value] = []
-    for label in labels:
-        if label.channel != "param":
-            kept.append(label)
-            continue
-        actual = mapping.get(label.param)
-        if actual is None:
-            continue
-        _read = {} if _read is None else _read
-        read = _read.get((label.param, label.access))
-        if read is None:
-            read = project(frame, actual, label.access, node)
-            if label.access and label.access[-1] == DERIVED:
-                read = taint_only(read)  # a new value computed from the argument, not the argument's object
-            _read[(label.param, label.access)] = read
-        # What the callee returns is its own text: the caller's blocked-text and normalised
-        # marks hold of it only as the callee re-establishes them (``label.cleaned``).
-        moved = add_step(unmarked(read), call, *label.steps)  # type: ignore[arg-type]
-        for by in label.sanitisers or (("a check",) if label.cleaned - {NORMALISED} else ("",) if label.cleaned else ()):
-            moved = clean(moved, label.cleaned, by)
-        parts.append(moved)
-    base = Value(labels={label.key: label for label in kept}, types=value.types, const=value.const,
-                 prefix=value.prefix, suffix=value.suffix, texts=value.texts, functions=value.functions,
-                 choices=value.choices)
-    if value.items:
-        _read = {} if _read is None else _read
-        base = with_items(base, {k: substitute(frame, v, mapping, call, node, _read) for k, v in value.items.items()})
-    if not parts:
-        return base
-    if not kept and not value.types and not value.items and not value.functions and len(parts) == 1:
-        result = parts[0]
-    else:
-        result = join(base, *(taint_only(part) if value.items is not None else part for part in parts))
-    # one of a few constants (a parameter found in a constant list) whatever the argument held
-    return replace(result, choices=value.choices) if value.choices else result
-
-
-def project(frame: Frame, actual: Value, access: tuple[str, ...], node: ast.AST) -> Value:
-    """Reads an access path (attributes, ``"name()"`` method results) from an argument."""
-    current = actual
-    for member in access:
-        if member == DERIVED:
-            continue  # computed from the argument (a copy, a parse): read further as the argument
-        if member.endswith("()"):
-            current = frame.method_result(current, member[:-2], node) if current.types else frame.derive(
-                current.flatten(), member, frame.site(node))
-            types = _method_source(frame, current, actual, member[:-2], node)
-            if types is not None:
-                current = types
-        else:
-            current = frame.attribute(current, member, node)
-    return current
-
-
-def _method_source(frame: Frame, current: Value, owner: Value, method: str, node: ast.AST) -> Value | None:
-    for type_name in sorted(owner.types):
-        for base in frame.program.class_mro(type_name):
-            source = frame.catalog.sources_type.get(base)
-            if source is not None and method in source.methods:
-                return join(current, frame.source_value(source.channel, f"{method}() of {source.what}", frame.site(node)))
-    return None
 
 
 def apply_defaults(frame: Frame, function: FunctionInfo, mapping: dict[int, Value]) -> None:
@@ -447,7 +381,7 @@ def _write_back(frame: Frame, function: FunctionInfo, found: Summary, mapping: d
         passed[i + offset] = arg
     for (index, attr), value in found.writes.items():
         target = passed.get(index)
-        stored = substitute(frame, value, mapping, call, node) if target is not None or (
+        stored = substitute(frame, value, mapping, call, node, callee=function) if target is not None or (
             index in mapping and frame.summarising) else EMPTY
         if target is not None and mutations.write_back(frame, target, attr, stored):
             continue
@@ -461,14 +395,15 @@ def _write_back(frame: Frame, function: FunctionInfo, found: Summary, mapping: d
                     frame.writes[(param, attr)] = join(frame.writes.get((param, attr), EMPTY), stored)
 
 
-def _store_globals(frame: Frame, found: Summary, mapping: dict[int, Value], call: object, node: ast.Call) -> None:
+def _store_globals(frame: Frame, function: FunctionInfo, found: Summary, mapping: dict[int, Value], call: object,
+                   node: ast.Call) -> None:
     """What a callee stored in a global container of its module (``REGISTRY[name] = fn``): at
     a call in the module's body (a decorator applied to a definition), the functions the call
     passed join the global's items under a key the engine does not know, so a dispatch through
     it (``REGISTRY[kind](value)``) may call them; in a summary being computed, the store is the
     caller's too (a decorator that registers through a helper)."""
     for (name, by_key), stored in found.global_stores.items():
-        value = substitute(frame, stored, mapping, call, node)
+        value = substitute(frame, stored, mapping, call, node, callee=function)
         if frame.function is not None:
             if frame.summarising:
                 frame.global_stores[(name, by_key)] = join(frame.global_stores.get((name, by_key), EMPTY), value)

@@ -472,7 +472,7 @@ DERIVED = "()"
 """The access member of a parameter's label whose value a call computed from the parameter
 (``ast.parse(text)``, ``urlparse(url)``): a new object made from the caller's data, not the
 object the caller passed, so what is read from it further is that data too (``caller_state``).
-Where the summary is applied, the member reads the argument as it is (``summaries.project``):
+Where the summary is applied, the member reads the argument as it is (``substitution.project``):
 the members after it are read from that, as from a copy (``deepcopy(x).find(...)``)."""
 
 
