@@ -128,9 +128,10 @@ class Sinks:
             known = _comparable(value)
             if known is NOT_CONSTANT:
                 library_types = library_object_types(value.types)
-                if isinstance(wanted, list) and library_types and not value.labels:
+                if isinstance(wanted, list) and library_types and (not value.labels or library_types <= set(wanted)):
                     # An object of library types compares as its types: ``parser`` is a
-                    # reader told to resolve external entities, or it is not.
+                    # reader told to resolve external entities, or it is not. Outside data
+                    # it holds (an uploaded file's content) leaves it of those types.
                     if not library_types & set(wanted):
                         return False
                     continue

@@ -9,12 +9,12 @@ from lxml import etree
 
 def parse_document(path, resolve_entities=False):
     parser = etree.XMLParser(resolve_entities=resolve_entities)
-    return etree.parse(path, parser=parser)  # ok xxe (entities resolved only where a caller asks)
+    return etree.parse(path, parser=parser)  # ok xxe (entities resolved only where a caller asks); $ ssrf (the caller names the file or URL)
 
 
 def parse_resolving(path, resolve_entities=True):
     parser = etree.XMLParser(resolve_entities=resolve_entities)  # $ xxe (resolving by default)
-    return etree.parse(path, parser=parser)  # $ xxe
+    return etree.parse(path, parser=parser)  # $ xxe; $ ssrf (the caller names the file or URL)
 
 
 def load(data, allow_pickle=False):
@@ -44,7 +44,7 @@ def run_keyword(command, *, dry_run=True):
 # resolving parser (svglib 0.9.4, the fix of CVE-2020-10799); one that turns it on does.
 def read_tree(path, resolve_entities=False):
     parser = etree.XMLParser(resolve_entities=resolve_entities)
-    return etree.parse(path, parser=parser)  # ok xxe (no caller turns it on)
+    return etree.parse(path, parser=parser)  # ok xxe (no caller turns it on); $ ssrf (the caller names the file or URL)
 
 
 class Drawing:
@@ -58,7 +58,7 @@ def read_plain(path):
 
 def read_entities(path, resolve_entities=False):
     parser = etree.XMLParser(resolve_entities=resolve_entities)  # $ xxe (a caller below turns it on)
-    return etree.parse(path, parser=parser)  # $ xxe
+    return etree.parse(path, parser=parser)  # $ xxe; $ ssrf (the caller names the file or URL)
 
 
 def read_with_entities(path):

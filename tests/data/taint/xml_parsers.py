@@ -37,3 +37,34 @@ def objects():
     objectify.fromstring(request.data)  # $ xxe
     objectify.parse(request.files["doc"], objectify.makeparser(remove_blank_text=True))  # $ xxe
     return objectify.XML(request.data, objectify.makeparser(resolve_entities=False))  # ok xxe
+
+
+# A parser's copy() is configured as the parser is (lxml's _BaseParser.copy), also when the parser
+# is a global made on first use.
+_shared = None
+
+
+def _copied():
+    global _shared
+    if _shared is None:
+        _shared = etree.XMLParser(resolve_entities=False)
+    return _shared.copy()
+
+
+@app.route("/copied", methods=["POST"])
+def copied():
+    etree.fromstring(request.data, _copied())  # ok xxe
+    return etree.fromstring(request.data, etree.XMLParser().copy())  # $ xxe
+
+
+# parse() reads a file name or a URL given as a string (libxml2 fetches http:// and ftp:// URLs);
+# a buffer of the data, an opened file or an upload is read as a document.
+@app.route("/named", methods=["POST"])
+def named():
+    import io
+
+    etree.parse(request.form["where"], _copied())  # $ ssrf
+    etree.parse(io.BytesIO(request.data), _copied())  # ok ssrf
+    etree.parse(io.StringIO(request.form["text"]), _copied())  # ok ssrf
+    etree.parse(request.files["doc"], _copied())  # ok ssrf
+    return "ok"
