@@ -474,6 +474,8 @@ def _projection(frame: Frame, expr: ast.expr, how: str, *, lets_empty: bool = Fa
             continue
         kinds = guard.kinds
         joined = guard.arg < len(expr.args) and expr.args[guard.arg] is not checked
+        if guard.only_empty and not lets_empty:
+            continue
         if (lets_empty or joined) and guard.empty_kinds is not None:
             kinds = kinds & guard.empty_kinds
         if own and guard.own_kinds is not None:

@@ -225,6 +225,7 @@ class Guard:
         own_kinds: With ``compare``: the kinds checked by a comparison with the request's own
             URL or host (a browser sends the real host; a client making the server fetch
             chooses its ``Host``). None: every kind.
+        only_empty: With ``compare``: only a check letting the part be only empty checks (``if u.scheme: raise``).
         common: ``"paths"``: the call returns what the paths of its first argument (a list or
             tuple) have in common (``os.path.commonpath([base, p])``): where it equals one of
             them, each other element that is a variable (or, with ``through``, a ``through``
@@ -234,12 +235,10 @@ class Guard:
             its ``..``: ``realpath``, ``resolve``); when given, the checked value must have gone
             through one of them (a lexical check of ``Path(base, name)`` lets ``..`` out).
         absolute_only: Of ``normalised_by``, the calls that normalise only an absolute path
-            (``os.path.normpath("../x")`` keeps its ``..``, which a base put before it later
-            lets out): their result is normalised (``marks.NORMALISED``) only for one.
-        raises: The call raises unless the check holds, and returns something true where it
-            does (``Path.relative_to``): a call of it made as a statement that returned proves
-            it, as ``if`` does. Only as called without keyword arguments (``walk_up=True``, of
-            Python 3.12, makes ``relative_to`` accept a path outside).
+            (``normpath("../x")`` keeps its ``..``): their result is ``marks.NORMALISED`` only for one.
+        raises: The call raises unless the check holds, returning something true where it does
+            (``Path.relative_to``): a call statement of it that returned proves it, as ``if`` does;
+            only without keyword arguments (Python 3.12's ``walk_up=True`` accepts a path outside).
         what: Words for traces.
     """
 
@@ -256,6 +255,7 @@ class Guard:
     common: str = ""
     empty_kinds: frozenset[str] | None = None
     own_kinds: frozenset[str] | None = None
+    only_empty: bool = False
     raises: bool = False
     normalised_by: tuple[str, ...] = ()
     absolute_only: tuple[str, ...] = ()

@@ -61,3 +61,18 @@ def fetch_case():
     if urlparse(target).hostname.lower().startswith("api"):
         requests.get(target)  # $ ssrf (api.attacker.example starts so too)
     return "done"
+
+
+# A URL with no scheme names no server to fetch; a scheme allowed by name leaves every host open.
+@app.route("/schemes")
+def schemes():
+    target = request.args["u"]
+    if urlparse(target).scheme not in ("http", "https"):
+        return "no"
+    requests.get(target)  # $ ssrf
+    local = request.args["v"]
+    parts = urlparse(local)
+    if parts.scheme:
+        return "no"
+    requests.get(local)  # ok ssrf
+    return "done"
