@@ -15,9 +15,11 @@ summary-based taint analysis (a summary's effects that depend on a parameter's d
 type: Pysa resolves them with the call graph's type information; here the caller's value
 carries the type).
 
-Only method names that some library type's model makes a sink are kept, and at most
-``MAX_DEFERRED`` per summary (the first ones in the function's order), so a function of many
-calls on its parameters costs nothing more than their names' lookup.
+What is kept is bounded: only calls of a method name some library type's sink model names,
+on a parameter or one member of one (``logger``, ``self.logger``), where what such a sink reads
+carries a label; at most ``MAX_DEFERRED`` per summary (the first in the function's order),
+passed on through at most ``MAX_HOPS`` callers. A function of many calls on its parameters
+costs little more than their names' lookup.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ MAX_HOPS = 1
 """Callers a deferred call is passed on to while its receiver is still a parameter's (a
 session passed through two helpers to the one that calls ``get``): each hop substitutes its
 arguments again at every call, so chains of calls that only pass a parameter on (Django's
-``as_sql(compiler, ...)`` into ``compiler.compile(...)``) stop costing after a few."""
+``as_sql(compiler, ...)`` into ``compiler.compile(...)``) stop costing after one."""
 
 _METHODS: dict[int, tuple[Catalog, dict[str, tuple[bool, frozenset[int], frozenset[str]]]]] = {}
 
@@ -112,22 +114,18 @@ def apply(frame: Frame, deferred: tuple[Deferred, ...], passed: Callable[[Value]
     """
     for kept in deferred:
         receiver = passed(kept.receiver)
-        if receiver.types:
-            sinks = [sink for key in frame.method_keys(receiver, kept.method) for sink in frame.catalog.sinks.get(key, ())
-                     if not sink.when_called]
-        elif frame.summarising and kept.hops < MAX_HOPS and _from_parameter(receiver, 0):
-            sinks = []  # still a parameter's: deferred again
-        else:
-            continue
-        if not sinks and receiver.types:
+        sinks = [sink for key in frame.method_keys(receiver, kept.method) for sink in frame.catalog.sinks.get(key, ())
+                 if not sink.when_called] if receiver.types else []
+        again = not receiver.types and frame.summarising and kept.hops < MAX_HOPS and _from_parameter(receiver, 0)
+        if not sinks and not again:
             continue
         # Only what a sink of that name reads is read from the call (an argument no such
         # sink reads keeps only what it holds without a label: a constant, for ``when``).
-        reads_receiver, positions, keywords = sink_methods(frame.catalog)[kept.method]
+        _, positions, keywords = sink_methods(frame.catalog)[kept.method]
         args = [passed(v) if -1 in positions or i in positions else _unlabelled(v) for i, v in enumerate(kept.args)]
         kwargs = {k: passed(v) if k in keywords else _unlabelled(v) for k, v in kept.kwargs}
         star = [passed(v) for v in kept.star]
-        if not receiver.types:
+        if again:  # still a parameter's, of the caller's
             defer(frame, receiver, kept.method, args, kwargs, star, kept.node, kept.site, kept.hops + 1)
         for sink in sinks:
             frame.check_sink(sink, receiver, args, kwargs, star, kept.node, kept.site)

@@ -312,8 +312,8 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
         result = replace(result, types=entries.returned_types(frame.program, function))
     if found.deferred:  # (also alone: the callee's own outside data, at a method of what is passed)
         read_paths: dict[tuple[int, tuple[str, ...]], Value] = {}  # each path read from an argument once
-        deferred_calls.apply(frame, found.deferred, lambda v: substitute(frame, v, mapping, call, node, read_paths,
-                                                                                   callee=function))
+        deferred_calls.apply(frame, found.deferred,
+                             lambda v: substitute(frame, v, mapping, call, node, read_paths, callee=function))
     if alone:
         # Nothing the engine follows goes in, so the callee's sinks and writes add nothing its
         # own module's analysis does not report; its result still says what comes out: the
