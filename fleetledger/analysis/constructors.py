@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from .facts import Site, step
 from .interp import Frame
+from .passed_types import passed_types
 from .substitution import substitute
 from .summaries import apply_defaults, bind_arguments, carries_data, resink, root_dependent, summary
 from .values import Value, join, taint_only, with_items
@@ -66,11 +67,13 @@ def stored_types(frame: Frame, class_id: str, attr: str) -> frozenset[str]:
     this method's). For a class without ``__init__`` (its objects are made by its subclasses'),
     what the ``__init__`` of its subclasses in its module stores there (``MAX_SUBCLASSES`` of
     them: a base class's method reads the ``self.agent`` each HTTP client subclass makes).
-    Empty while that ``__init__`` is being summarised (a read of ``self.x`` inside it)."""
+    What ``__init__`` stores from a parameter as it is has the types the class's constructions
+    in its module pass there (``_passed``). Empty while that ``__init__`` is being summarised (a
+    read of ``self.x`` inside it)."""
     program = frame.program
     init = program.method(class_id, "__init__")
     if init is not None:
-        return _stored(frame, init).get(attr, frozenset())
+        return _stored(frame, init).get(attr, frozenset()) or _passed(frame, class_id, init, attr)
     found: frozenset[str] = frozenset()  # a base made only through its subclasses' constructors
     for sub in _subclasses(program, class_id):
         found |= _stored(frame, program.classes[sub].methods["__init__"]).get(attr, frozenset())
@@ -110,6 +113,20 @@ def _stored(frame: Frame, init: str) -> dict[str, frozenset[str]]:
     found = summary(program, program.functions[init], frame.depth + 1)
     return {attr: frozenset(value.types) for (index, attr), value in found.writes.items()
             if index == 0 and value.types}
+
+
+def _passed(frame: Frame, class_id: str, init: str, attr: str) -> frozenset[str]:
+    """For an attribute ``__init__`` stores from its own parameters as they are (``self.logger
+    = logger``): the types its module's constructions of the class pass there
+    (``passed_types``)."""
+    program = frame.program
+    function = program.functions.get(init)
+    if function is None or init in program.in_progress:
+        return frozenset()
+    stored = summary(program, function, frame.depth + 1).writes.get((0, attr))
+    params = sorted({label.param for label in stored.labels.values()
+                     if label.channel == "param" and not label.access and label.param > 0}) if stored is not None else []
+    return passed_types(frame, class_id, function, params) if params else frozenset()
 
 
 def _dataclass_fields(frame: Frame, class_id: str) -> list[str] | None:

@@ -1,0 +1,127 @@
+"""The types a class's constructions pass to ``__init__`` for an attribute it stores from a
+parameter: ``self.logger = logger`` holds what the code that makes the object passes.
+
+A method that only a library calls (a callback given to a server: uvicorn's
+``RequestResponseCycle.send``) is analysed with ``self`` of its class but no caller: what
+``__init__`` stored from its parameters has no type there, and a call on it
+(``self.access_logger.info(...)``) matches no model. Its module's constructions of the class
+say what is passed (``RequestResponseCycle(access_logger=self.access_logger)`` in a method of a
+class whose ``__init__`` stored ``logging.getLogger(...)``). This reads them, flow-insensitively,
+as a type inference of attributes from their assignments does: each construction in the
+class's own module, its argument for the parameter typed when it is ``self.<attribute>`` of
+the constructing method's class (that class's own stored or passed types), a call of a
+library function or class the models type, or a class of the code.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from .definitions import ClassInfo, FunctionInfo
+from .interp import Frame
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from .program import Program
+
+MAX_CONSTRUCTIONS = 16
+"""Constructions of a class a lookup reads, at most (the first in the module's order)."""
+
+
+def passed_types(frame: Frame, class_id: str, init: FunctionInfo, params: list[int]) -> frozenset[str]:
+    """The types the constructions of ``class_id`` in its module pass for ``params`` (indices
+    of ``init``'s parameters that ``__init__`` stores as they are).
+
+    Args:
+        frame: The frame reading the attribute.
+        class_id: The class.
+        init: Its ``__init__``.
+        params: The parameter indices whose arguments are looked at.
+
+    Returns:
+        The union of the argument types found; empty when none is known, or while the same
+        lookup is under way (a construction passing ``self.x`` of its own class).
+    """
+    program = frame.program
+    info = program.classes.get(class_id)
+    key = (class_id, tuple(params))
+    if key in program.passed:
+        return program.passed[key]
+    if info is None or key in program.passing:
+        return frozenset()
+    program.passing.add(key)
+    try:
+        found: set[str] = set()
+        for call, method in _constructions(program, info):
+            for index in params:
+                argument = _argument(call, init, index)
+                if argument is not None:
+                    found |= _types(frame, info, method, argument)
+    finally:
+        program.passing.discard(key)
+    if not program.passing:  # (one found inside another's lookup may miss what that one holds)
+        program.passed[key] = frozenset(found)
+    return frozenset(found)
+
+
+def _constructions(program: Program, info: ClassInfo) -> list[tuple[ast.Call, FunctionInfo | None]]:
+    """The calls ``Name(...)`` (or ``x.Name(...)``) of the class in its module, each with the
+    innermost function making it (None: the module's own code), the first ``MAX_CONSTRUCTIONS`` in the module's
+    order. The module's calls are indexed by the name called once, one walk of its functions
+    (a module of thousands of classes costs one pass, not one per class)."""
+    module = info.module
+    index = program.constructions.get(module.path)
+    if index is None:
+        made: dict[int, tuple[str, ast.Call, FunctionInfo | None]] = {}
+        top = [s for s in module.tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        places: list[tuple[ast.AST, FunctionInfo | None]] = [*((s, None) for s in top), *(
+            (f.node, f) for f in sorted(module.functions.values(), key=lambda f: f.node.lineno))]
+        for place, function in places:
+            for node in ast.walk(place):
+                if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+                    name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+                    made[id(node)] = (name, node, function)  # a nested function's, after its outer one's
+        index = {}
+        for name, node, function in sorted(made.values(), key=lambda m: (m[1].lineno, m[1].col_offset)):
+            calls = index.setdefault(name, [])
+            if len(calls) < MAX_CONSTRUCTIONS:
+                calls.append((node, function))
+        program.constructions[module.path] = index
+    return index.get(info.name, [])
+
+
+def _argument(call: ast.Call, init: FunctionInfo, index: int) -> ast.expr | None:
+    """The argument a call of the class passes for ``init``'s parameter ``index`` (its first
+    parameter is the instance): by keyword, else by position before any ``*args``."""
+    name = init.params[index].arg
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    position = index - 1
+    before = [a for a in call.args[:position + 1] if not isinstance(a, ast.Starred)]
+    if position < len(call.args) and len(before) == position + 1:
+        return call.args[position]
+    return None
+
+
+def _types(frame: Frame, info: ClassInfo, method: FunctionInfo | None, argument: ast.expr) -> frozenset[str]:
+    """The types of an argument expression, as far as it shows them without interpreting its
+    function: ``self.x`` of the making method's class, a call of a library name the models type
+    or of a class of the code."""
+    program = frame.program
+    if (isinstance(argument, ast.Attribute) and isinstance(argument.value, ast.Name) and method is not None and method.bound
+            and method.cls is not None and method.params and argument.value.id == method.params[0].arg):
+        return program.stored_types(frame, method.cls.id, argument.attr)
+    if not isinstance(argument, ast.Call) or not _dotted(argument.func):
+        return frozenset()
+    callee = Frame(program, info.module, None, dict(info.module.globals), summarising=True).expr(argument.func)
+    types = {t for q in program.library_refs(callee.types) for t, when in program.catalog.returns.get(q, ()) if when is None}
+    types |= {q for q in program.library_refs(callee.types) if q in program.catalog.bases}
+    return frozenset(types | (callee.functions & program.classes.keys()))
+
+
+def _dotted(node: ast.expr) -> bool:
+    """True for a name or a chain of attributes of one (``logging.getLogger``)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
