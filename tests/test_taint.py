@@ -710,6 +710,20 @@ def test_a_closure_reading_its_enclosing_methods_parameter_is_not_given_its_own_
         (16, "parameter 'where' of the public constructor Check()")}
 
 
+def test_a_chain_of_classes_passing_an_attribute_on_costs_no_function_its_analysis() -> None:
+    """Attack: 300 classes, each constructing the one before with its own ``self.b``
+    (``K1(self.b)`` in ``K2``...): reading ``self.b`` of the first asked what each next class
+    passes, 300 lookups inside one another, and the stack ran out: every ``m()`` of the file
+    was "not analysed to the end". Lookups nest at most ``passed_types.MAX_NESTED`` deep."""
+    parts = ["import requests\n\n\nclass K0:\n    def __init__(self, b):\n        self.b = b\n\n"
+             "    def m(self, u):\n        return self.b.get(u)\n"]
+    parts += [f"\n\nclass K{i}:\n    def __init__(self, b):\n        self.b = b\n\n"
+              f"    def m(self, u):\n        return K{i - 1}(self.b).m(u)\n" for i in range(1, 300)]
+    text = "".join(parts) + "\n\nX = K299(requests.Session())\n"
+    result = engine.analyse("chain.py", parser.parse_module(text).module)
+    assert result.not_analysed == ()
+
+
 def test_reading_a_class_hierarchy_that_loads_a_module_does_not_break_a_walk_over_the_classes() -> None:
     """Regression: when reading any class's bases loaded the module of one (a first version of
     ``Program.class_mro``), the walk over every known class that looks for the subclasses of a

@@ -26,6 +26,10 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 MAX_CONSTRUCTIONS = 16
 """Constructions of a class a lookup reads, at most (the first in the module's order)."""
+MAX_NESTED = 4
+"""Lookups under way inside one another, at most (``self.x`` passed from a class whose own ``x``
+was passed from another's...): a chain of thousands of classes built to exhaust the stack
+stops there, its types unknown, instead of costing the functions reading it their analysis."""
 
 
 def passed_types(frame: Frame, class_id: str, init: FunctionInfo, params: list[int]) -> frozenset[str]:
@@ -39,15 +43,16 @@ def passed_types(frame: Frame, class_id: str, init: FunctionInfo, params: list[i
         params: The parameter indices whose arguments are looked at.
 
     Returns:
-        The union of the argument types found; empty when none is known, or while the same
-        lookup is under way (a construction passing ``self.x`` of its own class).
+        The union of the argument types found; empty when none is known, while the same
+        lookup is under way (a construction passing ``self.x`` of its own class), or inside
+        ``MAX_NESTED`` other lookups.
     """
     program = frame.program
     info = program.classes.get(class_id)
     key = (class_id, tuple(params))
     if key in program.passed:
         return program.passed[key]
-    if info is None or key in program.passing:
+    if info is None or key in program.passing or len(program.passing) >= MAX_NESTED:
         return frozenset()
     program.passing.add(key)
     try:
