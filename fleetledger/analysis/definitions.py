@@ -214,6 +214,8 @@ class ModuleInfo:
         star_imports: Modules it imports everything from (``from Crypto.Cipher import *``).
         analysed: True once the module body has been interpreted.
         deps: What loading it and interpreting its body depended on (``dependencies``).
+        constructions: Its calls of its classes' names by name, each with the function making
+            it (``passed_types``), indexed on first use; shared with the module.
     """
 
     name: str
@@ -228,6 +230,7 @@ class ModuleInfo:
     star_imports: list[str] = field(default_factory=list)
     analysed: bool = False
     deps: Dependencies = field(default_factory=Dependencies)
+    constructions: dict[str, list[tuple[ast.Call, FunctionInfo | None]]] | None = None
 
     def package(self) -> str:
         """Returns the package a relative import starts from."""

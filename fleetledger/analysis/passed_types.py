@@ -16,13 +16,8 @@ library function or class the models type, or a class of the code.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
-
 from .definitions import ClassInfo, FunctionInfo
 from .interp import Frame
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from .program import Program
 
 MAX_CONSTRUCTIONS = 16
 """Constructions of a class a lookup reads, at most (the first in the module's order)."""
@@ -57,7 +52,7 @@ def passed_types(frame: Frame, class_id: str, init: FunctionInfo, params: list[i
     program.passing.add(key)
     try:
         found: set[str] = set()
-        for call, method in _constructions(program, info):
+        for call, method in _constructions(info):
             for index in params:
                 argument = _argument(call, init, index)
                 if argument is not None:
@@ -69,29 +64,33 @@ def passed_types(frame: Frame, class_id: str, init: FunctionInfo, params: list[i
     return frozenset(found)
 
 
-def _constructions(program: Program, info: ClassInfo) -> list[tuple[ast.Call, FunctionInfo | None]]:
+def _constructions(info: ClassInfo) -> list[tuple[ast.Call, FunctionInfo | None]]:
     """The calls ``Name(...)`` (or ``x.Name(...)``) of the class in its module, each with the
-    innermost function making it (None: the module's own code), the first ``MAX_CONSTRUCTIONS`` in the module's
-    order. The module's calls are indexed by the name called once, one walk of its functions
-    (a module of thousands of classes costs one pass, not one per class)."""
+    innermost function making it (None: the module's own code), the first ``MAX_CONSTRUCTIONS``
+    in the module's order. The module's calls of its classes' names are indexed once, in one
+    walk of its tree (a module of thousands of classes costs one pass, not one per class), kept
+    with the module (the analyses of one process share it)."""
     module = info.module
-    index = program.constructions.get(module.path)
+    index = module.constructions
     if index is None:
-        made: dict[int, tuple[str, ast.Call, FunctionInfo | None]] = {}
-        top = [s for s in module.tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-        places: list[tuple[ast.AST, FunctionInfo | None]] = [*((s, None) for s in top), *(
-            (f.node, f) for f in sorted(module.functions.values(), key=lambda f: f.node.lineno))]
-        for place, function in places:
-            for node in ast.walk(place):
-                if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
-                    name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
-                    made[id(node)] = (name, node, function)  # a nested function's, after its outer one's
+        names = {c.name for c in module.classes.values()}
+        made: list[tuple[str, ast.Call, FunctionInfo | None]] = []
+        stack: list[tuple[ast.AST, FunctionInfo | None]] = [(module.tree, None)]
+        while stack:
+            node, function = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.Call):
+                    name = child.func.id if isinstance(child.func, ast.Name) else \
+                        child.func.attr if isinstance(child.func, ast.Attribute) else None
+                    if name in names:
+                        made.append((name, child, function))
+                stack.append((child, module.functions.get(module.by_node.get(child, ""), function)))
         index = {}
-        for name, node, function in sorted(made.values(), key=lambda m: (m[1].lineno, m[1].col_offset)):
+        for name, node, function in sorted(made, key=lambda m: (m[1].lineno, m[1].col_offset)):
             calls = index.setdefault(name, [])
             if len(calls) < MAX_CONSTRUCTIONS:
                 calls.append((node, function))
-        program.constructions[module.path] = index
+        module.constructions = index
     return index.get(info.name, [])
 
 
