@@ -28,6 +28,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .catalog_index import indexed
 from .facts import Deferred, Site
 from .model_records import UNTYPED, Sink
 from .values import EMPTY, Value
@@ -44,30 +45,28 @@ session passed through two helpers to the one that calls ``get``): each hop subs
 arguments again at every call, so chains of calls that only pass a parameter on (Django's
 ``as_sql(compiler, ...)`` into ``compiler.compile(...)``) stop costing after one."""
 
-_METHODS: dict[int, tuple[Catalog, dict[str, tuple[bool, frozenset[int], frozenset[str]]]]] = {}
-
 
 def sink_methods(catalog: Catalog) -> dict[str, tuple[bool, frozenset[int], frozenset[str]]]:
     """The method names some library type's sink model names (``info`` of ``logging.Logger``),
     but no model on a receiver of unknown type (``*.execute`` is checked where it is called),
     each with what some such sink reads: the receiver, argument positions (-1: every
-    argument), keywords. Indexed once for the catalog in use."""
-    known = _METHODS.get(id(catalog))
-    if known is None or known[0] is not catalog:
-        def sinks(target: str) -> list[Sink]:
-            return [s for s in catalog.sinks.get(target, ()) if s.is_method and not s.when_called]
+    argument), keywords. Indexed once for the catalog in use (``catalog_index``)."""
+    return indexed(catalog, _sink_methods)
 
-        reads: dict[str, tuple[bool, frozenset[int], frozenset[str]]] = {}
-        for target in catalog.sinks:
-            name = target.rpartition(".")[2]
-            if target.startswith(UNTYPED + ".") or sinks(f"{UNTYPED}.{name}"):
-                continue
-            for sink in sinks(target):
-                receiver, positions, keywords = reads.get(name, (False, frozenset(), frozenset()))
-                reads[name] = (receiver or sink.receiver, positions | frozenset(sink.args), keywords | frozenset(sink.keywords))
-        _METHODS.clear()  # one catalog at a time (the shipped one, or a test's)
-        known = _METHODS[id(catalog)] = (catalog, reads)
-    return known[1]
+
+def _sink_methods(catalog: Catalog) -> dict[str, tuple[bool, frozenset[int], frozenset[str]]]:
+    def sinks(target: str) -> list[Sink]:
+        return [s for s in catalog.sinks.get(target, ()) if s.is_method and not s.when_called]
+
+    reads: dict[str, tuple[bool, frozenset[int], frozenset[str]]] = {}
+    for target in catalog.sinks:
+        name = target.rpartition(".")[2]
+        if target.startswith(UNTYPED + ".") or sinks(f"{UNTYPED}.{name}"):
+            continue
+        for sink in sinks(target):
+            receiver, positions, keywords = reads.get(name, (False, frozenset(), frozenset()))
+            reads[name] = (receiver or sink.receiver, positions | frozenset(sink.args), keywords | frozenset(sink.keywords))
+    return reads
 
 
 def _unlabelled(value: Value) -> Value:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from .catalog_index import indexed
 from .values import Label, Value, label_items, labels_of
 
 if TYPE_CHECKING:
@@ -108,19 +109,17 @@ def normalising_calls(catalog: Catalog) -> tuple[frozenset[str], frozenset[str],
     """The guards' calls that normalise a path (``normalised_by``), those of them that normalise
     only an absolute one (``absolute_only``), those that keep a path as it is (``through``),
     and the last names of all (to ask a method call only when it may be one). Indexed once for
-    the catalog in use."""
-    known = _INDEX.get(id(catalog))
-    if known is None or known[0] is not catalog:
-        guards = [guard for found in catalog.guards.values() for guard in found if guard.normalised_by]
-        by, absolute_only, through = (frozenset(n for g in guards for n in getattr(g, f))
-                                      for f in ("normalised_by", "absolute_only", "through"))
-        _INDEX.clear()  # one catalog at a time (the shipped one, or a test's)
-        known = _INDEX[id(catalog)] = (catalog, (by, absolute_only, through, frozenset(
-            n.rpartition(".")[2] for n in by | through)))
-    return known[1]
+    the catalog in use (``catalog_index``)."""
+    return indexed(catalog, _normalising_calls)
 
 
-_INDEX: dict[int, tuple[Catalog, tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]]] = {}
+def _normalising_calls(catalog: Catalog) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+    guards = [guard for found in catalog.guards.values() for guard in found if guard.normalised_by]
+    by, absolute_only, through = (frozenset(n for g in guards for n in getattr(g, f))
+                                  for f in ("normalised_by", "absolute_only", "through"))
+    return by, absolute_only, through, frozenset(n.rpartition(".")[2] for n in by | through)
+
+
 
 
 def is_absolute(value: Value) -> bool:

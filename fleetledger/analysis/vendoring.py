@@ -11,6 +11,7 @@ import builtins
 import sys
 from typing import TYPE_CHECKING
 
+from .catalog_index import indexed
 from .dependencies import Dependencies
 
 if TYPE_CHECKING:
@@ -83,17 +84,16 @@ def library_members(catalog: Catalog, top: str) -> frozenset[str]:
     """The names directly under the third-party library ``top`` that some model names
     (``requests`` -> ``get``, ``Session``, ``sessions`` ...); empty for a name that is no such
     library's (a standard library module, a builtin, ``myapp``). Indexed once for the catalog
-    in use."""
-    known = _MEMBERS.get(id(catalog))
-    if known is None or known[0] is not catalog:
-        out: dict[str, set[str]] = {}
-        for name in catalog.names:
-            first, dot, rest = name.partition(".")
-            if dot and "." not in rest and first not in sys.stdlib_module_names and not hasattr(builtins, first):
-                out.setdefault(first, set()).add(rest)
-        _MEMBERS.clear()  # one catalog at a time (the shipped one, or a test's)
-        known = _MEMBERS[id(catalog)] = (catalog, {name: frozenset(members) for name, members in out.items()})
-    return known[1].get(top, frozenset())
+    in use (``catalog_index``)."""
+    return indexed(catalog, _library_members).get(top, frozenset())
 
 
-_MEMBERS: dict[int, tuple[Catalog, dict[str, frozenset[str]]]] = {}
+def _library_members(catalog: Catalog) -> dict[str, frozenset[str]]:
+    out: dict[str, set[str]] = {}
+    for name in catalog.names:
+        first, dot, rest = name.partition(".")
+        if dot and "." not in rest and first not in sys.stdlib_module_names and not hasattr(builtins, first):
+            out.setdefault(first, set()).add(rest)
+    return {name: frozenset(members) for name, members in out.items()}
+
+
