@@ -436,7 +436,7 @@ def test_a_files_report_does_not_depend_on_which_files_the_worker_analysed_befor
     flows found inside that function when its own file came later."""
     import hashlib
 
-    from fleetledger.analysis import program, summaries
+    from fleetledger.analysis import program, summary_sharing
 
     (tmp_path / "a.py").write_text(textwrap.dedent("""
         import os
@@ -450,7 +450,7 @@ def test_a_files_report_does_not_depend_on_which_files_the_worker_analysed_befor
     shas = {p: hashlib.sha256((tmp_path / p).read_bytes()).hexdigest() for p in ("a.py", "b.py")}
 
     def a_after(first: list[str]) -> list[tuple[str, int]]:
-        summaries._SHARED.clear()
+        summary_sharing._SHARED.clear()
         program._SHARED_MODULES.clear()
         for path in first:
             detect_file(tmp_path, path, readable=shas)
@@ -467,7 +467,7 @@ def test_a_summary_taken_from_the_shared_cache_brings_the_classes_its_result_nam
     command injection inside it was lost."""
     import hashlib
 
-    from fleetledger.analysis import program, summaries
+    from fleetledger.analysis import program, summary_sharing
     from fleetledger.jobs.scan import modules
 
     (tmp_path / "things.py").write_text("import os\n\n\nclass Thing:\n    def __init__(self, value):\n"
@@ -480,7 +480,7 @@ def test_a_summary_taken_from_the_shared_cache_brings_the_classes_its_result_nam
     shas = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.glob("*.py")}
 
     def second_after(first: list[str]) -> list[tuple[str, int, str]]:
-        summaries._SHARED.clear()
+        summary_sharing._SHARED.clear()
         program._SHARED_MODULES.clear()
         modules._parsed.clear()
         for path in first:
@@ -496,7 +496,7 @@ def test_a_candidate_in_another_file_is_the_same_whichever_files_were_analysed_b
     not be converted); the report then depended on which host found the flow."""
     import hashlib
 
-    from fleetledger.analysis import program, summaries
+    from fleetledger.analysis import program, summary_sharing
     from fleetledger.jobs.scan import modules
 
     (tmp_path / "sinks.py").write_text('import os\n\ndef run(text):\n    os.system("échö " + text)\n')
@@ -506,7 +506,7 @@ def test_a_candidate_in_another_file_is_the_same_whichever_files_were_analysed_b
     shas = {p: hashlib.sha256((tmp_path / p).read_bytes()).hexdigest() for p in ("sinks.py", "entry.py", "other.py")}
 
     def entry_after(first: list[str]) -> list[Candidate]:
-        summaries._SHARED.clear()
+        summary_sharing._SHARED.clear()
         program._SHARED_MODULES.clear()
         modules._parsed.clear()
         for path in first:
@@ -602,7 +602,7 @@ def test_a_module_taken_from_the_shared_cache_brings_the_modules_its_globals_nam
     from the process's shared cache without loading that module could not resolve the name."""
     import hashlib
 
-    from fleetledger.analysis import program, summaries
+    from fleetledger.analysis import program, summary_sharing
     from fleetledger.jobs.scan import modules
 
     (tmp_path / "functional.py").write_text(textwrap.dedent("""
@@ -625,7 +625,7 @@ def test_a_module_taken_from_the_shared_cache_brings_the_modules_its_globals_nam
     shas = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.glob("*.py")}
 
     def second_after(first: list[str]) -> tuple[tuple[str, ...], list[tuple[str, int]]]:
-        summaries._SHARED.clear()
+        summary_sharing._SHARED.clear()
         program._SHARED_MODULES.clear()
         modules._parsed.clear()
         for path in first:

@@ -51,10 +51,10 @@ def _shas(root: Path) -> dict[str, str]:
 
 
 def _fresh() -> None:
-    from fleetledger.analysis import program, summaries
+    from fleetledger.analysis import program, summary_sharing
     from fleetledger.jobs.scan import modules
 
-    summaries._SHARED.clear()
+    summary_sharing._SHARED.clear()
     program._SHARED_MODULES.clear()
     modules._parsed.clear()
     modules._UNREAD.clear()

@@ -292,7 +292,7 @@ def test_what_a_recursive_cycle_across_modules_reaches_does_not_depend_on_the_or
     import hashlib
     import itertools
 
-    from fleetledger.analysis import summaries
+    from fleetledger.analysis import summary_sharing
 
     shas = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in _CYCLE.items()}
 
@@ -302,14 +302,46 @@ def test_what_a_recursive_cycle_across_modules_reaches_does_not_depend_on_the_or
     seen: dict[str, set[tuple[tuple[str, str, int, str], ...]]] = {}
     names = sorted(p for p in _CYCLE if not p.endswith("__init__.py"))
     for order in itertools.permutations(names):
-        summaries._SHARED.clear()
+        summary_sharing._SHARED.clear()
         for path in order:
             result = engine.analyse(path, parser.parse_module(_CYCLE[path]).module, paths=list(_CYCLE), loader=load, shas=shas)
             seen.setdefault(path, set()).add(tuple(sorted((f.kind, f.site.path, f.site.line, f.label.channel) for f in result.flows)))
-    summaries._SHARED.clear()
+    summary_sharing._SHARED.clear()
     assert {path: len(results) for path, results in seen.items()} == {path: 1 for path in names}
     assert ("command", "pkg/stepper.py", 6, "http") in next(iter(seen["pkg/first.py"]))
 
+
+
+_OTHER_FILES_FLOW = {
+    "pkg/__init__.py": "",
+    "pkg/inner.py": "import os\nfrom flask import request\n\n\ndef run():\n    os.system(request.args['x'])\n    return 1\n",
+    "pkg/outer.py": "from pkg import inner\n\n\ndef call():\n    return inner.run()\n",
+}
+
+
+def test_a_flow_inside_another_files_function_is_that_files_to_report_whatever_was_analysed_before() -> None:
+    """Regression: the flow inside ``inner.run`` was reported in ``outer.py``'s analysis when
+    ``run``'s summary was computed there, and not when ``inner.py``, analysed first by the same
+    worker, had shared it: one file's findings depended on the order the worker took files."""
+    import hashlib
+    import itertools
+
+    from fleetledger.analysis import summary_sharing
+
+    shas = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in _OTHER_FILES_FLOW.items()}
+
+    def load(path: str):  # type: ignore[no-untyped-def]
+        return (path, parser.parse_module(_OTHER_FILES_FLOW[path]).module) if path in _OTHER_FILES_FLOW else None
+
+    seen: dict[str, set[tuple[tuple[str, int, str], ...]]] = {}
+    for order in itertools.permutations(["pkg/inner.py", "pkg/outer.py"]):
+        summary_sharing._SHARED.clear()
+        for path in order:
+            result = engine.analyse(path, parser.parse_module(_OTHER_FILES_FLOW[path]).module, paths=list(_OTHER_FILES_FLOW),
+                                    loader=load, shas=shas)
+            seen.setdefault(path, set()).add(tuple(sorted((f.site.path, f.site.line, f.kind) for f in result.flows)))
+    summary_sharing._SHARED.clear()
+    assert seen == {"pkg/inner.py": {(("pkg/inner.py", 6, "command"),)}, "pkg/outer.py": {()}}
 
 _STAR = {
     "app/__init__.py": "",

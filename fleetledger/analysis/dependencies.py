@@ -36,6 +36,8 @@ class Dependencies:
         templates: Template name -> the path it resolved to, or None.
         modules: Path of each module loaded -> its import name (``module_index``), which names
             its functions in what the analysis reports (a new ``__init__.py`` may change it).
+        functions: Ids of the functions whose summaries were read, within one process only
+            (``summary_sharing.adopt`` checks them; not part of ``to_json``).
         parts: The pieces adopted (``add``), each once; they may adopt each other in a cycle
             (a module whose body looks itself up), which ``flattened`` visits once.
     """
@@ -44,6 +46,7 @@ class Dependencies:
     names: dict[str, str | None] = field(default_factory=dict)
     templates: dict[str, str | None] = field(default_factory=dict)
     modules: dict[str, str | None] = field(default_factory=dict)
+    functions: set[str] = field(default_factory=set)
     parts: dict[int, "Dependencies"] = field(default_factory=dict, repr=False, compare=False)
 
     def add(self, other: "Dependencies") -> None:
@@ -67,6 +70,7 @@ class Dependencies:
             flat.names.update(piece.names)
             flat.templates.update(piece.templates)
             flat.modules.update(piece.modules)
+            flat.functions |= piece.functions
             stack.extend(piece.parts.values())
         return flat
 

@@ -68,6 +68,11 @@ class Frame(Statements, Loops, Matching, Expressions, Operators, RuntimeNames, C
         self.function = function
         self.env = env
         self.summarising = summarising
+        # Flows, evidence and misuses are recorded only from the analysed file's own code (and
+        # its calls into other files): what another file's code finds by itself is that file's
+        # to report, and whether it is found here would depend on whether its summary was
+        # computed here or shared by another analysis (``Program.report``).
+        self.own = module.path == program.root
         self.depth = depth
         self.scope = function.qualname if function else "<module>"
         self.alive = True

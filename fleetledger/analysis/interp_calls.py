@@ -289,7 +289,7 @@ class Calls(Objects):
         models do not describe, stored on an object): their use there is unknown."""
         for value in values:
             for label in value.all_labels():
-                if label.channel == "random":
+                if label.channel == "random" and self.own:
                     self.program.escape(label, f"{how} (line {site.line})")
 
     def super_value(self, expr: ast.expr) -> Value | None:

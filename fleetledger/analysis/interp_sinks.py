@@ -260,9 +260,9 @@ class Sinks:
         partial = False
         if sink.host_fixed and value.prefix is not None and _host_fixed(value.prefix):
             if sink.host_fixed == "safe":
-                self.program.record_evidence(Evidence(kind=sink.kind, site=site, state="sanitised",
-                                                      detail=f"the value starts with the constant {value.prefix[:60]!r}, which fixes where it points",
-                                                      sanitisers=("a constant prefix that fixes the host",)))
+                self._evidence(Evidence(kind=sink.kind, site=site, state="sanitised",
+                                        detail=f"the value starts with the constant {value.prefix[:60]!r}, which fixes where it points",
+                                        sanitisers=("a constant prefix that fixes the host",)))
                 return
             partial = True
         state, detail, sanitisers = "constant", "built only from constants", []
@@ -281,7 +281,8 @@ class Sinks:
                     state, detail = "unknown", f"it contains {label.what}, line {label.line}"
                 continue
             if label.channel in kind.channels and (not sink.channels or label.channel in sink.channels):
-                self.program.report(Flow(kind=sink.kind, sink=sink, site=site, label=label, role=role, partial=partial))
+                if self.own:
+                    self.program.report(Flow(kind=sink.kind, sink=sink, site=site, label=label, role=role, partial=partial))
                 state, detail = "tainted", f"it contains {label.what}, line {label.line}"
             elif state in ("constant", "sanitised"):
                 state, detail = "unknown", f"it contains {label.what}, line {label.line}"
@@ -298,8 +299,11 @@ class Sinks:
                 state, detail = ("unknown", f"it contains {first.what}.{'.'.join(first.access)} (the object's state)") if (
                     self.function is not None and self.function.bound and first.param == 0) else (
                     "parameter", f"it contains {first.what}")
-        self.program.record_evidence(Evidence(kind=sink.kind, site=site, state=state, detail=detail,
-                                              sanitisers=tuple(sanitisers)))
+        self._evidence(Evidence(kind=sink.kind, site=site, state=state, detail=detail, sanitisers=tuple(sanitisers)))
+
+    def _evidence(self, evidence: Evidence) -> None:
+        if self.own:  # (``Frame.own``)
+            self.program.record_evidence(evidence)
 
     def check_misuse(self, check: Check, args: list[Value], kwargs: dict[str, Value], node: ast.Call, site: Site) -> None:
         if check.untracked and self.follows_receiver(node):
@@ -341,10 +345,11 @@ class Sinks:
                                       bool(known) == wanted if isinstance(wanted, bool) else known == wanted):
                 continue
             shown = "not passed" if value is None else f"{known!r}"
-            self.program.report_misuse(Misuse(kind=check.kind, cwe=check.cwe, title=check.title, site=site,
-                                              message=f"{check.message} ({keyword} is {shown})"))
+            if self.own:  # (``Frame.own``)
+                self.program.report_misuse(Misuse(kind=check.kind, cwe=check.cwe, title=check.title, site=site,
+                                                  message=f"{check.message} ({keyword} is {shown})"))
             return
-        if not check.required:
+        if not check.required and self.own:
             self.program.report_misuse(Misuse(kind=check.kind, cwe=check.cwe, title=check.title, site=site,
                                               message=message))
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from . import constructors, entries, summaries
+from . import constructors, entries, summaries, summary_sharing
 from .budget import Budget
 from .dependencies import Dependencies
 from .definitions import ClassInfo, FunctionInfo, ModuleInfo, index, module_index, module_name, top_names
@@ -74,6 +74,15 @@ class Program(NameResolution):
         self.made: list[str] = []  # functions whose summaries this analysis made, in order
         self.iterating = 0  # cycle heads whose second or later round is being computed
         self.specialised: dict[tuple[object, ...], tuple[Summary, Dependencies]] = {}  # ``summaries.specialised``
+        # ``summary_sharing``: which computations depend on this analysis, and when each began
+        # (``serial``) and each summary was made; the deepest call chain of the one under way.
+        self.dependent: set[str] = set()
+        self.specialised_functions: set[str] = set()  # of the entries below
+        self.specialised_volatile: set[tuple[object, ...]] = set()  # made in a cycle, or dependent
+        self.serial = 0
+        self.started: list[int] = []
+        self.born: dict[object, int] = {}
+        self.deepest = 0
         self.fixed_paths: dict[str, tuple[str, ...] | None] = {}  # ``routes.fixed_path``, per function
         self.flows: dict[tuple[str, int, int, str, str], list[Flow]] = {}
         self.misuses: dict[tuple[str, int, int, str], Misuse] = {}
@@ -215,8 +224,11 @@ class Program(NameResolution):
         known = self.specialised.get(key)
         if known is None:
             known = self.specialised[key] = make()
+            summary_sharing.made_specialised(self, key)
         else:
             self.depend(known[1])
+            if key in self.specialised_volatile:
+                summary_sharing.read_made(self, key)
         return known[0]
 
     @contextmanager

@@ -19,7 +19,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import deferred_calls, entries, mutations, passed_functions, predicates
+from . import deferred_calls, entries, mutations, passed_functions, predicates, summary_sharing
 from .budget import BudgetExceeded
 from .definitions import FunctionInfo
 from .dependencies import Dependencies
@@ -48,48 +48,46 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
     again until its summary stops changing (at most ``MAX_ROUNDS`` rounds, Kleene iteration
     towards the least fixed point), so what a cycle's functions reach does not depend on which
     one the analysis entered first. A function cut short by the work budget gets an incomplete
-    summary and a note.
+    summary and a note. A summary another analysis of the process computed is adopted where
+    computing it here would give the same (``summary_sharing``).
     """
     known = program.summaries.get(function.id)
+    program.deepest = max(program.deepest, depth)
     if known is not None:
         deps = program.summary_deps.get(function.id)
         if deps is not None:
             program.depend(deps)
         if function.id in program.unstable:
             # Made inside a cycle, it depends on where the cycle was entered: so does every
-            # summary that uses it.
+            # summary that uses it (unless made inside it: ``summary_sharing.read_made``).
             program.unstable.update(program.stack)
+            summary_sharing.read_made(program, function.id)
         return known
-    shared_key = program.shared_key(function)
-    # The file being analysed computes its own functions' summaries afresh: what a summary
-    # finds inside its function is reported only while it is computed.
-    if shared_key is not None and shared_key in _SHARED and function.module.path != program.root:
-        shared, deps = _SHARED[shared_key]
-        program.summaries[function.id] = shared
-        program.summary_deps[function.id] = deps
-        program.depend(deps)
-        # The modules its computation loaded are loaded here too, as computing it would have:
-        # the classes its result names are then known to this analysis (their methods resolve).
-        for name, path in sorted(deps.names.items()):
-            if path is not None:
-                program.find_module(name)
+    shared = summary_sharing.adopt(program, function, depth, MAX_CALL_DEPTH)
+    if shared is not None:
         return shared
     if depth > MAX_CALL_DEPTH:
         program.note(f"{function.module.path}: {function.qualname}() not followed: the call chain to it is deeper "
                      f"than {MAX_CALL_DEPTH} calls (its arguments' data is assumed to reach its result; its sinks are not checked)")
     if function.id in program.in_progress or depth > MAX_CALL_DEPTH:
         # A recursive call (or one too deep): every summary being computed from the cycle's
-        # head up depends on where the computation started, so none of them is shared. The
-        # call takes the head's summary of the round before (none in the first round).
+        # head up depends on where the computation started, so none of them is shared alone;
+        # those above the head depend on the analysis (the head's summary of the round before).
+        # The call takes that summary (none in the first round).
         stack = program.stack
         start = stack.index(function.id) if function.id in stack else 0
         program.unstable.update(stack[start:])
+        summary_sharing.depends_from(program, start + 1 if function.id in stack else 0)
         if function.id in program.in_progress:
             program.reentered.add(function.id)
         return program.provisional.get(function.id) or Summary(returns=EMPTY, complete=False)
     nested = program.iterating > 0
+    reentered_before = frozenset(program.reentered)
+    outer, program.deepest = program.deepest, depth
     for round_number in range(1, MAX_ROUNDS + 1):
         made = len(program.made)
+        specialised_made = len(program.specialised)
+        program.dependent.discard(function.id)
         program.iterating += round_number > 1
         try:
             result, deps = compute(program, function, depth)
@@ -114,14 +112,17 @@ def summary(program: Program, function: FunctionInfo, depth: int = 0) -> Summary
             if fid in program.unstable:
                 program.summaries.pop(fid, None)
         del program.made[made:]
+    height, program.deepest = program.deepest - depth, max(outer, program.deepest)
     program.provisional.pop(function.id, None)
     program.summaries[function.id] = result
     program.summary_deps[function.id] = deps
     program.made.append(function.id)
-    if shared_key is not None and function.id not in program.unstable and result.complete:
-        if len(_SHARED) >= MAX_SHARED:
-            _SHARED.clear()
-        _SHARED[shared_key] = (result, deps.flattened())  # read at every adoption (below)
+    summary_sharing.made(program, function.id)
+    if nested and function.id in program.unstable:
+        program.dependent.add(function.id)  # its cycle was not iterated: it is this analysis's
+    summary_sharing.offer(program, function, result, deps, height, since=made, specialised_since=specialised_made,
+                          reentered_before=reentered_before)
+    program.dependent.discard(function.id)
     return result
 
 
@@ -155,7 +156,9 @@ def compute(program: Program, function: FunctionInfo, depth: int, callables: dic
     ``BudgetExceeded`` when the work budget runs out (a note says which function)."""
     program.in_progress.add(function.id)
     program.stack.append(function.id)
+    summary_sharing.started(program)
     with program.tracking() as deps:
+        deps.functions.add(function.id)
         try:
             program.depend(function.module.deps)
             env = entries.parameter_values(program, function)
@@ -190,6 +193,7 @@ def compute(program: Program, function: FunctionInfo, depth: int, callables: dic
         finally:
             program.in_progress.discard(function.id)
             program.stack.pop()
+            program.started.pop()
             if function.id in program.unstable:
                 program.unstable.update(program.stack)
     return result, deps
@@ -213,15 +217,6 @@ def _shape(found: Summary) -> tuple[object, ...]:
             frozenset((key, origins(value)) for key, value in found.writes.items()), found.complete,
             frozenset((name, origins(value), value.functions) for name, value in found.global_stores.items()),
             frozenset((key, origins(value)) for key, value in found.library_stores.items()))
-
-
-_SHARED: dict[tuple[str, ...], tuple[Summary, Dependencies]] = {}
-MAX_SHARED = 50_000
-"""Summaries shared by the analyses of one worker process, keyed by the analysis scope (the
-files it may read, at their hashes, and the models), the function and its module's hash. A
-summary is a function of the code alone when no recursion or depth limit touched it; only such
-summaries are shared, so a file's result does not depend on which files the worker analysed
-before it."""
 
 
 def bind_arguments(function: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
@@ -273,6 +268,7 @@ def root_dependent(program: Program) -> None:
     summary of ``BaseDatabaseWrapper.__init__`` made while its own file was analysed hid a
     flow in the SQLite backend analysed next by the same worker)."""
     program.unstable.update(program.stack)
+    summary_sharing.depends_from(program, 0)
     program.root_dependent.update(program.running)
 
 

@@ -250,10 +250,10 @@ class RepositoryModules:
     def _not_at_plan(self, relpath: str) -> None:
         self.unread.add(relpath)
         if len(_UNREAD) >= _MAX_UNREAD:  # forgetting them is safe only with what was computed without them
-            from ...analysis import program, summaries
+            from ...analysis import program, summary_sharing
 
             _UNREAD.clear()
-            summaries._SHARED.clear()
+            summary_sharing._SHARED.clear()
             program._SHARED_MODULES.clear()
         _UNREAD.add((str(self.root), relpath, self.readable[relpath]))
 

@@ -1,0 +1,117 @@
+"""Summaries shared between the analyses of one worker (``summary_sharing``): a recursive cycle's
+summaries are computed once per worker, and no file's result depends on which files that
+worker analysed before it."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+import pytest
+
+from fleetledger.analysis import engine, parser, summaries, summary_sharing
+
+# A cycle across two modules (``walk`` <-> ``step``), entered at either member, from files that
+# call into it directly, through a helper, or with a function of their own that the cycle calls
+# back (which makes the cycle's summaries depend on the file analysed).
+_PACKAGE = {
+    "pkg/__init__.py": "",
+    "pkg/walker.py": ("import os\nfrom pkg import stepper\n\n\ndef walk(value, n):\n    if n:\n"
+                      "        return stepper.step(value, n - 1)\n    os.system(value)\n    return value\n\n\n"
+                      "def top(value):\n    return walk(value, 3)\n\n\ndef apply(fn, value):\n    return fn(walk(value, 1))\n"),
+    "pkg/stepper.py": ("import subprocess\nfrom pkg import walker\n\n\ndef step(value, n):\n"
+                       "    subprocess.call(value, shell=True)\n    return walker.walk(value, n)\n\n\n"
+                       "def helper(value):\n    return step(value, 2)\n"),
+    "pkg/first.py": ("from flask import request\nfrom pkg import walker, stepper\n\n\ndef view():\n"
+                     "    found = walker.top(request.args['x'])\n    stepper.step('ls', 1)\n    return found\n"),
+    "pkg/second.py": ("import subprocess\nfrom flask import request\nfrom pkg import walker\n\n\ndef handler():\n"
+                      "    return walker.top(request.args['y'])\n"),
+    "pkg/third.py": ("import pickle\nfrom flask import request\nfrom pkg import stepper, walker\n\n\n"
+                     "def load(data):\n    return pickle.loads(data)\n\n\ndef view():\n"
+                     "    stepper.helper(request.args['z'])\n    return walker.apply(load, request.data)\n"),
+    "pkg/fourth.py": ("from flask import request\nfrom pkg import stepper\n\n\ndef view():\n"
+                      "    return stepper.step(request.args['w'], 5)\n"),
+}
+_SHAS = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in _PACKAGE.items()}
+_FILES = sorted(p for p in _PACKAGE if not p.endswith("__init__.py"))
+
+
+def _load(path: str):  # type: ignore[no-untyped-def]
+    return (path, parser.parse_module(_PACKAGE[path]).module) if path in _PACKAGE else None
+
+
+def _result(path: str) -> tuple[object, ...]:
+    found = engine.analyse(path, parser.parse_module(_PACKAGE[path]).module, paths=list(_PACKAGE), loader=_load, shas=_SHAS)
+    return (tuple(sorted((f.kind, f.site.path, f.site.line, f.label.channel, f.label.line) for f in found.flows)),
+            tuple(sorted((e.kind, e.site.path, e.site.line, e.state) for e in found.evidence)), found.not_analysed)
+
+
+@pytest.fixture(autouse=True)
+def _clean() -> object:
+    summary_sharing._SHARED.clear()
+    yield
+    summary_sharing._SHARED.clear()
+
+
+def test_no_files_result_depends_on_the_files_its_worker_analysed_before() -> None:
+    alone = {}
+    for path in _FILES:
+        summary_sharing._SHARED.clear()
+        alone[path] = _result(path)
+    assert any(flow[1] == "pkg/stepper.py" for flow in alone["pkg/fourth.py"][0])  # the flows are there
+    assert any(flow[0] == "deserialization" for flow in alone["pkg/third.py"][0])
+    # Every file first, last, and after each other one (the rotations of two opposite orders).
+    orders = [_FILES[i:] + _FILES[:i] for i in range(len(_FILES))]
+    for order in [*orders, *(list(reversed(o)) for o in orders)]:
+        summary_sharing._SHARED.clear()
+        for path in order:
+            assert _result(path) == alone[path], (order, path)
+
+
+def test_a_cycle_entered_the_same_way_is_computed_once_per_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    computed: Counter[str] = Counter()
+    original = summaries.compute
+
+    def counting(program, function, depth, callables=None, **kw):  # type: ignore[no-untyped-def]
+        computed[function.qualname] += 1
+        return original(program, function, depth, callables, **kw)
+
+    monkeypatch.setattr(summaries, "compute", counting)
+    _result("pkg/second.py")
+    assert computed["walk"] and computed["step"]
+    computed.clear()
+    _result("pkg/first.py")  # enters the cycle through ``top`` too: the summaries computed for
+    assert computed["walk"] == computed["step"] == computed["top"] == 0, computed  # second.py are adopted
+
+
+# A cycle whose summaries depend on where it is entered: each lap rotates the arguments, and its
+# rounds stop (``summaries.MAX_ROUNDS``) before the third lap. ``other`` is computed with the
+# cycle entered at ``step`` in ``entered_at_step.py``; ``entered_at_walk.py`` enters it at ``walk``
+# first, then calls ``other``, which must read the ``step`` computed there, not adopt the shared one.
+_ROTATING = {
+    "pkg/__init__.py": "",
+    "pkg/walker.py": ("import os\nfrom pkg import stepper\n\n\ndef walk(a, b, c, n):\n    if n:\n"
+                      "        return stepper.step(b, c, a, n - 1)\n    os.system(a)\n    return a\n\n\n"
+                      "def top(x):\n    return walk('ls', 'ls', x, 3)\n"),
+    "pkg/stepper.py": ("from pkg import walker\n\n\ndef step(a, b, c, n):\n    return walker.walk(b, c, a, n)\n\n\n"
+                       "def other(x):\n    return step(x, 'ls', 'ls', 2)\n"),
+    "pkg/entered_at_walk.py": ("from flask import request\nfrom pkg import walker, stepper\n\n\ndef view():\n"
+                               "    walker.top('ls')\n    return stepper.other(request.args['x'])\n"),
+    "pkg/entered_at_step.py": ("from flask import request\nfrom pkg import stepper\n\n\ndef view():\n"
+                               "    return stepper.other(request.args['x'])\n"),
+}
+
+
+def test_a_shared_summary_is_not_adopted_where_a_cycle_it_read_was_entered_elsewhere() -> None:
+    shas = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in _ROTATING.items()}
+
+    def result(path: str) -> list[tuple[str, str, int]]:
+        found = engine.analyse(path, parser.parse_module(_ROTATING[path]).module, paths=list(_ROTATING),
+                               loader=lambda p: (p, parser.parse_module(_ROTATING[p]).module) if p in _ROTATING else None,
+                               shas=shas)
+        return sorted((f.kind, f.site.path, f.site.line) for f in found.flows)
+
+    alone = result("pkg/entered_at_walk.py")
+    summary_sharing._SHARED.clear()
+    assert result("pkg/entered_at_step.py") == [("command", "pkg/walker.py", 8)]
+    assert result("pkg/entered_at_walk.py") == alone
