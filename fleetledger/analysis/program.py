@@ -77,12 +77,13 @@ class Program(NameResolution):
         # ``summary_sharing``: which computations depend on this analysis, and when each began
         # (``serial``) and each summary was made; the deepest call chain of the one under way.
         self.dependent: set[str] = set()
-        self.specialised_functions: set[str] = set()  # of the entries below
-        self.specialised_volatile: set[tuple[object, ...]] = set()  # made in a cycle, or dependent
+        self.specialised_volatile: set[tuple[object, ...]] = set()  # specialised entries made in a cycle, or dependent
+        self.specialised_functions: set[str] = set()  # the functions of those
         self.serial = 0
         self.started: list[int] = []
         self.born: dict[object, int] = {}
         self.deepest = 0
+        self.flat_deps: dict[int, tuple[Dependencies, Dependencies]] = {}  # ``summary_sharing._flat``
         self.fixed_paths: dict[str, tuple[str, ...] | None] = {}  # ``routes.fixed_path``, per function
         self.flows: dict[tuple[str, int, int, str, str], list[Flow]] = {}
         self.misuses: dict[tuple[str, int, int, str], Misuse] = {}

@@ -25,6 +25,12 @@ made there inside a cycle, or has a summary for some calls only; the analysis is
 cycle's later rounds; and the call chain stays within ``summaries.MAX_CALL_DEPTH``. This is the
 usual condition for reusing a memoised result (its inputs are the same), with the inputs made
 explicit; tests analyse files in every order and compare.
+
+Adopting does not repeat two things computing does: it spends none of the work budget (an
+analysis that adopts may finish where computing would have stopped at ``engine.WORK_UNITS``,
+and says so when it does not), and it loads the modules the summary's computation loaded in
+the order of their names, which decides only which modules a program past
+``program.MAX_MODULES`` leaves out (noted in its report).
 """
 
 from __future__ import annotations
@@ -178,9 +184,9 @@ def offer(program: Program, function: FunctionInfo, result: Summary, deps: Depen
     members: tuple[tuple[str, Summary, Dependencies, bool], ...] = ()
     specialised: tuple[tuple[tuple[object, ...], tuple[Summary, Dependencies], bool], ...] = ()
     if unstable:
-        members = tuple((fid, program.summaries[fid], _flat(program.summary_deps[fid]), fid in program.unstable)
+        members = tuple((fid, program.summaries[fid], _flat(program, program.summary_deps[fid]), fid in program.unstable)
                         for fid in program.made[since:] if fid != function.id and fid in program.summaries)
-        specialised = tuple((k, (v[0], _flat(v[1])), k in program.specialised_volatile)
+        specialised = tuple((k, (v[0], _flat(program, v[1])), k in program.specialised_volatile)
                             for k, v in list(program.specialised.items())[specialised_since:])
     if len(_SHARED) >= MAX_SHARED:
         _SHARED.clear()
@@ -189,6 +195,13 @@ def offer(program: Program, function: FunctionInfo, result: Summary, deps: Depen
                           unstable=unstable)
 
 
-def _flat(deps: Dependencies) -> Dependencies:
-    """``deps`` flattened, itself when it is already (a member adopted before)."""
-    return deps.flattened() if deps.parts else deps
+def _flat(program: Program, deps: Dependencies) -> Dependencies:
+    """``deps`` flattened, once per analysis: the members of a cycle are members of the shared
+    summary of each function above it that is shared, up to ``summaries.MAX_CALL_DEPTH`` of
+    them."""
+    if not deps.parts:
+        return deps
+    known = program.flat_deps.get(id(deps))
+    if known is None or known[0] is not deps:
+        known = program.flat_deps[id(deps)] = (deps, deps.flattened())
+    return known[1]
