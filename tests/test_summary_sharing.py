@@ -23,7 +23,7 @@ _PACKAGE = {
                        "    subprocess.call(value, shell=True)\n    return walker.walk(value, n)\n\n\n"
                        "def helper(value):\n    return step(value, 2)\n"),
     "pkg/first.py": ("from flask import request\nfrom pkg import walker, stepper\n\n\ndef view():\n"
-                     "    found = walker.top(request.args['x'])\n    stepper.step('ls', 1)\n    return found\n"),
+                     "    found = walker.top(request.args['x'])\n    stepper.helper('ls')\n    return found\n"),
     "pkg/second.py": ("import subprocess\nfrom flask import request\nfrom pkg import walker\n\n\ndef handler():\n"
                       "    return walker.top(request.args['y'])\n"),
     "pkg/third.py": ("import pickle\nfrom flask import request\nfrom pkg import stepper, walker\n\n\n"
@@ -82,6 +82,7 @@ def test_a_cycle_entered_the_same_way_is_computed_once_per_worker(monkeypatch: p
     computed.clear()
     _result("pkg/first.py")  # enters the cycle through ``top`` too: the summaries computed for
     assert computed["walk"] == computed["step"] == computed["top"] == 0, computed  # second.py are adopted
+    assert computed["helper"] == 1  # it reads ``step``, made inside the cycle before it started
 
 
 # A cycle whose summaries depend on where it is entered: each lap rotates the arguments, and its
@@ -99,6 +100,8 @@ _ROTATING = {
                                "    walker.top('ls')\n    return stepper.other(request.args['x'])\n"),
     "pkg/entered_at_step.py": ("from flask import request\nfrom pkg import stepper\n\n\ndef view():\n"
                                "    return stepper.other(request.args['x'])\n"),
+    "pkg/step_first.py": ("from flask import request\nfrom pkg import stepper\n\n\ndef view():\n"
+                          "    stepper.step('ls', 'ls', 'ls', 2)\n    return stepper.other(request.args['x'])\n"),
 }
 
 
@@ -115,3 +118,95 @@ def test_a_shared_summary_is_not_adopted_where_a_cycle_it_read_was_entered_elsew
     summary_sharing._SHARED.clear()
     assert result("pkg/entered_at_step.py") == [("command", "pkg/walker.py", 8)]
     assert result("pkg/entered_at_walk.py") == alone
+    # ``other`` read the ``step`` made where the cycle was entered at ``walk``: where another
+    # ``step`` was made (the cycle entered at ``step``), it is computed again, not adopted.
+    summary_sharing._SHARED.clear()
+    step_first = result("pkg/step_first.py")
+    assert step_first == [("command", "pkg/walker.py", 8)]
+    summary_sharing._SHARED.clear()
+    result("pkg/entered_at_walk.py")
+    assert result("pkg/step_first.py") == step_first
+    # Nor where no ``step`` was made yet: computing ``other`` there enters the cycle at ``step``.
+    summary_sharing._SHARED.clear()
+    result("pkg/entered_at_walk.py")
+    assert result("pkg/entered_at_step.py") == [("command", "pkg/walker.py", 8)]
+
+
+def test_a_shared_summary_is_not_adopted_where_its_calls_would_pass_the_depth_limit() -> None:
+    """A summary computed near the top of one file's call chain went 10 calls deep; adopted at
+    the bottom of another file's chain it would show a sink that computing it there does not
+    reach (``summaries.MAX_CALL_DEPTH``)."""
+    inner = 10
+    outer = summaries.MAX_CALL_DEPTH - inner + 4
+    chain = ["import os\n\n\ndef g0(x):\n    os.system(x)\n"] + [f"\ndef g{i}(x):\n    return g{i - 1}(x)\n" for i in range(1, inner + 1)]
+    wrappers = [f"\ndef w{i}(x):\n    return w{i + 1}(x)\n" for i in range(outer)] + [f"\ndef w{outer}(x):\n    return chain.g{inner}(x)\n"]
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/chain.py": "".join(chain),
+        "pkg/near.py": f"from flask import request\nfrom pkg import chain\n\n\ndef view():\n    return chain.g{inner}(request.args['x'])\n",
+        "pkg/far.py": "from flask import request\nfrom pkg import chain\n" + "".join(wrappers)
+                      + "\n\ndef view():\n    return w0(request.args['x'])\n",
+    }
+    shas = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in files.items()}
+
+    def result(path: str) -> tuple[object, ...]:
+        found = engine.analyse(path, parser.parse_module(files[path]).module, paths=list(files),
+                               loader=lambda p: (p, parser.parse_module(files[p]).module) if p in files else None, shas=shas)
+        return tuple(sorted((f.kind, f.site.path, f.site.line) for f in found.flows)), found.not_analysed
+
+    far = result("pkg/far.py")
+    assert far[1]  # the chain is cut there
+    summary_sharing._SHARED.clear()
+    assert result("pkg/near.py")[0] == (("command", "pkg/chain.py", 5),)
+    assert result("pkg/far.py") == far
+
+
+def test_a_summary_that_applied_a_function_of_the_analysed_file_is_not_shared() -> None:
+    """``run`` (recursive, so shared with what it made) calls ``app.fill(box)`` passing no data:
+    while ``app.py`` is analysed, ``fill`` is applied in full and stores outside data in
+    ``box``; elsewhere it is not (its own file's analysis reports it), so ``run`` returns other
+    data there and must be computed there."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/lib.py": ("from pkg import app\n\n\nclass Box:\n    pass\n\n\ndef run(n):\n    if n:\n        return run(n - 1)\n"
+                       "    box = Box()\n    app.fill(box)\n    return box.value\n"),
+        "pkg/app.py": ("import os\nfrom flask import request\nfrom pkg import lib\n\n\ndef fill(target):\n"
+                       "    target.value = request.args['x']\n\n\ndef view():\n    os.system(lib.run(2))\n"),
+        "pkg/other.py": "import os\nfrom pkg import lib\n\n\ndef view():\n    os.system(lib.run(2))\n",
+    }
+    shas = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in files.items()}
+
+    def result(path: str) -> tuple[tuple[str, str, int], ...]:
+        found = engine.analyse(path, parser.parse_module(files[path]).module, paths=list(files),
+                               loader=lambda p: (p, parser.parse_module(files[p]).module) if p in files else None, shas=shas)
+        return tuple(sorted((f.kind, f.site.path, f.site.line) for f in found.flows))
+
+    alone = result("pkg/other.py")
+    summary_sharing._SHARED.clear()
+    assert result("pkg/app.py") == (("command", "pkg/app.py", 11),)
+    assert result("pkg/other.py") == alone
+
+
+def test_a_cycle_computed_inside_another_cycles_later_round_is_not_shared() -> None:
+    """``h`` is a cycle whose second round computes the ``walk``/``step`` cycle again, not
+    iterated there (``summaries.MAX_ROUNDS``: nesting must not multiply rounds); that ``walk``
+    sees less than one computed on its own, and must not be taken for it."""
+    files = dict(_ROTATING)
+    files["pkg/outer.py"] = ("import os\nfrom pkg import walker\n\n\ndef h(x, n):\n    os.system(x)\n    if n:\n"
+                             "        return h(x, n - 1)\n    return walker.walk('ls', 'ls', x, 3)\n")
+    files["pkg/nested.py"] = "from flask import request\nfrom pkg import outer\n\n\ndef view():\n    return outer.h(request.args['x'], 2)\n"
+    files["pkg/direct.py"] = ("from flask import request\nfrom pkg import walker\n\n\ndef view():\n"
+                              "    return walker.walk('ls', 'ls', request.args['x'], 3)\n")
+    shas = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in files.items()}
+
+    def result(path: str) -> tuple[tuple[str, str, int], ...]:
+        found = engine.analyse(path, parser.parse_module(files[path]).module, paths=list(files),
+                               loader=lambda p: (p, parser.parse_module(files[p]).module) if p in files else None, shas=shas)
+        return tuple(sorted((f.kind, f.site.path, f.site.line) for f in found.flows))
+
+    alone = {path: result(path) for path in ("pkg/direct.py", "pkg/nested.py")}
+    assert alone["pkg/direct.py"] == (("command", "pkg/walker.py", 8),)
+    for order in (["pkg/nested.py", "pkg/direct.py"], ["pkg/direct.py", "pkg/nested.py"]):
+        summary_sharing._SHARED.clear()
+        for path in order:
+            assert result(path) == alone[path], (order, path)
