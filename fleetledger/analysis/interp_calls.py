@@ -14,7 +14,7 @@ import ast
 from dataclasses import replace
 from typing import Any
 
-from . import conditions, deferred_calls, folding, mutations, reflection
+from . import deferred_calls, deletions, folding, mutations, reflection
 from .facts import Site, step
 from .interp_expressions import BUILTINS, callable_part, dict_keys, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
@@ -22,7 +22,7 @@ from .invocations import invoke_all
 from .library_methods import SELF, bound_library_method
 from .model_records import UNTYPED
 from .purity import CONST_TYPE_NAMES, is_pure
-from .string_methods import formatted, joined_constant, removed_character
+from .string_methods import formatted, joined_constant
 from .texts import folder_texts, texts_of
 from .marks import is_absolute, normalisation, normalising_calls, unmarked
 from .sequences import clean_only, held_only
@@ -102,10 +102,8 @@ class Calls(Objects):
             if keys is not None:
                 return keys
         result = self.resolve_call(node, func, receiver, callee, method, args, kwargs, star)
-        removed = removed_character(args) if method == "replace" and not kwargs and result.tainted() else None
-        kinds = conditions.blocked_kinds(self.catalog, removed) if removed else frozenset()
         # ``s.replace("'", "&apos;")``: no ``'`` is left, as if its absence were checked.
-        return clean(result, kinds, f"replace({removed!r}, ...)") if kinds else result
+        return deletions.cleaned(self, callee, receiver, method, args, kwargs, result)
 
     def mapped(self, node: ast.Call, callee: Value, args: list[Value]) -> Value:
         """``map(f, xs, ...)`` calls ``f`` with an item of each iterable and yields its

@@ -107,6 +107,22 @@ def alphabet(pattern: str) -> frozenset[str] | None:
     return frozenset(chars)
 
 
+def negated_class(pattern: str) -> frozenset[str] | None:
+    """Returns the characters a pattern that is one negated class (``[^\\w.-]``, maybe repeated:
+    ``+``, ``*``, ``{1,}``) does not match: what ``re.sub(pattern, "", text)`` leaves; None for
+    any other pattern, or a class this reading cannot bound (as ``alphabet``)."""
+    if not pattern.startswith("[^"):
+        return None
+    parsed = _char_class("[" + pattern[2:], 0)  # the class's members, read as a plain class
+    if parsed is None:
+        return None
+    members, end = parsed
+    rest = pattern[end + 1:]  # (the plain class is one character shorter)
+    quantified = rest in ("", "+", "*", "+?", "*?") or rest.startswith("{") and rest.endswith("}") and all(
+        ch.isdigit() or ch == "," for ch in rest[1:-1])
+    return members if quantified else None
+
+
 def anchored(pattern: str, method: str) -> bool:
     """Tells whether a match with ``method`` must cover the whole string.
 

@@ -91,15 +91,3 @@ def joined_constant(separator: Value, parts: Value) -> Value | None:
     others = [taint_only(part.flatten()) for part in known[len(leading):] + ([rest] if rest is not None else [])]
     start = separator.const.join(leading) + separator.const if leading else ""
     return replace(join(*others), prefix=start[:MAX_TEXT_LEN] or None)
-
-
-def removed_character(args: list[Value]) -> str | None:
-    """The one character ``str.replace(old, new)`` leaves nowhere in its result: ``old`` when
-    it is a single character that ``new`` does not hold (a longer ``old`` can form again where
-    the pieces meet: ``"....//".replace("../", "")`` is ``"../"``), else None."""
-    if len(args) != 2:
-        return None
-    old, new = args
-    if not (old.is_const and new.is_const and isinstance(old.const, str) and isinstance(new.const, str)):
-        return None
-    return old.const if len(old.const) == 1 and old.const not in new.const else None

@@ -1,0 +1,100 @@
+"""What a call that deletes characters leaves out of a value, and the sinks that absence makes it
+safe for: ``s.replace("'", "&apos;")`` and ``re.sub(r"[^\\w -]+", "", s)``.
+
+A sink kind may be blocked by the absence of some text (``[[kind]] blocked_by``: a path part with
+no ``..`` cannot climb out of the folder it is joined after; an SQL literal with no quote cannot
+end early), and a text made only of letters, digits, ``_`` and ``-`` is safe for every kind
+(``patterns.alphabet_kinds``). Deleting a character is as good as checking its absence, and
+deleting every character outside a class (a negated class matched by ``re.sub``) leaves only that
+class and the replacement's characters: the idiom code uses to make a name safe for a file
+system, a shell or a query (not for a URL: letters alone still name a host). Only the deleting
+call is read, never the names around it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .conditions import blocked_kinds
+from .patterns import alphabet_kinds, negated_class
+from .values import Value, clean
+
+if TYPE_CHECKING:
+    from .interp import Frame
+
+_HOST_KINDS = frozenset({"ssrf", "redirect"})
+_CASE_OR_LAYOUT = 2 | 64
+"""``re.IGNORECASE`` (a negated class then also leaves the other case of its letters) and
+``re.VERBOSE`` (which changes what the pattern's text means)."""
+
+
+def cleaned(frame: Frame, callee: Value, receiver: Value | None, method: str | None, args: list[Value],
+            kwargs: dict[str, Value], result: Value) -> Value:
+    """Returns the value of a call, cleaned for the sink kinds what it deleted makes it safe for.
+
+    Args:
+        frame: Where the call is evaluated.
+        callee: The called value (``re.sub`` is recognised by its library name).
+        receiver: The object a method is called on (a compiled pattern's ``sub``), or None.
+        method: The method name called on a receiver (``replace``), or None.
+        args, kwargs: The call's argument values.
+        result: The call's value as the models give it.
+
+    Returns:
+        ``result``, cleaned when it carries outside data and the call deletes characters.
+    """
+    if not result.tainted():
+        return result
+    if method == "replace" and not kwargs:
+        removed = removed_character(args)
+        kinds = blocked_kinds(frame.catalog, removed) if removed else frozenset()
+        return clean(result, kinds, f"replace({removed!r}, ...)") if kinds else result
+    compiled = (receiver.items or {}) if method == "sub" and receiver is not None else {}
+    if ".pattern" in compiled:  # ``re.compile(pattern, flags).sub(repl, string, count=0)``
+        kept = _kept_by_sub([compiled[".pattern"], *args], kwargs, compiled.get(".flags"))
+    elif any(t.endswith(".sub") for t in callee.types) and "re.sub" in frame.program.library_refs(callee.types):
+        kept = _kept_by_sub(args, kwargs, args[4] if len(args) > 4 else kwargs.get("flags"))
+    else:
+        return result
+    if kept is not None:
+        # A name of letters alone can still be a host (``"http://" + name``): not for URLs.
+        every = frozenset(frame.catalog.kinds) - _HOST_KINDS
+        kinds = alphabet_kinds(kept, every, every).union(*(
+            blocked_kinds(frame.catalog, c) for c in _blocking(frame) if c not in kept))
+        return clean(result, kinds, "re.sub() of every character outside a class") if kinds else result
+    return result
+
+
+def removed_character(args: list[Value]) -> str | None:
+    """The one character ``str.replace(old, new)`` leaves nowhere in its result: ``old`` when
+    it is a single character that ``new`` does not hold (a longer ``old`` can form again where
+    the pieces meet: ``"....//".replace("../", "")`` is ``"../"``), else None."""
+    if len(args) != 2:
+        return None
+    old, new = args
+    if not (old.is_const and new.is_const and isinstance(old.const, str) and isinstance(new.const, str)):
+        return None
+    return old.const if len(old.const) == 1 and old.const not in new.const else None
+
+
+def _kept_by_sub(args: list[Value], kwargs: dict[str, Value], flags: Value | None) -> frozenset[str] | None:
+    """The characters ``re.sub(pattern, repl, string, count=0, flags=0)`` can leave in its
+    result: for a constant pattern that is one negated class, the class's characters and those of
+    a constant replacement (no group reference); None otherwise, with a ``count`` (some are
+    left), or with flags that may hold ``re.IGNORECASE`` or ``re.VERBOSE``."""
+    pattern = args[0] if args else kwargs.get("pattern")
+    repl = args[1] if len(args) > 1 else kwargs.get("repl")
+    if len(args) > 3 or "count" in kwargs or pattern is None or repl is None:
+        return None
+    if not (pattern.is_const and isinstance(pattern.const, str) and repl.is_const and isinstance(repl.const, str)):
+        return None
+    if "\\" in repl.const or flags is not None and not (
+            flags.is_const and isinstance(flags.const, int) and not flags.const & _CASE_OR_LAYOUT):
+        return None
+    members = negated_class(pattern.const)
+    return None if members is None else members | frozenset(repl.const)
+
+
+def _blocking(frame: Frame) -> frozenset[str]:
+    """The characters of the texts whose absence blocks some sink kind (``[[kind]] blocked_by``)."""
+    return frozenset(c for kind in frame.catalog.kinds.values() for text, _, _ in kind.blocked_by for c in text)
