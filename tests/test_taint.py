@@ -912,3 +912,16 @@ def test_a_call_through_a_class_runs_that_method_not_its_overrides() -> None:
             + "def build(value):\n    return C299(text=value)\n")
     analysis = engine.analyse("schema.py", parser.parse_module(text).module)
     assert not [note for note in analysis.not_analysed if "not followed" in note], analysis.not_analysed[:3]
+
+
+def test_a_subclass_of_a_class_a_model_names_safe_is_safe_and_says_so_where_another_detector_flags_it() -> None:
+    """sockeye's fixed release (CVE-2021-43811) loads its configuration with a subclass of
+    ``yaml.SafeLoader`` that adds a tuple constructor: no object of the document's choosing is
+    built, so no deserialization flow; bandit's B506 there is judged by the engine's evidence."""
+    text = ("import yaml\nfrom flask import request\n\n\nclass K1(yaml.SafeLoader):\n    pass\n\n\n"
+            "class K2(yaml.FullLoader):\n    pass\n\n\n"
+            "def v1():\n    return yaml.load(request.data, Loader=K1)\n\n\n"
+            "def v2():\n    return yaml.load(request.data, Loader=K2)\n")
+    found = engine.analyse("k.py", parser.parse_module(text).module)
+    assert [(f.kind, f.site.line) for f in found.flows] == [("deserialization", 18)]
+    assert {(e.site.line, e.state) for e in found.evidence if e.kind == "deserialization"} == {(14, "sanitised"), (18, "tainted")}

@@ -126,6 +126,8 @@ class Sinks:
                 unknown = unknown or matched is None
                 continue
             known = _comparable(value)
+            if known is NOT_CONSTANT and isinstance(wanted, list) and self._derives_from(value, wanted):
+                continue  # a class of the analysed code derived from one named (a ``SafeLoader``'s subclass)
             if known is NOT_CONSTANT:
                 library_types = library_object_types(value.types)
                 if isinstance(wanted, list) and library_types and (not value.labels or library_types <= set(wanted)):
@@ -159,6 +161,12 @@ class Sinks:
     def check_sink(self, sink: Sink, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
                    star: list[Value], node: ast.Call, site: Site) -> None:
         if not self.applies(sink, args, kwargs):
+            if sink.unless is not None and self.holds(sink.unless, args, kwargs, any_of=True) is True:
+                # What the model names safe was passed (``Loader=yaml.SafeLoader`` or a subclass
+                # of it): another detector's candidate here is judged by that.
+                self._evidence(Evidence(kind=sink.kind, site=site, state="sanitised",
+                                        detail=f"passed with the {' or '.join(sink.unless.keywords)} the model of "
+                                               f"{sink.target}() names safe", sanitisers=(f"{sink.target}() made safe",)))
             return
         if sink.slow_pattern is not None:
             shape = _slow_shape(sink, receiver, args, kwargs)
@@ -300,6 +308,13 @@ class Sinks:
                     self.function is not None and self.function.bound and first.param == 0) else (
                     "parameter", f"it contains {first.what}")
         self._evidence(Evidence(kind=sink.kind, site=site, state=state, detail=detail, sanitisers=tuple(sanitisers)))
+
+    def _derives_from(self, value: Value, wanted: list[Any]) -> bool:
+        """True when ``value`` is one or more classes of the analysed code, each derived from a
+        library class in ``wanted``: what a model says of a class it says of its subclasses."""
+        classes = [f for f in value.functions if f in self.program.classes]
+        return bool(classes) and len(classes) == len(value.functions) and not value.labels and all(
+            any(base in wanted for base in self.program.class_mro(c)[1:]) for c in classes)
 
     def _evidence(self, evidence: Evidence) -> None:
         if self.own:  # (``Frame.own``)
