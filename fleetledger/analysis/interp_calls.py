@@ -14,7 +14,7 @@ import ast
 from dataclasses import replace
 from typing import Any
 
-from . import deferred_calls, deletions, folding, mutations, reflection
+from . import deferred_calls, deletions, folding, iterators, mutations, reflection
 from .facts import Site, step
 from .interp_expressions import BUILTINS, callable_part, dict_keys, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
@@ -43,8 +43,7 @@ class Calls(Objects):
     """Call evaluation, mixed into ``interp.Frame``."""
 
     def call(self, node: ast.Call) -> Value:  # noqa: C901 - the resolution order is one algorithm
-        """Evaluates a call: library models, the analysed code's functions, or taint in,
-        taint out."""
+        """Evaluates a call: library models, the analysed code's functions, or taint in, taint out."""
         func = node.func
         receiver: Value | None = None
         dynamic = self.getattr_call(func)
@@ -89,6 +88,9 @@ class Calls(Objects):
                 kwargs[keyword.arg] = value
         if callee.types in (_MAP, _FILTER) and len(args) >= 2 and not kwargs and not star:
             return self.mapped(node, callee, args)
+        built = iterators.built(self, callee, receiver, method, args, kwargs, star, node)
+        if built is not None:  # ``enumerate(xs)``: a list of (position, item) pairs
+            return built
         if receiver is not None and method is not None and isinstance(func, ast.Attribute) and not star:
             kept = self.container_method(func.value, receiver, method, args)
             if kept is not None:

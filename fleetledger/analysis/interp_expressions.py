@@ -15,7 +15,7 @@ import builtins
 from dataclasses import replace
 from typing import Any
 
-from . import folding, lengths, reflection, reprs, routes, vendoring
+from . import folding, iterators, lengths, reflection, reprs, routes, vendoring
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
 from .library_methods import BOUND_LIBRARY_METHOD, SELF
@@ -400,7 +400,7 @@ class Expressions:
         keys = dict_keys(iterable)
         if keys is not None:
             return keys
-        each = self.method_result(iterable, "__iter__", node) if iterable.types else taint_only(iterable.flatten())
+        each = self.method_result(iterable, "__iter__", node) if iterable.types else iterators.each(iterable)
         each = unmarked(each)  # a check of the whole (its length, a text it lacks) says nothing of an item
         # The functions it holds stay callable (``for check in (a, b): check(x)``, a registry).
         callables = [part for part in map(callable_part, (iterable.items or {}).values()) if part is not None]

@@ -1,0 +1,70 @@
+"""What each element of an iterable is, keeping the shape of elements the engine knows.
+
+``for name, cmd in [(a, "ls"), (b, "pwd")]`` binds ``cmd`` to one of two constants, whatever
+``a`` and ``b`` hold; ``for i, part in enumerate(parts)`` binds ``i`` to a position, never to
+data; ``for key, value in d.items()`` binds ``key`` to one of ``d``'s keys. An element is the
+join of a list's or tuple's items (each known by position), and the iterators Python's builtins
+build (``enumerate``, ``zip``, ``dict.items``) are lists of their elements' shape, so that
+unpacking an element takes each position's own value (the language's semantics; the element
+kept whole where its shape is not known).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from .values import ADDED_ITEMS, UNKNOWN_KEYS, Value, constant, join, taint_only, typed
+
+if TYPE_CHECKING:
+    from .interp import Frame
+
+_ENUMERATE, _ZIP = frozenset({"=enumerate"}), frozenset({"=zip"})
+
+
+def each(iterable: Value) -> Value:
+    """One element of a value of no known type: the join of its items when it is a list, tuple
+    or set built in the analysed code (items keyed by position), with what it holds beyond them;
+    else its data, folded."""
+    items = iterable.items
+    if items and all(isinstance(key, int) for key in items):
+        element = join(*items.values())
+        return join(element, taint_only(Value(labels=iterable.labels))) if iterable.labels else element
+    return taint_only(iterable.flatten())
+
+
+def built(frame: Frame, callee: Value, receiver: Value | None, method: str | None, args: list[Value],
+          kwargs: dict[str, Value], star: list[Value], node: ast.AST) -> Value | None:
+    """The iterator a call of ``enumerate(xs, start=0)``, ``zip(*iterables, strict=False)`` or
+    ``d.items()`` (``d`` a dict built in the analysed code, its keys known) builds: a list whose
+    every element is a tuple of the positions' values; None for any other call, or one whose
+    arguments are unpacked.
+
+    Args:
+        frame: Where the call is evaluated (``Frame.element`` gives an iterable's element).
+        callee: The called value (the builtins are recognised by their reference).
+        receiver: The object a method is called on, or None.
+        method: The method name, or None.
+        args, kwargs, star: The call's argument values (``star``: unpacked ones).
+        node: The call, for the steps of an element read through ``__iter__``.
+    """
+    if star:
+        return None
+    if callee.types == _ENUMERATE and len(args) in (1, 2) and set(kwargs) <= {"start"}:
+        return _of(Value(items={0: typed("int"), 1: frame.element(args[0], node)}))
+    if callee.types == _ZIP and args and set(kwargs) <= {"strict"}:
+        return _of(Value(items={i: frame.element(arg, node) for i, arg in enumerate(args)}))
+    if method == "items" and receiver is not None and not args and not kwargs:
+        items = receiver.items
+        if not items or receiver.types or not all(isinstance(k, str) and not k.startswith(".") for k in items):
+            return None
+        pairs = [Value(items={0: constant(key) if key != UNKNOWN_KEYS else taint_only(value), 1: value})
+                 for key, value in items.items()]
+        held = [taint_only(Value(labels=receiver.labels))] if receiver.labels else []
+        return _of(join(*pairs, *held))
+    return None
+
+
+def _of(element: Value) -> Value:
+    """A list whose every element is ``element`` (its length not known)."""
+    return Value(items={ADDED_ITEMS: element})
