@@ -24,6 +24,8 @@ REPR_KINDS = frozenset({"log", "header"})
 _BY = "written as its repr (no line break is left)"
 _REPR_CONVERSIONS = frozenset({"r", "a"})
 _REPR_CODES = frozenset({ord("r"), ord("a")})
+_INTEGER_CONVERSIONS = frozenset("diouxX")
+_AS_NUMBER = "written by a % integer field (a number)"
 
 
 def as_repr(value: Value) -> Value:
@@ -40,20 +42,29 @@ def converted(value: Value, conversion: int) -> Value:
     return as_repr(value) if conversion in _REPR_CODES else value
 
 
-def formatted(template: str, right: Value) -> Value:
+def formatted(template: str, right: Value, number_kinds: frozenset[str] = frozenset()) -> Value:
     """The right operand of ``template % right`` with the values ``%r``/``%a`` fields write as
-    their repr: one value for a template of one field, else a tuple built here whose items
-    match the fields one to one. Otherwise (``%(key)r``, a ``*`` width, a tuple of unknown
-    length) ``right`` unchanged."""
+    their repr, and those integer fields (``%d``, ``%i``, ``%u``, ``%x``, ``%X``, ``%o``) write as
+    a number (Python raises ``TypeError`` for anything but a number): clean for
+    ``number_kinds``, the sink kinds a text of digits, a sign and the letters ``a``-``f`` cannot
+    reach. One value for a template of one field, else a tuple built here whose items match the
+    fields one to one. Otherwise (``%(key)r``, a ``*`` width, a tuple of unknown length)
+    ``right`` unchanged."""
     fields = conversions(template)
-    if not fields or not _REPR_CONVERSIONS.intersection(fields):
+    if not fields or not (_REPR_CONVERSIONS | _INTEGER_CONVERSIONS).intersection(fields):
         return right
+
+    def written(item: Value, field: str) -> Value:
+        if field in _INTEGER_CONVERSIONS:
+            return clean(item, number_kinds, _AS_NUMBER) if number_kinds else item
+        return as_repr(item) if field in _REPR_CONVERSIONS else item
+
     if right.items is None:
-        return as_repr(right) if fields == ["r"] or fields == ["a"] else right
+        return written(right, fields[0]) if len(fields) == 1 else right
     found = leading_items(right)
     if found is None or found[1] is not None or len(found[0]) != len(fields):
         return right
-    return join(*(as_repr(item) if field in _REPR_CONVERSIONS else item for item, field in zip(found[0], fields)))
+    return join(*(written(item, field) for item, field in zip(found[0], fields)))
 
 
 def logged(args: list[Value]) -> list[Value]:
