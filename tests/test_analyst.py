@@ -254,11 +254,14 @@ def test_a_flow_across_modules_is_reported_with_the_files_it_crossed(tmp_path: P
     shas = {p: hashlib.sha256((tmp_path / p).read_bytes()).hexdigest()
             for p in ("shop/__init__.py", "shop/db.py", "shop/views.py")}
     report = detect_file(tmp_path, "shop/views.py", readable=shas)
-    [flow] = [c for c in report.candidates if c.rule_id == "FLT-sql"]
+    call, flow = [c for c in report.candidates if c.rule_id == "FLT-sql"]  # (this file's first)
     assert (flow.path, flow.line) == ("shop/db.py", 5)
     trace = flow.trace["traces"][0]
     assert (trace["source"]["path"], trace["source"]["line"]) == ("shop/views.py", 7)
     assert [(s["path"], s["line"], s["what"]) for s in trace["steps"]] == [("shop/views.py", 7, "passed to _find()")]
+    # Also reported where it leaves this file: the call that passes the request's value on.
+    assert (call.path, call.line, call.scope, call.trace) == ("shop/views.py", 7, "find", flow.trace)
+    assert call.message.endswith("passed to _find() here (shop/db.py, line 5).")
     assert report.read == ("shop/db.py",)
     # The policy decides what may be read: without db.py the flow is not followed (and nothing fails).
     alone = detect_file(tmp_path, "shop/views.py", readable={"shop/views.py": shas["shop/views.py"]})
@@ -487,7 +490,7 @@ def test_a_summary_taken_from_the_shared_cache_brings_the_classes_its_result_nam
             detect_file(tmp_path, path, readable=shas)
         return [(c.path, c.line, c.rule_id) for c in detect_file(tmp_path, "second.py", readable=shas).candidates]
 
-    assert second_after([]) == second_after(["first.py"]) == [("things.py", 9, "FLT-command")]
+    assert second_after([]) == second_after(["first.py"]) == [("second.py", 8, "FLT-command"), ("things.py", 9, "FLT-command")]
 
 
 def test_a_candidate_in_another_file_is_the_same_whichever_files_were_analysed_before(tmp_path: Path) -> None:

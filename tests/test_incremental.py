@@ -383,7 +383,7 @@ def test_a_changed_policy_or_repository_rule_alone_starts_a_new_run(tmp_path: Pa
     (repo / "pkg" / "view.py").write_text(HELPER_CALLER)
     policy.write_text("[policy]\nrepository_may_exclude = true\n")
     _scan(repo, ws, "--policy", str(policy))
-    assert [f[0] for f in _findings(ws)] == ["pkg/helpers.py"]
+    assert [f[0] for f in _findings(ws)] == ["pkg/helpers.py", "pkg/view.py"]  # the sink, and the call to it
 
     (repo / ".fleetledger.toml").write_text('[rules]\nexclude = ["pkg/helpers.py"]\n')
     out = _scan(repo, ws, "--policy", str(policy))
@@ -394,7 +394,7 @@ def test_a_changed_policy_or_repository_rule_alone_starts_a_new_run(tmp_path: Pa
     policy.write_text("[policy]\nrepository_may_exclude = false\n")
     assert "already finished" not in _scan(repo, ws, "--policy", str(policy))
     _same_as_fresh(repo, ws, tmp_path / "fresh2", "--policy", str(policy))
-    assert [f[0] for f in _findings(ws)] == ["pkg/helpers.py"]
+    assert [f[0] for f in _findings(ws)] == ["pkg/helpers.py", "pkg/view.py"]  # the sink, and the call to it
     assert "already finished" in _scan(repo, ws, "--policy", str(policy)), "nothing changed since"
 
 

@@ -203,7 +203,7 @@ def _analyse(relpath: str, content: Content, data: bytes, limits: DetectLimits, 
         analysis = engine.analyse(relpath, tree, paths=modules.paths(), loader=modules,
                                   is_test=context.is_test_path, shas=shas, templates=modules.find_template)
     path_lines = _Lines(modules, relpath, lines)
-    produced = taint.flow_candidates(path_lines, analysis.flows) + taint.misuse_candidates(path_lines, analysis.misuses)
+    produced = taint.flow_candidates(path_lines, analysis.flows, relpath) + taint.misuse_candidates(path_lines, analysis.misuses)
     merged = [_with_snippet(scopes.with_scope(c, tree, relpath, path_lines), path_lines, limits.max_snippet_chars)
               for c in taint.merge(list(detected), produced, analysis, path_lines, relpath)]
     unique: dict[str, Candidate] = {}

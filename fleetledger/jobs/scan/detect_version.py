@@ -28,7 +28,7 @@ def detect_version() -> str:
 
     from ...analysis import catalog
 
-    return (f"detect 7; bandit {importlib.metadata.version('bandit')}; "
+    return (f"detect 8; bandit {importlib.metadata.version('bandit')}; "
             f"python {sys.version_info.major}.{sys.version_info.minor}; "
             f"engine {ENGINE_VERSION}; models {catalog.version()}")
 

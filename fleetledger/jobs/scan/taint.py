@@ -16,11 +16,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ...analysis import catalog
 from ...analysis.engine import FileAnalysis
 from ...analysis.facts import Evidence, Flow, Misuse, Site
+from ...analysis.values import Step
 from .shapes import Candidate, candidate_id
 
 TAINT_DETECTOR = "fleetledger-taint"
@@ -44,18 +46,23 @@ DETECTOR_KINDS: Mapping[str, str] = {
 B311, which flags the source of a weak random number rather than a sink)."""
 
 _REMOTE = frozenset({"http", "network"})
+_PASSED = "passed to "
 
 
 def _title_name(title: str) -> str:
     return "_".join(title.lower().replace("-", " ").split())
 
 
-def flow_candidates(path_lines: Mapping[str, list[str]], flows: Iterable[Flow]) -> list[Candidate]:
-    """Turns flows into candidates, one per sink and kind, traces best first.
+def flow_candidates(path_lines: Mapping[str, list[str]], flows: Iterable[Flow], root: str | None = None) -> list[Candidate]:
+    """Turns flows into candidates, one per sink and kind, traces best first. A flow from the
+    analysed file (``root``) to a sink in another file is also reported where it leaves the
+    analysed file, at the call that passes the data on (``_at_call``): the place in this file to
+    fix, as a view handing a request's value to a helper that runs it.
 
     Args:
         path_lines: Repository-relative path -> the file's lines (for columns and snippets).
         flows: The engine's flows.
+        root: The analysed file's path (None: no call-site candidates).
 
     Returns:
         The candidates (their ``snippet`` is left empty for the caller to fill).
@@ -84,7 +91,26 @@ def flow_candidates(path_lines: Mapping[str, list[str]], flows: Iterable[Flow]) 
             message=f"{kind.title}: {origin} reaches {best.sink.what or best.sink.target} ({best.role}).",
             snippet="", scope=best.site.scope,
             trace={"traces": [_char_columns(f.trace_json(), path_lines) for f in group[:3]], "also": []}))
+        call = _call_leaving(best, root) if root is not None and path != root else None
+        if call is not None:
+            out.append(_at_call(out[-1], call, path_lines))
     return out
+
+
+def _call_leaving(flow: Flow, root: str) -> Step | None:
+    """The step at which a flow's data last leaves ``root``, when it is a call passing it on
+    (``summaries.apply``'s ``"passed to f()"``), else None."""
+    inside = [s for s in flow.label.steps if s.path == root]
+    return inside[-1] if inside and inside[-1].what.startswith(_PASSED) else None
+
+
+def _at_call(candidate: Candidate, call: Step, path_lines: Mapping[str, list[str]]) -> Candidate:
+    """``candidate`` (a sink in another file) as reported at the call in the analysed file."""
+    char_col = _char_col(path_lines.get(call.path, []), call.line, call.col)
+    sink = candidate.trace["traces"][0]["sink"]
+    return replace(candidate, id=candidate_id(call.path, call.line, char_col, candidate.rule_id), path=call.path,
+                   line=call.line, col=char_col, end_line=call.line, scope="",  # (``scopes.with_scope``)
+                   message=f"{candidate.message[:-1]}, {call.what} here ({sink['path']}, line {sink['line']}).")
 
 
 def _char_columns(trace: dict[str, Any], path_lines: Mapping[str, list[str]]) -> dict[str, Any]:
