@@ -67,7 +67,7 @@ class Expressions:
         if isinstance(node, ast.JoinedStr) or type(node).__name__ == "TemplateStr":
             return self.fstring(node)
         if isinstance(node, ast.FormattedValue) or type(node).__name__ == "Interpolation":
-            inner = reprs.converted(self.expr(node.value), node.conversion)  # ``f"{x!r}"``: its repr
+            inner = reprs.converted(self.expr(node.value), node.conversion, node.format_spec, self.catalog.kinds)  # ``{x!r}``
             if node.format_spec is not None:
                 self.expr(node.format_spec)
             return taint_only(inner) if not inner.is_const else constant(str(inner.const)) if isinstance(inner.const, (str, int)) else taint_only(inner)

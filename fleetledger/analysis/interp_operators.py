@@ -96,7 +96,7 @@ class Operators:
             if right.items is None:  # one value, placed at the first field
                 right = placed_after(right, prefix, prefix)
             # What ``%r`` writes is the value's repr, ``%d`` a number (not a host: "http://%d/").
-            right = formatted(left.const, right, frozenset(self.catalog.kinds) - {"ssrf", "redirect"})
+            right = formatted(left.const, right, frozenset(self.catalog.kinds))
             return replace(unmarked(join(taint_only(left), taint_only(right.flatten()))), prefix=prefix or None,
                            suffix=format_tail(left.const), texts=texts_of(*map(constant, format_pieces(left.const))))
         if isinstance(op, ast.Add):

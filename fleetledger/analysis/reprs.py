@@ -13,6 +13,9 @@ or SQL. Python's ``%`` format conversions (``printf``-style formatting, the libr
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Iterable
+
 from .purity import CONST_TYPE_NAMES
 from .sequences import leading_items
 from .texts import conversions
@@ -25,6 +28,8 @@ _BY = "written as its repr (no line break is left)"
 _REPR_CONVERSIONS = frozenset({"r", "a"})
 _REPR_CODES = frozenset({ord("r"), ord("a")})
 _INTEGER_CONVERSIONS = frozenset("diouxX")
+_INTEGER_SPECS = frozenset("bdoxXn")
+_HOST_KINDS = frozenset({"ssrf", "redirect"})  # a number can be a host's address
 _AS_NUMBER = "written by a % integer field (a number)"
 
 
@@ -37,17 +42,25 @@ def as_repr(value: Value) -> Value:
     return clean(value, REPR_KINDS, _BY)
 
 
-def converted(value: Value, conversion: int) -> Value:
-    """An f-string field's value (``f"{x!r}"``: ``conversion`` is ``ord("r")``; -1 for none)."""
-    return as_repr(value) if conversion in _REPR_CODES else value
+def converted(value: Value, conversion: int, spec: ast.expr | None = None, kinds: Iterable[str] = ()) -> Value:
+    """An f-string field's value: its repr for ``f"{x!r}"`` (``conversion`` is ``ord("r")``; -1
+    for none); a number for an integer presentation type (``f"{x:05d}"``: ``spec``, a constant
+    ending in ``b``, ``d``, ``o``, ``x``, ``X`` or ``n``, for which Python raises on anything but a
+    number), clean for ``kinds`` but a URL's host (as ``formatted``'s ``%d``)."""
+    if conversion in _REPR_CODES:
+        return as_repr(value)
+    text = spec.values[0].value if isinstance(spec, ast.JoinedStr) and len(spec.values) == 1 and isinstance(
+        spec.values[0], ast.Constant) and isinstance(spec.values[0].value, str) else ""
+    if conversion == -1 and text[-1:] in _INTEGER_SPECS and kinds:
+        return clean(value, frozenset(kinds) - _HOST_KINDS, _AS_NUMBER)
+    return value
 
 
 def formatted(template: str, right: Value, number_kinds: frozenset[str] = frozenset()) -> Value:
     """The right operand of ``template % right`` with the values ``%r``/``%a`` fields write as
     their repr, and those integer fields (``%d``, ``%i``, ``%u``, ``%x``, ``%X``, ``%o``) write as
     a number (Python raises ``TypeError`` for anything but a number): clean for
-    ``number_kinds``, the sink kinds a text of digits, a sign and the letters ``a``-``f`` cannot
-    reach. One value for a template of one field, else a tuple built here whose items match the
+    ``number_kinds`` but a URL's host (``"http://%d/"``: a number can be an address). One value for a template of one field, else a tuple built here whose items match the
     fields one to one. Otherwise (``%(key)r``, a ``*`` width, a tuple of unknown length)
     ``right`` unchanged."""
     fields = conversions(template)
@@ -56,7 +69,7 @@ def formatted(template: str, right: Value, number_kinds: frozenset[str] = frozen
 
     def written(item: Value, field: str) -> Value:
         if field in _INTEGER_CONVERSIONS:
-            return clean(item, number_kinds, _AS_NUMBER) if number_kinds else item
+            return clean(item, number_kinds - _HOST_KINDS, _AS_NUMBER) if number_kinds else item
         return as_repr(item) if field in _REPR_CONVERSIONS else item
 
     if right.items is None:

@@ -19,3 +19,14 @@ def q1():
     os.system("kill -%d %d" % (9, request.args["p"]))  # ok command
     requests.get("http://%d/" % request.args["h"])  # $ ssrf (a number can be an address)
     return "done"
+
+
+@app.route("/q2")
+def q2():
+    c2 = sqlite3.connect("d2.db").cursor()
+    c2.execute(f"SELECT * FROM t2 LIMIT {request.args['n']:d}")  # ok sql
+    c2.execute(f"SELECT * FROM t2 LIMIT {request.args['n']:05x}")  # ok sql
+    c2.execute(f"SELECT * FROM t2 WHERE a2 = '{request.args['n']:>10}'")  # $ sql (a width, not a number)
+    c2.execute(f"SELECT * FROM t2 WHERE a2 = '{request.args['n']!s:d}'")  # $ sql (formats the str())
+    requests.get(f"http://{request.args['h']:d}/")  # $ ssrf (a number can be an address)
+    return "done"
