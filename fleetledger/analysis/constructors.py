@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from .facts import Site, step
+from .facts import Site, passed_to
 from .interp import Frame
 from .passed_types import passed_types
 from .substitution import substitute
@@ -53,7 +53,7 @@ def construct(frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, 
     found = summary(program, function, frame.depth + 1)
     mapping = bind_arguments(function, [obj, *args], kwargs, star)
     apply_defaults(frame, function, mapping)
-    call = step(site, f"passed to {program.classes[class_id].name}()")
+    call = passed_to(site, program.classes[class_id].name)
     for hit in found.sinks if not alone else ():
         resink(frame, hit, mapping, call, node, callee=function)
     stored = {"." + attr: substitute(frame, value, mapping, call, node, callee=function)

@@ -16,13 +16,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .conditions import blocked_kinds
-from .patterns import alphabet_kinds, negated_class
+from .patterns import HOST_KINDS, alphabet_kinds, negated_class
 from .values import Value, clean
 
 if TYPE_CHECKING:
     from .interp import Frame
 
-_HOST_KINDS = frozenset({"ssrf", "redirect"})
 _CASE_OR_LAYOUT = 2 | 64
 """``re.IGNORECASE`` (a negated class then also leaves the other case of its letters) and
 ``re.VERBOSE`` (which changes what the pattern's text means)."""
@@ -57,8 +56,7 @@ def cleaned(frame: Frame, callee: Value, receiver: Value | None, method: str | N
     else:
         return result
     if kept is not None:
-        # A name of letters alone can still be a host (``"http://" + name``): not for URLs.
-        every = frozenset(frame.catalog.kinds) - _HOST_KINDS
+        every = frozenset(frame.catalog.kinds) - HOST_KINDS  # (letters alone still name a host)
         kinds = alphabet_kinds(kept, every, every).union(*(
             blocked_kinds(frame.catalog, c) for c in _blocking(frame) if c not in kept))
         return clean(result, kinds, "re.sub() of every character outside a class") if kinds else result

@@ -213,6 +213,16 @@ def step(site: Site, what: str) -> Step:
     return Step(path=site.path, line=site.line, col=site.col, what=what)
 
 
+PASSED_TO = "passed to "
+"""How the step at a call of the analysed code's function or class starts (``passed_to``): the
+scan reports a flow that leaves a file there (``jobs.scan.taint``)."""
+
+
+def passed_to(site: Site, callee: str) -> Step:
+    """Returns the step of data passed at ``site`` to the analysed code's ``callee`` (a name)."""
+    return step(site, f"{PASSED_TO}{callee}()")
+
+
 def site_of(node: ast.AST, path: str, scope: str) -> Site:
     """Returns the span of a node as a ``Site``."""
     line = getattr(node, "lineno", 1)

@@ -32,6 +32,10 @@ _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v"}
 SAFE_CHARACTERS = frozenset(string.ascii_letters + string.digits + "_-")
 """Characters no sink kind gives a meaning to (a shell, SQL, a path, a URL, markup)."""
 
+HOST_KINDS = frozenset({"ssrf", "redirect"})
+"""Sink kinds a value may reach as a URL's host, which letters or digits alone can still name
+(``"http://" + name``, ``"http://%d/"``: a number is an address)."""
+
 
 def alphabet_kinds(chars: frozenset[str], safe: frozenset[str], every: frozenset[str]) -> frozenset[str]:
     """The sink kinds a text made only of ``chars`` is safe for: ``safe`` (the check's own) for

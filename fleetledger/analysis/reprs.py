@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from .patterns import HOST_KINDS
 from .purity import CONST_TYPE_NAMES
 from .sequences import leading_items
 from .texts import conversions
@@ -29,7 +30,6 @@ _REPR_CONVERSIONS = frozenset({"r", "a"})
 _REPR_CODES = frozenset({ord("r"), ord("a")})
 _INTEGER_CONVERSIONS = frozenset("diouxX")
 _INTEGER_SPECS = frozenset("bdoxXn")
-_HOST_KINDS = frozenset({"ssrf", "redirect"})  # a number can be a host's address
 _AS_NUMBER = "written by a % integer field (a number)"
 
 
@@ -52,7 +52,7 @@ def converted(value: Value, conversion: int, spec: ast.expr | None = None, kinds
     text = spec.values[0].value if isinstance(spec, ast.JoinedStr) and len(spec.values) == 1 and isinstance(
         spec.values[0], ast.Constant) and isinstance(spec.values[0].value, str) else ""
     if conversion == -1 and text[-1:] in _INTEGER_SPECS and kinds:
-        return clean(value, frozenset(kinds) - _HOST_KINDS, _AS_NUMBER)
+        return clean(value, frozenset(kinds) - HOST_KINDS, _AS_NUMBER)
     return value
 
 
@@ -60,16 +60,16 @@ def formatted(template: str, right: Value, number_kinds: frozenset[str] = frozen
     """The right operand of ``template % right`` with the values ``%r``/``%a`` fields write as
     their repr, and those integer fields (``%d``, ``%i``, ``%u``, ``%x``, ``%X``, ``%o``) write as
     a number (Python raises ``TypeError`` for anything but a number): clean for
-    ``number_kinds`` but a URL's host (``"http://%d/"``: a number can be an address). One value for a template of one field, else a tuple built here whose items match the
-    fields one to one. Otherwise (``%(key)r``, a ``*`` width, a tuple of unknown length)
-    ``right`` unchanged."""
+    ``number_kinds`` but ``HOST_KINDS``. One value for a template of one field, else a tuple
+    built here whose items match the fields one to one. Otherwise (``%(key)r``, a ``*`` width,
+    a tuple of unknown length) ``right`` unchanged."""
     fields = conversions(template)
     if not fields or not (_REPR_CONVERSIONS | _INTEGER_CONVERSIONS).intersection(fields):
         return right
 
     def written(item: Value, field: str) -> Value:
         if field in _INTEGER_CONVERSIONS:
-            return clean(item, number_kinds - _HOST_KINDS, _AS_NUMBER) if number_kinds else item
+            return clean(item, number_kinds - HOST_KINDS, _AS_NUMBER) if number_kinds else item
         return as_repr(item) if field in _REPR_CONVERSIONS else item
 
     if right.items is None:

@@ -24,7 +24,7 @@ from .budget import BudgetExceeded
 from .definitions import FunctionInfo
 from .dependencies import Dependencies
 from .argv import program_part
-from .facts import Site, SinkHit, Summary, step
+from .facts import Site, SinkHit, Summary, passed_to, step
 from .interp import Frame
 from .interp_expressions import callable_part
 from .substitution import substitute
@@ -299,7 +299,7 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
         not alone or function.is_classmethod) else (at_call(frame.program, function, mapping, frame.depth + 1, compute)
                                                     or summary(frame.program, function, frame.depth + 1))
     apply_defaults(frame, function, mapping)
-    call = step(site, f"passed to {function.name}()")
+    call = passed_to(site, function.name)
     result = substitute(frame, found.returns, mapping, call, node, callee=function)
     if not result.types and not result.tainted():
         # The annotation is the author's claim: it types an object the code does not show

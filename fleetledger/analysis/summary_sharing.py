@@ -190,7 +190,7 @@ def offer(program: Program, function: FunctionInfo, result: Summary, deps: Depen
                             for k, v in list(program.specialised.items())[specialised_since:])
     if len(_SHARED) >= MAX_SHARED:
         _SHARED.clear()
-    _SHARED[key] = Shared(summary=result, deps=deps.flattened(), height=height, members=members,
+    _SHARED[key] = Shared(summary=result, deps=_flat(program, deps), height=height, members=members,
                           specialised=specialised, reentered=frozenset(program.reentered - reentered_before),
                           unstable=unstable)
 

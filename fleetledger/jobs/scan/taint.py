@@ -21,7 +21,7 @@ from typing import Any
 
 from ...analysis import catalog
 from ...analysis.engine import FileAnalysis
-from ...analysis.facts import Evidence, Flow, Misuse, Site
+from ...analysis.facts import PASSED_TO, Evidence, Flow, Misuse, Site
 from ...analysis.values import Step
 from .shapes import Candidate, candidate_id
 
@@ -46,7 +46,6 @@ DETECTOR_KINDS: Mapping[str, str] = {
 B311, which flags the source of a weak random number rather than a sink)."""
 
 _REMOTE = frozenset({"http", "network"})
-_PASSED = "passed to "
 
 
 def _title_name(title: str) -> str:
@@ -99,9 +98,9 @@ def flow_candidates(path_lines: Mapping[str, list[str]], flows: Iterable[Flow], 
 
 def _call_leaving(flow: Flow, root: str) -> Step | None:
     """The step at which a flow's data last leaves ``root``, when it is a call passing it on
-    (``summaries.apply``'s ``"passed to f()"``), else None."""
+    (``facts.passed_to``), else None."""
     inside = [s for s in flow.label.steps if s.path == root]
-    return inside[-1] if inside and inside[-1].what.startswith(_PASSED) else None
+    return inside[-1] if inside and inside[-1].what.startswith(PASSED_TO) else None
 
 
 def _at_call(candidate: Candidate, call: Step, path_lines: Mapping[str, list[str]]) -> Candidate:
