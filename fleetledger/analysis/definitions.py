@@ -50,6 +50,7 @@ class FunctionInfo:
     _rebound: frozenset[str] | None = None
     _assignments: dict[str, list[tuple[int, ast.expr]]] | None = None
     _self_calls: frozenset[str] | None = None
+    _generator: bool | None = None
 
     def self_calls(self) -> frozenset[str]:
         """The names of the methods a method calls on its own instance (``self.name(...)``;
@@ -128,6 +129,21 @@ class FunctionInfo:
         return self.cls is not None and any(
             (isinstance(d, ast.Name) and d.id in ("property", "cached_property"))
             or (isinstance(d, ast.Attribute) and d.attr == "cached_property") for d in self.decorators)
+
+    @property
+    def is_generator(self) -> bool:
+        """True when its own body (not a nested definition's) holds ``yield`` or ``yield
+        from``: a call of it returns an iterator of what it yields (computed once)."""
+        if self._generator is None:
+            stack: list[ast.AST] = [self.node.body] if isinstance(self.node, ast.Lambda) else list(self.node.body)
+            found = False
+            while stack and not found:
+                node = stack.pop()
+                found = isinstance(node, (ast.Yield, ast.YieldFrom))
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                    stack.extend(ast.iter_child_nodes(node))
+            self._generator = found
+        return self._generator
 
     def assignments(self) -> dict[str, list[tuple[int, ast.expr]]]:
         """``assignments_in`` its body (computed once)."""

@@ -77,6 +77,7 @@ class Frame(Statements, Loops, Matching, Expressions, Operators, RuntimeNames, C
         self.scope = function.qualname if function else "<module>"
         self.alive = True
         self.returned: list[Value] = []
+        self.yielded: list[Value] = []
         self.returns_at: list[tuple[Value, ast.Return]] = []
         self.raised: list[Value] = []
         self.swallowing = 0  # enclosing ``with suppress(...)`` or ``try`` whose ``finally`` returns

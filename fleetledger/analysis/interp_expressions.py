@@ -133,7 +133,7 @@ class Expressions:
             return self.expr(node.value)
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
             value = self.expr(node.value)
-            self.returned.append(value if isinstance(node, ast.Yield) else self.element(value, node))
+            self.yielded.append(value if isinstance(node, ast.Yield) else self.element(value, node))
             return EMPTY
         if isinstance(node, ast.Starred):
             return self.expr(node.value)

@@ -14,9 +14,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from .values import ADDED_ITEMS, UNKNOWN_KEYS, Value, constant, join, taint_only, typed
+from .values import ADDED_ITEMS, EMPTY, UNKNOWN_KEYS, Value, constant, join, taint_only, typed
 
 if TYPE_CHECKING:
+    from .definitions import FunctionInfo
     from .interp import Frame
 
 _ENUMERATE, _ZIP = frozenset({"=enumerate"}), frozenset({"=zip"})
@@ -68,3 +69,28 @@ def built(frame: Frame, callee: Value, receiver: Value | None, method: str | Non
 def _of(element: Value) -> Value:
     """A list whose every element is ``element`` (its length not known)."""
     return Value(items={ADDED_ITEMS: element})
+
+
+def called(function: FunctionInfo, returned: list[Value], yielded: list[Value]) -> Value:
+    """What a call of ``function`` gives, from the values its body returned and yielded.
+
+    A generator function's call (``function.is_generator``, PEP 255; ``async def`` with ``yield``,
+    PEP 525) is an iterator whose every element is one of the yielded values; what it returns is
+    only ``StopIteration``'s value, never an element. So ``for a, b in pairs()`` unpacks each
+    yielded tuple by position instead of the join of the tuples' items. A decorated generator
+    keeps the yielded values as the call's value: a decorator such as ``contextlib.contextmanager``
+    hands the yielded value to ``with ... as x``, and the engine does not follow what a decorator
+    makes of the function. Any other function gives the join of what it returned.
+
+    Args:
+        function: The function called.
+        returned: The values of its ``return`` statements (and the implicit ``None``).
+        yielded: The values of its ``yield`` expressions (a ``yield from``'s element).
+
+    Returns:
+        The call's value; EMPTY when there is none (a body cut short).
+    """
+    if function.is_generator and not function.decorators:
+        return _of(join(*yielded)) if yielded else _of(EMPTY)
+    values = returned + yielded
+    return join(*values) if values else EMPTY

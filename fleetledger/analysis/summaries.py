@@ -19,7 +19,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import deferred_calls, entries, mutations, passed_functions, predicates, summary_sharing
+from . import deferred_calls, entries, iterators, mutations, passed_functions, predicates, summary_sharing
 from .budget import BudgetExceeded
 from .definitions import FunctionInfo
 from .dependencies import Dependencies
@@ -175,7 +175,7 @@ def compute(program: Program, function: FunctionInfo, depth: int, callables: dic
                     predicates.record_return(frame, function.node.body, frame.returned[-1])
                 else:
                     frame.block(function.node.body)
-                    if frame.alive:
+                    if frame.alive and not function.is_generator:
                         frame.returned.append(Value(const=None))
                         predicates.record_return(frame, None, frame.returned[-1])
                     frame.sink_returns()
@@ -186,7 +186,7 @@ def compute(program: Program, function: FunctionInfo, depth: int, callables: dic
             except RecursionError:
                 complete = False
                 program.note(f"{function.module.path}: {function.qualname}() not analysed to the end (it nests too deep for the engine)")
-            result = Summary(returns=join(*frame.returned) if frame.returned else EMPTY, sinks=list(frame.hits.values()),
+            result = Summary(returns=iterators.called(function, frame.returned, frame.yielded), sinks=list(frame.hits.values()),
                              writes=frame.writes, complete=complete, global_stores=frame.global_stores,
                              library_stores=frame.library_stores, argument_checks=frame.argument_checks,
                              deferred=tuple(frame.deferred))
