@@ -91,8 +91,8 @@ _KEYS: dict[str, frozenset[str]] = {
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
                        "positions", "absent", "host_fixed", "program", "element", "channels", "needs_file", "argv_from",
                        "operands_from", "slow_pattern", "slow_flags", "matches", "what", "when_called"}),
-    "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "only_items", "when", "defaults", "positions",
-                            "what"}),
+    "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "only_items", "when", "when_unknown", "defaults",
+                            "positions", "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "parts", "joined_by",
                         "common", "empty_kinds", "own_kinds", "only_empty", "raises", "normalised_by", "absolute_only", "what"}),
     "exit": frozenset({"call"}),
@@ -224,6 +224,7 @@ class _Builder:
             self.sanitisers.setdefault(target, []).append(Sanitiser(
                 target=target, is_method=is_method, kinds=self._kinds(row, where),
                 args_contain=str(row.get("args_contain", "")), when=_condition(row.get("when"), row, where),
+                when_unknown=bool(row.get("when_unknown", False)),
                 only_items=tuple(int(a) for a in row.get("only_items", [])), what=str(row.get("what", target))))
         elif table == "guard":
             target, is_method = _target(row, where)

@@ -372,8 +372,7 @@ class Calls(Objects):
 
     def call_library(self, target: str, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
                      star: list[Value], node: ast.Call) -> Value | None:
-        """Applies the models of ``target`` (a qualified name or ``"Type.method"``); None when
-        no model names it."""
+        """Applies the models of ``target`` (qualified name, ``"Type.method"``); None if none names it."""
         catalog = self.catalog
         site = self.site(node)
         folded = folding.called(target, receiver, args, kwargs, star)
@@ -437,11 +436,12 @@ class Calls(Objects):
 
     def sanitised(self, target: str, value: Value, args: list[Value], kwargs: dict[str, Value]) -> Value:
         """``value`` (what a call of ``target`` returns) cleaned of the kinds the models'
-        sanitisers of ``target`` remove, each where its ``when`` holds and its first argument
-        holds what its ``args_contain`` asks for (``args_contain``: any of those characters);
+        sanitisers of ``target`` remove, each where its ``when`` holds (or is not known, with
+        ``when_unknown``) and its first argument holds any character of its ``args_contain``;
         with ``only_items``, only of the data its first argument holds at those positions alone."""
         for sanitiser in self.catalog.sanitisers.get(target, ()):
-            if sanitiser.when is not None and self.holds(sanitiser.when, args, kwargs) is not True:
+            held = True if sanitiser.when is None else self.holds(sanitiser.when, args, kwargs)
+            if not (held or (held is None and sanitiser.when_unknown)):
                 continue
             if sanitiser.args_contain:
                 first = args[0] if args else None

@@ -409,8 +409,8 @@ def _text_test(value: Value, test: dict[str, Any]) -> bool | None:
         return None
     if any(known.endswith(text) for text in ends):
         return True
-    # A suffix shorter than a text may be the end of a value that ends with it.
-    return False if value.is_const or all(len(known) >= len(text) for text in ends) else None
+    # A suffix that a longer text ends with may be the end of a value that ends with that text.
+    return False if value.is_const or not any(text.endswith(known) for text in ends) else None
 
 
 def _comparable(value: Value) -> Any:

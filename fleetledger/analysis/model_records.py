@@ -2,7 +2,6 @@
 (vulnerability kinds, sinks, sanitisers, guards, sources, checks, the conditions they depend
 on; handlers are in ``model_handlers``, what frameworks do with the code's values in
 ``model_conventions``) and the ``Catalog`` that indexes them for the engine's look-ups.
-
 ``catalog`` reads the model files (``models/*.toml``) into these records.
 """
 
@@ -169,10 +168,10 @@ class Sanitiser:
         kinds: Kinds the result is safe for (``"*"``: every kind).
         args_contain: For a method such as ``str.replace``: it sanitises only when one of its
             first argument's constant characters is among these (``"\\n"`` for log injection).
-        when: It sanitises only when this holds (``MultiDict.get(k, type=int)``).
-        only_items: When not empty, it sanitises only the data its first argument, a list or
-            tuple, holds at these positions and nowhere else in it (``urlunparse(parts)``: the
-            query, ``parts[4]``, takes the URL to no other site).
+        when: It sanitises only when this holds (``MultiDict.get(k, type=int)``), or also where
+            the engine cannot tell with ``when_unknown`` (a template name it cannot read).
+        only_items: When not empty, it sanitises only the data its first argument (a list or tuple)
+            holds at these positions alone (``urlunparse(parts)``: the query, ``parts[4]``).
         what: Words for traces.
     """
 
@@ -181,6 +180,7 @@ class Sanitiser:
     kinds: frozenset[str]
     args_contain: str = ""
     when: Condition | None = None
+    when_unknown: bool = False
     only_items: tuple[int, ...] = ()
     what: str = ""
 
