@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .dependencies import Dependencies
+from .free_names import bound_names
 from .values import Value
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -251,6 +252,11 @@ class ModuleInfo:
     def package(self) -> str:
         """Returns the package a relative import starts from."""
         return self.name if self.is_package else self.name.rpartition(".")[0]
+
+    @functools.cached_property
+    def bound_names(self) -> frozenset[str] | None:
+        """``free_names.bound_names`` of its tree (computed once)."""
+        return bound_names(self.tree)
 
     @functools.cached_property
     def tree_globals(self) -> frozenset[str]:

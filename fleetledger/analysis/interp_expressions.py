@@ -15,7 +15,7 @@ import builtins
 from dataclasses import replace
 from typing import Any
 
-from . import folding, iterators, lengths, reflection, reprs, routes, vendoring
+from . import folding, free_names, iterators, lengths, reflection, reprs, routes, vendoring
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
 from .library_methods import BOUND_LIBRARY_METHOD, SELF
@@ -165,7 +165,8 @@ class Expressions:
             imported = self.program.imported_name(base, name)
             if imported is not None:
                 return imported
-        return opaque(f"{name} (not defined where the engine can see)", self.site(node))
+        return free_names.free_value(name, self.module.bound_names, self.site(node)) or opaque(
+            f"{name} (not defined where the engine can see)", self.site(node))
 
     def attribute(self, owner: Value, attr: str, node: ast.AST) -> Value:
         """Reads ``owner.attr``: a library reference, a known item, a modelled source or type,
@@ -478,9 +479,8 @@ def _parameter(value: Value) -> bool:
 def dict_keys(value: Value) -> Value | None:
     """One key of a dict built in the analysed code whose keys are all known (text constants:
     a list's keys are its indexes, an object's ``".name"``), joined with the taint of what it
-    holds under keys the engine does not know and of the keys stored by a computed key
-    (``UNKNOWN_KEYS``: a key computed from outside data stays tainted), or None when ``value``
-    is not such a dict."""
+    holds under keys the engine does not know and of keys stored by a computed key (``UNKNOWN_KEYS``:
+    a key computed from outside data stays tainted), or None when ``value`` is not such a dict."""
     if not value.items or value.types or not all(isinstance(k, str) and not k.startswith(".") for k in value.items):
         return None
     unknown = value.items.get(UNKNOWN_KEYS)

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from .entries import defaults_by_param
+from .free_names import free_source
 from .model_conventions import UNREAD_TEMPLATE
 from .tree import SourceTree
 
@@ -121,7 +122,9 @@ def from_trace(trace: dict[str, Any], cwe: int | None) -> Judgement:
         return Judgement(verdict="uncertain", confidence=KEPT, cwe=cwe, facts=tuple(facts), signals=signals)
     signals.update(source="parameter", reach="api")
     facts.append("The function is public: its callers decide what the parameter holds, and it reaches the sink "
-                 "unchecked, a weakness wherever a caller passes outside data.")
+                 "unchecked, a weakness wherever a caller passes outside data." if not free_source(best["source"]["what"])
+                 else "No code of the file binds the name: the program running the file supplies its value, and it "
+                 "reaches the sink unchecked, a weakness wherever that value is outside data.")
     if unseen:
         signals.update(unseen=True)
         facts.append(f"On the way it passes through {unseen[0][8:]}, which the models do not describe and which may "

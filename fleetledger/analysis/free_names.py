@@ -1,0 +1,105 @@
+"""Names a file reads but binds nowhere: values whoever runs the code supplies.
+
+A name that no statement of the file binds (no assignment, ``def``, ``class``, parameter,
+import, ``except ... as``, ``with ... as``, ``for`` target, ``match`` capture, ``global``) and
+that is not a builtin can only come from outside the code the scan sees: a snippet pasted
+into a larger program, a module run with ``exec(code, {"user_input": ...})``, a name the
+embedding application injects. The analysis cannot see its value, and it treats it as it
+treats a public function's parameter (``engine._api``): its caller decides what it holds, so
+what reaches a sink from it is a weakness wherever that caller passes outside data (channel
+``"api"``, reported as uncertain). Unlike a value of unknown origin inside the code (the result
+of a function the models do not describe), nothing in the file chose it.
+
+Only a name read as data is free: one the file reads an attribute of (``os.environ``,
+``sql.Identifier``) or calls (``get_input()``) is a module, class or function it forgot to
+import, not a value it was handed.
+
+The reading is lexical and whole-file (every scope counts as binding), so a name defined
+anywhere in the file is never free, whatever the engine's scoping makes of it. A file that may
+bind names the syntax does not show is left out altogether: one with a ``from m import *``,
+or one that reads ``globals()``, ``vars()``, ``locals()`` or ``__builtins__`` (which can
+create names), or calls ``exec``. Python 2's builtins and the names the import system gives
+every module (``__file__``, ``__path__``) are never free either.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from .facts import Site
+from .values import Label, Value, of_labels
+
+_PY2_BUILTINS = frozenset({
+    "basestring", "unicode", "long", "xrange", "raw_input", "unichr", "execfile", "file", "reduce", "reload",
+    "cmp", "buffer", "apply", "intern", "coerce", "StandardError", "WindowsError"})
+_NEVER_FREE = frozenset(dir(builtins)) | _PY2_BUILTINS
+_NAME_CREATORS = frozenset({"globals", "vars", "locals", "exec", "__builtins__", "execfile"})
+_UNBOUND = "no code of"
+
+
+def bound_names(tree: ast.Module) -> frozenset[str] | None:
+    """Every name some statement of the module binds, in any scope, and every name it reads an
+    attribute of or calls; None when the module may bind names its syntax does not show (a star
+    import, ``globals()``, ``exec``: see the module docstring).
+
+    Args:
+        tree: The module's syntax tree.
+
+    Returns:
+        The bound names, or None.
+    """
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+            elif node.id in _NAME_CREATORS:
+                return None
+        elif isinstance(node, ast.alias):
+            if node.name == "*":
+                return None
+            names.add(node.asname or node.name.partition(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.Attribute, ast.Call)):
+            used = node.value if isinstance(node, ast.Attribute) else node.func
+            if isinstance(used, ast.Name):
+                names.add(used.id)  # a namespace or a callable: a missing import, not data (docstring)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            # a decorator is called, a base class is a class: neither is data
+            names.update(n.id for n in [*node.decorator_list, *getattr(node, "bases", ())] if isinstance(n, ast.Name))
+        # definitions, ``except E as e``, ``case P(x=px)`` captures and ``**rest``, PEP 695 type parameters
+        for attribute in ("name", "rest"):
+            bound = getattr(node, attribute, None)
+            if isinstance(bound, str) and not isinstance(node, ast.alias):
+                names.add(bound)
+        # types: annotations, return annotations, the exceptions a handler catches
+        for attribute in ("annotation", "returns", "type"):
+            typed = getattr(node, attribute, None)
+            if isinstance(typed, ast.expr):
+                names.update(n.id for n in ast.walk(typed) if isinstance(n, ast.Name))
+    return frozenset(names)
+
+
+def free_value(name: str, bound: frozenset[str] | None, site: Site) -> Value | None:
+    """The value a read of ``name`` gives when the file binds it nowhere: of the ``"api"``
+    channel, its origin the name itself; None when the name is bound, a builtin, a module's
+    own dunder name, or the file may bind names unseen (``bound`` None).
+
+    Args:
+        name: The name read.
+        bound: ``bound_names`` of the file that reads it.
+        site: Where the name is read.
+    """
+    if bound is None or name in bound or name in _NEVER_FREE or (name.startswith("__") and name.endswith("__")):
+        return None
+    what = f"the name {name!r}, which {_UNBOUND} {site.path} binds (the program running it supplies it)"
+    return of_labels([Label(channel="api", what=what, path=site.path, line=site.line, col=site.col)])
+
+
+def free_source(what: str) -> bool:
+    """True when a source's description (``Label.what``) is one ``free_value`` wrote."""
+    return what.startswith("the name ") and f"which {_UNBOUND} " in what
