@@ -22,7 +22,7 @@ class Greeting(resource.Resource):
 
     def render_POST(self, request):
         request.write(request.content.read())  # $ xss
-        request.redirect(request.getHeader(b"referer"))  # $ redirect
+        request.redirect(request.getHeader(b"referer"))  # $ redirect, $ header
         return b"<p>ok</p>"  # ok xss
 
 
