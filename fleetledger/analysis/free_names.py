@@ -11,8 +11,9 @@ what reaches a sink from it is a weakness wherever that caller passes outside da
 of a function the models do not describe), nothing in the file chose it.
 
 Only a name read as data is free: one the file reads an attribute of (``os.environ``,
-``sql.Identifier``) or calls (``get_input()``) is a module, class or function it forgot to
-import, not a value it was handed.
+``sql.Identifier``), calls (``get_input()``), decorates with, derives a class from or names as a
+type (an annotation, the exception a handler catches) is a module, class or function it forgot
+to import, not a value it was handed.
 
 The reading is lexical and whole-file (every scope counts as binding), so a name defined
 anywhere in the file is never free, whatever the engine's scoping makes of it. A file that may
