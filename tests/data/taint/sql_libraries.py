@@ -1,6 +1,8 @@
-# Engine probe: raw SQL through peewee, encode/databases, Tortoise ORM and Prisma; their
+# Engine probe: raw SQL through peewee, encode/databases, Tortoise ORM, Prisma and pg8000; their
 # parameterised forms are safe.
 import peewee
+import pg8000
+import pg8000.native
 from databases import Database
 from flask import Flask, request
 from prisma import Prisma
@@ -48,3 +50,15 @@ async def with_prisma():
     await client.execute_raw(query=f"DELETE FROM note WHERE body = '{term}'")  # $ sql
     await client.query_first("SELECT * FROM note WHERE body = $1", term)  # ok sql
     return "done"
+
+
+@app.route("/pg8000")
+def with_pg8000():
+    term = request.args["q"]
+    legacy = pg8000.connect(user="app")
+    legacy.run("SELECT * FROM note WHERE body = '%s'" % term)  # $ sql
+    legacy.run("SELECT * FROM note WHERE body = :b", b=term)  # ok sql
+    legacy.cursor().execute("SELECT * FROM note WHERE body = '%s'" % term)  # $ sql
+    native = pg8000.native.Connection("app")
+    native.run(f"SELECT * FROM note WHERE body = '{term}'")  # $ sql
+    return "ok"
