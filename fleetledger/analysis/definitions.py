@@ -35,6 +35,8 @@ class FunctionInfo:
         params: Parameter nodes in call order (positional-only, positional, ``*args``,
             keyword-only, ``**kwargs``).
         closure: The enclosing function's variables when it was defined (nested functions).
+        generator: True when its own body (not a nested definition's) holds ``yield`` or ``yield
+            from``: a call of it returns an iterator of what it yields (set by ``index``).
     """
 
     id: str
@@ -51,7 +53,7 @@ class FunctionInfo:
     _rebound: frozenset[str] | None = None
     _assignments: dict[str, list[tuple[int, ast.expr]]] | None = None
     _self_calls: frozenset[str] | None = None
-    _generator: bool | None = None
+    generator: bool = False
 
     def self_calls(self) -> frozenset[str]:
         """The names of the methods a method calls on its own instance (``self.name(...)``;
@@ -130,21 +132,6 @@ class FunctionInfo:
         return self.cls is not None and any(
             (isinstance(d, ast.Name) and d.id in ("property", "cached_property"))
             or (isinstance(d, ast.Attribute) and d.attr == "cached_property") for d in self.decorators)
-
-    @property
-    def is_generator(self) -> bool:
-        """True when its own body (not a nested definition's) holds ``yield`` or ``yield
-        from``: a call of it returns an iterator of what it yields (computed once)."""
-        if self._generator is None:
-            stack: list[ast.AST] = [self.node.body] if isinstance(self.node, ast.Lambda) else list(self.node.body)
-            found = False
-            while stack and not found:
-                node = stack.pop()
-                found = isinstance(node, (ast.Yield, ast.YieldFrom))
-                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                    stack.extend(ast.iter_child_nodes(node))
-            self._generator = found
-        return self._generator
 
     def assignments(self) -> dict[str, list[tuple[int, ast.expr]]]:
         """``assignments_in`` its body (computed once)."""
@@ -337,10 +324,12 @@ def top_names(paths: tuple[str, ...]) -> frozenset[str]:
 
 
 def index(module: ModuleInfo) -> None:
-    """Finds every def, lambda and class of a module, with qualified names, iteratively."""
-    stack: list[tuple[ast.AST, str, ClassInfo | None, bool]] = [(module.tree, "", None, False)]
+    """Finds every def, lambda and class of a module, with qualified names, iteratively, and
+    marks the functions whose own body yields (``FunctionInfo.generator``)."""
+    stack: list[tuple[ast.AST, str, ClassInfo | None, bool, FunctionInfo | None]] = [
+        (module.tree, "", None, False, None)]
     while stack:
-        node, prefix, cls, nested = stack.pop()
+        node, prefix, cls, nested, function = stack.pop()
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 qual = f"{prefix}{child.name}"
@@ -352,23 +341,25 @@ def index(module: ModuleInfo) -> None:
                 module.by_node[child] = fid
                 if owner is not None:
                     owner.methods[child.name] = fid
-                stack.append((child, f"{qual}.", None, True))
+                stack.append((child, f"{qual}.", None, True, info))
             elif isinstance(child, ast.Lambda):
                 fid = f"{module.name}:{prefix}<lambda>@{child.lineno}:{child.col_offset}"
                 info = FunctionInfo(id=fid, name="<lambda>", qualname=f"{prefix}<lambda>", node=child, module=module,
                                     cls=None, nested=True, params=_params(child))
                 module.functions[fid] = info
                 module.by_node[child] = fid
-                stack.append((child, prefix, None, True))
+                stack.append((child, prefix, None, True, info))
             elif isinstance(child, ast.ClassDef):
                 qual = f"{prefix}{child.name}"
                 cid = f"{module.name}.{qual}"
                 info_c = ClassInfo(id=cid, name=child.name, node=child, module=module)
                 module.classes[cid] = info_c
                 module.by_node[child] = cid
-                stack.append((child, f"{qual}.", info_c, nested))
+                stack.append((child, f"{qual}.", info_c, nested, None))
             else:
-                stack.append((child, prefix, cls, nested))
+                if function is not None and isinstance(child, (ast.Yield, ast.YieldFrom)):
+                    function.generator = True
+                stack.append((child, prefix, cls, nested, function))
 
 
 def _params(node: FunctionNode) -> list[ast.arg]:

@@ -37,6 +37,9 @@ _PY2_BUILTINS = frozenset({
 _NEVER_FREE = frozenset(dir(builtins)) | _PY2_BUILTINS
 _NAME_CREATORS = frozenset({"globals", "vars", "locals", "exec", "__builtins__", "execfile"})
 _UNBOUND = "no code of"
+_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_CAPTURES = frozenset({getattr(ast, kind) for kind in ("MatchAs", "MatchStar", "MatchMapping", "TypeVar", "ParamSpec",
+                                                       "TypeVarTuple") if hasattr(ast, kind)})
 
 
 def bound_names(tree: ast.Module) -> frozenset[str] | None:
@@ -51,37 +54,45 @@ def bound_names(tree: ast.Module) -> frozenset[str] | None:
         The bound names, or None.
     """
     names: set[str] = set()
+    types: list[ast.expr | None] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            if not isinstance(node.ctx, ast.Load):
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:
                 names.add(node.id)
             elif node.id in _NAME_CREATORS:
                 return None
-        elif isinstance(node, ast.alias):
+        elif kind is ast.Attribute or kind is ast.Call:
+            used = node.value if kind is ast.Attribute else node.func
+            if type(used) is ast.Name:
+                names.add(used.id)  # a namespace or a callable: a missing import, not data (docstring)
+        elif kind is ast.arg:
+            names.add(node.arg)
+            types.append(node.annotation)
+        elif kind is ast.alias:
             if node.name == "*":
                 return None
             names.add(node.asname or node.name.partition(".")[0])
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            names.update(node.names)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, (ast.Attribute, ast.Call)):
-            used = node.value if isinstance(node, ast.Attribute) else node.func
-            if isinstance(used, ast.Name):
-                names.add(used.id)  # a namespace or a callable: a missing import, not data (docstring)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        elif kind in _DEFINITIONS:
+            names.add(node.name)
             # a decorator is called, a base class is a class: neither is data
-            names.update(n.id for n in [*node.decorator_list, *getattr(node, "bases", ())] if isinstance(n, ast.Name))
-        # definitions, ``except E as e``, ``case P(x=px)`` captures and ``**rest``, PEP 695 type parameters
-        for attribute in ("name", "rest"):
-            bound = getattr(node, attribute, None)
-            if isinstance(bound, str) and not isinstance(node, ast.alias):
+            names.update(n.id for n in [*node.decorator_list, *getattr(node, "bases", ())] if type(n) is ast.Name)
+            types.append(getattr(node, "returns", None))
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            names.update(node.names)
+        elif kind is ast.ExceptHandler:
+            types.append(node.type)  # the exceptions a handler catches are types
+            if node.name:
+                names.add(node.name)
+        elif kind is ast.AnnAssign:
+            types.append(node.annotation)
+        elif kind in _CAPTURES:  # ``case P(x=px)``, ``case [*rest]``, ``case {**rest}``, PEP 695 type parameters
+            bound = getattr(node, "rest" if kind is ast.MatchMapping else "name")
+            if bound:
                 names.add(bound)
-        # types: annotations, return annotations, the exceptions a handler catches
-        for attribute in ("annotation", "returns", "type"):
-            typed = getattr(node, attribute, None)
-            if isinstance(typed, ast.expr):
-                names.update(n.id for n in ast.walk(typed) if isinstance(n, ast.Name))
+    for typed in types:
+        if typed is not None:
+            names.update(n.id for n in ast.walk(typed) if type(n) is ast.Name)
     return frozenset(names)
 
 

@@ -74,7 +74,7 @@ def _of(element: Value) -> Value:
 def called(function: FunctionInfo, returned: list[Value], yielded: list[Value]) -> Value:
     """What a call of ``function`` gives, from the values its body returned and yielded.
 
-    A generator function's call (``function.is_generator``, PEP 255; ``async def`` with ``yield``,
+    A generator function's call (``function.generator``, PEP 255; ``async def`` with ``yield``,
     PEP 525) is an iterator whose every element is one of the yielded values; what it returns is
     only ``StopIteration``'s value, never an element. So ``for a, b in pairs()`` unpacks each
     yielded tuple by position instead of the join of the tuples' items. A decorated generator
@@ -90,7 +90,7 @@ def called(function: FunctionInfo, returned: list[Value], yielded: list[Value]) 
     Returns:
         The call's value; EMPTY when there is none (a body cut short).
     """
-    if function.is_generator and not function.decorators:
+    if function.generator and not function.decorators:
         return _of(join(*yielded)) if yielded else _of(EMPTY)
     values = returned + yielded
     return join(*values) if values else EMPTY

@@ -175,7 +175,7 @@ def compute(program: Program, function: FunctionInfo, depth: int, callables: dic
                     predicates.record_return(frame, function.node.body, frame.returned[-1])
                 else:
                     frame.block(function.node.body)
-                    if frame.alive and not function.is_generator:
+                    if frame.alive and not function.generator:
                         frame.returned.append(Value(const=None))
                         predicates.record_return(frame, None, frame.returned[-1])
                     frame.sink_returns()
