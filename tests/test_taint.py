@@ -925,3 +925,20 @@ def test_a_subclass_of_a_class_a_model_names_safe_is_safe_and_says_so_where_anot
     found = engine.analyse("k.py", parser.parse_module(text).module)
     assert [(f.kind, f.site.line) for f in found.flows] == [("deserialization", 18)]
     assert {(e.site.line, e.state) for e in found.evidence if e.kind == "deserialization"} == {(14, "sanitised"), (18, "tainted")}
+
+
+def test_an_exception_a_library_call_raised_is_never_taken_for_a_constant() -> None:
+    """A handler's exception holds what the try block raised, and what any operation there may
+    raise (``int(x)``'s ValueError holds x): of unknown origin, not constant, so bandit's B605
+    at the handler is not dismissed as built from constants (it was, before)."""
+    source = textwrap.dedent("""\
+        import os
+        def run(text):
+            try:
+                return int(text)
+            except ValueError as error:
+                os.system(str(error))
+            os.system("ls")
+        """)
+    found = engine.analyse("m.py", parser.parse_module(source).module)
+    assert {(e.site.line, e.state) for e in found.evidence if e.kind == "command"} == {(6, "unknown"), (7, "constant")}

@@ -196,6 +196,9 @@ class Summary:
             (``predicates``): ``if is_safe(url):`` proves what ``is_safe`` checks.
         deferred: Method calls on its parameters whose type only a caller knows, checked
             where the summary is applied (``deferred_calls``).
+        raises: What the exceptions it may raise carry (``raise Redirect(url)``), its own
+            ``raise`` statements' and its callees' alike; None when it raises nothing the
+            engine follows. A caller's handler (``except Redirect as e``) binds it.
     """
 
     returns: Value
@@ -206,6 +209,7 @@ class Summary:
     library_stores: dict[tuple[str, str], Value] = field(default_factory=dict)
     argument_checks: dict[bool, dict[int, frozenset[str]]] = field(default_factory=dict)
     deferred: tuple[Deferred, ...] = ()
+    raises: Value | None = None
 
 
 def step(site: Site, what: str) -> Step:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from . import conditions, mutations, predicates
 from .annotated_types import annotation_names, known_types, with_types
-from .interp_expressions import callable_part, ref
+from .interp_expressions import callable_part, opaque, ref
 from .definitions import module_name
 from .sequences import leading_items
 from .tree import walk_scope
@@ -219,9 +219,8 @@ class Statements:
         self.env = join_envs(self.env, other)
 
     def validated(self, call: ast.Call | ast.Await) -> None:
-        """Narrows the variables a call statement of the analysed code's validators passed
-        (``predicates.validations``), or that a library's raising check (``conditions.raising``)
-        checked."""
+        """Narrows the variables a call statement of the code's validators passed (``predicates.
+        validations``), or that a library's raising check (``conditions.raising``) checked."""
         awaited = isinstance(call, ast.Await)
         inner = call.value if isinstance(call, ast.Await) else call
         assert isinstance(inner, ast.Call)
@@ -281,7 +280,9 @@ class Statements:
                     midway.append(dict(self.env))
         finally:
             self.swallowing -= swallows
-        raised = join(*self.raised) if self.raised else EMPTY
+        # The handlers' exception: what the body and the code's functions it called raised, and
+        # what any other operation may (``int(x)``'s ValueError holds x): never a constant.
+        raised = join(*self.raised, opaque("an exception the try block raised", self.site(node)))
         self.raised = outer_raised + self.raised
         after_body, body_alive = self.env, self.alive
         ends: list[dict[str, Value]] = []
@@ -496,5 +497,4 @@ def _position(owner: Value, key: Value) -> int | None:
 
 
 _SWALLOWING = frozenset({"=contextlib.suppress"})
-"""Context managers that swallow the exceptions they name: a check that raises proves nothing
-inside one."""
+"""Context managers that swallow the exceptions they name: a check that raises proves nothing in one."""

@@ -189,7 +189,7 @@ def compute(program: Program, function: FunctionInfo, depth: int, callables: dic
             result = Summary(returns=iterators.called(function, frame.returned, frame.yielded), sinks=list(frame.hits.values()),
                              writes=frame.writes, complete=complete, global_stores=frame.global_stores,
                              library_stores=frame.library_stores, argument_checks=frame.argument_checks,
-                             deferred=tuple(frame.deferred))
+                             deferred=tuple(frame.deferred), raises=join(*frame.raised) if frame.raised else None)
         finally:
             program.in_progress.discard(function.id)
             program.stack.pop()
@@ -202,8 +202,8 @@ def compute(program: Program, function: FunctionInfo, depth: int, callables: dic
 def _adds(found: Summary) -> bool:
     """True when a summary says more than an incomplete empty one (a call then assumes its
     arguments' data reaches the result): a sink, a write, or anything but parameters' data in
-    its result."""
-    return bool(found.sinks or found.writes or found.returns.types or any(
+    its result, or an exception it raises."""
+    return bool(found.sinks or found.writes or found.returns.types or found.raises is not None or any(
         label.channel != "param" for label in found.returns.all_labels()))
 
 
@@ -216,7 +216,8 @@ def _shape(found: Summary) -> tuple[object, ...]:
     return (origins(found.returns), frozenset((hit.site, hit.sink.kind, hit.role, origins(hit.value)) for hit in found.sinks),
             frozenset((key, origins(value)) for key, value in found.writes.items()), found.complete,
             frozenset((name, origins(value), value.functions) for name, value in found.global_stores.items()),
-            frozenset((key, origins(value)) for key, value in found.library_stores.items()))
+            frozenset((key, origins(value)) for key, value in found.library_stores.items()),
+            origins(found.raises) if found.raises is not None else None)
 
 
 def bind_arguments(function: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
@@ -301,6 +302,8 @@ def apply(frame: Frame, function: FunctionInfo, args: list[Value], kwargs: dict[
     apply_defaults(frame, function, mapping)
     call = passed_to(site, function.name)
     result = substitute(frame, found.returns, mapping, call, node, callee=function)
+    if found.raises is not None:  # for the caller's handlers (``Statements.try_``)
+        frame.raised.append(substitute(frame, found.raises, mapping, call, node, callee=function))
     if not result.types and not result.tainted():
         # The annotation is the author's claim: it types an object the code does not show
         # (a hook, a client), never data, which a false claim would launder through the
