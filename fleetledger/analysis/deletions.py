@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .conditions import blocked_kinds
-from .patterns import HOST_KINDS, alphabet_kinds, negated_class
+from .patterns import HOST_KINDS, alphabet_kinds, deleted_class, negated_class
 from .values import Value, clean
 
 if TYPE_CHECKING:
@@ -50,16 +50,28 @@ def cleaned(frame: Frame, callee: Value, receiver: Value | None, method: str | N
         return clean(result, kinds, f"replace({removed!r}, ...)") if kinds else result
     compiled = (receiver.items or {}) if method == "sub" and receiver is not None else {}
     if ".pattern" in compiled:  # ``re.compile(pattern, flags).sub(repl, string, count=0)``
-        kept = _kept_by_sub([compiled[".pattern"], *args], kwargs, compiled.get(".flags"))
+        parts = _sub_parts([compiled[".pattern"], *args], kwargs, compiled.get(".flags"))
     elif any(t.endswith(".sub") for t in callee.types) and "re.sub" in frame.program.library_refs(callee.types):
-        kept = _kept_by_sub(args, kwargs, args[4] if len(args) > 4 else kwargs.get("flags"))
+        parts = _sub_parts(args, kwargs, args[4] if len(args) > 4 else kwargs.get("flags"))
     else:
         return result
+    if parts is None:
+        return result
+    pattern, repl = parts
+    kept, deleted = negated_class(pattern), deleted_class(pattern)
     if kept is not None:
+        kept = kept | frozenset(repl)
         every = frozenset(frame.catalog.kinds) - HOST_KINDS  # (letters alone still name a host)
         kinds = alphabet_kinds(kept, every, every).union(*(
             blocked_kinds(frame.catalog, c) for c in _blocking(frame) if c not in kept))
         return clean(result, kinds, "re.sub() of every character outside a class") if kinds else result
+    if deleted is not None and not deleted & frozenset(repl):
+        # What a class's deleted characters block: the kinds' ``blocked_by`` texts, and what the
+        # models' sanitisers of ``replace()`` of those characters clean (line breaks: log, header).
+        kinds = frozenset().union(*(blocked_kinds(frame.catalog, c) for c in deleted), *(
+            sanitiser.kinds for sanitiser in frame.catalog.sanitisers.get("*.replace", ())
+            if sanitiser.args_contain and set(sanitiser.args_contain) <= deleted))
+        return clean(result, kinds, "re.sub() of every character of a class") if kinds else result
     return result
 
 
@@ -75,22 +87,22 @@ def removed_character(args: list[Value]) -> str | None:
     return old.const if len(old.const) == 1 and old.const not in new.const else None
 
 
-def _kept_by_sub(args: list[Value], kwargs: dict[str, Value], flags: Value | None) -> frozenset[str] | None:
-    """The characters ``re.sub(pattern, repl, string, count=0, flags=0)`` can leave in its
-    result: for a constant pattern that is one negated class, the class's characters and those of
-    a constant replacement (no group reference); None otherwise, with a ``count`` (some are
-    left), or with flags that may hold ``re.IGNORECASE`` or ``re.VERBOSE``."""
+def _sub_parts(args: list[Value], kwargs: dict[str, Value], flags: Value | None) -> tuple[str, str] | None:
+    """The pattern and the replacement of ``re.sub(pattern, repl, string, count=0, flags=0)``
+    as text (bytes read as Latin-1, one character per byte): both constant, the replacement
+    with no group reference; None otherwise, with a ``count`` (some are left), or with flags
+    that may hold ``re.IGNORECASE`` or ``re.VERBOSE``."""
     pattern = args[0] if args else kwargs.get("pattern")
     repl = args[1] if len(args) > 1 else kwargs.get("repl")
-    if len(args) > 3 or "count" in kwargs or pattern is None or repl is None:
+    if len(args) > 3 or "count" in kwargs or pattern is None or repl is None or not (pattern.is_const and repl.is_const):
         return None
-    if not (pattern.is_const and isinstance(pattern.const, str) and repl.is_const and isinstance(repl.const, str)):
+    texts = [value.const.decode("latin-1") if isinstance(value.const, bytes) else value.const for value in (pattern, repl)]
+    if not all(isinstance(text, str) for text in texts) or type(pattern.const) is not type(repl.const):
         return None
-    if "\\" in repl.const or flags is not None and not (
+    if "\\" in texts[1] or flags is not None and not (
             flags.is_const and isinstance(flags.const, int) and not flags.const & _CASE_OR_LAYOUT):
         return None
-    members = negated_class(pattern.const)
-    return None if members is None else members | frozenset(repl.const)
+    return texts[0], texts[1]
 
 
 def _blocking(frame: Frame) -> frozenset[str]:

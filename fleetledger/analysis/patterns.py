@@ -10,7 +10,9 @@ never mistakes a loose pattern for a tight one.
 from __future__ import annotations
 
 import ast
+import re
 import string
+from re import _parser as re_parser  # type: ignore[attr-defined]  # (sre_parse; the width of a remainder)
 from typing import TYPE_CHECKING
 
 from .model_records import RECEIVER_PATTERN, Guard
@@ -125,6 +127,27 @@ def negated_class(pattern: str) -> frozenset[str] | None:
     quantified = rest in ("", "+", "*", "+?", "*?") or rest.startswith("{") and rest.endswith("}") and all(
         ch.isdigit() or ch == "," for ch in rest[1:-1])
     return members if quantified else None
+
+
+def deleted_class(pattern: str) -> frozenset[str] | None:
+    """Returns the characters ``re.sub(pattern, repl, text)`` deletes wherever they are: for a
+    pattern that starts with one plain class (``[\\r\\n]``, maybe repeated greedily: ``+``, ``*``)
+    and goes on with what may match no text (``.*``, ``\\s*``), every member of the class. A match
+    then starts at each of them the scan reaches, and the others lie inside a match (Python's
+    ``re`` semantics); None for any other pattern, or a remainder ``re``'s parser cannot read."""
+    if not pattern.startswith("[") or pattern.startswith("[^"):
+        return None
+    parsed = _char_class(pattern, 0)
+    if parsed is None:
+        return None
+    members, end = parsed
+    rest = pattern[end:]
+    rest = rest[1:] if rest[:1] in ("+", "*") and rest[1:2] != "?" else rest
+    try:
+        empty = re_parser.parse(rest).getwidth()[0] == 0
+    except (re.error, RecursionError, OverflowError):
+        return None
+    return members if empty else None
 
 
 def anchored(pattern: str, method: str) -> bool:

@@ -1,4 +1,4 @@
-# Engine probe: what deleting every character outside a class (re.sub of a negated class) leaves.
+# Engine probe: what re.sub leaves: every character outside a negated class deleted, or every character of a class.
 import re
 import subprocess
 from pathlib import Path
@@ -68,3 +68,23 @@ def r7():
     subprocess.call("echo " + n1, shell=True)  # ok command
     subprocess.call("echo " + n2, shell=True)  # $ command (IGNORECASE keeps the other case: flags not read)
     return "done"
+
+
+@app.route("/r8")
+def r8():
+    import logging
+
+    from flask import make_response
+
+    v1 = re.sub(r"[\r\n]+.*", "", request.args["v"])
+    v2 = re.sub(rb"[\r\n]+.*", b"", request.args["v"].encode())
+    v3 = re.sub(r"[\r\n]x", "", request.args["v"])
+    v4 = re.sub(r"[\r\n]", " \n", request.args["v"])
+    logging.warning("got %s", v1)  # ok log
+    logging.warning("got %s", v3)  # $ log (only a break followed by x is deleted)
+    logging.warning("got %s", v4)  # $ log (the replacement puts a break back)
+    r1 = make_response("ok")
+    r1.headers["X-V1"] = v1  # ok header
+    r1.headers["X-V2"] = v2  # ok header
+    r1.headers["X-V3"] = v3  # $ header
+    return r1
