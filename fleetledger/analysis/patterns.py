@@ -12,10 +12,10 @@ from __future__ import annotations
 import ast
 import re
 import string
-from re import _parser as re_parser  # type: ignore[attr-defined]  # (sre_parse; the width of a remainder)
 from typing import TYPE_CHECKING
 
 from .model_records import RECEIVER_PATTERN, Guard
+from .regex_parse import p as re_parser
 from .values import EMPTY
 
 if TYPE_CHECKING:
