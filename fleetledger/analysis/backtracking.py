@@ -48,12 +48,9 @@ from typing import Any
 from . import words
 from .regex_parse import ALPHABET as _ALPHABET, FLAGS as _FLAGS, WORD as _WORD, c as _c, p as _p
 from .regex_parse import can_fail as _can_fail, chars as _chars, first as _first, flat as _flat
-from .regex_parse import item_chars as _item_chars, nullable as _nullable, repeats as _repeats
+from .regex_parse import MAX_PATTERN as _MAX_PATTERN, item_chars as _item_chars, nullable as _nullable, repeats as _repeats
 from .regex_runs import fails_after_run, run_item
 
-
-_MAX_PATTERN = 2000
-"""Longer patterns are not analysed (their parse is not what an attack shape looks like)."""
 
 
 def exponential(pattern: str | bytes, whole_match: bool = False, flags: int = 0) -> str | None:

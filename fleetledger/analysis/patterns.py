@@ -10,12 +10,11 @@ never mistakes a loose pattern for a tight one.
 from __future__ import annotations
 
 import ast
-import re
 import string
 from typing import TYPE_CHECKING
 
 from .model_records import RECEIVER_PATTERN, Guard
-from .regex_parse import p as re_parser
+from .regex_parse import MAX_PATTERN, p as re_parser
 from .values import EMPTY
 
 if TYPE_CHECKING:
@@ -135,7 +134,7 @@ def deleted_class(pattern: str) -> frozenset[str] | None:
     and goes on with what may match no text (``.*``, ``\\s*``), every member of the class. A match
     then starts at each of them the scan reaches, and the others lie inside a match (Python's
     ``re`` semantics); None for any other pattern, or a remainder ``re``'s parser cannot read."""
-    if not pattern.startswith("[") or pattern.startswith("[^"):
+    if not pattern.startswith("[") or pattern.startswith("[^") or len(pattern) > MAX_PATTERN:
         return None
     parsed = _char_class(pattern, 0)
     if parsed is None:
@@ -145,7 +144,7 @@ def deleted_class(pattern: str) -> frozenset[str] | None:
     rest = rest[1:] if rest[:1] in ("+", "*") and rest[1:2] != "?" else rest
     try:
         empty = re_parser.parse(rest).getwidth()[0] == 0
-    except (re.error, RecursionError, OverflowError):
+    except Exception:  # (re.error, RecursionError, OverflowError: a pattern Python would refuse)
         return None
     return members if empty else None
 

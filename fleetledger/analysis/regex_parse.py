@@ -15,6 +15,10 @@ except ImportError:  # pragma: no cover - older interpreters are not supported b
     import sre_constants as c  # type: ignore[no-redef]
     import sre_parse as p  # type: ignore[no-redef]  # noqa: F401 (read by backtracking)
 
+MAX_PATTERN = 2000
+"""Longer patterns are not read (a parse costs time in their length, and no attack shape or
+deleting idiom needs one that long)."""
+
 ALPHABET = frozenset(range(128)) | frozenset(map(ord, "\u00a0\u00e9\u00df\u0431\u4e2d\u2028\u0660"))
 WORD = frozenset(code for code in ALPHABET if chr(code).isalnum() or chr(code) == "_")
 
