@@ -22,15 +22,23 @@ from .values import MAX_ITEMS, Value, constant
 FOLDED: dict[str, Callable[[Any], Any]] = {"re.escape": re.escape}
 """Qualified name -> the function computed on a constant text."""
 
+_CHARACTERS = {"set": dict.fromkeys, "frozenset": dict.fromkeys, "list": list, "tuple": list}
+"""The builtins that make a container of a text's characters (a set keeps each one once)."""
+
 
 def called(target: str, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
            star: list[Value]) -> Value | None:
-    """The result of ``target(arg)`` for a function of ``FOLDED`` given one constant text;
-    else None."""
-    fold = FOLDED.get(target) if receiver is None and not kwargs and not star and len(args) == 1 else None
-    if fold is None or not (args[0].is_const and isinstance(args[0].const, (str, bytes))):
+    """The result of ``target(arg)`` for a function of ``FOLDED`` given one constant text, or
+    of ``set``, ``frozenset``, ``list`` or ``tuple`` of a constant ``str`` (its characters by
+    position, at most ``MAX_ITEMS``: ``set(string.ascii_letters + "-")`` is an allowlist whose
+    members ``c in ALLOWED`` checks read); else None."""
+    if receiver is not None or kwargs or star or len(args) != 1 or not args[0].is_const:
         return None
-    return _bounded(fold(args[0].const))
+    text = args[0].const
+    if target in _CHARACTERS and isinstance(text, str) and len(text) <= MAX_ITEMS:
+        return Value(items={i: constant(c) for i, c in enumerate(_CHARACTERS[target](text))})
+    fold = FOLDED.get(target)
+    return _bounded(fold(text)) if fold is not None and isinstance(text, (str, bytes)) else None
 
 
 def mapped(function: Value, iterables: list[Value]) -> Value | None:

@@ -2,6 +2,7 @@
 # allowed hosts matched); a URL object whose host was checked is the one fetched; a request
 # built to be sent is a fetch; a method's own configuration is no outside data to compare with.
 import os
+import string
 from urllib.parse import urlparse
 
 import httpx
@@ -10,6 +11,8 @@ from flask import Flask, request
 
 app = Flask(__name__)
 HOSTS = ["a.example.com", "b.example.com"]
+ALLOWED1 = set(string.ascii_letters + string.digits + "-_")
+ALLOWED2 = frozenset("abc./")
 client = httpx.Client()
 
 
@@ -39,6 +42,27 @@ def characters():
     if any(c in ";|&" for c in line):
         raise ValueError(line)
     os.system("echo " + line)  # $ command ($() and backticks are not among them)
+    return "ok"
+
+
+def check_name(n1):
+    if not all(c in ALLOWED1 for c in n1):
+        raise ValueError(n1)
+
+
+@app.route("/sets")
+def sets():
+    n1 = request.args["n1"]
+    check_name(n1)
+    os.system("touch /srv/" + n1)  # ok command (a set of a text's characters is an allowlist)
+    n2 = request.args["n2"]
+    if not all(c in ALLOWED2 for c in n2):
+        raise ValueError(n2)
+    open("/srv/" + n2)  # $ path ("../" is made of allowed characters)
+    n3 = request.args["n3"]
+    if not all(c in string.digits for c in n3):
+        raise ValueError(n3)
+    os.system("sleep " + n3)  # ok command
     return "ok"
 
 
