@@ -107,7 +107,7 @@ def test_normal_file_gives_rule_ids_lines_cwes_and_scopes(tmp_path: Path) -> Non
 
 def test_a_call_split_over_lines_is_reported_where_the_call_starts(tmp_path: Path) -> None:
     # Bandit moves B602's line to the shell=True argument but keeps the call's column.
-    data = b"import subprocess\nx = 1; subprocess.call(\n    cmd,\n    shell=True,\n)\n"
+    data = b"import subprocess\nx = 1; subprocess.call(\n    cmd.line,\n    shell=True,\n)\n"
     report = scan(tmp_path, "m.py", data)
     popen = next(c for c in report.candidates if c.rule_id == "B602")
     assert (popen.line, popen.col, popen.end_line) == (2, 7, 5)
@@ -217,13 +217,14 @@ def test_a2_coding_cookie(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("data", "line", "flagged"),
     [
-        (b"\xef\xbb\xbfimport os\r\nos.system(x)\r\n", 2, "os.system(x)"),
-        ("import os\n\x0c\n# note\u2028more\nos.system(cmd)\n".encode(), 4, "os.system(cmd)"),
-        (b"import os\ros.system(x)\r", 2, "os.system(x)"),
+        (b"\xef\xbb\xbfimport os\r\nos.system(x.y)\r\n", 2, "os.system(x.y)"),
+        ("import os\n\x0c\n# note\u2028more\nos.system(cmd.line)\n".encode(), 4, "os.system(cmd.line)"),
+        (b"import os\ros.system(x.y)\r", 2, "os.system(x.y)"),
     ],
     ids=["a3a-bom-crlf", "a3b-formfeed-u2028", "a3c-lone-cr"],
 )
 def test_a3_line_numbers_are_the_parsers(tmp_path: Path, data: bytes, line: int, flagged: str) -> None:
+    # (``x.y``: a name read for an attribute is a module, not input the taint engine reports)
     report = scan(tmp_path, "a.py", data)
     (candidate,) = report.candidates
     assert (candidate.rule_id, candidate.line, candidate.end_line, candidate.col) == ("B605", line, line, 0)
@@ -283,7 +284,7 @@ def test_a5_one_check_that_raises_is_an_internal_error_and_the_others_report(
         raise RuntimeError("boom")
 
     break_check(monkeypatch, "B602", boom)
-    data = b"import os, subprocess\nsubprocess.call(cmd, shell=True)\nos.system(cmd)\n"
+    data = b"import os, subprocess\nsubprocess.call(cmd.line, shell=True)\nos.system(cmd.line)\n"
     report = scan(tmp_path, "a.py", data)
     assert report.status == "scanned"
     assert found(report) == [("B404", 1, 78), ("B605", 3, 78)]
