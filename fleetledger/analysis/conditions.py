@@ -67,6 +67,9 @@ def proven(frame: Frame, test: ast.expr, truth: bool) -> list[Proof]:
         return [(test.id, _ALL, "a test that it is empty", None)]  # an empty value carries no text
     if isinstance(test, ast.Await) and isinstance(test.value, ast.Call):
         return predicates.proofs(frame, test.value, truth, awaited=True)
+    subset = quantified.subset(frame, test, truth)
+    if subset is not None:
+        return subset
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         return _compare(frame, test, truth)
     if isinstance(test, ast.Call):

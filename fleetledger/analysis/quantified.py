@@ -12,7 +12,8 @@ false when it fails for some.
   start, any of them).
 
 Only a generator with one ``for`` over a plain name and no ``if`` is read; other forms prove
-nothing (``conditions``).
+nothing (``conditions``). The set forms of the same character check (``set(x) <= ALLOWED``,
+``set(x).issubset(ALLOWED)``, ``not set(x) - ALLOWED``) are read by ``subset``.
 """
 
 from __future__ import annotations
@@ -78,6 +79,48 @@ def proofs(frame: Frame, test: ast.Call, truth: bool, proven: Prover) -> list[An
     return [proof for proof in found if proof[0] != name]
 
 
+def subset(frame: Frame, test: ast.expr, truth: bool) -> list[Any] | None:
+    """What a test that a text's characters are a subset of an allowlist proves, in Python's
+    set semantics: ``set(x) <= ALLOWED`` (``<`` too) or ``set(x).issubset(ALLOWED)`` found
+    true, ``set(x) - ALLOWED`` found empty (false): every character of ``x`` is one of
+    ``ALLOWED``'s (a text, or a container of one-character texts); None for another test.
+
+    Args:
+        frame: The frame the test is evaluated in.
+        test: The test.
+        truth: The truth it is found to have.
+    """
+    checked: ast.expr | None = None
+    allowed: ast.expr | None = None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.LtE, ast.Lt)) and truth:
+        checked, allowed = test.left, test.comparators[0]
+    elif (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "issubset"
+          and len(test.args) == 1 and not test.keywords and truth):
+        checked, allowed = test.func.value, test.args[0]
+    elif isinstance(test, ast.BinOp) and isinstance(test.op, ast.Sub) and not truth:
+        checked, allowed = test.left, test.right
+    if not (isinstance(checked, ast.Call) and isinstance(checked.func, ast.Name) and checked.func.id in ("set", "frozenset")
+            and len(checked.args) == 1 and isinstance(checked.args[0], ast.Name) and not checked.keywords):
+        return None
+    if "=" + checked.func.id not in frame.expr(checked.func).types:
+        return None  # a function of the code's own named so
+    assert allowed is not None
+    members = _characters(frame.expr(allowed))
+    kinds = patterns.alphabet_kinds(members, frozenset({"*"}), frozenset(frame.catalog.kinds)) if members else frozenset()
+    return [(checked.args[0].id, kinds, f"the check that every character is allowed {ast.unparse(test)[:60]}", None)] if (
+        kinds) else []
+
+
+def _characters(allowed: Value) -> frozenset[str] | None:
+    """The characters an allowlist holds: a text's, or a container's one-character texts."""
+    if allowed.is_const and isinstance(allowed.const, str):
+        return frozenset(allowed.const)
+    items = list((allowed.items or {}).values())
+    if items and all(item.is_const and isinstance(item.const, str) and len(item.const) == 1 for item in items):
+        return frozenset(item.const for item in items)
+    return None
+
+
 def _members(frame: Frame, test: ast.expr, name: str, truth: bool) -> frozenset[str] | None:
     """For ``c in ALLOWED`` found true (or ``c not in ALLOWED`` found false) of the loop's own
     variable: the characters ``ALLOWED`` holds (a text, or a list of one-character texts);
@@ -89,13 +132,7 @@ def _members(frame: Frame, test: ast.expr, name: str, truth: bool) -> frozenset[
         return None
     if truth is not isinstance(test.ops[0], ast.In):
         return frozenset()  # every character outside a set: any other character may be there
-    allowed = frame.expr(test.comparators[0])
-    if allowed.is_const and isinstance(allowed.const, str):
-        return frozenset(allowed.const)
-    items = list((allowed.items or {}).values())
-    if items and all(item.is_const and isinstance(item.const, str) and len(item.const) == 1 for item in items):
-        return frozenset(item.const for item in items)
-    return frozenset()
+    return _characters(frame.expr(test.comparators[0])) or frozenset()
 
 
 def _element(frame: Frame, iterable: Value, node: ast.expr) -> Value:

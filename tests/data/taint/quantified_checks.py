@@ -63,6 +63,21 @@ def sets():
     if not all(c in string.digits for c in n3):
         raise ValueError(n3)
     os.system("sleep " + n3)  # ok command
+    n4 = request.args["n4"]
+    if not set(n4) <= ALLOWED1:
+        raise ValueError(n4)
+    os.system("touch /srv/" + n4)  # ok command
+    n5 = request.args["n5"]
+    if set(n5).issubset(ALLOWED1):
+        os.system("touch /srv/" + n5)  # ok command
+    os.system("touch /srv/" + n5)  # $ command (the other branch)
+    n6 = request.args["n6"]
+    if set(n6) - set(string.digits):
+        raise ValueError(n6)
+    os.system("sleep " + n6)  # ok command
+    n7 = request.args["n7"]
+    if set(n7) >= ALLOWED1:
+        os.system("touch /srv/" + n7)  # $ command (a superset: any other character too)
     return "ok"
 
 
