@@ -153,8 +153,7 @@ class Label(NamedTuple):
         return tuple.__new__(Label, (*self[:_ACCESS], access, *self[_ACCESS + 1:]))
 
     def clean(self, kinds: Iterable[str], by: str) -> Label:
-        """Returns the label sanitised for ``kinds`` (``"*"`` means every kind) by ``by`` (``""``:
-        marked, ``marks``, by nothing to name)."""
+        """Returns the label sanitised for ``kinds`` (``"*"``: every kind) by ``by`` (``""``: marked, by nothing to name)."""
         kinds = frozenset(kinds)
         if kinds <= self.cleaned and (not by or by in self.sanitisers):
             return self
@@ -252,12 +251,13 @@ class Value:
         return Value(labels=labels_of(self.all_labels()), types=self.types, functions=self.functions)
 
     def get(self, key: Any) -> Value | None:
-        """Returns the known value under ``key`` joined with the taint of unknown keys, or
-        None when nothing is known for ``key``."""
+        """Returns the known value under ``key`` joined with the taint of unknown keys (not a
+        parameter's own label: it stands for the caller's whole object, and what was stored
+        under ``key`` here replaces what the caller had there), or None when nothing is known."""
         if self.items is None or key not in self.items:
             return None
-        item = self.items[key]
-        return join(item, Value(labels=self.labels)) if self.labels else item
+        held = {k: label for k, label in self.labels.items() if label.channel != "param" or label.access}
+        return join(self.items[key], Value(labels=held)) if held else self.items[key]
 
 
 EMPTY = Value()

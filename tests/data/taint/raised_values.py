@@ -46,3 +46,4 @@ def s1():
     except R1 as e4:
         os.system(e4.u1)  # $ command
     return "done"
+
