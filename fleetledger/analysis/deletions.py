@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .conditions import blocked_kinds
+from .model_records import UNTYPED
 from .patterns import HOST_KINDS, alphabet_kinds, deleted_class, negated_class
 from .values import Value, clean
 
@@ -69,7 +70,7 @@ def cleaned(frame: Frame, callee: Value, receiver: Value | None, method: str | N
         # What a class's deleted characters block: the kinds' ``blocked_by`` texts, and what the
         # models' sanitisers of ``replace()`` of those characters clean (line breaks: log, header).
         kinds = frozenset().union(*(blocked_kinds(frame.catalog, c) for c in deleted), *(
-            sanitiser.kinds for sanitiser in frame.catalog.sanitisers.get("*.replace", ())
+            sanitiser.kinds for sanitiser in frame.catalog.sanitisers.get(f"{UNTYPED}.replace", ())
             if sanitiser.args_contain and set(sanitiser.args_contain) <= deleted))
         return clean(result, kinds, "re.sub() of every character of a class") if kinds else result
     return result
