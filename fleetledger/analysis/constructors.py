@@ -66,16 +66,20 @@ def stored_types(frame: Frame, class_id: str, attr: str) -> frozenset[str]:
     summary's writes to its first parameter, without their data (a caller's arguments are not
     this method's). For a class without ``__init__`` (its objects are made by its subclasses'),
     what the ``__init__`` of its subclasses in its module stores there (``MAX_SUBCLASSES`` of
-    them: a base class's method reads the ``self.agent`` each HTTP client subclass makes).
+    them: a base class's method reads the ``self.agent`` each HTTP client subclass makes); the
+    same for an attribute the class's own ``__init__`` stores nothing typed in (``self.opener =
+    None``, a placeholder its subclasses' constructors fill: ``self.opener = tarfile.open``).
     What ``__init__`` stores from a parameter as it is has the types the class's constructions
     in its module pass there (``_passed``). Empty while that ``__init__`` is being summarised (a
     read of ``self.x`` inside it)."""
     program = frame.program
     init = program.method(class_id, "__init__")
     if init is not None:
-        return _stored(frame, init).get(attr, frozenset()) or _passed(frame, class_id, init, attr)
-    found: frozenset[str] = frozenset()  # a base made only through its subclasses' constructors
-    for sub in _subclasses(program, class_id):
+        own = _stored(frame, init).get(attr, frozenset()) or _passed(frame, class_id, init, attr)
+        if own or init in program.in_progress:
+            return own
+    found: frozenset[str] = frozenset()  # a base made only through its subclasses' constructors, or
+    for sub in _subclasses(program, class_id):  # one whose constructor leaves a placeholder (``= None``)
         found |= _stored(frame, program.classes[sub].methods["__init__"]).get(attr, frozenset())
     return found
 

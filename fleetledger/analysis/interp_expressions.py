@@ -15,7 +15,7 @@ import builtins
 from dataclasses import replace
 from typing import Any
 
-from . import folding, free_names, iterators, lengths, reflection, reprs, routes, vendoring
+from . import folding, free_names, hooks, iterators, lengths, reflection, reprs, routes, vendoring
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
 from .library_methods import BOUND_LIBRARY_METHOD, SELF
@@ -238,8 +238,8 @@ class Expressions:
                                 self.program.reading_properties.discard(method)
                         break
                     if method is not None:  # (it keeps the instance it is read from, if that holds data)
-                        parts.append(Value(functions=frozenset({method}), types=frozenset({"bound:" + type_name}),
-                                           items={SELF: owner} if owner.labels or owner.items else None))
+                        parts.append(Value(functions=hooks.dispatched(self.program, method, type_name, _parameter(owner)),
+                                           types=frozenset({"bound:" + type_name}), items={SELF: owner} if owner.labels or owner.items else None))
                         break
                     if attr in info.attributes:
                         parts.append(info.attributes[attr])

@@ -116,6 +116,7 @@ class Program(NameResolution):
         self.locals: dict[tuple[str, str], Value] = {}  # ``receivers.receiver_value``: (function id, name)
         self.returned: dict[str, frozenset[str]] = {}  # ``entries.returned_types``, per function id
         self.subclasses: dict[str, tuple[int, dict[str, tuple[str, ...]]]] = {}  # ``constructors._subclasses``, per module
+        self.overrides: dict[tuple[str, str], frozenset[str]] = {}  # ``hooks.dispatched``, per (class, hook)
         self.passing: set[tuple[str, tuple[int, ...]]] = set()  # ``passed_types`` lookups under way
         self.passed: dict[tuple[str, tuple[int, ...]], frozenset[str]] = {}  # ``passed_types``, found
 
