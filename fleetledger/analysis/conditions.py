@@ -30,7 +30,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import compared, lengths, patterns, predicates, prefixes, quantified, relative_urls
+from . import checked_paths, compared, lengths, patterns, predicates, prefixes, quantified, relative_urls
 from .annotated_types import known_types
 from .marks import is_normalised
 from .model_records import RECEIVER_PATTERN, UNTYPED, Catalog, Guard
@@ -472,7 +472,7 @@ def _projection(frame: Frame, expr: ast.expr, how: str, *, lets_empty: bool = Fa
         return []
     out: list[Proof] = []
     for guard, checked in _guards_of(frame, expr):
-        named = isinstance(checked, ast.Name)
+        named = checked.id if isinstance(checked, ast.Name) else checked_paths.key(frame, checked)  # type: ignore[arg-type]
         if not (guard.compare and (named or holder is not None) and (not guard.parts or part in guard.parts)):
             continue
         kinds = guard.kinds
@@ -485,7 +485,7 @@ def _projection(frame: Frame, expr: ast.expr, how: str, *, lets_empty: bool = Fa
             kinds = kinds & guard.own_kinds
         if kinds:
             if named:
-                out.append((checked.id, kinds, f"{guard.what} {how}", None))  # type: ignore[union-attr]
+                out.append((named, kinds, f"{guard.what} {how}", None))
             if holder is not None:
                 out.append((holder, kinds, f"{guard.what} {how}", None))
     return out

@@ -90,6 +90,8 @@ class Frame(Statements, Loops, Matching, Expressions, Operators, RuntimeNames, C
         self.loops: list[tuple[list[dict[str, Value]], list[dict[str, Value]]]] = []
         self.conditions: dict[str, ast.expr] = {}
         self.operands: dict[str, set[str]] = {}  # a name -> the remembered checks that read it
+        self.narrowed_roots: set[str] = set()  # variables with a checked access path (``checked_paths``)
+        self.path_nodes: dict[str, ast.expr] = {}  # ``checked_paths.key`` -> its expression
         self.locals, self.global_names = function.names() if function else (frozenset(), frozenset())
 
     def site(self, node: ast.AST) -> Site:

@@ -16,7 +16,7 @@ from typing import Any
 
 from . import deferred_calls, deletions, folding, iterators, mutations, reflection
 from .facts import Site, step
-from .interp_expressions import BUILTINS, callable_part, dict_keys, opaque
+from .interp_expressions import BUILTINS, callable_part, opaque
 from .interp_objects import LIST_METHODS, SHIFTING_METHODS, Objects
 from .invocations import invoke_all
 from .library_methods import SELF, bound_library_method
@@ -100,7 +100,7 @@ class Calls(Objects):
             if folded is not None:  # "".join([r"^(\s*)", r"(\w+\s*)*$"]) is the pattern it builds
                 return folded
         if method == "keys" and receiver is not None and not args and not kwargs:
-            keys = dict_keys(receiver)
+            keys = iterators.dict_keys(receiver)
             if keys is not None:
                 return keys
         result = self.resolve_call(node, func, receiver, callee, method, args, kwargs, star)

@@ -15,7 +15,7 @@ import builtins
 from dataclasses import replace
 from typing import Any
 
-from . import folding, free_names, hooks, iterators, lengths, reflection, reprs, routes, vendoring
+from . import checked_paths, folding, free_names, hooks, iterators, lengths, reflection, reprs, routes, vendoring
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
 from .library_methods import BOUND_LIBRARY_METHOD, SELF
@@ -51,6 +51,10 @@ class Expressions:
             return constant(value) if isinstance(value, CONST_TYPES) else EMPTY
         if isinstance(node, ast.Name):
             return self.name(node)
+        if self.narrowed_roots and isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+            checked = checked_paths.lookup(self, node)  # ``request.args["next"]`` after its check
+            if checked is not None:
+                return checked
         if isinstance(node, ast.Attribute):
             return self.attribute(self.expr(node.value), node.attr, node)
         if isinstance(node, ast.Call):
@@ -398,7 +402,7 @@ class Expressions:
     def element(self, iterable: Value, node: ast.AST) -> Value:
         """The value of one element of an iterable (every item joined); of a dict built here,
         one of its keys (Python iterates a dict's keys)."""
-        keys = dict_keys(iterable)
+        keys = iterators.dict_keys(iterable)
         if keys is not None:
             return keys
         each = self.method_result(iterable, "__iter__", node) if iterable.types else iterators.each(iterable)
@@ -474,18 +478,6 @@ def _parameter(value: Value) -> bool:
     all parameter labels): what is read from it is resolved where the summary is applied."""
     labels = value.all_labels()
     return bool(labels) and all(label.channel == "param" for label in labels)
-
-
-def dict_keys(value: Value) -> Value | None:
-    """One key of a dict built in the analysed code whose keys are all known (text constants:
-    a list's keys are its indexes, an object's ``".name"``), joined with the taint of what it
-    holds under keys the engine does not know and of keys stored by a computed key (``UNKNOWN_KEYS``:
-    a key computed from outside data stays tainted), or None when ``value`` is not such a dict."""
-    if not value.items or value.types or not all(isinstance(k, str) and not k.startswith(".") for k in value.items):
-        return None
-    unknown = value.items.get(UNKNOWN_KEYS)
-    return join(*(constant(k) for k in value.items if k != UNKNOWN_KEYS), taint_only(Value(labels=value.labels)),
-                *([taint_only(unknown)] if unknown is not None else []))
 
 
 def callable_part(item: Value) -> Value | None:

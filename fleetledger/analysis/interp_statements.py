@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from . import conditions, mutations, predicates
+from . import checked_paths, conditions, mutations, predicates
 from .annotated_types import annotation_names, known_types, with_types
 from .interp_expressions import callable_part, opaque, ref
 from .definitions import module_name
-from .sequences import leading_items
+from .sequences import item_position, leading_items
 from .tree import walk_scope
 from .type_comments import DECLARED
 from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
@@ -189,6 +189,7 @@ class Statements:
             # ``substitute`` read its index): the module's name keeps the rest.
             kept = without_parameters(value)
             self.module.globals[name] = join(self.module.globals.get(name, EMPTY), kept)
+        checked_paths.forget(self, name)
         self.env[name] = value
 
     def branch(self, test: ast.expr, body: list[ast.stmt], orelse: list[ast.stmt]) -> None:
@@ -245,6 +246,9 @@ class Statements:
         ``predicates.subject``) narrows that attribute of the variable, as storing the
         checked value there would; not on a caller's object other than a method's instance,
         whose stored items are read joined with the object's own taint (``Value.get``)."""
+        if name.startswith(checked_paths.PREFIX):
+            checked_paths.narrow(self, name, kinds, what, exact)  # ``request.args["next"]``
+            return
         root, _, attr = name.partition(".")
         current = self.env.get(root)
         if current is None:
@@ -378,7 +382,9 @@ class Statements:
         elif isinstance(target, ast.Attribute):
             owner = self.expr(target.value)
             self.store_attribute(target, owner, value)
+            checked_paths.forget(self, _root_name(target) or "")
         elif isinstance(target, ast.Subscript):
+            checked_paths.forget(self, _root_name(target) or "")
             owner = self.expr(target.value)
             key = self.expr(target.slice)
             self.store_item(target, owner, key, value)
@@ -415,7 +421,7 @@ class Statements:
     def store_item(self, target: ast.Subscript, owner: Value, key: Value, value: Value) -> None:
         self.sinks_for_method(owner, "__setitem__", [key, value], {}, target)
         if isinstance(target.value, ast.Name) and target.value.id in self.env:
-            position = _position(owner, key)
+            position = item_position(owner, key)
             if position is not None:
                 updated = with_items(owner, {position: value})
             elif key.is_const and isinstance(key.const, int) and not isinstance(key.const, bool) and key.const < 0:
@@ -478,22 +484,9 @@ def join_envs(*envs: dict[str, Value]) -> dict[str, Value]:
     names: dict[str, None] = {}
     for env in envs:
         names.update(dict.fromkeys(env))
-    return {name: join(*(env[name] for env in envs if name in env)) for name in names}
-
-
-
-
-def _position(owner: Value, key: Value) -> int | None:
-    """The item ``xs[k] = v`` replaces in a list known by position (``k`` counted from the end
-    when negative), or None when that is not known."""
-    if not (key.is_const and isinstance(key.const, int) and not isinstance(key.const, bool)):
-        return None
-    leading = leading_items(owner)
-    if leading is None or leading[1] is not None or not leading[0]:
-        return None
-    count = len(leading[0])
-    index = key.const + count if key.const < 0 else key.const
-    return index if 0 <= index < count else None
+    # (what a check proved of an access path holds after the join only if it does on every branch)
+    return {name: join(*(env[name] for env in envs if name in env)) for name in names
+            if name[:1] != checked_paths.PREFIX or all(name in env for env in envs)}
 
 
 _SWALLOWING = frozenset({"=contextlib.suppress"})

@@ -94,3 +94,15 @@ def called(function: FunctionInfo, returned: list[Value], yielded: list[Value]) 
         return _of(join(*yielded)) if yielded else _of(EMPTY)
     values = returned + yielded
     return join(*values) if values else EMPTY
+
+
+def dict_keys(value: Value) -> Value | None:
+    """One key of a dict built in the analysed code whose keys are all known (text constants:
+    a list's keys are its indexes, an object's ``".name"``), joined with the taint of what it
+    holds under keys the engine does not know and of keys stored by a computed key (``UNKNOWN_KEYS``:
+    a key computed from outside data stays tainted), or None when ``value`` is not such a dict."""
+    if not value.items or value.types or not all(isinstance(k, str) and not k.startswith(".") for k in value.items):
+        return None
+    unknown = value.items.get(UNKNOWN_KEYS)
+    return join(*(constant(k) for k in value.items if k != UNKNOWN_KEYS), taint_only(Value(labels=value.labels)),
+                *([taint_only(unknown)] if unknown is not None else []))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from . import checked_paths
 from .sequences import leading_items, with_rest
 from .values import EMPTY, UNKNOWN_KEYS, Value, join, taint_only, with_items
 
@@ -66,6 +67,7 @@ def added(frame: Frame, target: ast.expr | None, value: Value) -> None:
             in ``self.parts.append(v)``); any other expression records nothing.
         value: What the object now holds besides what it held (its taint is what counts).
     """
+    checked_paths.forget_under(frame, target)  # (what a check proved of its entries may no longer hold)
     if not value.tainted():
         return
     carried = taint_only(value.flatten())
@@ -100,6 +102,7 @@ def write_back(frame: Frame, target: ast.expr, attr: str, stored: Value) -> bool
     Returns:
         True when ``target`` names something the caller follows and the write was given to it.
     """
+    checked_paths.forget_under(frame, target)
     if attr == ADDED:
         if isinstance(target, ast.Name) and target.id in frame.env:
             old = frame.env[target.id]

@@ -19,6 +19,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from . import checked_paths
 from .values import Value
 
 if TYPE_CHECKING:
@@ -256,4 +257,4 @@ def subject(frame: Frame, expr: ast.expr | None) -> str:
     if (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and isinstance(expr.ctx, ast.Load)
             and expr.value.id not in frame.conditions):
         return f"{expr.value.id}.{expr.attr}"
-    return ""
+    return checked_paths.key(frame, expr) if expr is not None else ""

@@ -69,3 +69,16 @@ def clean_only(value: Value, keys: frozenset[tuple[Any, ...]], kinds: frozenset[
         return value
     return join(replace(value, labels={}, items=None), of_labels(
         [label.clean(kinds, by) if label.key in keys else label for label in value.all_labels()]))
+
+
+def item_position(owner: Value, key: Value) -> int | None:
+    """The item ``xs[k] = v`` replaces in a list known by position (``k`` counted from the end
+    when negative), or None when that is not known."""
+    if not (key.is_const and isinstance(key.const, int) and not isinstance(key.const, bool)):
+        return None
+    leading = leading_items(owner)
+    if leading is None or leading[1] is not None or not leading[0]:
+        return None
+    count = len(leading[0])
+    index = key.const + count if key.const < 0 else key.const
+    return index if 0 <= index < count else None

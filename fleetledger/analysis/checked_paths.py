@@ -1,0 +1,103 @@
+"""A check written on an expression, not a variable: ``if not is_safe(request.args["next"]):
+abort(400)`` then ``redirect(request.args["next"])``.
+
+An **access path** is a variable followed by attribute reads, subscripts by constants and
+``.get(constant[, constant])`` calls (the ``Mapping`` protocol's read, PEP 3119), up to
+``MAX_DEPTH`` steps: ``request.args["next"]``, ``request.args.get("next")``,
+``state["next"][0]``. Python evaluates it again at each read, and reads the same object's same
+entry while nothing rebinds the variable or stores into it. So what a check proves of the path
+(``Statements.narrow``) holds for the path's later reads in the same function, on the branches
+the check covers: the narrowed value is kept in the frame's variables under the key ``"@" +
+ast.unparse(path)`` (no identifier starts with ``@``), which branches join like variables but
+keep only when every branch has it (``join_envs``). Assigning the path's variable, storing into
+it (``state["next"] = ...``) or changing it in place (``state.update(d)``, a helper storing into
+it: ``mutations``) forgets what was proven of its paths; a change through another name for the
+same object (an alias) is not seen, as for variables.
+
+Only in a function's body: a module's or class body's variables are its globals or attributes.
+A plain name and ``name.attribute`` are narrowed as variables (``predicates.subject``).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from .values import Value, clean
+
+if TYPE_CHECKING:
+    from .interp import Frame
+
+PREFIX = "@"
+MAX_DEPTH = 8
+"""Steps an access path has at most (deeper: not narrowed)."""
+
+
+def root(expr: ast.expr) -> str | None:
+    """The variable an access path starts from, or None when ``expr`` is not one (or is a plain
+    name)."""
+    node, depth = expr, 0
+    while depth <= MAX_DEPTH:
+        if isinstance(node, ast.Attribute):
+            node = node.value
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            node = node.value
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+              and not node.keywords and 1 <= len(node.args) <= 2 and all(isinstance(a, ast.Constant) for a in node.args)):
+            node = node.func.value
+        else:
+            break
+        depth += 1
+    return node.id if isinstance(node, ast.Name) and 0 < depth <= MAX_DEPTH else None
+
+
+def key(frame: Frame, expr: ast.expr) -> str:
+    """The frame variable that holds what was proven of the access path ``expr`` (``"@" +
+    ast.unparse(expr)``), registering the path's node for ``narrow``; empty when ``expr`` is not
+    an access path, or outside a function."""
+    if frame.function is None or root(expr) is None:
+        return ""
+    name = PREFIX + ast.unparse(expr)
+    frame.path_nodes[name] = expr
+    return name
+
+
+def narrow(frame: Frame, name: str, kinds: frozenset[str], what: str, exact: Value | None) -> None:
+    """Gives the access path ``name`` (a ``key``) what a check proved of it: ``exact``, or its
+    value cleaned for ``kinds`` by ``what``."""
+    node = frame.path_nodes.get(name)
+    variable = root(node) if node is not None else None
+    if node is None or variable is None:
+        return
+    current = frame.env.get(name)
+    if current is None:
+        current = frame.expr(node)
+    frame.env[name] = exact if exact is not None else clean(current, kinds, what)
+    frame.narrowed_roots.add(variable)
+
+
+def lookup(frame: Frame, node: ast.expr) -> Value | None:
+    """What a check proved of the access path ``node``, where one holds on this branch; None
+    otherwise (the path is evaluated as usual)."""
+    variable = root(node)
+    if variable is None or variable not in frame.narrowed_roots:
+        return None
+    return frame.env.get(PREFIX + ast.unparse(node))
+
+
+def forget_under(frame: Frame, target: ast.expr | None) -> None:
+    """``forget`` for the variable an object changed in place starts from (``state.update(d)``,
+    ``state["next"].append(v)``, a helper storing into ``state``)."""
+    while isinstance(target, (ast.Attribute, ast.Subscript)):
+        target = target.value
+    if isinstance(target, ast.Name):
+        forget(frame, target.id)
+
+
+def forget(frame: Frame, variable: str) -> None:
+    """Forgets what was proven of the access paths of ``variable`` (it was rebound or stored
+    into). ``Frame.narrowed_roots`` keeps it: it only tells which reads may be narrowed."""
+    if variable not in frame.narrowed_roots:
+        return
+    for name in [n for n in frame.env if n.startswith(PREFIX) and (n[1:].startswith((variable + ".", variable + "[")))]:
+        del frame.env[name]
