@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 PREFIX = "@"
 MAX_DEPTH = 8
 """Steps an access path has at most (deeper: not narrowed)."""
+MAX_KEY_CHARS = 200
+"""Characters a constant key of an access path has at most (a longer one: not narrowed, so that
+a path's variable name stays short to build at each read)."""
 
 
 def root(expr: ast.expr) -> str | None:
@@ -40,15 +43,26 @@ def root(expr: ast.expr) -> str | None:
     while depth <= MAX_DEPTH:
         if isinstance(node, ast.Attribute):
             node = node.value
-        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        elif isinstance(node, ast.Subscript) and _short(node.slice):
             node = node.value
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
-              and not node.keywords and 1 <= len(node.args) <= 2 and all(isinstance(a, ast.Constant) for a in node.args)):
+              and not node.keywords and 1 <= len(node.args) <= 2 and all(_short(a) for a in node.args)):
             node = node.func.value
         else:
             break
         depth += 1
     return node.id if isinstance(node, ast.Name) and 0 < depth <= MAX_DEPTH else None
+
+
+def _short(node: ast.expr) -> bool:
+    """True for a constant key: a text of at most ``MAX_KEY_CHARS`` characters, or a number
+    whose digits are no more (``ast.unparse`` of a longer integer may raise ``ValueError``)."""
+    if not isinstance(node, ast.Constant):
+        return False
+    value = node.value
+    if isinstance(value, (str, bytes)):
+        return len(value) <= MAX_KEY_CHARS
+    return value is None or isinstance(value, (bool, float)) or (isinstance(value, int) and abs(value) < 10 ** MAX_KEY_CHARS)
 
 
 def key(frame: Frame, expr: ast.expr) -> str:

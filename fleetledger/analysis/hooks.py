@@ -84,6 +84,7 @@ def _overrides(program: Program, function: FunctionInfo, class_id: str) -> froze
     method = function.id
     found: list[str] = []
     for other in sorted(info.module.classes):
+        program.budget.spend()  # (a module of thousands of classes is read within the work budget)
         if other == class_id or info.module.classes[other].name.startswith("_") or (
                 class_id not in program.class_mro(other)):
             continue
