@@ -9,10 +9,15 @@ entry while nothing rebinds the variable or stores into it. So what a check prov
 (``Statements.narrow``) holds for the path's later reads in the same function, on the branches
 the check covers: the narrowed value is kept in the frame's variables under the key ``"@" +
 ast.unparse(path)`` (no identifier starts with ``@``), which branches join like variables but
-keep only when every branch has it (``join_envs``). Assigning the path's variable, storing into
-it (``state["next"] = ...``) or changing it in place (``state.update(d)``, a helper storing into
-it: ``mutations``) forgets what was proven of its paths; a change through another name for the
-same object (an alias) is not seen, as for variables.
+keep only when every branch has it (``join_envs``). A fact holds only while the path's variable
+holds the very value it was proven on (any rebinding, a store into it, ``del``, a change the
+engine follows in place gives the variable a new value), and is forgotten after a call that may
+change the object otherwise (``called``): one given the variable's object or an object read from
+it (``setattr(state, ...)``, ``state.pop(0)``, ``helper(state["a"])``; a call only reading a
+path, ``state.get("k")``, or given exactly a checked path's value, changes nothing), and any call
+of a function of the analysed code named by a variable, or of ``exec``/``eval`` (it may rebind
+what it reaches: a closure's ``nonlocal``, a global). A change through another name for the same object (an alias)
+is not seen, as for variables.
 
 Only in a function's body: a module's or class body's variables are its globals or attributes.
 A plain name and ``name.attribute`` are narrowed as variables (``predicates.subject``).
@@ -83,10 +88,14 @@ def narrow(frame: Frame, name: str, kinds: frozenset[str], what: str, exact: Val
     variable = root(node) if node is not None else None
     if node is None or variable is None:
         return
-    current = frame.env.get(name)
+    holder = _holder(frame, variable)
+    if holder is None:
+        return
+    current = frame.env.get(name) if frame.path_holders.get(name) is holder else None
     if current is None:
         current = frame.expr(node)
     frame.env[name] = exact if exact is not None else clean(current, kinds, what)
+    frame.path_holders[name] = holder
     frame.narrowed_roots.add(variable)
 
 
@@ -96,14 +105,61 @@ def lookup(frame: Frame, node: ast.expr) -> Value | None:
     variable = root(node)
     if variable is None or variable not in frame.narrowed_roots:
         return None
-    return frame.env.get(PREFIX + ast.unparse(node))
+    name = PREFIX + ast.unparse(node)
+    held = frame.env.get(name)
+    if held is None or frame.path_holders.get(name) is not _holder(frame, variable):
+        return None  # (the variable was given another value since the check)
+    return held
+
+
+def called(frame: Frame, call: ast.Call) -> None:
+    """Forgets, after ``call`` ran, what it may have changed of the checked paths (see the
+    module's docstring)."""
+    if root(call) is not None:
+        return  # ``state.get("k")``: a read
+    func = call.func
+    if isinstance(func, ast.Name):
+        named = frame.env.get(func.id) or frame.module.globals.get(func.id)
+        if (named is not None and named.functions) or (named is None and func.id in _RUNNING_CODE):
+            for variable in list(frame.narrowed_roots):
+                forget(frame, variable)
+            return
+    receiver = [func.value] if isinstance(func, ast.Attribute) else []
+    for part in (*receiver, *call.args, *(keyword.value for keyword in call.keywords)):
+        shared(frame, part.value if isinstance(part, ast.Starred) else part)
+
+
+def shared(frame: Frame, expr: ast.expr) -> None:
+    """Forgets the checked paths of the variables whose object, or an object read from it,
+    ``expr`` hands on (to a call, or to another name: ``alias = state``, ``box = state["box"]``,
+    then changed through it); exactly a checked path's value hands on nothing else. A walrus
+    inside ``expr`` (a comprehension's: PEP 572 binds it in the function) rebinds its target."""
+    if isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)) and PREFIX + ast.unparse(expr) in frame.env:
+        return
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name) and node.id in frame.narrowed_roots:
+            forget(frame, node.id)
+
+
+_RUNNING_CODE = frozenset({"exec", "eval"})
+"""Builtins that run code given as text: it may rebind or change any variable."""
+
+
+def _holder(frame: Frame, variable: str) -> Value | None:
+    """The value the variable holds here (the function's own, a closure's or a global)."""
+    if variable in frame.env:
+        return frame.env[variable]
+    closure = frame.function.closure if frame.function is not None else None
+    if closure and variable in closure:
+        return closure[variable]
+    return frame.module.globals.get(variable)
 
 
 def forget_under(frame: Frame, target: ast.expr | None) -> None:
     """``forget`` for the variable an object changed in place starts from (``state.update(d)``,
     ``state["next"].append(v)``, a helper storing into ``state``)."""
-    while isinstance(target, (ast.Attribute, ast.Subscript)):
-        target = target.value
+    while isinstance(target, (ast.Attribute, ast.Subscript, ast.Call)):
+        target = target.func if isinstance(target, ast.Call) else target.value
     if isinstance(target, ast.Name):
         forget(frame, target.id)
 

@@ -34,6 +34,7 @@ from .budget import BudgetExceeded
 from .definitions import FunctionInfo, ModuleInfo
 from .facts import Deferred, Site, SinkHit, site_of, step
 from .interp_calls import Calls
+from .interp_exceptions import Exceptions
 from .interp_expressions import Expressions
 from .interp_loops import Loops
 from .interp_match import Matching
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from .program import Program
 
 
-class Frame(Statements, Loops, Matching, Expressions, Operators, RuntimeNames, Calls, Sinks):
+class Frame(Statements, Exceptions, Loops, Matching, Expressions, Operators, RuntimeNames, Calls, Sinks):
     """The interpretation of one function body or module body.
 
     Args:
@@ -92,6 +93,7 @@ class Frame(Statements, Loops, Matching, Expressions, Operators, RuntimeNames, C
         self.operands: dict[str, set[str]] = {}  # a name -> the remembered checks that read it
         self.narrowed_roots: set[str] = set()  # variables with a checked access path (``checked_paths``)
         self.path_nodes: dict[str, ast.expr] = {}  # ``checked_paths.key`` -> its expression
+        self.path_holders: dict[str, Value] = {}  # ``checked_paths.key`` -> its variable's value when checked
         self.locals, self.global_names = function.names() if function else (frozenset(), frozenset())
 
     def site(self, node: ast.AST) -> Site:

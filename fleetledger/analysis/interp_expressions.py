@@ -65,7 +65,10 @@ class Expressions:
                         or self.method_wrapper(node))
             if imported is not None:  # __import__("os") is the module os, vars(os) its namespace
                 return imported
-            return self.call(node)
+            result = self.call(node)
+            if self.narrowed_roots:
+                checked_paths.called(self, node)
+            return result
         if isinstance(node, ast.BinOp):
             return self.binop_chain(node)
         if isinstance(node, ast.JoinedStr) or type(node).__name__ == "TemplateStr":
@@ -118,6 +121,8 @@ class Expressions:
             orelse = self.expr(node.orelse)
             self.env = saved
             return join(body, orelse)
+        if self.narrowed_roots and isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            checked_paths.shared(self, node)  # (a walrus in it may rebind a checked variable)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             return folding.unrolled(self, node) or self.comprehension(node.generators, [node.elt])
         if isinstance(node, ast.DictComp):

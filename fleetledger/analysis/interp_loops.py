@@ -72,6 +72,12 @@ def _loads(node: ast.AST) -> Iterable[str]:
             yield inner.target.id  # ``x += 1`` reads x (its target is a store)
 
 
+def _stores(body: list[ast.stmt]) -> set[str]:
+    """The names a loop body binds anywhere (``x = ...``, ``x += 1``, a loop target, a walrus)."""
+    return {inner.id for statement in body for inner in ast.walk(statement)
+            if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store)}
+
+
 def _top_level_definitions(statement: ast.stmt) -> Iterable[str]:
     if isinstance(statement, ast.Assign):
         for target in statement.targets:
@@ -135,7 +141,10 @@ class Loops:
 
         def enter() -> None:
             self.refine(node.test, True)
-        self.loop(enter, node.body, node.orelse, endless=truth is True, reads=exposed_reads(node))
+        # Endless only where the test stays true: ``while n < 3`` is true on entry (n = 0), not
+        # once the body has counted n up (a test reading a name the body binds may turn false).
+        endless = truth is True and set(_loads(node.test)).isdisjoint(_stores(node.body))
+        self.loop(enter, node.body, node.orelse, endless=endless, reads=exposed_reads(node))
 
     def loop(self, enter: Any, body: list[ast.stmt], orelse: list[ast.stmt], *, endless: bool = False,
              reads: frozenset[str] | None = None) -> None:

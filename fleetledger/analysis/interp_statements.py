@@ -14,10 +14,9 @@ from collections.abc import Iterable
 
 from . import checked_paths, conditions, mutations, predicates
 from .annotated_types import annotation_names, known_types, with_types
-from .interp_expressions import callable_part, opaque, ref
+from .interp_expressions import callable_part, ref
 from .definitions import module_name
 from .sequences import item_position, leading_items
-from .tree import walk_scope
 from .type_comments import DECLARED
 from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
                      without_parameters)
@@ -91,7 +90,7 @@ class Statements:
                     self.assign(item.optional_vars, entered, item.context_expr)
             self.swallowing += swallows
             try:
-                self.block(node.body)
+                self.swallowed(node.body) if swallows else self.block(node.body)
             finally:
                 self.swallowing -= swallows
         elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
@@ -134,6 +133,7 @@ class Statements:
                 self.module.imported.add(base)
         elif isinstance(node, ast.Delete):
             for target in node.targets:
+                checked_paths.forget_under(self, target)
                 if isinstance(target, ast.Name):
                     self.env.pop(target.id, None)
                 elif isinstance(target, ast.Subscript):
@@ -263,55 +263,6 @@ class Statements:
         else:
             self.env[name] = exact if exact is not None else clean(current, kinds, what)
 
-    def try_(self, node: ast.Try) -> None:
-        before = dict(self.env)
-        outer_raised, self.raised = self.raised, []
-        # A handler may start after any statement of the body: each one may raise before the
-        # next runs (``x = input(); x = int(x)`` leaves the text in x when int() raises).
-        # The states between the body's statements, joined, are where the handlers start
-        # (inside a nested block, only its state before and after is seen).
-        midway: list[dict[str, Value]] = []
-        swallows = any(isinstance(n, (ast.Return, ast.Break, ast.Continue))
-                       for statement in node.finalbody for n in (statement, *walk_scope(statement)))
-        self.swallowing += swallows  # a ``finally`` that returns swallows what the body raised
-        try:
-            for statement in node.body:
-                if not self.alive:
-                    break
-                self.program.budget.spend()
-                self.statement(statement)
-                if self.alive:
-                    midway.append(dict(self.env))
-        finally:
-            self.swallowing -= swallows
-        # The handlers' exception: what the body and the code's functions it called raised, and
-        # what any other operation may (``int(x)``'s ValueError holds x): never a constant.
-        raised = join(*self.raised, opaque("an exception the try block raised", self.site(node)))
-        self.raised = outer_raised + self.raised
-        after_body, body_alive = self.env, self.alive
-        ends: list[dict[str, Value]] = []
-        if body_alive:
-            self.env, self.alive = after_body, True
-            self.block(node.orelse)
-            if self.alive:
-                ends.append(self.env)
-        for handler in node.handlers:
-            self.env, self.alive = join_envs(before, *midway[:-1], after_body), True
-            if handler.type is not None:
-                self.expr(handler.type)
-            if handler.name:
-                self.env[handler.name] = raised  # what the try block raised (``e.args[0]``)
-            self.block(handler.body)
-            if self.alive:
-                ends.append(self.env)
-        self.alive = bool(ends)
-        self.env = join_envs(*ends) if ends else join_envs(before, after_body)
-        if node.finalbody:
-            alive = self.alive
-            self.alive = True
-            self.block(node.finalbody)
-            self.alive = self.alive and alive
-
     def define_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         decorators = [self.expr(decorator) for decorator in node.decorator_list]
         fid = self.module.by_node.get(node)
@@ -367,6 +318,8 @@ class Statements:
     def assign(self, target: ast.expr, value: Value, source: ast.AST) -> None:
         """Binds ``target`` (a name, tuple, attribute or subscript) to ``value``."""
         if isinstance(target, ast.Name):
+            if self.narrowed_roots and isinstance(source, ast.expr):
+                checked_paths.shared(self, source)  # (an alias of a checked variable's object)
             self.bind(target.id, add_step(value, self.step(target, f"assigned to {target.id}")))
         elif isinstance(target, (ast.Tuple, ast.List)):
             starred = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)), None)
@@ -382,9 +335,9 @@ class Statements:
         elif isinstance(target, ast.Attribute):
             owner = self.expr(target.value)
             self.store_attribute(target, owner, value)
-            checked_paths.forget(self, _root_name(target) or "")
+            checked_paths.forget_under(self, target)
         elif isinstance(target, ast.Subscript):
-            checked_paths.forget(self, _root_name(target) or "")
+            checked_paths.forget_under(self, target)
             owner = self.expr(target.value)
             key = self.expr(target.slice)
             self.store_item(target, owner, key, value)
