@@ -235,7 +235,7 @@ class Calls(Objects):
         if receiver is not None:
             if method == "format" and receiver.is_const and isinstance(receiver.const, str):
                 everything.extend(self.format_fields(receiver.const, args, kwargs, node))
-            self.stores_into(func.value if isinstance(func, ast.Attribute) else None, everything, site)
+            self.stores_into(func.value if isinstance(func, ast.Attribute) else None, everything, site, method)
             if method in mutations.STORING and isinstance(func, ast.Attribute):
                 mutations.added(self, func.value, join(*args, *kwargs.values(), *star))  # the caller's object too
             if method in _STORING_METHODS and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and args:
