@@ -219,7 +219,8 @@ class Objects:
 def instance_attribute(program: Program, value: Value, name: str) -> bool:
     """True when ``value`` is an object of the analysed code's classes only, whose classes and
     bases are all the analysed code's (``object`` aside), none of which defines ``name`` in its
-    body nor ``__getattr__``/``__getattribute__``: by Python's attribute lookup, ``value.name``
+    body nor ``__getattr__``/``__getattribute__``, nor has a decorator or a metaclass (either may
+    add methods): by Python's attribute lookup, ``value.name``
     can then only be a value stored on the instance (``self.callback = fn``), which the lookup
     does not bind to it (a bound method stored there, ``self.cb = self.keep``, is followed where
     the engine knows what was stored)."""
@@ -232,7 +233,8 @@ def instance_attribute(program: Program, value: Value, name: str) -> bool:
                 if base in ("object", "builtins.object"):
                     continue
                 return False
-            if name in info.methods or name in info.attributes or {"__getattr__", "__getattribute__"} & info.methods.keys():
+            if name in info.methods or name in info.attributes or {"__getattr__", "__getattribute__"} & info.methods.keys() or (
+                    info.node.decorator_list or info.node.keywords):  # (a decorator or metaclass may add methods)
                 return False
     return True
 

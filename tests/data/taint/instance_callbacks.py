@@ -35,9 +35,27 @@ class Box(dict):
         os.system("echo " + self["label"])  # $ command (a library base may define remember())
 
 
+def with_keep(cls):
+    def keep(self, value):
+        self.held = value
+    cls.keep = keep
+    return cls
+
+
+@with_keep
+class Decorated:
+    def __init__(self):
+        self.held = "nothing"
+
+    def start(self, value):
+        self.keep(value)
+        os.system("echo " + self.held)  # $ command (a class decorator may add the method)
+
+
 @app.route("/a")
 def a():
     Job(print).start(request.args["x"])
     Keeper().start(request.args["x"])
     Box(label="box").start(request.args["x"])
+    Decorated().start(request.args["x"])
     return "ok"
