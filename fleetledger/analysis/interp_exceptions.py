@@ -21,7 +21,13 @@ class Exceptions:
         in the state the exception left (``if not ok(x): abort()`` proves nothing there): the
         states before the block, between its statements and at its end are joined, as ``try_``
         joins those where its handlers start."""
-        states = [dict(self.env)]
+        before = dict(self.env)
+        self.env, self.alive = join_envs(before, *self.midway(body)), True
+
+    def midway(self, body: list[ast.stmt]) -> list[dict[str, Value]]:
+        """Interprets a block and returns the states after each of its statements while the
+        path lives (where an exception raised by the next one would leave the block)."""
+        states: list[dict[str, Value]] = []
         for statement in body:
             if not self.alive:
                 break
@@ -29,7 +35,7 @@ class Exceptions:
             self.statement(statement)
             if self.alive:
                 states.append(dict(self.env))
-        self.env, self.alive = join_envs(*states), True
+        return states
 
     def try_(self, node: ast.Try) -> None:
         before = dict(self.env)
@@ -38,18 +44,11 @@ class Exceptions:
         # next runs (``x = input(); x = int(x)`` leaves the text in x when int() raises).
         # The states between the body's statements, joined, are where the handlers start
         # (inside a nested block, only its state before and after is seen).
-        midway: list[dict[str, Value]] = []
         swallows = any(isinstance(n, (ast.Return, ast.Break, ast.Continue))
                        for statement in node.finalbody for n in (statement, *walk_scope(statement)))
         self.swallowing += swallows  # a ``finally`` that returns swallows what the body raised
         try:
-            for statement in node.body:
-                if not self.alive:
-                    break
-                self.program.budget.spend()
-                self.statement(statement)
-                if self.alive:
-                    midway.append(dict(self.env))
+            midway = self.midway(node.body)
         finally:
             self.swallowing -= swallows
         # The handlers' exception: what the body and the code's functions it called raised, and
