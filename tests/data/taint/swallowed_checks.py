@@ -50,3 +50,11 @@ def d():
         if is_safe(target):
             break
     return redirect(target)  # ok redirect (only the break after the check leaves the loop)
+
+
+@app.route("/e")
+def e():
+    done = False
+    while not done:
+        done = request.args.get("more") != "1"
+    return redirect(request.args["next"])  # $ redirect (the loop ends when done turns true)
