@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from . import callbacks
 from .facts import Site, step
 from .library_methods import library_types
 from .sequences import leading_items, with_rest
 from .values import Value, add_step, bounded, constant, join, labels_of, taint_only, with_items, without_parameters
-
-if TYPE_CHECKING:
-    from .program import Program
 
 SHIFTING_METHODS = frozenset({"pop", "insert", "remove", "sort", "reverse"})
 """List methods after which an item is no longer at the index it was stored under."""
@@ -190,16 +188,15 @@ class Objects:
         """A method the models do not describe may keep its arguments in its receiver
         (``items.append(x)``, ``d.setdefault(k, x)``, ``buffer.write(x)``): a variable named as
         the receiver then carries their taint too (a global's value everywhere after). Not where
-        ``method`` is no method at all: on an object of the analysed code's classes that none of
-        them defines (nor ``__getattr__``), ``obj.name`` is a value stored on the instance (a
-        callback), which Python calls without the object (``instance_attribute``)."""
+        ``obj.method`` is a callback its constructor stored (``callbacks.stored_callback``), which
+        Python calls without the object."""
         if not isinstance(target, ast.Name) or not any(value.tainted() for value in inputs):
             return
         name = target.id
         held = self.env.get(name, self.module.globals.get(name))
         if held is not None and held.types and all(t.startswith("=") for t in held.types):
             return  # a module, or a library function or class: not a container (``shlex.split(x)``)
-        if held is not None and method and instance_attribute(self.program, held, method):
+        if held is not None and method and callbacks.stored_callback(self.program, held, method):
             return
         carried = add_step(join(*(taint_only(value.flatten()) for value in inputs)), step(site, f"stored in {target.id}"))
         if held is not None and library_types(held.types):
@@ -214,29 +211,6 @@ class Objects:
             # A parameter's label means something only inside its function: a global keeps the
             # outside data, not the parameters of the function that stored it.
             self.module.globals[name] = join(self.module.globals[name], without_parameters(carried))
-
-
-def instance_attribute(program: Program, value: Value, name: str) -> bool:
-    """True when ``value`` is an object of the analysed code's classes only, whose classes and
-    bases are all the analysed code's (``object`` aside), none of which defines ``name`` in its
-    body nor ``__getattr__``/``__getattribute__``, nor has a decorator or a metaclass (either may
-    add methods): by Python's attribute lookup, ``value.name``
-    can then only be a value stored on the instance (``self.callback = fn``), which the lookup
-    does not bind to it (a bound method stored there, ``self.cb = self.keep``, is followed where
-    the engine knows what was stored)."""
-    if not value.types or any(t not in program.classes for t in value.types):
-        return False
-    for class_id in value.types:
-        for base in program.class_mro(class_id):
-            info = program.classes.get(base)
-            if info is None:
-                if base in ("object", "builtins.object"):
-                    continue
-                return False
-            if name in info.methods or name in info.attributes or {"__getattr__", "__getattribute__"} & info.methods.keys() or (
-                    info.node.decorator_list or info.node.keywords):  # (a decorator or metaclass may add methods)
-                return False
-    return True
 
 
 def _literal_int(node: ast.expr) -> int | None:
