@@ -251,7 +251,8 @@ def subject(frame: Frame, expr: ast.expr | None) -> str:
     """The variable a check speaks of: ``x`` for ``x``, ``"x.attr"`` for an attribute of a
     variable that does not stand for a call (``parts.netloc`` of ``parts = urlparse(x)`` is a
     projection of ``x``, which ``conditions._projection`` reads), which ``Statements.narrow``
-    narrows; empty for anything else."""
+    narrows; the key of an access path (``request.args["next"]``: ``checked_paths.key``);
+    empty for anything else."""
     if isinstance(expr, ast.Name):
         return expr.id
     if (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and isinstance(expr.ctx, ast.Load)
