@@ -16,8 +16,9 @@ change the object otherwise (``called``): one given the variable's object or an 
 it (``setattr(state, ...)``, ``state.pop(0)``, ``helper(state["a"])``; a call only reading a
 path, ``state.get("k")``, or given exactly a checked path's value, changes nothing), and any call
 of a function of the analysed code named by a variable, or of ``exec``/``eval`` (it may rebind
-what it reaches: a closure's ``nonlocal``, a global). A change through another name for the same object (an alias)
-is not seen, as for variables.
+what it reaches: a closure's ``nonlocal``, a global). An alias taken after the check forgets it
+(``shared``); a change through an alias taken before, or from another module, is not seen, as
+for variables.
 
 Only in a function's body: a module's or class body's variables are its globals or attributes.
 A plain name and ``name.attribute`` are narrowed as variables (``predicates.subject``).
@@ -39,6 +40,7 @@ MAX_DEPTH = 8
 MAX_KEY_CHARS = 200
 """Characters a constant key of an access path has at most (a longer one: not narrowed, so that
 a path's variable name stays short to build at each read)."""
+_MAX_INT = 10 ** MAX_KEY_CHARS
 
 
 def root(expr: ast.expr) -> str | None:
@@ -67,7 +69,7 @@ def _short(node: ast.expr) -> bool:
     value = node.value
     if isinstance(value, (str, bytes)):
         return len(value) <= MAX_KEY_CHARS
-    return value is None or isinstance(value, (bool, float)) or (isinstance(value, int) and abs(value) < 10 ** MAX_KEY_CHARS)
+    return value is None or isinstance(value, (bool, float)) or (isinstance(value, int) and abs(value) < _MAX_INT)
 
 
 def key(frame: Frame, expr: ast.expr) -> str:
