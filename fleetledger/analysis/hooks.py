@@ -2,9 +2,9 @@
 instance's class is not known.
 
 A method whose body does nothing but declare itself (a docstring, ``pass``, ``...``, ``raise
-NotImplementedError``; ``abc.abstractmethod`` or not) never runs on a working instance: Python
-looks ``self.hook`` up on the instance's class, which overrides it (the template-method
-pattern, and ``abc``'s abstract methods, PEP 3119). Read in a method of the base class through
+NotImplementedError``; ``abc.abstractmethod`` or not) raises or does nothing: what does the work
+on an instance is the override of its class, where Python looks ``self.hook`` up (the
+template-method pattern, and ``abc``'s abstract methods, PEP 3119). Read in a method of the base class through
 its ``self`` (a summary, or a public method analysed as an entry point), such a hook stands for
 the overrides of the subclasses, the way class hierarchy analysis resolves a virtual call (Dean,
 Grove and Chambers, ECOOP 1995), restricted to placeholders: a method with a body of its own may
