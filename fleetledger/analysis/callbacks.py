@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 _HOOKS = frozenset({"__getattr__", "__getattribute__", "__init_subclass__"})
 _REFLECTION = frozenset({"setattr", "vars", "locals", "exec", "__dict__", "__class__"})
-_STORES: weakref.WeakKeyDictionary[ast.Module, tuple[Counter[str], bool]] = weakref.WeakKeyDictionary()
+_STORES: weakref.WeakKeyDictionary[ast.Module, tuple[Counter[str], bool, frozenset[str]]] = weakref.WeakKeyDictionary()
 
 
 def stored_callback(program: Program, value: Value, name: str) -> bool:
@@ -56,11 +56,9 @@ def stored_callback(program: Program, value: Value, name: str) -> bool:
             if (name in info.methods or name in info.attributes or _HOOKS & info.methods.keys()
                     or info.node.decorator_list or info.node.keywords):
                 return False
-            if any(name in other.methods or name in other.attributes for other in info.module.classes.values()):
-                return False  # (a subclass or mixin of the module may define it)
-            stores, reflective = _stores(info.module.tree)
-            if reflective or stores[name] > 1:
-                return False
+            stores, reflective, in_classes = _stores(info.module.tree)
+            if reflective or stores[name] > 1 or name in in_classes:
+                return False  # (stored elsewhere, or a subclass or mixin of the module may define it)
             init = info.methods.get("__init__")
             stored = stored or (init is not None and _sets(program, init, name))
         if not stored:
@@ -83,13 +81,16 @@ def _sets(program: Program, init: str, name: str) -> bool:
     return False
 
 
-def _stores(tree: ast.Module) -> tuple[Counter[str], bool]:
+def _stores(tree: ast.Module) -> tuple[Counter[str], bool, frozenset[str]]:
     """The attribute names the module stores (``x.name = ...``, also augmented and annotated),
-    counted, and whether it uses reflection that may store one unseen (computed once per tree)."""
+    counted; whether it uses reflection that may store one unseen; and the names any class body
+    of the module binds (its methods and class attributes, read from the syntax). Computed once
+    per tree, so that a call costs no walk of the module's classes."""
     known = _STORES.get(tree)
     if known is None:
         stores: Counter[str] = Counter()
         reflective = False
+        in_classes: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute):
                 if isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -97,5 +98,29 @@ def _stores(tree: ast.Module) -> tuple[Counter[str], bool]:
                 reflective = reflective or node.attr in _REFLECTION
             elif isinstance(node, ast.Name) and node.id in _REFLECTION:
                 reflective = True
-        known = _STORES[tree] = (stores, reflective)
+            elif isinstance(node, ast.ClassDef):
+                in_classes.update(_bound_in_body(node))
+        known = _STORES[tree] = (stores, reflective, frozenset(in_classes))
     return known
+
+
+def _bound_in_body(node: ast.ClassDef) -> set[str]:
+    """The names a class body binds in its own scope: definitions, imports and every name stored
+    outside nested functions, classes, lambdas and comprehensions (a superset of what the engine
+    records as its methods and attributes)."""
+    names: set[str] = set()
+    todo: list[ast.AST] = list(node.body)
+    while todo:
+        current = todo.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(current.name)
+            continue
+        if isinstance(current, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in current.names)
+            continue
+        if isinstance(current, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Store):
+            names.add(current.id)
+        todo.extend(ast.iter_child_nodes(current))
+    return names
