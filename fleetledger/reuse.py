@@ -92,6 +92,15 @@ class Offers:
                 out[name] = found
         return out
 
+    def none_for(self, salt: str) -> bool:
+        """True when nothing can be offered under ``salt``: there is no cache and the ledger
+        holds no result with it (a first run). Read-only.
+
+        Raises:
+            LedgerError: the ledger cannot be read.
+        """
+        return self.cache is None and not self._load(salt)
+
     def _load(self, salt: str) -> dict[str, list[dict[str, Any]]]:
         if salt in self._index:
             return self._index[salt]

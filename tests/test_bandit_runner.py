@@ -65,3 +65,39 @@ def test_a_file_with_type_ignore_comments_gets_bandits_checks(tmp_path: Path) ->
     found = sorted(_issue(issue) for issue, _ in tester.found)
     assert found == _bandits_own(path)
     assert {"B307", "B605"} <= {issue[0] for issue in found}
+
+
+BIDI_FILES = {
+    "utf8_comment.py": "x = 1  # \u202e evil\nprint(x)\n".encode(),
+    "utf8_string.py": 'access = "user\u2067 # admin\u2069"\n'.encode(),
+    "cp1255_mark.py": "# -*- coding: cp1255 -*-\nname = 'abc\u200f'\n".encode("cp1255"),
+    "latin1_plain.py": "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n".encode("latin-1"),
+    "ascii_plain.py": b"import os\nos.system('ls')\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BIDI_FILES))
+def test_trojan_source_check_gives_bandits_result_whether_or_not_it_is_skipped(tmp_path: Path, name: str) -> None:
+    """B613 is not run on a file whose text, decoded as the check decodes it, holds none of its
+    characters (``_PRECONDITIONS``); where one is there, in UTF-8 or in a code page that has it
+    (cp1255's right-to-left mark), the check runs and raises bandit's issue."""
+    path = tmp_path / name
+    path.write_bytes(BIDI_FILES[name])
+    data = path.read_bytes()
+    decoded = source.decode_source(data)
+    tester = bandit_runner.run_bandit(path, data, decoded, parser.parse_module(decoded.text).module)
+    found = sorted(_issue(issue) for issue, _ in tester.found)
+    assert found == _bandits_own(path)
+    assert any(issue[0] == "B613" for issue in found) == ("plain" not in name)
+
+
+def test_the_bidi_precondition_says_false_only_without_the_characters() -> None:
+    import io
+
+    def holds(data: bytes) -> bool:
+        return bandit_runner._may_hold_bidi({"file_data": io.BytesIO(data)})
+
+    assert not holds(b"x = 1\n")
+    assert holds("x = '\u202a'\n".encode())
+    assert holds(b"# coding: not-a-codec\nx = 1\n")  # the check would fail: let it, as bandit's own run
+    assert holds(b"x = '\xff'\n")  # not UTF-8: the same

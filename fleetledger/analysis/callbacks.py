@@ -25,6 +25,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from .values import Value
+from .tree import child_nodes, walk
 
 if TYPE_CHECKING:
     from .program import Program
@@ -77,7 +78,7 @@ def _sets(program: Program, init: str, name: str) -> bool:
         if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
                 and isinstance(target := statement.targets[0], ast.Attribute) and target.attr == name
                 and isinstance(target.value, ast.Name) and target.value.id == receiver):
-            return not any(isinstance(n, ast.Name) and n.id == receiver for n in ast.walk(statement.value))
+            return not any(isinstance(n, ast.Name) and n.id == receiver for n in walk(statement.value))
     return False
 
 
@@ -91,7 +92,7 @@ def _stores(tree: ast.Module) -> tuple[Counter[str], bool, frozenset[str]]:
         stores: Counter[str] = Counter()
         reflective = False
         in_classes: set[str] = set()
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Attribute):
                 if isinstance(node.ctx, (ast.Store, ast.Del)):
                     stores[node.attr] += 1
@@ -122,5 +123,5 @@ def _bound_in_body(node: ast.ClassDef) -> set[str]:
             continue
         if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Store):
             names.add(current.id)
-        todo.extend(ast.iter_child_nodes(current))
+        todo.extend(child_nodes(current))
     return names

@@ -30,6 +30,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from .values import Value, clean
+from .tree import walk
 
 if TYPE_CHECKING:
     from .interp import Frame
@@ -138,7 +139,7 @@ def shared(frame: Frame, expr: ast.expr) -> None:
     inside ``expr`` (a comprehension's: PEP 572 binds it in the function) rebinds its target."""
     if isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)) and PREFIX + ast.unparse(expr) in frame.env:
         return
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, ast.Name) and node.id in frame.narrowed_roots:
             forget(frame, node.id)
 

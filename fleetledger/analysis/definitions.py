@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from .dependencies import Dependencies
 from .free_names import bound_names
 from .values import Value
+from .tree import child_nodes, walk
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
@@ -96,7 +97,7 @@ class FunctionInfo:
         stores: list[ast.Name] = []
         declared: set[str] = set()
         augmented: set[int] = set()
-        for n in ast.walk(self.node):
+        for n in walk(self.node):
             if isinstance(n, ast.Name):
                 if isinstance(n.ctx, ast.Store):
                     stores.append(n)
@@ -186,7 +187,7 @@ def assignments_in(node: ast.AST) -> dict[str, list[tuple[int, ast.expr]]]:
     """The values assigned to plain names (``x = ...``, ``x: T = ...``) under ``node``: name ->
     ``(line, value)`` in line order."""
     found: dict[str, list[tuple[int, ast.expr]]] = {}
-    for child in ast.walk(node):
+    for child in walk(node):
         if isinstance(child, ast.Assign):
             targets, value = child.targets, child.value
         elif isinstance(child, ast.AnnAssign) and child.value is not None:
@@ -263,7 +264,7 @@ class ModuleInfo:
                 continue
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
-            pending.extend(ast.iter_child_nodes(node))
+            pending.extend(child_nodes(node))
         return frozenset(names)
 
 
@@ -330,7 +331,7 @@ def index(module: ModuleInfo) -> None:
         (module.tree, "", None, False, None)]
     while stack:
         node, prefix, cls, nested, function = stack.pop()
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 qual = f"{prefix}{child.name}"
                 fid = f"{module.name}:{qual}@{child.lineno}"

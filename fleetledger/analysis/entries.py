@@ -30,6 +30,7 @@ from .model_records import UNTYPED
 from .protocols import responder
 from .receivers import receiver_value
 from .values import Label, Value, of_labels
+from .tree import walk
 
 if TYPE_CHECKING:
     from .program import Program
@@ -119,7 +120,7 @@ def _method_calls(scope: ast.AST) -> dict[str, list[ast.Call]]:
     """Method name -> the calls ``X.name(...)`` in ``scope`` (walked once per scope: nodes
     hash by identity)."""
     out: dict[str, list[ast.Call]] = {}
-    for node in ast.walk(scope):
+    for node in walk(scope):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             out.setdefault(node.func.attr, []).append(node)
     return out
@@ -248,7 +249,7 @@ def _annotated_otherwise(program: Program, function: FunctionInfo, param: ast.ar
     if annotation - _SAYS_NOTHING:
         return not any(requests & set(program.class_mro(name)) for name in annotation)
     word = _last_word(param.annotation)
-    relative = {alias.asname or alias.name for node in ast.walk(function.module.tree)
+    relative = {alias.asname or alias.name for node in walk(function.module.tree)
                 if isinstance(node, ast.ImportFrom) and node.level > 0 for alias in node.names}
     return word in relative and word not in {r.rpartition(".")[2] for r in requests}
 

@@ -18,6 +18,7 @@ from typing import Any
 from .sequences import leading_items
 from .interp_operators import MAX_CONST_LEN
 from .values import MAX_ITEMS, Value, constant
+from .tree import walk
 
 FOLDED: dict[str, Callable[[Any], Any]] = {"re.escape": re.escape}
 """Qualified name -> the function computed on a constant text."""
@@ -86,7 +87,7 @@ def unrolled(interp: Any, node: ast.ListComp | ast.SetComp | ast.GeneratorExp) -
     clause = node.generators[0]
     if clause.ifs or clause.is_async or not isinstance(clause.target, ast.Name):
         return None
-    if not all(isinstance(n, _UNROLLED_NODES) for part in (clause.iter, node.elt) for n in ast.walk(part)):
+    if not all(isinstance(n, _UNROLLED_NODES) for part in (clause.iter, node.elt) for n in walk(part)):
         return None
     found = leading_items(interp.expr(clause.iter))
     if found is None or found[1] is not None or len(found[0]) > MAX_ITEMS:

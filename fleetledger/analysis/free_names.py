@@ -30,6 +30,7 @@ import builtins
 
 from .facts import Site
 from .values import Label, Value, of_labels
+from .tree import walk
 
 _PY2_BUILTINS = frozenset({
     "basestring", "unicode", "long", "xrange", "raw_input", "unichr", "execfile", "file", "reduce", "reload",
@@ -55,7 +56,7 @@ def bound_names(tree: ast.Module) -> frozenset[str] | None:
     """
     names: set[str] = set()
     types: list[ast.expr | None] = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         kind = type(node)
         if kind is ast.Name:
             if type(node.ctx) is not ast.Load:
@@ -92,7 +93,7 @@ def bound_names(tree: ast.Module) -> frozenset[str] | None:
                 names.add(bound)
     for typed in types:
         if typed is not None:
-            names.update(n.id for n in ast.walk(typed) if type(n) is ast.Name)
+            names.update(n.id for n in walk(typed) if type(n) is ast.Name)
     return frozenset(names)
 
 

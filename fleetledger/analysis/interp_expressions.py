@@ -24,6 +24,7 @@ from .sequences import leading_items, with_rest
 from .marks import unmarked
 from .values import (ADDED_ITEMS, DERIVED, EMPTY, OWN_SITE, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels,
                      taint_only)
+from .tree import child_nodes
 
 BUILTINS = frozenset(dir(builtins))
 
@@ -150,7 +151,7 @@ class Expressions:
             for part in (node.lower, node.upper, node.step):
                 self.expr(part)
             return EMPTY
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 self.expr(child)
         return EMPTY

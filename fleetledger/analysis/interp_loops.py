@@ -28,6 +28,7 @@ from typing import Any
 
 from .interp_statements import join_envs
 from .values import Value
+from .tree import walk
 
 LOOP_ROUNDS = 3
 
@@ -65,7 +66,7 @@ def exposed_reads(loop: ast.For | ast.AsyncFor | ast.While) -> frozenset[str]:
 
 
 def _loads(node: ast.AST) -> Iterable[str]:
-    for inner in ast.walk(node):
+    for inner in walk(node):
         if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Store):
             yield inner.id
         elif isinstance(inner, ast.AugAssign) and isinstance(inner.target, ast.Name):
@@ -74,7 +75,7 @@ def _loads(node: ast.AST) -> Iterable[str]:
 
 def _stores(body: list[ast.stmt]) -> set[str]:
     """The names a loop body binds anywhere (``x = ...``, ``x += 1``, a loop target, a walrus)."""
-    return {inner.id for statement in body for inner in ast.walk(statement)
+    return {inner.id for statement in body for inner in walk(statement)
             if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store)}
 
 

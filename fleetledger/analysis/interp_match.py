@@ -12,6 +12,7 @@ from typing import Any
 from .interp_operators import CONST_TYPES
 from .interp_statements import join_envs
 from .values import Value, constant, join
+from .tree import walk
 
 
 class Matching:
@@ -51,7 +52,7 @@ def _captures(pattern: ast.pattern, subject: Value) -> dict[str, Value]:
     """The names a ``case`` pattern binds: a name bound to a literal alternative holds that
     literal (``case "a" as x``), any other capture holds (part of) the subject."""
     names: dict[str, Value] = {}
-    for node in ast.walk(pattern):
+    for node in walk(pattern):
         if isinstance(node, ast.MatchAs) and node.name:
             literal = _literal_pattern(node.pattern)
             names[node.name] = literal if literal is not None else (subject if node.pattern is None else subject.flatten())

@@ -20,6 +20,7 @@ from .sequences import item_position, leading_items
 from .type_comments import DECLARED
 from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
                      without_parameters)
+from .tree import walk
 
 
 class Statements:
@@ -178,7 +179,7 @@ class Statements:
                 or _projection_of_call(value):
             self.conditions[name] = value
             self.program.budget.spend()
-            for node in ast.walk(value):
+            for node in walk(value):
                 if isinstance(node, ast.Name):
                     self.operands.setdefault(node.id, set()).add(name)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 from .definitions import ClassInfo, FunctionInfo
 from .interp import Frame
+from .tree import child_nodes
 
 MAX_CONSTRUCTIONS = 16
 """Constructions of a class a lookup reads, at most (the first in the module's order)."""
@@ -78,7 +79,7 @@ def _constructions(info: ClassInfo) -> list[tuple[ast.Call, FunctionInfo | None]
         stack: list[tuple[ast.AST, FunctionInfo | None]] = [(module.tree, None)]
         while stack:
             node, function = stack.pop()
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
                 if isinstance(child, ast.Call):
                     name = child.func.id if isinstance(child.func, ast.Name) else \
                         child.func.attr if isinstance(child.func, ast.Attribute) else None

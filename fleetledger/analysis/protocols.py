@@ -20,6 +20,7 @@ import re
 
 from .definitions import FunctionInfo
 from .model_handlers import Handler
+from .tree import walk
 
 # RFC 9110's status line as WSGI passes it: three digits, a space, a reason phrase ("200 OK",
 # "404 Not Found"), whose words start with a capital letter by convention (RFC 9110, 15).
@@ -63,7 +64,7 @@ def status_caller(function: FunctionInfo) -> int | None:
     positions = {param.arg: i for i, param in enumerate(function.params)}
     statuses = set(_module_statuses(function.module.tree))
     calls = []
-    for child in ast.walk(node):
+    for child in walk(node):
         if isinstance(child, ast.Assign) and _status_text(child.value):
             statuses.update(t.id for t in child.targets if isinstance(t, ast.Name))
         elif (isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in positions
@@ -92,7 +93,7 @@ def asgi_sender(function: FunctionInfo) -> int | None:
     names = tuple(param.arg for param in function.params[1 if function.bound else 0:])
     if names == ASGI_PARAMETERS:
         return positions["send"]
-    for child in ast.walk(function.node):
+    for child in walk(function.node):
         if (isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in positions
                 and len(child.args) == 1 and isinstance(child.args[0], ast.Dict) and _asgi_event(child.args[0])):
             return positions[child.func.id]

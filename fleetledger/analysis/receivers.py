@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from .definitions import FunctionInfo, ModuleInfo
 from .interp import Frame
 from .values import EMPTY, Value, join
+from .tree import child_nodes, walk
 
 if TYPE_CHECKING:
     from .program import Program
@@ -58,7 +59,7 @@ def _bound(program: Program, module: ModuleInfo, holder: FunctionInfo, node: ast
     """The names ``node`` reads that ``holder`` assigns (its parameters: unknown), bound."""
     assigned = _assignments(holder.node)
     out: dict[str, Value] = {}
-    for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}:
+    for name in {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}:
         if any(param.arg == name for param in holder.params):
             out[name] = EMPTY
         elif name in assigned:
@@ -93,7 +94,7 @@ def _holders(module: ModuleInfo) -> dict[int, FunctionInfo]:
         holder = by_node.get(id(node), holder)
         if holder is not None and isinstance(node, ast.expr):
             out[id(node)] = holder
-        stack.extend((child, holder) for child in ast.iter_child_nodes(node))
+        stack.extend((child, holder) for child in child_nodes(node))
     return out
 
 
@@ -102,7 +103,7 @@ def _assignments(function: ast.AST) -> dict[str, list[ast.expr]]:
     """Name -> the values ``function``'s own body assigns to it by ``name = value`` (nested
     definitions left out); built once per function (nodes hash by identity)."""
     out: dict[str, list[ast.expr]] = {}
-    stack = list(ast.iter_child_nodes(function))
+    stack = child_nodes(function)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
@@ -111,5 +112,5 @@ def _assignments(function: ast.AST) -> dict[str, list[ast.expr]]:
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     out.setdefault(target.id, []).append(node.value)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return out

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from .definitions import FunctionInfo
 from .values import Value, constant
+from .tree import child_nodes, walk
 
 if TYPE_CHECKING:
     from .program import Program
@@ -126,7 +127,7 @@ def _callers(program: Program, function: FunctionInfo) -> list[FunctionInfo] | N
 def _own_nodes(root: ast.AST):  # type: ignore[no-untyped-def]
     """The nodes of a function's (or a module's) own code, not of the functions it defines
     (their decorators and defaults are its own; a class body it defines is too)."""
-    todo = list(ast.iter_child_nodes(root)) if not isinstance(root, ast.Lambda) else [root.body]
+    todo = list(child_nodes(root)) if not isinstance(root, ast.Lambda) else [root.body]
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -135,9 +136,9 @@ def _own_nodes(root: ast.AST):  # type: ignore[no-untyped-def]
             todo.extend(d for d in node.args.kw_defaults if d is not None)
             continue
         yield node
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
 
 
 def _called(root: ast.AST, name: ast.Name) -> bool:
     """True when ``name`` is the callee of a call in ``root``."""
-    return any(isinstance(node, ast.Call) and node.func is name for node in ast.walk(root))
+    return any(isinstance(node, ast.Call) and node.func is name for node in walk(root))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import re
+from .tree import walk
 
 __all__ = ["DECLARED", "MARKER", "annotate"]
 
@@ -51,7 +52,7 @@ def annotate(tree: ast.Module) -> None:
     whose number of types fits neither all parameters nor all but the first, and anything
     already annotated. The new nodes take the position of what they annotate.
     """
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _function(node)
         elif isinstance(node, ast.Assign) and getattr(node, "type_comment", None) and len(node.targets) == 1:
@@ -105,6 +106,6 @@ def _signature(text: str, where: ast.AST) -> ast.FunctionType | None:
 def _placed(expression: ast.expr, where: ast.AST) -> ast.expr:
     """``expression`` with every node at ``where``'s position (a comment's own positions
     count from the start of the comment's text, not of the file)."""
-    for child in ast.walk(expression):
+    for child in walk(expression):
         ast.copy_location(child, where)
     return expression

@@ -108,8 +108,8 @@ class ReuseMixin:
         """
         salt = self._salt(sprint)
         offers = self._offers()
-        if salt is None or offers is None or self._halting():
-            return []
+        if salt is None or offers is None or self._halting() or offers.none_for(salt):
+            return []  # (a first run: the tasks' contexts and step keys are not worked out for nothing)
         checked = self._settle_checked
         tasks = [self.view.tasks[t] for t in self.view.sprints[sprint].tasks if t not in checked]
         tasks = [t for t in tasks if _untouched(t)]
