@@ -25,7 +25,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from .values import Value
-from .tree import child_nodes, walk
+from .walks import child_nodes, walk
 
 if TYPE_CHECKING:
     from .program import Program

@@ -30,7 +30,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from .values import Value, clean
-from .tree import walk
+from .walks import walk
 
 if TYPE_CHECKING:
     from .interp import Frame

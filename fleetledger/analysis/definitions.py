@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from .dependencies import Dependencies
 from .free_names import bound_names
 from .values import Value
-from .tree import child_nodes, walk
+from .walks import child_nodes, walk
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 

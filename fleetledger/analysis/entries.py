@@ -30,7 +30,7 @@ from .model_records import UNTYPED
 from .protocols import responder
 from .receivers import receiver_value
 from .values import Label, Value, of_labels
-from .tree import walk
+from .walks import walk
 
 if TYPE_CHECKING:
     from .program import Program

@@ -18,7 +18,7 @@ from typing import Any
 from .sequences import leading_items
 from .interp_operators import MAX_CONST_LEN
 from .values import MAX_ITEMS, Value, constant
-from .tree import walk
+from .walks import walk
 
 FOLDED: dict[str, Callable[[Any], Any]] = {"re.escape": re.escape}
 """Qualified name -> the function computed on a constant text."""

@@ -30,7 +30,7 @@ import builtins
 
 from .facts import Site
 from .values import Label, Value, of_labels
-from .tree import walk
+from .walks import walk
 
 _PY2_BUILTINS = frozenset({
     "basestring", "unicode", "long", "xrange", "raw_input", "unichr", "execfile", "file", "reduce", "reload",

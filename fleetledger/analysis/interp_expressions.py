@@ -24,7 +24,7 @@ from .sequences import leading_items, with_rest
 from .marks import unmarked
 from .values import (ADDED_ITEMS, DERIVED, EMPTY, OWN_SITE, UNKNOWN_KEYS, Label, Value, bounded, constant, join, of_labels,
                      taint_only)
-from .tree import child_nodes
+from .walks import child_nodes
 
 BUILTINS = frozenset(dir(builtins))
 

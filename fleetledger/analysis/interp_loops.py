@@ -28,7 +28,7 @@ from typing import Any
 
 from .interp_statements import join_envs
 from .values import Value
-from .tree import walk
+from .walks import walk
 
 LOOP_ROUNDS = 3
 

@@ -12,7 +12,7 @@ from typing import Any
 from .interp_operators import CONST_TYPES
 from .interp_statements import join_envs
 from .values import Value, constant, join
-from .tree import walk
+from .walks import walk
 
 
 class Matching:

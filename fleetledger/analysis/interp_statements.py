@@ -20,7 +20,7 @@ from .sequences import item_position, leading_items
 from .type_comments import DECLARED
 from .values import (UNKNOWN_KEYS, EMPTY, Value, add_step, clean, constant, join, taint_only, with_items,
                      without_parameters)
-from .tree import walk
+from .walks import walk
 
 
 class Statements:

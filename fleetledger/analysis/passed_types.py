@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from .definitions import ClassInfo, FunctionInfo
 from .interp import Frame
-from .tree import child_nodes
+from .walks import child_nodes
 
 MAX_CONSTRUCTIONS = 16
 """Constructions of a class a lookup reads, at most (the first in the module's order)."""

@@ -20,7 +20,7 @@ import re
 
 from .definitions import FunctionInfo
 from .model_handlers import Handler
-from .tree import walk
+from .walks import walk
 
 # RFC 9110's status line as WSGI passes it: three digits, a space, a reason phrase ("200 OK",
 # "404 Not Found"), whose words start with a capital letter by convention (RFC 9110, 15).

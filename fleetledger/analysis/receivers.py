@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from .definitions import FunctionInfo, ModuleInfo
 from .interp import Frame
 from .values import EMPTY, Value, join
-from .tree import child_nodes, walk
+from .walks import child_nodes, walk
 
 if TYPE_CHECKING:
     from .program import Program

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from .definitions import FunctionInfo
 from .values import Value, constant
-from .tree import child_nodes, walk
+from .walks import child_nodes, walk
 
 if TYPE_CHECKING:
     from .program import Program

@@ -2,9 +2,7 @@
 
 Every walk here is iterative (an explicit stack or queue), so a deeply nested expression
 such as ``a+a+...+a`` with thousands of terms cannot exhaust the interpreter's stack; nothing
-here raises the recursion limit. ``walk`` and ``child_nodes`` are ``ast.walk`` and
-``ast.iter_child_nodes`` without their nested generators: the same nodes in the same order,
-in about 60% of the time (the scan walks every tree it parses several times).
+here raises the recursion limit.
 """
 
 from __future__ import annotations
@@ -14,6 +12,8 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from .walks import child_nodes, extend_children, walk
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 ScopeNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef | ast.Module
@@ -82,7 +82,7 @@ class SourceTree:
         todo: list[ast.AST] = [module]
         for node in todo:  # a queue: the loop reads what it appends
             start = len(todo)
-            _extend_children(node, todo)
+            extend_children(node, todo)
             for child in todo[start:]:
                 parents[child] = node
             lineno = getattr(node, "lineno", None)
@@ -263,44 +263,6 @@ def walk_scope(root: ast.AST) -> Iterator[ast.AST]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
         stack.extend(child_nodes(node)[::-1])
-
-
-def walk(node: ast.AST) -> Iterator[ast.AST]:
-    """Yields ``node`` and every node below it, breadth first: ``ast.walk``'s nodes in
-    ``ast.walk``'s order (a node shared by several parents, such as ``ast.Load()``, once per
-    parent), faster. The nodes yielded so far are kept until the walk ends."""
-    todo: list[ast.AST] = [node]
-    append = todo.append
-    for current in todo:  # a queue: the loop reads what it appends
-        for name in current._fields:  # _extend_children, inlined: the walk's whole cost
-            value = getattr(current, name, None)
-            if isinstance(value, ast.AST):
-                append(value)
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        append(item)
-        yield current
-
-
-def child_nodes(node: ast.AST) -> list[ast.AST]:
-    """``list(ast.iter_child_nodes(node))``, faster: the node's direct children, field by field
-    in ``_fields`` order, list fields item by item."""
-    out: list[ast.AST] = []
-    _extend_children(node, out)
-    return out
-
-
-def _extend_children(node: ast.AST, out: list[ast.AST]) -> None:
-    append = out.append
-    for name in node._fields:
-        value = getattr(node, name, None)  # None: an optional field the node was built without
-        if isinstance(value, ast.AST):
-            append(value)
-        elif isinstance(value, list):
-            for item in value:
-                if isinstance(item, ast.AST):
-                    append(item)
 
 
 def words(identifier: str) -> tuple[str, ...]:

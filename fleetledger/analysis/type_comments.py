@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 import re
-from .tree import walk
+from .walks import walk
 
 __all__ = ["DECLARED", "MARKER", "annotate"]
 

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from .entries import defaults_by_param
 from .free_names import free_source
 from .model_conventions import UNREAD_TEMPLATE
-from .tree import SourceTree, walk
+from .tree import SourceTree
 
 Verdict = Literal["vulnerable", "not_vulnerable", "uncertain"]
 
@@ -263,14 +263,14 @@ def _caller_switch(tree: SourceTree, node: ast.AST) -> tuple[str, int] | None:
     defaults = defaults_by_param(args)
     params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
               if isinstance(defaults.get(a.arg), ast.Constant) and isinstance(defaults[a.arg].value, bool)
-              or a.annotation is not None and any(isinstance(n, ast.Name) and n.id == "bool" for n in walk(a.annotation))}
+              or a.annotation is not None and any(isinstance(n, ast.Name) and n.id == "bool" for n in ast.walk(a.annotation))}
     child: ast.AST = node
     for ancestor in tree.ancestors(node):
         if ancestor is function:
             return None
         test = ancestor.test if isinstance(ancestor, (ast.If, ast.IfExp)) and child is not ancestor.test else None
         if test is not None:
-            read = next((n for n in walk(test) if isinstance(n, ast.Name) and n.id in params), None)
+            read = next((n for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in params), None)
             if read is not None:
                 return read.id, read.lineno
         child = ancestor
