@@ -142,6 +142,7 @@ def test_a_worker_cannot_file_a_result_under_another_key_or_claim_a_reuse_it_was
 
 def test_a_run_where_a_worker_was_caught_offers_nothing_and_each_step_offers_its_latest_results(tmp_path: Path) -> None:
     from fleetledger.ledger import NewRecord, open_storage
+    from fleetledger.result_cache import ResultCache
     from fleetledger.reuse import Offers
 
     def done(run: str, task: str, key: str, result: dict[str, Any]) -> NewRecord:
@@ -159,6 +160,11 @@ def test_a_run_where_a_worker_was_caught_offers_nothing_and_each_step_offers_its
                                   payload={"action": "worker message", "target": "w01"})], now_ms=3)
         offers = Offers(storage).offers("s", ["detect:a.py", "detect:b.py"])
         with_texts = Offers(storage).offers("s", ["detect:a.py"], texts=True)
+        # Which salts the coordinator need not settle tasks for (``none_for``): a salt no result
+        # carries, unless a cache may hold some.
+        nothing = (Offers(storage).none_for("s"), Offers(storage).none_for("t"),
+                   Offers(storage, ResultCache(tmp_path / "cache")).none_for("t"))
+    assert nothing == (False, True, False)
     assert all(set(o) == {"key", "result", "from"} for o in offers["detect:a.py"]), "what a worker is sent"
     assert all(set(o) == {"key", "result", "from", "stored"} for o in with_texts["detect:a.py"])
     assert list(offers) == ["detect:a.py"]
