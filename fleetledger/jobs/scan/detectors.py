@@ -163,13 +163,19 @@ class _Index:
             if isinstance(node, _SCOPES):
                 scopes.append([])
                 inner = len(scopes) - 1
-            for field, value in ast.iter_fields(node):
+            for field in node._fields:
+                value = getattr(node, field, None)
                 child_scope = inner if field == "body" else scope
-                for child in value if isinstance(value, list) else [value]:
-                    if isinstance(child, ast.AST):
-                        if isinstance(child, (ast.expr, ast.stmt)):
-                            scopes[child_scope].append(child)
-                        stack.append((child, child_scope))
+                if isinstance(value, ast.AST):
+                    if isinstance(value, (ast.expr, ast.stmt)):
+                        scopes[child_scope].append(value)
+                    stack.append((value, child_scope))
+                elif isinstance(value, list):
+                    for child in value:
+                        if isinstance(child, ast.AST):
+                            if isinstance(child, (ast.expr, ast.stmt)):
+                                scopes[child_scope].append(child)
+                            stack.append((child, child_scope))
         return cls(imports=imports, scopes=tuple(tuple(sorted(nodes, key=_start)) for nodes in scopes))
 
     def qualname(self, expr: ast.AST) -> str | None:
