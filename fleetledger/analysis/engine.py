@@ -32,6 +32,7 @@ from .interp import Frame
 from .interp_sinks import return_sinks
 from .model_records import Catalog, Sink
 from .program import Loader, Program
+from .registered_elsewhere import call_registered, registered_elsewhere
 from .values import EMPTY, Label, caller_state, join
 
 DATA_METHODS = frozenset(f"{name}()" for kind in (str, bytes, list, tuple, dict, set) for name in dir(kind)
@@ -119,6 +120,13 @@ def analyse(path: str, tree: ast.Module, *, paths: list[str] | None = None, load
         _share_library_stores(program, functions)
         for function in functions:
             _function(program, function, test_file)
+        if not test_file:
+            for function, handler, node in registered_elsewhere(program, module):
+                try:
+                    call_registered(program, module, function, handler, node)
+                except RecursionError:
+                    program.note(f"{path}: {function.qualname}() not analysed as the {handler.framework} handler "
+                                 "registered here (it nests too deep for the engine)")
     except BudgetExceeded:
         program.note(f"{path}: analysis stopped at the work budget ({work_units} units); "
                      "the functions after that point were not analysed")

@@ -89,7 +89,7 @@ def _registering_calls(scope: ast.AST, registrations: tuple[tuple[str, int, str]
     ``Cls.as_view`` for a class-based view): ``(call, position, method)``. Built once per scope,
     so a module registering thousands of views costs one walk, not one per view."""
     out: dict[str, list[tuple[ast.Call, int, str]]] = {}
-    calls = _method_calls(scope)
+    calls = method_calls(scope)
     for method, position, keyword in registrations:
         for node in calls.get(method, ()):
             if keyword == "*":  # argparse's set_defaults(name=f): where the scope calls X.name(...)
@@ -116,7 +116,7 @@ def _as_view(passed: ast.expr | None) -> bool:
 
 
 @functools.lru_cache(maxsize=64)
-def _method_calls(scope: ast.AST) -> dict[str, list[ast.Call]]:
+def method_calls(scope: ast.AST) -> dict[str, list[ast.Call]]:
     """Method name -> the calls ``X.name(...)`` in ``scope`` (walked once per scope: nodes
     hash by identity)."""
     out: dict[str, list[ast.Call]] = {}
