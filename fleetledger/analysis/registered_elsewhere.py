@@ -8,6 +8,9 @@ module makes the framework's call itself, at the registration, with what the fra
 (``entries.handler_values``): the call is in the analysed file, so what the function's summary
 says reaches its sinks is reported there (in the other file, and at the registration, where the
 data enters it), as for any call into another file.
+
+Known limit: a route's converters (``<int:id>``) are read from the defining module's own
+registrations, so a parameter another module's rule declares an ``int`` is taken as text.
 """
 
 from __future__ import annotations
