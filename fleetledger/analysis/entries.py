@@ -92,14 +92,7 @@ def _registering_calls(scope: ast.AST, registrations: tuple[tuple[str, int, str]
     calls = method_calls(scope)
     for method, position, keyword in registrations:
         for node in calls.get(method, ()):
-            if keyword == "*":  # argparse's set_defaults(name=f): where the scope calls X.name(...)
-                passed_all = [k.value for k in node.keywords if k.arg is not None and k.arg in calls]
-            else:
-                passed = next((k.value for k in node.keywords if keyword and k.arg == keyword), None)
-                if passed is None and 0 <= position < len(node.args):
-                    passed = node.args[position]
-                passed_all = [passed]
-            for passed in passed_all:
+            for passed in passed_functions(node, position, keyword, calls):
                 if isinstance(passed, ast.Name):
                     out.setdefault(passed.id, []).append((node, max(position, 0), method))
                 elif _as_view(passed):
@@ -107,6 +100,18 @@ def _registering_calls(scope: ast.AST, registrations: tuple[tuple[str, int, str]
                     assert isinstance(passed.func.value, ast.Name)
                     out.setdefault(f"{passed.func.value.id}.as_view", []).append((node, max(position, 0), method))
     return out
+
+
+def passed_functions(node: ast.Call, position: int, keyword: str, calls: dict[str, list[ast.Call]]) -> list[ast.expr]:
+    """What a registering call passes as the function (``Handler.registrations``: at
+    ``position`` or as ``keyword``; with ``"*"``, argparse's ``set_defaults(name=f)``, every
+    keyword whose name the scope calls as a method, ``X.name(...)``, in ``calls``)."""
+    if keyword == "*":
+        return [k.value for k in node.keywords if k.arg is not None and k.arg in calls]
+    passed = next((k.value for k in node.keywords if keyword and k.arg == keyword), None)
+    if passed is None and 0 <= position < len(node.args):
+        passed = node.args[position]
+    return [passed] if passed is not None else []
 
 
 def _as_view(passed: ast.expr | None) -> bool:

@@ -19,7 +19,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from .definitions import FunctionInfo, ModuleInfo
-from .entries import handler_values, method_calls, parameter_values
+from .entries import handler_values, method_calls, parameter_values, passed_functions
 from .facts import site_of
 from .interp import Frame
 from .model_handlers import Handler
@@ -46,7 +46,7 @@ def registered_elsewhere(program: Program, module: ModuleInfo) -> list[tuple[Fun
                          for base in program.class_mro(t)}
                 if not types & set(handler.decorator_receivers) and not (not types and UNTYPED in handler.decorator_receivers):
                     continue
-                for passed in _passed(node, position, keyword, calls):
+                for passed in passed_functions(node, position, keyword, calls):
                     if not isinstance(passed, (ast.Name, ast.Attribute)):
                         continue
                     value = frame.expr(passed)
@@ -78,13 +78,3 @@ def _functions(program: Program, types: frozenset[str], functions: frozenset[str
             if resolved is not None and resolved[0] == "function":
                 found.add(resolved[1])
     return sorted(found)
-
-
-def _passed(node: ast.Call, position: int, keyword: str, calls: dict[str, list[ast.Call]]) -> list[ast.expr]:
-    """The functions a registering call passes (as ``entries._registering_calls`` reads them)."""
-    if keyword == "*":  # argparse's set_defaults(name=f): where the module calls X.name(...)
-        return [k.value for k in node.keywords if k.arg is not None and k.arg in calls]
-    passed = next((k.value for k in node.keywords if keyword and k.arg == keyword), None)
-    if passed is None and 0 <= position < len(node.args):
-        passed = node.args[position]
-    return [passed] if passed is not None else []
