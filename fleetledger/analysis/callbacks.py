@@ -24,8 +24,9 @@ import weakref
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from .free_names import scope_bindings
 from .values import Value
-from .walks import child_nodes, walk
+from .walks import walk
 
 if TYPE_CHECKING:
     from .program import Program
@@ -100,28 +101,6 @@ def _stores(tree: ast.Module) -> tuple[Counter[str], bool, frozenset[str]]:
             elif isinstance(node, ast.Name) and node.id in _REFLECTION:
                 reflective = True
             elif isinstance(node, ast.ClassDef):
-                in_classes.update(_bound_in_body(node))
+                in_classes.update(scope_bindings(node.body))
         known = _STORES[tree] = (stores, reflective, frozenset(in_classes))
     return known
-
-
-def _bound_in_body(node: ast.ClassDef) -> set[str]:
-    """The names a class body binds in its own scope: definitions, imports and every name stored
-    outside nested functions, classes, lambdas and comprehensions (a superset of what the engine
-    records as its methods and attributes)."""
-    names: set[str] = set()
-    todo: list[ast.AST] = list(node.body)
-    while todo:
-        current = todo.pop()
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(current.name)
-            continue
-        if isinstance(current, (ast.Import, ast.ImportFrom)):
-            names.update((alias.asname or alias.name).split(".")[0] for alias in current.names)
-            continue
-        if isinstance(current, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            continue
-        if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Store):
-            names.add(current.id)
-        todo.extend(child_nodes(current))
-    return names

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .dependencies import Dependencies
-from .free_names import bound_names
+from .free_names import bound_names, scope_bindings
 from .values import Value
 from .walks import child_nodes, walk
 
@@ -250,22 +250,7 @@ class ModuleInfo:
     def tree_globals(self) -> frozenset[str]:
         """The names the module's body assigns at its top level (outside functions and
         classes, in any branch): its global variables, definitions and imports."""
-        names: set[str] = set()
-        pending: list[ast.AST] = list(self.tree.body)
-        while pending:
-            node = pending.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(node.name)
-                continue
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-                continue
-            if isinstance(node, ast.Lambda):
-                continue
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                names.add(node.id)
-            pending.extend(child_nodes(node))
-        return frozenset(names)
+        return frozenset(scope_bindings(self.tree.body))
 
 
 def module_name(path: str) -> tuple[str, bool]:

@@ -30,7 +30,7 @@ import builtins
 
 from .facts import Site
 from .values import Label, Value, of_labels
-from .walks import walk
+from .walks import child_nodes, walk
 
 _PY2_BUILTINS = frozenset({
     "basestring", "unicode", "long", "xrange", "raw_input", "unichr", "execfile", "file", "reduce", "reload",
@@ -95,6 +95,28 @@ def bound_names(tree: ast.Module) -> frozenset[str] | None:
         if typed is not None:
             names.update(n.id for n in walk(typed) if type(n) is ast.Name)
     return frozenset(names)
+
+
+def scope_bindings(body: list[ast.stmt]) -> set[str]:
+    """The names a module's or class's body binds in its own scope: definitions, imports (their
+    first part) and every name stored outside nested functions, classes and lambdas, in any
+    branch (a comprehension's variables too: a superset, which is what the callers need)."""
+    names: set[str] = set()
+    pending: list[ast.AST] = list(body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        pending.extend(child_nodes(node))
+    return names
 
 
 def free_value(name: str, bound: frozenset[str] | None, site: Site) -> Value | None:
