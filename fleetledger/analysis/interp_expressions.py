@@ -408,6 +408,7 @@ class Expressions:
     def element(self, iterable: Value, node: ast.AST) -> Value:
         """The value of one element of an iterable (every item joined); of a dict built here,
         one of its keys (Python iterates a dict's keys)."""
+        iterable = iterators.held(self.program, iterable)
         keys = iterators.dict_keys(iterable)
         if keys is not None:
             return keys

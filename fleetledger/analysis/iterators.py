@@ -19,8 +19,21 @@ from .values import ADDED_ITEMS, EMPTY, UNKNOWN_KEYS, Value, constant, join, tai
 if TYPE_CHECKING:
     from .definitions import FunctionInfo
     from .interp import Frame
+    from .program import Program
 
 _ENUMERATE, _ZIP = frozenset({"=enumerate"}), frozenset({"=zip"})
+
+
+def held(program: Program, iterable: Value) -> Value:
+    """What a loop iterates: for a name of another module of the analysed code
+    (``commands.commands``), the container that module binds it to
+    (``Program.module_container``); else the value itself."""
+    if iterable.items is None and len(iterable.types) == 1:
+        (name,) = iterable.types
+        found = program.module_container(name[1:]) if name.startswith("=") else None
+        if found is not None:
+            return found
+    return iterable
 
 
 def each(iterable: Value) -> Value:
@@ -38,8 +51,8 @@ def built(frame: Frame, callee: Value, receiver: Value | None, method: str | Non
           kwargs: dict[str, Value], star: list[Value], node: ast.AST) -> Value | None:
     """The iterator a call of ``enumerate(xs, start=0)``, ``zip(*iterables, strict=False)`` or
     ``d.items()`` (``d`` a dict built in the analysed code, its keys known) builds: a list whose
-    every element is a tuple of the positions' values; None for any other call, or one whose
-    arguments are unpacked.
+    every element is a tuple of the positions' values; the list ``C.__subclasses__()`` builds
+    (``_subclasses``); None for any other call, or one whose arguments are unpacked.
 
     Args:
         frame: Where the call is evaluated (``Frame.element`` gives an iterable's element).
@@ -55,6 +68,8 @@ def built(frame: Frame, callee: Value, receiver: Value | None, method: str | Non
         return _of(Value(items={0: typed("int"), 1: frame.element(args[0], node)}))
     if callee.types == _ZIP and args and set(kwargs) <= {"strict"}:
         return _of(Value(items={i: frame.element(arg, node) for i, arg in enumerate(args)}))
+    if method == "__subclasses__" and receiver is not None and not args and not kwargs:
+        return _subclasses(frame.program, receiver)
     if method == "items" and receiver is not None and not args and not kwargs:
         items = receiver.items
         if not items or receiver.types or not all(isinstance(k, str) and not k.startswith(".") for k in items):
@@ -64,6 +79,19 @@ def built(frame: Frame, callee: Value, receiver: Value | None, method: str | Non
         held = [taint_only(Value(labels=receiver.labels))] if receiver.labels else []
         return _of(join(*pairs, *held))
     return None
+
+
+def _subclasses(program: Program, receiver: Value) -> Value | None:
+    """What ``C.__subclasses__()`` lists, ``C`` a class of the analysed code: the classes of
+    ``C``'s module whose bases name it (Python's direct subclasses), as class objects, in a
+    list of unknown length; None when ``C`` is no class of the code. As ``hooks`` reads a
+    hierarchy, only ``C``'s own module is read: what the analysis finds never depends on which
+    other modules it happened to load."""
+    classes = [program.classes[c] for c in sorted(receiver.functions) if c in program.classes]
+    if not classes:
+        return None
+    found = sorted(other.id for cls in classes for other in cls.module.classes.values() if cls.id in other.bases)
+    return _of(Value(functions=frozenset(found)) if found else EMPTY)
 
 
 def _of(element: Value) -> Value:

@@ -101,6 +101,22 @@ class NameResolution:
         value = module.globals.get(name)
         return value if value is not None and value.types and all(t.startswith("=") for t in value.types) else None
 
+    def module_container(self, qualified: str) -> Value | None:
+        """The list, tuple, set or dict a module of the analysed code binds a top-level name
+        to, built in its body (``commands = Command.__subclasses__()``, ``CHECKS = [a, b]``),
+        for a loop over ``module.name`` in another module; None for anything else, or a
+        module whose body is being interpreted (its globals so far). Loads and runs the
+        module; the caller depends on it (``find_module``, ``run``)."""
+        module_name, _, name = qualified.rpartition(".")
+        if module_name.partition(".")[0] not in self.tops:
+            return None
+        module = self.find_module(module_name)
+        if module is None or module.path in self.running:
+            return None
+        self.run(module)
+        value = module.globals.get(name)
+        return value if value is not None and value.items is not None and not value.types else None
+
     def library_aliases(self, qualified: str) -> list[str]:
         """The library names a name of the analysed code stands for, when a module of the code
         only re-exports them (``pkg.compat.etree`` for ``from lxml import etree`` in

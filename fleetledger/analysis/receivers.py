@@ -7,8 +7,10 @@ top level). Many programs build that object inside a function instead: an applic
 (``app = Flask(__name__)`` in ``create_app()``) or a command-line ``main()`` building its
 parsers (``run = commands.add_parser("run")``, then ``run.set_defaults(handler=f)``). For such a
 receiver, ``receiver_value`` follows the holding function's simple assignments to the names the
-receiver reads (``name = value``, flow-insensitively: every assignment of a name counts), through
-at most ``MAX_CHAIN`` names, and evaluates the receiver with those names bound. Only library
+receiver reads (``name = value``, and ``for name in values``: one of their elements,
+flow-insensitively: every assignment of a name counts), through at most ``MAX_CHAIN`` names, and
+evaluates the receiver with those names bound (``for command in Command.__subclasses__():
+parser.set_defaults(main=command.main)`` registers each subclass's ``main``). Only library
 calls and the module's own definitions are evaluated this way, as in the module's frame; the
 holding function's parameters stay unknown.
 
@@ -75,9 +77,10 @@ def _local(program: Program, module: ModuleInfo, holder: FunctionInfo, name: str
         return EMPTY
     program.locals[key] = EMPTY  # a name assigned from itself (x = x.child()) reads nothing more
     values = []
-    for value in _assignments(holder.node)[name]:
+    for value, each in _assignments(holder.node)[name]:
         env = {**module.globals, **_bound(program, module, holder, value, depth + 1)}
-        values.append(Frame(program, module, None, env, summarising=False).expr(value))
+        frame = Frame(program, module, None, env, summarising=False)
+        values.append(frame.element(frame.expr(value), value) if each else frame.expr(value))
     program.locals[key] = join(*values)
     return program.locals[key]
 
@@ -99,10 +102,12 @@ def _holders(module: ModuleInfo) -> dict[int, FunctionInfo]:
 
 
 @functools.lru_cache(maxsize=64)
-def _assignments(function: ast.AST) -> dict[str, list[ast.expr]]:
-    """Name -> the values ``function``'s own body assigns to it by ``name = value`` (nested
-    definitions left out); built once per function (nodes hash by identity)."""
-    out: dict[str, list[ast.expr]] = {}
+def _assignments(function: ast.AST) -> dict[str, list[tuple[ast.expr, bool]]]:
+    """Name -> the values ``function``'s own body assigns to it, each with whether the name
+    takes one of its elements: ``(value, False)`` for ``name = value``, ``(values, True)`` for
+    ``for name in values`` (nested definitions left out); built once per function (nodes hash
+    by identity)."""
+    out: dict[str, list[tuple[ast.expr, bool]]] = {}
     stack = child_nodes(function)
     while stack:
         node = stack.pop()
@@ -111,6 +116,8 @@ def _assignments(function: ast.AST) -> dict[str, list[ast.expr]]:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
-                    out.setdefault(target.id, []).append(node.value)
+                    out.setdefault(target.id, []).append((node.value, False))
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.target, ast.Name):
+            out.setdefault(node.target.id, []).append((node.iter, True))
         stack.extend(child_nodes(node))
     return out

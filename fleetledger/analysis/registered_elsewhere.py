@@ -34,8 +34,8 @@ def registered_elsewhere(program: Program, module: ModuleInfo) -> list[tuple[Fun
     """The plain functions of other modules of the code that a registering call of ``module``
     registers, each with its handler model and the call, in source order. Only a call on an
     object of one of the handler's ``decorator_receivers`` types counts, and only a function
-    named by a name or attribute the module binds (``runner.main``, an imported ``main``)."""
-    frame = Frame(program, module, None, dict(module.globals), summarising=False)
+    named by a name or attribute (``runner.main``, an imported ``main``, ``command.main`` with
+    ``command`` a loop's variable), evaluated as ``receivers.receiver_value`` evaluates it."""
     out: list[tuple[FunctionInfo, Handler, ast.Call]] = []
     calls = method_calls(module.tree)
     for handler in program.catalog.handlers:
@@ -49,7 +49,7 @@ def registered_elsewhere(program: Program, module: ModuleInfo) -> list[tuple[Fun
                 for passed in passed_functions(node, position, keyword, calls):
                     if not isinstance(passed, (ast.Name, ast.Attribute)):
                         continue
-                    value = frame.expr(passed)
+                    value = receiver_value(program, module, passed)
                     for function_id in _functions(program, value.types, value.functions):
                         function = program.functions.get(function_id)
                         if (function is not None and function.module is not module and not function.bound
