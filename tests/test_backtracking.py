@@ -29,6 +29,10 @@ EXPONENTIAL = [
     r"^(\d+|\d+\.\d+)*$",  # one alternative, repeated alone, is (E+)*
     r'^("[^"]*"|[^,]+)*,',
     r"^(?:\w+|\s)+$",
+    r"^(a(?:[ a]+a)?)*$",  # an option spelled by the class before it: "aaa" is one repetition or three
+    r"^(\w(?:[-\w]{2,}\w)?)+$",
+    # an RFC 7230 header field as a server wrote it (field-content repeated)
+    "^([\\x21-\\x7e\\x80-\\xff]([ \t\\x21-\\x7e\\x80-\\xff]+[\\x21-\\x7e\\x80-\\xff]){,1}){0,}$",
     # CVE-2020-8492, urllib.request's AbstractBasicAuthHandler before the fix
     r"(?:.*,)*[ \t]*([^ \t]+)[ \t]+realm=([\"']?)([^\"']*)\2",
 ]
@@ -51,6 +55,8 @@ LINEAR = [
     r"(\w+)=(\w+)(&\w+=\w+)*$",
     r"^(a{2})+$",
     r"(\w|\d)+$",
+    r"^(a(?:b+a)?)*$",  # the option starts with what the class cannot match: one way to read a text
+    r"^(a(?:[ b]+a)?)*$",
     # CVE-2020-8492, the fixed pattern
     r"(?:^|,)[ \t]*([^ \t]+)[ \t]+realm=([\"']?)([^\"']*)\2",
     "not a (valid pattern",
@@ -90,6 +96,7 @@ POLYNOMIAL = [
     (r"<[^>]*>", True),  # each "<" of "<<<<..." starts a run to the end
     (r"<script.*?</script>", True),
     (r"(?=.*\d)(?=.*[a-z]).{8,}", True),  # a lookahead runs to the end from each start
+    (r"(?:,|)[ \t]*[^ \t]+[ \t]+x", True),  # the empty alternative lets a run start anywhere
     (r"(?i)[a-z]+[A-Z]+$", False),  # under re.I both classes hold every letter
     (r"(?<!x)\s+$", True),  # a space is no "x": every start in a run of spaces
     (r"({%.*?%}|{{.*?}}|{#.*?#})", True),  # Django's template lexer on "{%{%{%..."
@@ -120,6 +127,9 @@ NOT_POLYNOMIAL = [
     (r"(?<=\S)\s+(?=\S)", True),  # a start must follow a non-space: one per run of spaces
     (r"^(?:(\w+)@)?(\w*)$", False),  # "@" is no word character: one way to split
     (r"^(.*)@(?:\d+|[a-z]+)$", False),  # no alternative takes "@"
+    # every way to start is the text's start or a "," the run cannot take (mechanize 0.4.6's
+    # WWW-Authenticate pattern): a choice is read whole, not skipped as if it could match nothing
+    (r"(?:^|,)[ \t]*([^ \t,]+)[ \t]+realm=([\"']?)([^\"']*)\2", True),
     # a URL's parts under re.S: whatever stops the path, the query or the fragment takes to the end
     (r"(?s)^([^/?#]*)([^?#]*)(?:\?([^#]*))?(?:#(.*))?$", False),
 ]

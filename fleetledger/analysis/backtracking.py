@@ -16,6 +16,8 @@ itself ambiguous:
   (``re`` merges ``(\\w|\\d)`` into one class, which is not ambiguous);
 * one alternative of the body, repeated alone, is ambiguous (``(\\d+|\\d+\\.\\d+)*``: the
   repetition may take ``\\d+`` every time, which is ``(\\d+)*``);
+* the body is one character class and an optional part that can match what repetitions of
+  that class match (``(a(?:[ a]+a)?)*``);
 * the body is a choice of literal words that can cut a text two ways (``(?:m|mm|cm)+``, what
   ``"|".join(words)`` builds: ``words``, Sardinas-Patterson), or a part followed by an optional
   repeat of itself (``(a|aa)+``, which ``re`` parses ``a(?:|a)``);
@@ -227,8 +229,8 @@ def _leading(seq: list[Any], fails_after: bool) -> bool:
             if chars is not None:  # (?<=\\S): a start inside a run must follow one of these
                 (prefix if op == _c.ASSERT else outside).append(chars)
             continue
-        if op == _c.BRANCH and any(_leading(list(alternative) + seq[index + 1:], fails_after) for alternative in av[1]):
-            return True  # ^\s+|\s+$
+        if op == _c.BRANCH:  # ^\s+|\s+$; each way through the branch is read with what follows it
+            return any(_leading(list(alternative) + seq[index + 1:], fails_after) for alternative in av[1])
         chars = _chars(element)
         if chars is not None:
             prefix.append(chars)
@@ -277,6 +279,8 @@ def _ambiguous(body: list[Any]) -> bool:
             return True  # (?:m|mm|cm)+: "mm" is one word or two
         if element[0] == _c.BRANCH and len(body) == 1 and _spelled(element[1][1]):
             return True  # ([-\w]|\w-\w)*: "a-b" is one repetition or three
+        if _spelled_option(element, body[:index] + body[index + 1:]):
+            return True  # (a(?:[ a]+a)?)*: "aaa" is one repetition or three
         optional = _optional_class(element)
         if optional and body[:index] and all(_empty_anywhere(e) for e in body[index + 1:]) and optional & _first(body):
             return True  # (\w\w?)+: "aa" is one repetition or two
@@ -314,6 +318,20 @@ def _wraps(body: list[Any], index: int, item: frozenset[int]) -> bool:
                 break
         return bool(item & last)
     return False
+
+
+def _spelled_option(element: Any, others: list[Any]) -> bool:
+    """An optional part (``(?:[ a]+a)?``) of a body whose one other required part is one
+    character class (``a``), when the option can match a text that repetitions of that class
+    match too (``_spelled_by``): repeated, such a text after the class is one repetition with
+    the option, or one per character without it (RFC 7230's ``field-content`` as written in
+    ``(VCHAR([ \t VCHAR]+VCHAR)?)*``)."""
+    op, av = element
+    if op not in (_c.MAX_REPEAT, _c.MIN_REPEAT) or av[0] != 0 or av[1] != 1:
+        return False
+    needed = [e for e in others if not _nullable(e)]
+    single = _chars(needed[0]) if len(needed) == 1 else None
+    return single is not None and _spelled_by(_flat(list(av[2])), single)
 
 
 def _optional_class(element: Any) -> frozenset[int] | None:

@@ -7,8 +7,11 @@ end early), and a text made only of letters, digits, ``_`` and ``-`` is safe for
 (``patterns.alphabet_kinds``). Deleting a character is as good as checking its absence, and
 deleting every character outside a class (a negated class matched by ``re.sub``) leaves only that
 class and the replacement's characters: the idiom code uses to make a name safe for a file
-system, a shell or a query (not for a URL: letters alone still name a host). Only the deleting
-call is read, never the names around it.
+system, a shell or a query (not for a URL: letters alone still name a host). A normalised path
+(``marks.NORMALISED``: absolute, its ``..`` collapsed) with its leading ``/`` stripped
+(``posixpath.normpath("/" + p).lstrip("/")``) is relative and holds no ``..`` part: it stays
+inside the folder it is joined to, as the absence of ``..`` and of a leading ``/`` proves. Only
+the deleting call is read, never the names around it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .conditions import blocked_kinds
+from .marks import is_normalised
 from .model_records import UNTYPED
 from .patterns import HOST_KINDS, alphabet_kinds, deleted_class, negated_class
 from .values import Value, clean
@@ -45,6 +49,9 @@ def cleaned(frame: Frame, callee: Value, receiver: Value | None, method: str | N
     """
     if not result.tainted():
         return result
+    if method in ("lstrip", "strip") and receiver is not None and _strips_root(args, kwargs) and is_normalised(receiver):
+        kinds = frozenset(mark.partition("@")[0] for mark in blocked_kinds(frame.catalog, ".."))
+        return clean(result, kinds, f"{method}('/') of a normalised absolute path") if kinds else result
     if method == "replace" and not kwargs:
         removed = removed_character(args)
         kinds = blocked_kinds(frame.catalog, removed) if removed else frozenset()
@@ -74,6 +81,11 @@ def cleaned(frame: Frame, callee: Value, receiver: Value | None, method: str | N
             if sanitiser.args_contain and set(sanitiser.args_contain) <= deleted))
         return clean(result, kinds, "re.sub() of every character of a class") if kinds else result
     return result
+
+
+def _strips_root(args: list[Value], kwargs: dict[str, Value]) -> bool:
+    """True for ``lstrip(chars)`` / ``strip(chars)`` whose constant ``chars`` holds ``/``."""
+    return not kwargs and len(args) == 1 and args[0].is_const and isinstance(args[0].const, str) and "/" in args[0].const
 
 
 def removed_character(args: list[Value]) -> str | None:

@@ -22,7 +22,7 @@ from .invocations import invoke_all
 from .library_methods import SELF, bound_library_method
 from .model_records import UNTYPED
 from .purity import CONST_TYPE_NAMES, is_pure
-from .string_methods import formatted, joined_constant
+from .string_methods import constant_method, formatted
 from .texts import folder_texts, texts_of
 from .marks import is_absolute, normalisation, normalising_calls, unmarked
 from .sequences import clean_only, held_only
@@ -95,8 +95,8 @@ class Calls(Objects):
             kept = self.container_method(func.value, receiver, method, args)
             if kept is not None:
                 return kept
-        if method == "join" and receiver is not None and len(args) == 1 and not kwargs and not star:
-            folded = joined_constant(receiver, args[0])
+        if method in ("join", "encode", "decode") and receiver is not None and not star:
+            folded = constant_method(receiver, method, args, kwargs)
             if folded is not None:  # "".join([r"^(\s*)", r"(\w+\s*)*$"]) is the pattern it builds
                 return folded
         if method == "keys" and receiver is not None and not args and not kwargs:

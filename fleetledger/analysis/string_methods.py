@@ -1,8 +1,9 @@
 """Methods of constant texts folded as Python computes them: ``sep.join(parts)`` of constant
 parts is a constant (a pattern built by joining constants is analysed as one), and
 ``template.format(...)`` keeps its template's literal pieces (a template with no field is its
-own text: its arguments are never read), and ``s.replace(c, new)`` leaves no ``c`` in its
-result.
+own text: its arguments are never read), ``s.replace(c, new)`` leaves no ``c`` in its
+result, and ``s.encode(codec)`` / ``b.decode(codec)`` of a constant with constant arguments is
+the constant Python computes (a pattern written as text and compiled as bytes).
 """
 
 from __future__ import annotations
@@ -64,6 +65,25 @@ def _computed_format(template: str, known: tuple[list[Value], dict[str, Value]])
     try:
         text = template.format(*(v.const for v in args), **{k: v.const for k, v in kwargs.items()})
     except (IndexError, KeyError, ValueError):
+        return None
+    return constant(text) if len(text) <= MAX_CONST_LEN else None
+
+
+def constant_method(receiver: Value, method: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
+    """A method of a constant text folded: ``sep.join(parts)`` (``joined_constant``), and
+    ``encode``/``decode`` converting a ``str``/``bytes`` constant with constant arguments, as
+    Python computes them; None for any other call, or where Python raises (an unknown codec,
+    a character the codec cannot write)."""
+    if method == "join" and len(args) == 1 and not kwargs:
+        return joined_constant(receiver, args[0])
+    kind = {"encode": str, "decode": bytes}.get(method)
+    if kind is None or not (receiver.is_const and isinstance(receiver.const, kind)):
+        return None
+    if not all(v.is_const and isinstance(v.const, str) for v in (*args, *kwargs.values())):
+        return None
+    try:
+        text = getattr(receiver.const, method)(*(v.const for v in args), **{k: v.const for k, v in kwargs.items()})
+    except (LookupError, ValueError, TypeError):
         return None
     return constant(text) if len(text) <= MAX_CONST_LEN else None
 

@@ -15,6 +15,9 @@ UNITS = re.compile(r"^(?:%s)+$" % "|".join(["km", "m", "cm", "mm"]))  # $ redos 
 FACTORED = re.compile(r"(a|aa)+$")  # $ redos (parsed a(?:|a): "aa" is one repetition or two)
 PREFIX_CODE = re.compile(r"^(?:0|10|110)+$")  # ok redos (no word starts another: one way to cut a text)
 SUFFIXES = re.compile(r"^(?:a|ab|abb)+$")  # ok redos (uniquely decodable)
+VCHAR = "[\x21-\x7e]"
+FIELD = re.compile(("^(" + VCHAR + "([ \t\x21-\x7e]+" + VCHAR + "){,1}){0,}$").encode("latin-1"))  # $ redos (encoded constants fold)
+UNKNOWN_CODEC = re.compile("^(a+)+$".encode("no-such-codec"))  # ok redos (Python raises: no pattern)
 
 
 def check(text):

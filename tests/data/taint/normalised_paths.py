@@ -4,8 +4,11 @@
 # branch, or assigned to a same-named local of a nested function does not count; a helper
 # that returns a normalised path does, one that decodes it again does not. normpath()
 # normalises only an absolute path (a relative one keeps its leading ..), and resolve() of an
-# object of unknown type counts only as Path.resolve() is called, with no argument.
+# object of unknown type counts only as Path.resolve() is called, with no argument. A
+# normalised absolute path with its leading / stripped (normpath("/" + p).lstrip("/")) is
+# relative and holds no "..": joined to a folder, it stays inside it.
 import os
+import posixpath
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -176,3 +179,28 @@ def absolute_normpath():
     if not path.startswith(BASE):
         abort(403)
     return send_file(path)  # ok path
+
+
+@app.route("/rooted-then-stripped")
+def rooted_then_stripped():
+    relative = posixpath.normpath("/" + request.args["name"]).lstrip("/")
+    send_file(os.path.realpath(BASE + "/" + relative))  # ok path
+    return send_file(os.path.join(BASE, relative))  # ok path
+
+
+@app.route("/rooted-not-stripped")
+def rooted_not_stripped():
+    rooted = os.path.normpath("/" + request.args["name"])
+    return send_file(os.path.join(BASE, rooted))  # $ path (absolute: join drops BASE)
+
+
+@app.route("/stripped-not-normalised")
+def stripped_not_normalised():
+    return send_file(os.path.join(BASE, request.args["name"].lstrip("/")))  # $ path
+
+
+@app.route("/relative-normalised-then-stripped")
+def relative_normalised_then_stripped():
+    relative = os.path.normpath(request.args["name"]).strip("/")
+    return send_file(os.path.join(BASE, relative))  # $ path (normpath keeps a relative path's ..)
+
