@@ -73,7 +73,8 @@ def constant_method(receiver: Value, method: str, args: list[Value], kwargs: dic
     """A method of a constant text folded: ``sep.join(parts)`` (``joined_constant``), and
     ``encode``/``decode`` converting a ``str``/``bytes`` constant with constant arguments, as
     Python computes them; None for any other call, or where Python raises (an unknown codec,
-    a character the codec cannot write)."""
+    a character the codec cannot write: the scanned code names the codec, so whatever a codec
+    raises is caught)."""
     if method == "join" and len(args) == 1 and not kwargs:
         return joined_constant(receiver, args[0])
     kind = {"encode": str, "decode": bytes}.get(method)
@@ -83,7 +84,7 @@ def constant_method(receiver: Value, method: str, args: list[Value], kwargs: dic
         return None
     try:
         text = getattr(receiver.const, method)(*(v.const for v in args), **{k: v.const for k, v in kwargs.items()})
-    except (LookupError, ValueError, TypeError):
+    except Exception:  # noqa: BLE001 - see the docstring
         return None
     return constant(text) if len(text) <= MAX_CONST_LEN else None
 
