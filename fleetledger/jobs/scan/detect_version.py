@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import sys
 
-ENGINE_VERSION = "54"
+ENGINE_VERSION = "55"
 
 
 @functools.cache

@@ -1,6 +1,7 @@
 # Engine probe: a containment check proves something only of a normalised path (pathlib compares
 # the text: Path("/srv/files", "../../etc/passwd") lies inside /srv/files for it), and
 # relative_to(), which raises unless the path lies inside, proves it once it has returned.
+# "base in p.parents" is pathlib's other way to say it, with the same need.
 import contextlib
 import os
 import posixpath
@@ -134,3 +135,28 @@ def prefixed():
     if os.path.commonprefix([full, "/srv/files/"]) != "/srv/files/":
         abort(404)
     return open(full).read()  # ok path (the base ends with a separator)
+
+
+@app.route("/parents")
+def parents():
+    target = (BASE / request.args["name"]).resolve()
+    if BASE not in target.parents:
+        abort(404)
+    target.read_bytes()  # ok path
+    return "read"
+
+
+@app.route("/parents-of-text")
+def parents_of_text():
+    target = BASE / request.args["name"]
+    if BASE in target.parents:
+        target.read_bytes()  # $ path (lexical: BASE/../../etc/passwd has BASE among its parents)
+    return "read"
+
+
+@app.route("/parents-other")
+def parents_other():
+    target = (BASE / request.args["name"]).resolve()
+    if BASE in target.parents or request.args.get("any"):
+        target.read_bytes()  # $ path (either test may hold)
+    return "read"
