@@ -6,12 +6,14 @@ false when it fails for some.
 * For every element (``all(c.isalnum() for c in name)`` found true, or ``any(c in "/\\\\" for c
   in name)`` found false): what ``P`` proves of the element is proven of the iterated variable,
   whose characters or items are those elements (an empty one has none, and is safe too).
+  A text absent from every part of ``x.split(sep)`` is absent from ``x`` where it shares no
+  character with ``sep`` (``_absent_from_whole``).
 * For some element (``any(url.startswith(p) for p in PREFIXES)`` or ``any(urlparse(u).hostname
   == h for h in HOSTS)`` found true): what ``P`` proves of the other variables holds, the
   element standing for any item of the iterated collection (a list of constants: their common
   start, any of them).
 
-Only a generator with one ``for`` over a plain name and no ``if`` is read; other forms prove
+Only a generator with one ``for`` over a plain name (or a split text, above) and no ``if`` is read; other forms prove
 nothing (``conditions``). The set forms of the same character check (``set(x) <= ALLOWED``,
 ``set(x).issubset(ALLOWED)``, ``not set(x) - ALLOWED``) are read by ``subset``.
 """
@@ -69,7 +71,8 @@ def proofs(frame: Frame, test: ast.Call, truth: bool, proven: Prover) -> list[An
             frame.env[name] = saved
     if universal:
         if not isinstance(loop.iter, ast.Name):
-            return []
+            whole = _absent_from_whole(frame, loop.iter, generator.elt, name, truth)
+            return proven(frame, whole, True) if whole is not None else []
         what = f"the check of every element {ast.unparse(test)[:60]}"
         members = _members(frame, generator.elt, name, truth)
         if members is not None:  # every character one of these: safe as far as they are
@@ -77,6 +80,25 @@ def proofs(frame: Frame, test: ast.Call, truth: bool, proven: Prover) -> list[An
             return [(loop.iter.id, kinds, what, None)] if kinds else []
         return [(loop.iter.id, kinds, what, None) for variable, kinds, _, _ in found if variable == name and kinds]
     return [proof for proof in found if proof[0] != name]
+
+
+def _absent_from_whole(frame: Frame, iterated: ast.expr, test: ast.expr, name: str, truth: bool) -> ast.Compare | None:
+    """For a text absent from every part of ``x.split(sep)`` (``any(".." in p for p in
+    x.split("/"))`` found false): the test ``".." not in x``, which then holds too, since an
+    occurrence in ``x`` lies within one part when the text shares no character with ``sep``;
+    None for any other shape (a split with no or a computed separator, or a limit)."""
+    if not (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "split"
+            and isinstance(iterated.func.value, ast.Name) and len(iterated.args) == 1 and not iterated.keywords):
+        return None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.NotIn))
+            and isinstance(test.comparators[0], ast.Name) and test.comparators[0].id == name):
+        return None
+    separator, text = frame.expr(iterated.args[0]), frame.expr(test.left)
+    if isinstance(test.ops[0], ast.In) is truth or not all(v.is_const and isinstance(v.const, str) and v.const for v in (separator, text)):
+        return None
+    if set(separator.const) & set(text.const):
+        return None
+    return ast.copy_location(ast.Compare(test.left, [ast.NotIn()], [iterated.func.value]), test)
 
 
 def subset(frame: Frame, test: ast.expr, truth: bool) -> list[Any] | None:

@@ -1,6 +1,7 @@
 # Engine probe: any() and all() of a generator as checks (every character checked, one of the
 # allowed hosts matched); a URL object whose host was checked is the one fetched; a request
 # built to be sent is a fetch; a method's own configuration is no outside data to compare with.
+# A text absent from every part of x.split(sep) is absent from x, unless it holds sep's characters.
 import os
 import string
 from urllib.parse import urlparse
@@ -121,3 +122,31 @@ class Proxy:
 def proxy():
     Proxy(["https://a.example.com/"]).fetch(request.args["url"])
     return "ok"
+
+
+@app.route("/parts")
+def parts():
+    name = request.args["name"]
+    if any(".." in part for part in name.split("/")):
+        return "no"
+    open("/srv/files/" + name).read()  # ok path
+    other = request.args["other"]
+    if not all(".." not in piece for piece in other.split("/")):
+        return "no"
+    open("/srv/files/" + other).read()  # ok path
+    return "read"
+
+
+@app.route("/parts-not-proving")
+def parts_not_proving():
+    name, limited, computed = request.args["name"], request.args["limited"], request.args["computed"]
+    if any("../" in part for part in name.split("/")):
+        return "no"
+    open("/srv/files/" + name).read()  # $ path (no part holds a "/": the test holds of any name)
+    if any(".." in part for part in limited.split("/", 1)):
+        return "no"
+    open("/srv/files/" + limited).read()  # $ path (only the first "/" splits)
+    if any(".." in part for part in computed.split(request.args["sep"])):
+        return "no"
+    open("/srv/files/" + computed).read()  # $ path
+    return "read"
