@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .interp_statements import join_envs
+from .quantified import kept_by_loop
 from .values import Value
 from .walks import walk
 
@@ -133,6 +134,9 @@ class Loops:
         element = self.element(iterable, node.iter)
         self.loop(lambda: self.assign(node.target, element, node.iter), node.body, node.orelse,
                   reads=exposed_reads(node))
+        every = kept_by_loop(node)
+        if every is not None and self.alive:
+            self.refine(every, True)
 
     def loop_while(self, node: ast.While) -> None:
         truth = self.truth(node.test)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import patterns
 from .values import Value, join
+from .walks import walk
 
 if TYPE_CHECKING:
     from .interp import Frame
@@ -82,6 +83,25 @@ def proofs(frame: Frame, test: ast.Call, truth: bool, proven: Prover) -> list[An
     return [proof for proof in found if proof[0] != name]
 
 
+def kept_by_loop(loop: ast.For | ast.AsyncFor) -> ast.Call | None:
+    """For a loop whose whole body is ``if P(x): raise ...`` (or ``return``), with no ``break``
+    and no ``else``: once it has ended normally, no element met ``P``, as ``all(not P(x) for x
+    in xs)`` found true says (``for part in path.split("/"): if ".." in part: raise``). The
+    test to read after the loop, or None for any other loop (one over anything but a name or a
+    split name, whose evaluation again could have effects)."""
+    if loop.orelse or not isinstance(loop.target, ast.Name) or len(loop.body) != 1 or isinstance(loop, ast.AsyncFor):
+        return None
+    check, iterated = loop.body[0], loop.iter
+    if not (isinstance(check, ast.If) and not check.orelse and isinstance(check.body[-1], (ast.Raise, ast.Return))
+            and not any(isinstance(node, ast.Break) for node in walk(check))):
+        return None
+    split = isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "split"
+    if not isinstance(iterated.func.value if split else iterated, ast.Name):  # type: ignore[union-attr]
+        return None
+    every = ast.GeneratorExp(ast.UnaryOp(ast.Not(), check.test), [ast.comprehension(loop.target, iterated, [], 0)])
+    return ast.copy_location(ast.Call(ast.Name("all", ast.Load()), [ast.copy_location(every, loop)], []), loop)
+
+
 def _absent_from_whole(frame: Frame, iterated: ast.expr, test: ast.expr, name: str, truth: bool) -> ast.Compare | None:
     """For a text absent from every part of ``x.split(sep)`` (``any(".." in p for p in
     x.split("/"))`` found false): the test ``".." not in x``, which then holds too, since an
@@ -90,6 +110,8 @@ def _absent_from_whole(frame: Frame, iterated: ast.expr, test: ast.expr, name: s
     if not (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "split"
             and isinstance(iterated.func.value, ast.Name) and len(iterated.args) == 1 and not iterated.keywords):
         return None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _absent_from_whole(frame, iterated, test.operand, name, not truth)
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.NotIn))
             and isinstance(test.comparators[0], ast.Name) and test.comparators[0].id == name):
         return None

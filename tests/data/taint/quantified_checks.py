@@ -1,7 +1,8 @@
 # Engine probe: any() and all() of a generator as checks (every character checked, one of the
 # allowed hosts matched); a URL object whose host was checked is the one fetched; a request
 # built to be sent is a fetch; a method's own configuration is no outside data to compare with.
-# A text absent from every part of x.split(sep) is absent from x, unless it holds sep's characters.
+# A text absent from every part of x.split(sep) is absent from x, unless it holds sep's characters;
+# a loop whose whole body is "if P(part): raise" has checked every part once it has ended.
 import os
 import string
 from urllib.parse import urlparse
@@ -149,4 +150,36 @@ def parts_not_proving():
     if any(".." in part for part in computed.split(request.args["sep"])):
         return "no"
     open("/srv/files/" + computed).read()  # $ path
+    return "read"
+
+
+def no_parent_part(path):
+    for part in path.split("/"):
+        if ".." in part:
+            raise ValueError(path)
+    return path
+
+
+@app.route("/loop-parts")
+def loop_parts():
+    open("/srv/files/" + no_parent_part(request.args["name"])).read()  # ok path
+    name = request.args["other"]
+    for part in name.split("/"):
+        if ".." in part:
+            return "no"
+    open("/srv/files/" + name).read()  # ok path
+    return "read"
+
+
+@app.route("/loop-parts-not-proving")
+def loop_parts_not_proving():
+    name, other = request.args["name"], request.args["other"]
+    for part in name.split("/"):
+        if ".." in part:
+            break
+    open("/srv/files/" + name).read()  # $ path (a break leaves the rest unchecked)
+    for part in other.split("/"):
+        if ".." in part:
+            print("suspicious")
+    open("/srv/files/" + other).read()  # $ path (the check does not stop the code)
     return "read"
