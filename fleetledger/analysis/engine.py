@@ -33,6 +33,7 @@ from .interp_sinks import return_sinks
 from .model_records import Catalog, Sink
 from .program import Loader, Program
 from .registered_elsewhere import call_registered, registered_elsewhere
+from .substitution import made_for
 from .values import EMPTY, Label, caller_state, join
 
 DATA_METHODS = frozenset(f"{name}()" for kind in (str, bytes, list, tuple, dict, set) for name in dir(kind)
@@ -241,7 +242,7 @@ def _api(program: Program, function: FunctionInfo, found: summaries.Summary, cal
         found = switches.with_switch_defaults(program, function) or found
     for hit in found.sinks:
         for label in hit.value.all_labels():
-            if label.channel != "param" or label.safe_for(hit.sink.kind, hit.sink.needs_file):
+            if label.channel != "param" or label.safe_for(hit.sink.kind, hit.sink.needs_file) or not made_for(label, function):
                 continue
             if called_by_framework and label.param != 0:
                 continue
@@ -313,6 +314,7 @@ def _constructor_parameter(program: Program, method: FunctionInfo, access: tuple
             continue  # a subclass whose constructor is the one already looked at
         stored = summaries.summary(program, init).writes.get((0, access[0]))
         for label in stored.all_labels() if stored is not None else ():
-            if label.channel == "param" and label.param > 0 and all(m in DATA_METHODS for m in caller_state(label)):
+            if label.channel == "param" and label.param > 0 and made_for(label, init) and all(
+                    m in DATA_METHODS for m in caller_state(label)):
                 return init, init.params[label.param]
     return None

@@ -15,7 +15,7 @@ import builtins
 from dataclasses import replace
 from typing import Any
 
-from . import checked_paths, folding, free_names, hooks, iterators, lengths, reflection, reprs, routes, vendoring
+from . import checked_paths, dynamic_attributes, folding, free_names, hooks, iterators, lengths, reflection, reprs, routes, vendoring
 from .facts import Site
 from .interp_operators import CONST_TYPES, MAX_CONST_LEN, SOME_BOOL
 from .library_methods import BOUND_LIBRARY_METHOD, SELF
@@ -182,7 +182,7 @@ class Expressions:
         """Reads ``owner.attr``: a library reference, a known item, a modelled source or type,
         a local class's attribute, or the owner's taint."""
         site = self.site(node)
-        fixed = self.route_fixed(owner, attr)
+        fixed = routes.fixed_read(self, owner, attr)
         if fixed is not None:
             return fixed
         refs = self.program.library_refs(owner.types)
@@ -287,19 +287,8 @@ class Expressions:
             own = join(*parts)
             if own.items is not None:
                 return replace(own, labels={**derived.labels, **own.labels}, types=own.types | derived.types)
-        return join(derived, *parts) if parts else derived
-
-    def route_fixed(self, owner: Value, attr: str) -> Value | None:
-        """``request.path`` where the routes reaching this function fix it (``routes``): the
-        route's text, not outside data; None elsewhere."""
-        if self.function is None or owner.labels or owner.items is not None:
-            return None
-        for type_name in owner.types:
-            for base in self.program.class_mro(type_name):
-                source = self.catalog.sources_type.get(base)
-                if source is not None and attr in source.route_fixed:
-                    return routes.fixed_path(self.program, self.function)
-        return None
+        dynamic = None if parts else dynamic_attributes.looked_up(self, owner, attr, node)
+        return join(derived, *parts, *([dynamic] if dynamic is not None else []))
 
     def derive(self, owner: Value, member: str, site: Site) -> Value:
         """The taint of a value read from ``owner`` (an attribute or a method's result):

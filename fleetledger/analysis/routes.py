@@ -30,6 +30,7 @@ from .values import Value, constant
 from .walks import child_nodes, walk
 
 if TYPE_CHECKING:
+    from .interp import Frame
     from .program import Program
 
 _VARIABLE = ("<", "{", ":")
@@ -142,3 +143,17 @@ def _own_nodes(root: ast.AST):  # type: ignore[no-untyped-def]
 def _called(root: ast.AST, name: ast.Name) -> bool:
     """True when ``name`` is the callee of a call in ``root``."""
     return any(isinstance(node, ast.Call) and node.func is name for node in walk(root))
+
+
+def fixed_read(frame: Frame, owner: Value, attr: str) -> Value | None:
+    """``request.path`` read in a function where the routes reaching it fix it
+    (``fixed_path``): the route's text, not outside data; None elsewhere (a member no source
+    model lists as ``route_fixed``, a module's body, an object holding data)."""
+    if frame.function is None or owner.labels or owner.items is not None:
+        return None
+    for type_name in owner.types:
+        for base in frame.program.class_mro(type_name):
+            source = frame.catalog.sources_type.get(base)
+            if source is not None and attr in source.route_fixed:
+                return fixed_path(frame.program, frame.function)
+    return None

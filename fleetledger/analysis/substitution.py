@@ -73,13 +73,19 @@ def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: obje
 
 def _of_callee(label: Label, callee: FunctionInfo | None) -> bool:
     """True when a parameter label stands for a parameter of ``callee`` (any function's, without
-    one): made for the parameter at that index, in its file, at its position. A function
-    defined at a module's top level sees no other function's parameters."""
-    if callee is None or callee.closure is None:
-        return True
-    if not 0 <= label.param < len(callee.params) or label.path != callee.module.path:
+    one): ``made_for`` it. A function defined at a module's top level sees no other function's
+    parameters."""
+    return callee is None or callee.closure is None or made_for(label, callee)
+
+
+def made_for(label: Label, function: FunctionInfo) -> bool:
+    """True when a parameter label was made for a parameter of ``function``: the parameter at
+    its index, in its file, at its position. A label of another function's parameter reaches a
+    function through a closure (a lambda that function returned, called after its summary was
+    applied): it says nothing of this function's callers."""
+    if not 0 <= label.param < len(function.params) or label.path != function.module.path:
         return False
-    param = callee.params[label.param]
+    param = function.params[label.param]
     return (label.line, label.col) == (param.lineno, param.col_offset)
 
 
