@@ -1,8 +1,12 @@
 """``obj.name`` where ``obj``'s class, of the analysed code, neither defines nor assigns ``name``
 but defines ``__getattr__``: Python then calls ``type(obj).__getattr__(obj, "name")`` and the
-read is what that returns (the data model, "Customizing attribute access"). A class that turns
-every unknown name into a call (``lambda *args: self._call(name, *args)``: a command runner, an
-RPC proxy) is followed into what it does with the name and with the arguments of that call.
+read is what that returns (the data model, "Customizing attribute access"). A class whose hook
+turns every unknown name into a call, returning a function it defines (``return lambda *args:
+self._call(name, *args)``: a command runner, an RPC proxy), is followed into what it does with
+the name and with the arguments of that call. A hook that forwards the read to another object
+or module (``return getattr(self._wrapped, name)``, a lazy module's proxy) is not followed: the
+object it reads is rarely known, and loading what it may name would take the place of modules
+the analysis needs (``Program.find_module``'s limit).
 
 Only a name the class's own methods never store on their instance (``self.name = ...``) counts:
 such an attribute is found before ``__getattr__`` is asked. A ``__getattr__`` read inside its
@@ -17,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from .definitions import ClassInfo
 from .values import Value, constant, join
-from .walks import walk
+from .walks import child_nodes, walk
 
 if TYPE_CHECKING:
     from .interp import Frame
@@ -37,7 +41,7 @@ def looked_up(frame: Frame, owner: Value, attr: str, node: ast.AST) -> Value | N
     for type_name in sorted(owner.types):
         info = program.classes.get(type_name)
         hook = program.method(type_name, _HOOK) if info is not None else None
-        if hook is None or any(attr in _stored(program.classes[c]) for c in program.class_mro(type_name) if c in program.classes):
+        if hook is None or not _makes_function(program.functions[hook].node) or any(attr in _stored(program.classes[c]) for c in program.class_mro(type_name) if c in program.classes):
             continue
         key = f"{_HOOK}:{hook}"
         if key in program.reading_properties:
@@ -49,6 +53,24 @@ def looked_up(frame: Frame, owner: Value, attr: str, node: ast.AST) -> Value | N
         finally:
             program.reading_properties.discard(key)
     return join(*found) if found else None
+
+
+@functools.lru_cache(maxsize=256)
+def _makes_function(hook: ast.AST) -> bool:
+    """True when the hook returns a function it defines: a lambda, or a function defined in its
+    body, named in a ``return``."""
+    body = getattr(hook, "body", [])
+    nested = {node.name for node in body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Return) and (isinstance(node.value, ast.Lambda) or isinstance(node.value, ast.Name)
+                                             and node.value.id in nested):
+            return True
+        stack.extend(child for child in child_nodes(node) if isinstance(child, ast.stmt))
+    return False
 
 
 @functools.lru_cache(maxsize=256)

@@ -1,6 +1,7 @@
-# Engine probe: obj.name where obj's class neither defines nor stores name but defines
-# __getattr__ is what __getattr__(obj, "name") returns (a command runner turning every unknown
-# name into a call); a name the class stores on its instance is found first. A closure that a
+# Engine probe: obj.name where obj's class neither defines nor stores name but defines a
+# __getattr__ returning a function it defines is what __getattr__(obj, "name") returns (a
+# command runner turning every unknown name into a call); a name the class stores on its
+# instance is found first. A closure that a
 # method returns and a caller calls later holds that method's parameters, not the caller's:
 # the analysis neither fails on them nor reports them as the caller's.
 import subprocess
@@ -30,7 +31,9 @@ class Settings:
         self.home = "/srv"
 
     def __getattr__(self, name):
-        return request.args[name]
+        def read():
+            return request.args[name]
+        return read
 
 
 @app.route("/dispatched")
@@ -43,7 +46,7 @@ def dispatched():
 @app.route("/settings")
 def settings():
     subprocess.call("ls " + Settings().home, shell=True)  # ok command (stored by __init__: found first)
-    subprocess.call("ls " + Settings().other, shell=True)  # $ command
+    subprocess.call("ls " + Settings().other(), shell=True)  # $ command
     return "done"
 
 
