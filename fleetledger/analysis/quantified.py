@@ -88,15 +88,20 @@ def kept_by_loop(loop: ast.For | ast.AsyncFor) -> ast.Call | None:
     and no ``else``: once it has ended normally, no element met ``P``, as ``all(not P(x) for x
     in xs)`` found true says (``for part in path.split("/"): if ".." in part: raise``). The
     test to read after the loop, or None for any other loop (one over anything but a name or a
-    split name, whose evaluation again could have effects)."""
+    name split by constants: reading the test evaluates the iterable again, which must have no
+    effect)."""
     if loop.orelse or not isinstance(loop.target, ast.Name) or len(loop.body) != 1 or isinstance(loop, ast.AsyncFor):
         return None
     check, iterated = loop.body[0], loop.iter
     if not (isinstance(check, ast.If) and not check.orelse and isinstance(check.body[-1], (ast.Raise, ast.Return))
             and not any(isinstance(node, ast.Break) for node in walk(check))):
         return None
-    split = isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "split"
-    if not isinstance(iterated.func.value if split else iterated, ast.Name):  # type: ignore[union-attr]
+    if (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "split"
+            and all(isinstance(arg, ast.Constant) for arg in iterated.args) and not iterated.keywords):
+        iterated_name = iterated.func.value
+    else:
+        iterated_name = iterated
+    if not isinstance(iterated_name, ast.Name):
         return None
     every = ast.GeneratorExp(ast.UnaryOp(ast.Not(), check.test), [ast.comprehension(loop.target, iterated, [], 0)])
     return ast.copy_location(ast.Call(ast.Name("all", ast.Load()), [ast.copy_location(every, loop)], []), loop)
