@@ -39,10 +39,11 @@ def looked_up(frame: Frame, owner: Value, attr: str, node: ast.AST) -> Value | N
     program = frame.program
     found: list[Value] = []
     for type_name in sorted(owner.types):
-        info = program.classes.get(type_name)
-        hook = program.method(type_name, _HOOK) if info is not None else None
-        if hook is None or not _makes_function(program.functions[hook].node) or any(attr in _stored(program.classes[c]) for c in program.class_mro(type_name) if c in program.classes):
+        hook = program.method(type_name, _HOOK) if type_name in program.classes else None
+        if hook is None or not _makes_function(program.functions[hook].node):
             continue
+        if any(attr in _stored(program.classes[c]) for c in program.class_mro(type_name) if c in program.classes):
+            continue  # found on the instance or its class before ``__getattr__`` is asked
         key = f"{_HOOK}:{hook}"
         if key in program.reading_properties:
             continue
