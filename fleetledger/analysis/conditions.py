@@ -129,7 +129,7 @@ def _compare(frame: Frame, test: ast.Compare, truth: bool) -> list[Proof]:
             return _absent(frame, left, right, test)
         if isinstance(right, ast.Attribute) and right.attr == "parents":  # ``base in p.parents`` (pathlib)
             is_under = ast.Call(ast.Attribute(right.value, "is_relative_to", ast.Load()), [left], [])
-            return _call(frame, ast.copy_location(is_under, test), True)  # (p itself is not among them)
+            return _call(frame, ast.fix_missing_locations(ast.copy_location(is_under, test)), True)  # (p is not among them)
         allowed = frame.expr(right)
         if isinstance(left, ast.Name) and compared.constant_built(allowed):
             text = allowed.is_const and isinstance(allowed.const, (str, bytes))  # a substring test

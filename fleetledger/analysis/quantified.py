@@ -85,7 +85,7 @@ def proofs(frame: Frame, test: ast.Call, truth: bool, proven: Prover) -> list[An
 
 def kept_by_loop(loop: ast.For | ast.AsyncFor) -> ast.Call | None:
     """For a loop whose whole body is ``if P(x): raise ...`` (or ``return``), with no ``break``
-    and no ``else``: once it has ended normally, no element met ``P``, as ``all(not P(x) for x
+    or ``continue`` (which could skip the exit) and no ``else``: once it has ended normally, no element met ``P``, as ``all(not P(x) for x
     in xs)`` found true says (``for part in path.split("/"): if ".." in part: raise``). The
     test to read after the loop, or None for any other loop (one over anything but a name or a
     name split by constants: reading the test evaluates the iterable again, which must have no
@@ -94,7 +94,7 @@ def kept_by_loop(loop: ast.For | ast.AsyncFor) -> ast.Call | None:
         return None
     check, iterated = loop.body[0], loop.iter
     if not (isinstance(check, ast.If) and not check.orelse and isinstance(check.body[-1], (ast.Raise, ast.Return))
-            and not any(isinstance(node, ast.Break) for node in walk(check))):
+            and not any(isinstance(node, (ast.Break, ast.Continue)) for node in walk(check))):
         return None
     if (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "split"
             and all(isinstance(arg, ast.Constant) for arg in iterated.args) and not iterated.keywords):
@@ -104,7 +104,7 @@ def kept_by_loop(loop: ast.For | ast.AsyncFor) -> ast.Call | None:
     if not isinstance(iterated_name, ast.Name):
         return None
     every = ast.GeneratorExp(ast.UnaryOp(ast.Not(), check.test), [ast.comprehension(loop.target, iterated, [], 0)])
-    return ast.copy_location(ast.Call(ast.Name("all", ast.Load()), [ast.copy_location(every, loop)], []), loop)
+    return ast.fix_missing_locations(ast.copy_location(ast.Call(ast.Name("all", ast.Load()), [every], []), loop))
 
 
 def _absent_from_whole(frame: Frame, iterated: ast.expr, test: ast.expr, name: str, truth: bool) -> ast.Compare | None:
@@ -125,7 +125,7 @@ def _absent_from_whole(frame: Frame, iterated: ast.expr, test: ast.expr, name: s
         return None
     if set(separator.const) & set(text.const):
         return None
-    return ast.copy_location(ast.Compare(test.left, [ast.NotIn()], [iterated.func.value]), test)
+    return ast.fix_missing_locations(ast.copy_location(ast.Compare(test.left, [ast.NotIn()], [iterated.func.value]), test))
 
 
 def subset(frame: Frame, test: ast.expr, truth: bool) -> list[Any] | None:

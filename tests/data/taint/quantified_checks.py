@@ -182,4 +182,11 @@ def loop_parts_not_proving():
         if ".." in part:
             print("suspicious")
     open("/srv/files/" + other).read()  # $ path (the check does not stop the code)
+    third = request.args["third"]
+    for part in third.split("/"):
+        if ".." in part:
+            if part.startswith("."):
+                continue
+            raise ValueError(third)
+    open("/srv/files/" + third).read()  # $ path (a continue skips the raise for some parts)
     return "read"
