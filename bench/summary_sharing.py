@@ -6,11 +6,14 @@ times in this process: each file with nothing shared (the caches cleared before 
 baseline), then all of them in path order and in reverse order with the worker's caches kept
 (``fleetledger.analysis.summary_sharing``). Prints the CPU time of each and its ratio to the
 baseline, and the files whose report differs from the baseline's (the files read aside, which
-adopting may add to). A file that differs is a determinism bug, except one whose analysis
+adopting may add to). ``--pairs N`` also analyses N pairs of the sample (chosen with a fixed
+seed), each with fresh caches, the second file after the first only: what one file's analysis
+leaves shared for the next is then seen alone (a longer order hides it when a file in between
+computes the summary first; Flask's ``app.py`` after ``templating.py`` was one). A file that differs is a determinism bug, except one whose analysis
 reached ``program.MAX_MODULES`` (its report says so), where which modules are left out depends
 on the order they were loaded in.
 
-Run: ``python bench/summary_sharing.py TREE [--under django] [--every 3] [--limit 300]``, e.g. on
+Run: ``python bench/summary_sharing.py TREE [--under django] [--every 3] [--limit 300] [--pairs 0]``, e.g. on
 the Django 5.1.4 sdist. The tree is read only.
 """
 
@@ -20,6 +23,7 @@ import argparse
 import dataclasses
 import hashlib
 import json
+import random
 import sys
 import time
 from pathlib import Path
@@ -59,6 +63,7 @@ def main() -> int:
     parser.add_argument("--under", default="", help="only files below this folder of the tree")
     parser.add_argument("--every", type=int, default=3, help="take every N-th file (in path order)")
     parser.add_argument("--limit", type=int, default=300, help="at most this many files")
+    parser.add_argument("--pairs", type=int, default=0, help="also this many pairs, each with fresh caches")
     args = parser.parse_args()
     tree = args.tree.resolve()
     readable = {str(p.relative_to(tree)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(tree.rglob("*.py"))}
@@ -74,6 +79,15 @@ def main() -> int:
         print(f"{name + ':':26} {spent:7.1f} s CPU, ratio {spent / base_time:.2f}; reports differing: {len(differ)}")
         for path in differ[:10]:
             print(f"    {path}")
+    chosen = random.Random(0)
+    pairs = [tuple(chosen.sample(files, 2)) for _ in range(args.pairs if len(files) > 1 else 0)]
+    differ_pairs = [(first, second) for first, second in pairs
+                    if _reports(tree, [first, second], readable, shared=True)[1][second] != base[second]]
+    if pairs:
+        differing += len(differ_pairs)
+        print(f"pairs, fresh caches each: {len(pairs)}; second report differing: {len(differ_pairs)}")
+        for first, second in differ_pairs[:10]:
+            print(f"    {second} after {first}")
     return 1 if differing else 0
 
 

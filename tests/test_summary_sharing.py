@@ -5,11 +5,15 @@ worker analysed before it."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from fleetledger.analysis import engine, parser, summaries, summary_sharing
+from e2e import real_library
+from fleetledger.analysis import engine, parser, program, summaries, summary_sharing
+from fleetledger.jobs.scan.detect import detect_file
 
 # A cycle across two modules (``walk`` <-> ``step``), entered at either member, from files that
 # call into it directly, through a helper, or with a function of their own that the cycle calls
@@ -210,3 +214,56 @@ def test_a_cycle_computed_inside_another_cycles_later_round_is_not_shared() -> N
         summary_sharing._SHARED.clear()
         for path in order:
             assert result(path) == alone[path], (order, path)
+
+
+def test_a_base_class_is_known_whichever_modules_were_loaded_before() -> None:
+    """``Sub.__init__`` stores ``self.root`` through ``super().__init__`` of ``Base`` in a third
+    module. The class's bases are looked up by loading their modules (Python imports them to
+    define the class), so its summary is the same whether it is computed while ``app.py`` is
+    analysed or first in another file's analysis (``other.py`` reads ``Sub``'s attributes) and
+    adopted. Found on Flask 3.0.3: the worker that analysed ``templating.py`` before ``app.py``
+    reported ``open_resource``'s path flow without the constructor's ``root_path``."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/base.py": "class Base:\n    def __init__(self, root):\n        self.root = root\n",
+        "pkg/sub.py": ("from pkg.base import Base\n\n\nclass Sub(Base):\n    def __init__(self, root, flag=False):\n"
+                       "        super().__init__(root)\n        self.flag = flag\n"),
+        "pkg/app.py": ("import os\nfrom pkg.sub import Sub\n\n\nclass App(Sub):\n    def __init__(self, root):\n"
+                       "        super().__init__(root)\n\n    def open_it(self, name):\n"
+                       "        return open(os.path.join(self.root, name))\n"),
+        "pkg/other.py": "from pkg.sub import Sub\n\n\ndef show(obj: Sub):\n    return obj.flag\n",
+    }
+    shas = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in files.items()}
+
+    def result(path: str) -> tuple[tuple[str, int, str], ...]:
+        found = engine.analyse(path, parser.parse_module(files[path]).module, paths=list(files),
+                               loader=lambda p: (p, parser.parse_module(files[p]).module) if p in files else None, shas=shas)
+        return tuple(sorted((f.kind, f.site.line, f.label.what) for f in found.flows))
+
+    alone = result("pkg/app.py")
+    assert ("path", 10, "parameter 'root' of the public constructor App()") in alone
+    summary_sharing._SHARED.clear()
+    result("pkg/other.py")
+    assert result("pkg/app.py") == alone
+
+
+def test_flasks_app_is_analysed_alike_after_any_file_of_its_package(tmp_path: Path) -> None:
+    """The real case of the test above: each file of Flask's package analysed by a fresh worker
+    and then after ``templating.py`` or ``debughelpers.py`` (the two orders that hid the flow)."""
+    root = real_library(tmp_path / "flask")
+    paths = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py"))
+    readable = {p: hashlib.sha256((root / p).read_bytes()).hexdigest() for p in paths}
+
+    def report(path: str) -> list[dict[str, object]]:
+        return [c.to_json() for c in detect_file(root, path, readable=readable).candidates]
+
+    app = "src/flask/app.py"
+    summary_sharing._SHARED.clear()
+    program._SHARED_MODULES.clear()
+    alone = report(app)
+    assert any("'root_path' of the public constructor Flask()" in json.dumps(c) for c in alone)
+    for before in ("src/flask/templating.py", "src/flask/debughelpers.py"):
+        summary_sharing._SHARED.clear()
+        program._SHARED_MODULES.clear()
+        report(before)
+        assert report(app) == alone, before

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from fleetledger.jobs.scan import modules, plan
+from fleetledger.jobs.scan.plan import candidate_blocks
+from fleetledger.jobs.scan.shapes import Candidate
 from fleetledger.jobs.scan.detect import detect_file
 from fleetledger.jobs.scan.plan import PlannedFile, discover
 
@@ -210,3 +212,33 @@ def test_a_file_that_cannot_be_sized_is_reported_not_fatal(tmp_path: Path, monke
     monkeypatch.setattr(Path, "lstat", lstat)
     assert [(f.path, f.skip_reason) for f in discover(tmp_path)] == [
         ("long.py", "unreadable: File name too long"), ("ok.py", None)]
+
+
+def _planned(*paths: str) -> list[plan.PlannedFile]:
+    return [plan.PlannedFile(path=p, sha256="0" * 64, size_bytes=10) for p in sorted(paths)]
+
+
+def test_small_neighbouring_folders_share_a_detect_task_and_a_large_folder_is_split() -> None:
+    locales = [f"locale/{lang}/{name}" for lang in ("de", "fr", "it", "nl", "pt", "ru", "sv", "uk", "zh")
+               for name in ("__init__.py", "formats.py")]
+    big = [f"views/v{n:02d}.py" for n in range(40)]
+    blocks = plan.blocks(_planned(*locales, *big))
+    # the locales fill a task to the minimum; the rest run on with the next folder up to the maximum
+    assert [len(b) for b in blocks] == [plan.BLOCK_MIN_FILES, plan.BLOCK_FILES, len(locales) + len(big) - plan.BLOCK_MIN_FILES - plan.BLOCK_FILES]
+    assert [f.path for b in blocks for f in b] == sorted(locales + big)
+
+
+def test_candidates_of_small_neighbouring_folders_share_a_task() -> None:
+    def candidate(path: str, line: int) -> Candidate:
+        return Candidate(id=f"{path}:{line}", path=path, line=line, col=0, end_line=line, rule_id="B101",
+                         rule_name="assert_used", detector="bandit", cwe=703, detector_severity="LOW",
+                         detector_confidence="HIGH", message="", snippet="", scope="")
+
+    few = [candidate(f"app{n}/views.py", line) for n in range(6) for line in (1, 2, 3)]
+    many = [candidate("core/models.py", line) for line in range(1, 31)]
+    blocks = candidate_blocks(few + many)
+    sizes = [len(b) for b in blocks]
+    assert sum(sizes) == len(few) + len(many) and max(sizes) <= plan.BLOCK_CANDIDATES
+    assert sizes[0] >= plan.BLOCK_MIN_CANDIDATES, "small folders were merged"
+    assert len(blocks) < len({c.path for c in few + many}) + 1
+    assert [c.id for b in blocks for c in b] == [c.id for c in sorted(few + many, key=lambda c: (c.path, c.line))]

@@ -35,8 +35,10 @@ from .name_resolution import NameResolution
 from .interp_sinks import return_sinks
 from .values import Label, Value, clean
 
-MAX_MODULES = 64
-"""Modules a program loads besides its root file."""
+MAX_MODULES = 128
+"""Modules a program loads besides its root file. The modules of a class's bases are loaded
+(``class_mro``), as Python imports them to define it: a file of Django's admin, whose classes
+derive from forms, models and views, needs about 80 (64 left out the root file's own imports)."""
 
 Loader = Callable[[str], "tuple[str, ast.Module] | None"]
 """Given a repository-relative path, returns ``(path, tree)`` or None when the file may not or
@@ -295,30 +297,35 @@ class Program(NameResolution):
 
         Args:
             class_id: A class of the analysed code, or a library type's qualified name.
-            load: Also load the module of a base named by a module not loaded yet (``from
-                ..base import Handler``, bound before its module was needed), to follow its
-                bases: for what makes a class a framework's handler. Loading a module costs
-                its body's interpretation, so what is asked of every type (its methods'
-                models) does not.
+            load: Also load the module of ``class_id`` when it names a class of a module not
+                loaded yet (an annotation's ``pkg.base.Handler``), to follow its bases: for
+                what makes a class a framework's handler. Loading a module costs its body's
+                interpretation, so what is asked of every type (its methods' models) does
+                not. The bases of a class of the analysed code are always followed into
+                their modules (``from ..base import Handler``, bound before its module was
+                needed), whatever ``load`` says.
         """
         out: list[str] = []
-        todo = [class_id]
+        todo = [(class_id, load)]
         while todo:
-            current = todo.pop(0)
+            current, loading = todo.pop(0)
             if current in out or len(out) > 32:
                 continue
             out.append(current)
             info = self.classes.get(current)
             if info is not None:
-                todo.extend(info.bases)
+                # Python defines a class only after importing its bases: their modules are
+                # loaded, so the bases a class of the analysed code names never depend on
+                # which modules this analysis (or one whose summaries it adopted) loaded first.
+                todo.extend((base, True) for base in info.bases)
             elif current in self.catalog.bases:
-                todo.extend(self.catalog.bases[current])
+                todo.extend((base, loading) for base in self.catalog.bases[current])
             elif current in self.catalog.returns:  # a class known by the type its call makes
-                todo.extend(t for t, when in self.catalog.returns[current] if when is None)
+                todo.extend((t, loading) for t, when in self.catalog.returns[current] if when is None)
             elif current.partition(".")[0] in self.tops:
-                local = self.resolve(current) if load else self._loaded_class(current)
+                local = self.resolve(current) if loading else self._loaded_class(current)
                 if local is not None and local[0] == "class":
-                    todo.append(local[1])
+                    todo.append((local[1], loading))
         return out
 
     def _loaded_class(self, qualified: str) -> tuple[str, str] | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import sys
 
-ENGINE_VERSION = "59"
+ENGINE_VERSION = "60"
 
 
 @functools.cache
