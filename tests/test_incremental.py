@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fleetledger.jobs.scan.detect import detect_file
+from fleetledger.jobs.scan.plan import BLOCK_MIN_FILES
 from fleetledger.jobs.scan.modules import python_paths, still_holds
 
 from e2e import REPO_ROOT, _env, cli_from, installed_copy, records, run_cli
@@ -642,13 +643,16 @@ def test_a_finished_job_with_outside_effects_stays_finished_when_its_code_change
 
 # -- tasks the coordinator settles itself --------------------------------------------------------
 
+_FILLERS = BLOCK_MIN_FILES - 2  # with its __init__.py and views.py, a folder fills a detect task
+
+
 def _two_folders(root: Path) -> Path:
     """A tree of two folders, each a detect task of its own (``plan.BLOCK_MIN_FILES`` files),
     each with a finding: a change in one leaves the other's tasks with every result reusable."""
     for folder in ("alpha", "beta"):
         (root / folder).mkdir(parents=True)
         (root / folder / "__init__.py").write_text("")
-        for n in range(8):
+        for n in range(_FILLERS):
             (root / folder / f"m{n}.py").write_text(f"VALUE_{n} = {n}\n")
         (root / folder / "views.py").write_text(
             "import os\nfrom flask import request\n\n\ndef run():\n    os.system(request.args['c'])\n")
@@ -685,7 +689,7 @@ def test_the_coordinator_settles_a_task_whose_every_result_still_holds_and_the_l
     detect_alpha = next(t for t in settled if kinds[t] == "detect")
     alpha_steps = [r for r in recs if r.task == detect_alpha and r.kind == "step.done"]
     assert {r.payload["name"] for r in alpha_steps} == {f"detect:alpha/{n}" for n in
-                                                        ["__init__.py", "views.py", *(f"m{i}.py" for i in range(8))]}
+                                                        ["__init__.py", "views.py", *(f"m{i}.py" for i in range(_FILLERS))]}
     for r in recs:
         if r.task in settled and r.kind in ("step.done", "task.finished"):
             assert r.actor == "coordinator" and r.epoch == 1
