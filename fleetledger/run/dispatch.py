@@ -18,6 +18,7 @@ from ..pool import WorkerPool, WorkerProc
 from ..reader import RunReader
 from ..replay import TaskView
 from .host import atomic
+from .locality import next_tasks
 from .options import BROKER_POLL_S, MAX_FAILED_STARTS, SHARED_POLL_S, RunResult, lease_ttl_ms
 
 
@@ -132,6 +133,14 @@ class DispatchMixin:
         if self.shared and pending:  # each host starts elsewhere in the plan, so that hosts rarely claim the same task
             start = int(self.session, 16) % len(pending)
             pending = pending[start:] + pending[:start]
+        plan = self.view.sprints[sprint].tasks
+        position = {t: i for i, t in enumerate(plan)}
+        if not self.shared and len(pending) > 1 and idle:
+            # Each idle worker goes on from its own last task (``locality``): the first tasks
+            # below are the ones chosen for the idle workers, in their order.
+            given = {w: at for w, (s, at) in self._last_position.items() if s == sprint}
+            first = [plan[i] for i in next_tasks([w.id for w in idle], [position[t.id] for t in pending], given)]
+            pending = [self.view.tasks[t] for t in first] + [t for t in pending if t.id not in first]
         run = self.reader()
         records: list[NewRecord] = []
         sends: list[tuple[WorkerProc, TaskView, TaskSpec, dict[str, str]]] = []
@@ -160,6 +169,7 @@ class DispatchMixin:
                     quota_blocked = True
                     continue
             worker = idle.pop(0)
+            self._last_position[worker.id] = (sprint, position[task.id])
             self._attempts[task.id] = self._attempts.get(task.id, 0) + 1
             self._reserved[task.id] = allowed
             self._calls_made[task.id] = 0
