@@ -101,3 +101,33 @@ def test_the_bidi_precondition_says_false_only_without_the_characters() -> None:
     assert holds("x = '\u202a'\n".encode())
     assert holds(b"# coding: not-a-codec\nx = 1\n")  # the check would fail: let it, as bandit's own run
     assert holds(b"x = '\xff'\n")  # not UTF-8: the same
+
+
+def test_a_check_that_writes_into_its_context_is_reported_as_failing_not_felt_by_the_next() -> None:
+    """Every check of a node reads one read-only view of its context (bandit copies it for each
+    check): a check that tried to change it fails, is listed among the check failures, and the
+    checks after it read the context as it was."""
+
+    class _Tests:
+        def __init__(self, *checks: object) -> None:
+            self.tests = {"Call": list(checks)}
+
+        def get_tests(self, checktype: str) -> list[object]:
+            return self.tests.get(checktype, [])
+
+    def writes(context: object) -> None:
+        context._context["lineno"] = 99  # type: ignore[attr-defined]
+
+    seen: list[int] = []
+
+    def reads(context: object) -> None:
+        seen.append(context._context["lineno"])  # type: ignore[attr-defined]
+
+    writes._test_id = "X001"  # type: ignore[attr-defined]
+    reads._test_id = "X002"  # type: ignore[attr-defined]
+    tester = bandit_runner.RecordingTester(_Tests(writes, reads), None)
+    node = parser.parse_module("f()\n").module.body[0].value  # type: ignore[attr-defined]
+    tester.run_tests({"lineno": 1, "node": node}, "Call")
+    assert seen == [1]
+    assert [line.split(" raised ")[0] for line in tester.error_lines()] == ["X001 writes"]
+    assert tester.has_checks("Call") and not tester.has_checks("Name")
