@@ -335,7 +335,12 @@ class Sinks:
             pattern = args[check.backtracks] if 0 <= check.backtracks < len(args) else kwargs.get(check.backtracks_keyword)
             flags = args[check.backtracks_flags] if 0 <= check.backtracks_flags < len(args) else kwargs.get("flags")
             known = flags.const if flags is not None and flags.is_const and isinstance(flags.const, int) else 0
-            shape = next((found for text in constant_texts(pattern)
+            texts = constant_texts(pattern)
+            written = (node.args[check.backtracks] if 0 <= check.backtracks < len(node.args) else
+                       next((k.value for k in node.keywords if k.arg and k.arg == check.backtracks_keyword), None))
+            if not texts and written is not None:  # a helper's result for a constant (``tobytes(PATTERN)``)
+                texts = constant_texts(self.program.folded(self, written))
+            shape = next((found for text in texts
                           if (found := backtracking.exponential(text, check.whole_match, known)) is not None), None)
             if shape is None:
                 return

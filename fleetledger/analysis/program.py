@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from . import constructors, entries, summaries, summary_sharing
+from . import constructors, entries, helper_constants, summaries, summary_sharing
 from .budget import Budget
 from .dependencies import Dependencies
 from .definitions import ClassInfo, FunctionInfo, ModuleInfo, index, module_index, module_name, top_names
@@ -412,6 +412,11 @@ class Program(NameResolution):
         instance, as types only (``{"requests.Session"}`` for ``session``): another method reads
         ``self.session`` as an object of that type (``constructors.stored_types``)."""
         return constructors.stored_types(frame, class_id, attr)
+
+    def folded(self, frame: Frame, node: ast.expr) -> Value | None:
+        """What a call of a helper of the analysed code returns for its constant arguments
+        (``helper_constants.folded``), for a check that needs a constant."""
+        return helper_constants.folded(frame, node)
 
     def construct(self, frame: Frame, class_id: str, args: list[Value], kwargs: dict[str, Value],
                   star: list[Value], node: ast.Call, site: Site) -> Value:
