@@ -36,18 +36,20 @@ _PACKAGE = {
     "pkg/fourth.py": ("from flask import request\nfrom pkg import stepper\n\n\ndef view():\n"
                       "    return stepper.step(request.args['w'], 5)\n"),
 }
-_SHAS = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in _PACKAGE.items()}
 _FILES = sorted(p for p in _PACKAGE if not p.endswith("__init__.py"))
 
 
-def _load(path: str):  # type: ignore[no-untyped-def]
-    return (path, parser.parse_module(_PACKAGE[path]).module) if path in _PACKAGE else None
-
-
 def _result(path: str) -> tuple[object, ...]:
-    found = engine.analyse(path, parser.parse_module(_PACKAGE[path]).module, paths=list(_PACKAGE), loader=_load, shas=_SHAS)
+    found = _analysed(_PACKAGE, path)
     return (tuple(sorted((f.kind, f.site.path, f.site.line, f.label.channel, f.label.line) for f in found.flows)),
             tuple(sorted((e.kind, e.site.path, e.site.line, e.state) for e in found.evidence)), found.not_analysed)
+
+
+def _analysed(files: dict[str, str], path: str) -> engine.FileAnalysis:
+    """The engine's analysis of ``path`` in the package ``files`` (path -> text)."""
+    shas = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in files.items()}
+    return engine.analyse(path, parser.parse_module(files[path]).module, paths=list(files),
+                          loader=lambda p: (p, parser.parse_module(files[p]).module) if p in files else None, shas=shas)
 
 
 @pytest.fixture(autouse=True)
@@ -110,12 +112,8 @@ _ROTATING = {
 
 
 def test_a_shared_summary_is_not_adopted_where_a_cycle_it_read_was_entered_elsewhere() -> None:
-    shas = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in _ROTATING.items()}
-
     def result(path: str) -> list[tuple[str, str, int]]:
-        found = engine.analyse(path, parser.parse_module(_ROTATING[path]).module, paths=list(_ROTATING),
-                               loader=lambda p: (p, parser.parse_module(_ROTATING[p]).module) if p in _ROTATING else None,
-                               shas=shas)
+        found = _analysed(_ROTATING, path)
         return sorted((f.kind, f.site.path, f.site.line) for f in found.flows)
 
     alone = result("pkg/entered_at_walk.py")
@@ -151,11 +149,8 @@ def test_a_shared_summary_is_not_adopted_where_its_calls_would_pass_the_depth_li
         "pkg/far.py": "from flask import request\nfrom pkg import chain\n" + "".join(wrappers)
                       + "\n\ndef view():\n    return w0(request.args['x'])\n",
     }
-    shas = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in files.items()}
-
     def result(path: str) -> tuple[object, ...]:
-        found = engine.analyse(path, parser.parse_module(files[path]).module, paths=list(files),
-                               loader=lambda p: (p, parser.parse_module(files[p]).module) if p in files else None, shas=shas)
+        found = _analysed(files, path)
         return tuple(sorted((f.kind, f.site.path, f.site.line) for f in found.flows)), found.not_analysed
 
     far = result("pkg/far.py")
@@ -178,11 +173,8 @@ def test_a_summary_that_applied_a_function_of_the_analysed_file_is_not_shared() 
                        "    target.value = request.args['x']\n\n\ndef view():\n    os.system(lib.run(2))\n"),
         "pkg/other.py": "import os\nfrom pkg import lib\n\n\ndef view():\n    os.system(lib.run(2))\n",
     }
-    shas = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in files.items()}
-
     def result(path: str) -> tuple[tuple[str, str, int], ...]:
-        found = engine.analyse(path, parser.parse_module(files[path]).module, paths=list(files),
-                               loader=lambda p: (p, parser.parse_module(files[p]).module) if p in files else None, shas=shas)
+        found = _analysed(files, path)
         return tuple(sorted((f.kind, f.site.path, f.site.line) for f in found.flows))
 
     alone = result("pkg/other.py")
@@ -201,11 +193,8 @@ def test_a_cycle_computed_inside_another_cycles_later_round_is_not_shared() -> N
     files["pkg/nested.py"] = "from flask import request\nfrom pkg import outer\n\n\ndef view():\n    return outer.h(request.args['x'], 2)\n"
     files["pkg/direct.py"] = ("from flask import request\nfrom pkg import walker\n\n\ndef view():\n"
                               "    return walker.walk('ls', 'ls', request.args['x'], 3)\n")
-    shas = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in files.items()}
-
     def result(path: str) -> tuple[tuple[str, str, int], ...]:
-        found = engine.analyse(path, parser.parse_module(files[path]).module, paths=list(files),
-                               loader=lambda p: (p, parser.parse_module(files[p]).module) if p in files else None, shas=shas)
+        found = _analysed(files, path)
         return tuple(sorted((f.kind, f.site.path, f.site.line) for f in found.flows))
 
     alone = {path: result(path) for path in ("pkg/direct.py", "pkg/nested.py")}
@@ -233,11 +222,8 @@ def test_a_base_class_is_known_whichever_modules_were_loaded_before() -> None:
                        "        return open(os.path.join(self.root, name))\n"),
         "pkg/other.py": "from pkg.sub import Sub\n\n\ndef show(obj: Sub):\n    return obj.flag\n",
     }
-    shas = {p: hashlib.sha256(t.encode()).hexdigest() for p, t in files.items()}
-
     def result(path: str) -> tuple[tuple[str, int, str], ...]:
-        found = engine.analyse(path, parser.parse_module(files[path]).module, paths=list(files),
-                               loader=lambda p: (p, parser.parse_module(files[p]).module) if p in files else None, shas=shas)
+        found = _analysed(files, path)
         return tuple(sorted((f.kind, f.site.line, f.label.what) for f in found.flows))
 
     alone = result("pkg/app.py")
