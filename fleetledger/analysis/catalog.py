@@ -90,7 +90,8 @@ _KEYS: dict[str, frozenset[str]] = {
                           "asgi_send", "asgi_receive", "registrations"}),
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
                        "positions", "absent", "host_fixed", "program", "element", "channels", "needs_file", "argv_from",
-                       "operands_from", "slow_pattern", "slow_flags", "matches", "what", "when_called"}),
+                       "operands_from", "slow_pattern", "slow_flags", "matches", "what", "when_called",
+                       "texts_only"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "only_items", "when", "when_unknown", "defaults",
                             "positions", "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "parts", "joined_by",
@@ -216,7 +217,8 @@ class _Builder:
                 needs_file=bool(row.get("needs_file", False)), argv_from=int(row.get("argv_from", -1)),
                 operands_from=int(row.get("operands_from", -1)), slow_pattern=_pattern_at(row, "slow_pattern", where, -1),
                 slow_flags=int(row.get("slow_flags", -1)), matches=_choice(row, "matches", ("anywhere", "start", "whole"), where),
-                what=str(row.get("what", "")), model=name, when_called=bool(row.get("when_called", False))))
+                what=str(row.get("what", "")), model=name, when_called=bool(row.get("when_called", False)),
+                texts_only=bool(row.get("texts_only", False))))
             if not (row.get("args") or row.get("keywords") or row.get("receiver")):
                 raise ModelError(f"{where}: a sink needs args, keywords or receiver")
         elif table == "sanitiser":

@@ -205,6 +205,8 @@ class Sinks:
             self.fetch_sink(sink, site, vector, dangerous[0][1])
             dangerous = [(argv.program_part(vector), dangerous[0][1])]
         for value, role in dangerous:
+            if sink.texts_only and library_object_types(value.types):
+                continue  # an open file or stream passed where the call also takes a path
             if sink.program:
                 self.option_sink(sink, site, value, role)
                 self.fetch_sink(sink, site, value, role)
