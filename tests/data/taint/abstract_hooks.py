@@ -22,7 +22,7 @@ class Unpacker(abc.ABC):
 
     def run(self):
         dest = tempfile.mkdtemp()
-        with tarfile.open(self.filename) as archive:
+        with tarfile.open(self.filename) as archive:  # $ path (a parameter names the archive opened, as for open())
             for item in self.members(archive):
                 name = self.member_name(item)
                 os.chmod(os.path.join(dest, name), 0o644)  # $ path
@@ -65,7 +65,7 @@ class Extractor:
         self.opener = None
 
     def extract_all(self):
-        with self.opener(self.filename) as archive:
+        with self.opener(self.filename) as archive:  # $ path (a parameter names the archive opened, as for open())
             archive.extractall(tempfile.mkdtemp())  # $ tar-extraction
 
 

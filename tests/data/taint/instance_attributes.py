@@ -27,7 +27,7 @@ class Client:
 
 class Archive:
     def __init__(self, path):
-        self.archive = tarfile.open(path)
+        self.archive = tarfile.open(path)  # $ path (a parameter names the archive opened, as for open())
 
     def unpack(self, folder):
         self.archive.extractall(folder)  # $ tar-extraction

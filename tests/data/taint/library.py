@@ -43,7 +43,7 @@ def load_config_unsafe(text):
 
 
 def unpack(archive_path, target):
-    with tarfile.open(archive_path) as archive:
+    with tarfile.open(archive_path) as archive:  # $ path (a parameter names the archive opened, as for open())
         archive.extractall(target)  # $ tar-extraction
         archive.extractall(target, filter="data")  # ok tar-extraction
 
