@@ -91,7 +91,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "sink": frozenset({"call", "method", "kind", "args", "keywords", "receiver", "when", "unless", "defaults",
                        "positions", "absent", "host_fixed", "program", "element", "channels", "needs_file", "argv_from",
                        "operands_from", "slow_pattern", "slow_flags", "matches", "what", "when_called",
-                       "texts_only"}),
+                       "texts_only", "unless_set"}),
     "sanitiser": frozenset({"call", "method", "kinds", "args_contain", "only_items", "when", "when_unknown", "defaults",
                             "positions", "what"}),
     "guard": frozenset({"call", "method", "arg", "keyword", "kinds", "pattern", "through", "compare", "parts", "joined_by",
@@ -218,7 +218,7 @@ class _Builder:
                 operands_from=int(row.get("operands_from", -1)), slow_pattern=_pattern_at(row, "slow_pattern", where, -1),
                 slow_flags=int(row.get("slow_flags", -1)), matches=_choice(row, "matches", ("anywhere", "start", "whole"), where),
                 what=str(row.get("what", "")), model=name, when_called=bool(row.get("when_called", False)),
-                texts_only=bool(row.get("texts_only", False))))
+                texts_only=bool(row.get("texts_only", False)), unless_set=bool(row.get("unless_set", False))))
             if not (row.get("args") or row.get("keywords") or row.get("receiver")):
                 raise ModelError(f"{where}: a sink needs args, keywords or receiver")
         elif table == "sanitiser":

@@ -12,7 +12,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from . import argv, backtracking, fetchers, reprs
+from . import argv, backtracking, fetchers, reprs, set_after
 from .facts import Evidence, Flow, Misuse, Site, SinkHit
 from .library_methods import library_types as library_object_types
 from .model_conventions import UNREAD_TEMPLATE, Render, ReturnSink
@@ -158,10 +158,23 @@ class Sinks:
             return False
         return not (sink.unless is not None and self.holds(sink.unless, args, kwargs, any_of=True) is True)
 
+    def _set_safe(self, sink: Sink, node: ast.Call) -> bool:
+        """Whether a constant the sink's ``unless`` names safe is assigned to the object the
+        call made, right after it (``Sink.unless_set``, ``set_after``)."""
+        if not sink.unless_set or sink.unless is None:
+            return False
+        scope = self.function.node if self.function is not None else self.module.tree
+        found = set_after.attribute_set(scope, node, sink.unless.keywords)
+        if found is None:
+            return False
+        wanted = sink.unless.keywords[found[0]]
+        return found[1] in wanted if isinstance(wanted, list) else found[1] == wanted
+
     def check_sink(self, sink: Sink, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
                    star: list[Value], node: ast.Call, site: Site) -> None:
-        if not self.applies(sink, args, kwargs):
-            if sink.unless is not None and self.holds(sink.unless, args, kwargs, any_of=True) is True:
+        if not self.applies(sink, args, kwargs) or self._set_safe(sink, node):
+            if sink.unless is not None and (self.holds(sink.unless, args, kwargs, any_of=True) is True
+                                            or self._set_safe(sink, node)):
                 # What the model names safe was passed (``Loader=yaml.SafeLoader`` or a subclass
                 # of it): another detector's candidate here is judged by that.
                 self._evidence(Evidence(kind=sink.kind, site=site, state="sanitised",

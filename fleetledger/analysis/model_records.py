@@ -75,6 +75,10 @@ class Sink:
         texts_only: The argument is a path only when it is a text: the call also takes an
             open file in its place (``zipfile.ZipFile(request.files["f"])`` reads the upload,
             no path), so a value of a library or an analysed class's type is not a path here.
+        unless_set: The ``unless`` keywords are also attributes of the object the call
+            returns: a constant ``unless`` names, assigned to one of them right after the call
+            (``resp.mimetype = "application/json"``), makes the sink not apply, as passing it
+            would (``set_after``).
     """
 
     target: str
@@ -101,6 +105,7 @@ class Sink:
     model: str = ""
     when_called: bool = False
     texts_only: bool = False
+    unless_set: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import sys
 
-ENGINE_VERSION = "63"
+ENGINE_VERSION = "64"
 
 
 @functools.cache
