@@ -19,6 +19,9 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
+MAX_FOLLOWING = 32
+"""Statements read after the call (a response's type is set within a few; a block of thousands
+of such calls would otherwise cost their square)."""
 _BLOCKS: weakref.WeakKeyDictionary[ast.AST, dict[int, tuple[list[ast.stmt], int]]] = weakref.WeakKeyDictionary()
 
 
@@ -34,8 +37,8 @@ def attribute_set(scope: ast.AST, call: ast.Call, wanted: Mapping[str, Any]) -> 
     Returns:
         ``(attribute, constant)``, the constant as the code wrote it (``None`` for an
         assigned value that is no constant); or None when there is no such statement, the
-        call is not so bound, or a statement in between may leave the block or rebinds the
-        name.
+        call is not so bound, a statement in between may leave the block or rebinds the
+        name, or none is within ``MAX_FOLLOWING`` statements.
     """
     where = _statements(scope).get(id(call))
     if where is None:
@@ -44,7 +47,7 @@ def attribute_set(scope: ast.AST, call: ast.Call, wanted: Mapping[str, Any]) -> 
     bound = body[index]
     assert isinstance(bound, ast.Assign)
     name = bound.targets[0].id  # type: ignore[attr-defined]
-    for statement in body[index + 1:]:
+    for statement in body[index + 1:index + 1 + MAX_FOLLOWING]:
         if isinstance(statement, ast.Assign):
             for target in statement.targets:
                 if isinstance(target, ast.Name) and target.id == name:
