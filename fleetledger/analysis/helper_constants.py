@@ -15,6 +15,7 @@ an interpreter for whole programs.
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import TYPE_CHECKING
 
 from . import summaries
@@ -60,7 +61,7 @@ def folded(frame: Frame, node: ast.expr) -> Value | None:
     function = program.functions.get(found.pop()) if len(found) == 1 else None
     if function is None or function.cls is not None or function.id in program.in_progress:
         return None
-    if sum(isinstance(n, ast.stmt) for n in ast.walk(function.node)) > MAX_STATEMENTS:
+    if _statements(function.node) > MAX_STATEMENTS:
         return None
     args = [frame.expr(arg) for arg in node.args]
     kwargs = {str(k.arg): frame.expr(k.value) for k in node.keywords}
@@ -70,3 +71,15 @@ def folded(frame: Frame, node: ast.expr) -> Value | None:
     key = (function.id, "constants", tuple(sorted((i, type(v.const).__name__, v.const) for i, v in bound.items())))
     return program.specialised_summary(
         key, lambda: summaries.compute(program, function, frame.depth + 1, bound=bound)).returns
+
+
+_COUNTED: weakref.WeakKeyDictionary[ast.AST, int] = weakref.WeakKeyDictionary()
+
+
+def _statements(node: ast.AST) -> int:
+    """The statements a function holds, counted once per function (a file may check thousands
+    of patterns made by one long helper)."""
+    count = _COUNTED.get(node)
+    if count is None:
+        count = _COUNTED[node] = sum(isinstance(n, ast.stmt) for n in ast.walk(node))
+    return count

@@ -134,7 +134,7 @@ class DispatchMixin:
             start = int(self.session, 16) % len(pending)
             pending = pending[start:] + pending[:start]
         plan = self.view.sprints[sprint].tasks
-        position = {t: i for i, t in enumerate(plan)}
+        position = {t: i for i, t in enumerate(plan)} if idle and pending else {}
         if not self.shared and len(pending) > 1 and idle:
             # Each idle worker goes on from its own last task (``locality``): the first tasks
             # below are the ones chosen for the idle workers, in their order.
