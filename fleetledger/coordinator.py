@@ -123,7 +123,9 @@ class Coordinator(RecoveryMixin, LeadershipMixin, DispatchMixin, WorkersMixin, S
         self._overreach: str | None = None
         self._forwarders: list[EgressForwarder] = []
         self._attempts: dict[str, int] = {}
-        self._last_position: dict[str, tuple[str, int]] = {}  # worker id -> (sprint, plan position) of its last task
+        # worker id -> (sprint, plan position) of its last task: an ordering hint only (``run.locality``); a new
+        # session starts without it and loses nothing but the order
+        self._last_position: dict[str, tuple[str, int]] = {}
         self._settle_checked: set[str] = set()
         self._reader: RunReader | None = None  # tasks considered for settling on the coordinator (run.reusing)
         self._read_decisions: dict[str, Decision] = {}  # gate decisions on reads (the policy is fixed per session)

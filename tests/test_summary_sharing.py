@@ -52,6 +52,11 @@ def _analysed(files: dict[str, str], path: str) -> engine.FileAnalysis:
                           loader=lambda p: (p, parser.parse_module(files[p]).module) if p in files else None, shas=shas)
 
 
+def _flow_sites(found: engine.FileAnalysis) -> tuple[tuple[str, str, int], ...]:
+    """The (kind, path, line) of each flow an analysis reports, sorted."""
+    return tuple(sorted((f.kind, f.site.path, f.site.line) for f in found.flows))
+
+
 @pytest.fixture(autouse=True)
 def _clean() -> object:
     summary_sharing._SHARED.clear()
@@ -113,8 +118,7 @@ _ROTATING = {
 
 def test_a_shared_summary_is_not_adopted_where_a_cycle_it_read_was_entered_elsewhere() -> None:
     def result(path: str) -> list[tuple[str, str, int]]:
-        found = _analysed(_ROTATING, path)
-        return sorted((f.kind, f.site.path, f.site.line) for f in found.flows)
+        return list(_flow_sites(_analysed(_ROTATING, path)))
 
     alone = result("pkg/entered_at_walk.py")
     summary_sharing._SHARED.clear()
@@ -149,9 +153,10 @@ def test_a_shared_summary_is_not_adopted_where_its_calls_would_pass_the_depth_li
         "pkg/far.py": "from flask import request\nfrom pkg import chain\n" + "".join(wrappers)
                       + "\n\ndef view():\n    return w0(request.args['x'])\n",
     }
+
     def result(path: str) -> tuple[object, ...]:
         found = _analysed(files, path)
-        return tuple(sorted((f.kind, f.site.path, f.site.line) for f in found.flows)), found.not_analysed
+        return _flow_sites(found), found.not_analysed
 
     far = result("pkg/far.py")
     assert far[1]  # the chain is cut there
@@ -173,9 +178,9 @@ def test_a_summary_that_applied_a_function_of_the_analysed_file_is_not_shared() 
                        "    target.value = request.args['x']\n\n\ndef view():\n    os.system(lib.run(2))\n"),
         "pkg/other.py": "import os\nfrom pkg import lib\n\n\ndef view():\n    os.system(lib.run(2))\n",
     }
+
     def result(path: str) -> tuple[tuple[str, str, int], ...]:
-        found = _analysed(files, path)
-        return tuple(sorted((f.kind, f.site.path, f.site.line) for f in found.flows))
+        return _flow_sites(_analysed(files, path))
 
     alone = result("pkg/other.py")
     summary_sharing._SHARED.clear()
@@ -193,9 +198,9 @@ def test_a_cycle_computed_inside_another_cycles_later_round_is_not_shared() -> N
     files["pkg/nested.py"] = "from flask import request\nfrom pkg import outer\n\n\ndef view():\n    return outer.h(request.args['x'], 2)\n"
     files["pkg/direct.py"] = ("from flask import request\nfrom pkg import walker\n\n\ndef view():\n"
                               "    return walker.walk('ls', 'ls', request.args['x'], 3)\n")
+
     def result(path: str) -> tuple[tuple[str, str, int], ...]:
-        found = _analysed(files, path)
-        return tuple(sorted((f.kind, f.site.path, f.site.line) for f in found.flows))
+        return _flow_sites(_analysed(files, path))
 
     alone = {path: result(path) for path in ("pkg/direct.py", "pkg/nested.py")}
     assert alone["pkg/direct.py"] == (("command", "pkg/walker.py", 8),)
@@ -222,6 +227,7 @@ def test_a_base_class_is_known_whichever_modules_were_loaded_before() -> None:
                        "        return open(os.path.join(self.root, name))\n"),
         "pkg/other.py": "from pkg.sub import Sub\n\n\ndef show(obj: Sub):\n    return obj.flag\n",
     }
+
     def result(path: str) -> tuple[tuple[str, int, str], ...]:
         found = _analysed(files, path)
         return tuple(sorted((f.kind, f.site.line, f.label.what) for f in found.flows))

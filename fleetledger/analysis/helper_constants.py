@@ -42,7 +42,7 @@ def folded(frame: Frame, node: ast.expr) -> Value | None:
         The value the function returns for those arguments (a constant, or one of a few, where
         its body makes one), or None when ``node`` is not such a call: not a call, a callee
         that is not exactly one such function (or one being computed), an argument that is
-        not a constant, unpacked arguments, or a body over ``MAX_STATEMENTS``.
+        not a constant or holds a call, unpacked arguments, or a body over ``MAX_STATEMENTS``.
 
     Raises:
         BudgetExceeded: the work budget ran out while computing it (as for any summary).
@@ -51,6 +51,8 @@ def folded(frame: Frame, node: ast.expr) -> Value | None:
         return None
     if any(isinstance(arg, ast.Starred) for arg in node.args) or any(k.arg is None for k in node.keywords):
         return None
+    if any(isinstance(inner, ast.Call) for arg in [*node.args, *node.keywords] for inner in ast.walk(arg)):
+        return None  # (its arguments are read again here: a call among them would run twice)
     program = frame.program
     callee = frame.expr(node.func)
     found = set(callee.functions)

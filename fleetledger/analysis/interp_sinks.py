@@ -18,7 +18,7 @@ from .library_methods import library_types as library_object_types
 from .model_conventions import UNREAD_TEMPLATE, Render, ReturnSink
 from .model_records import UNTYPED, Check, Condition, Sink
 from .texts import holds_text, known_texts
-from .values import EMPTY, NOT_CONSTANT, Label, Value, join, of_labels
+from .values import EMPTY, NOT_CONSTANT, Label, Value, constant, join, of_labels
 
 # An HTML start or end tag: an element of the WHATWG HTML standard (with SVG's and MathML's
 # roots) or a custom element (its name holds a hyphen), so "<name>" in plain text is no tag.
@@ -167,8 +167,9 @@ class Sinks:
         found = set_after.attribute_set(scope, node, sink.unless.keywords)
         if found is None:
             return False
-        wanted = sink.unless.keywords[found[0]]
-        return found[1] in wanted if isinstance(wanted, list) else found[1] == wanted
+        attribute, assigned = found
+        safe = Condition(keywords={attribute: sink.unless.keywords[attribute]})
+        return self.holds(safe, [], {attribute: constant(assigned)}) is True
 
     def check_sink(self, sink: Sink, receiver: Value | None, args: list[Value], kwargs: dict[str, Value],
                    star: list[Value], node: ast.Call, site: Site) -> None:

@@ -85,8 +85,9 @@ def proofs(frame: Frame, test: ast.Call, truth: bool, proven: Prover) -> list[An
 
 def kept_by_loop(loop: ast.For | ast.AsyncFor) -> ast.Call | None:
     """For a loop whose whole body is ``if P(x): raise ...`` (or ``return``), with no ``break``
-    or ``continue`` (which could skip the exit) and no ``else``: once it has ended normally, no element met ``P``, as ``all(not P(x) for x
-    in xs)`` found true says (``for part in path.split("/"): if ".." in part: raise``). The
+    or ``continue`` (which could skip the exit) and no ``else``: once it has ended normally, no
+    element met ``P``, as ``all(not P(x) for x in xs)`` found true says (``for part in
+    path.split("/"): if ".." in part: raise``). The
     test to read after the loop, or None for any other loop (one over anything but a name or a
     name split by constants: reading the test evaluates the iterable again, which must have no
     effect)."""

@@ -73,11 +73,10 @@ def substitute(frame: Frame, value: Value, mapping: dict[int, Value], call: obje
 
 def _of_callee(label: Label, callee: FunctionInfo | None) -> bool:
     """True when a parameter label stands for a parameter of ``callee`` (any function's, without
-    one): ``made_for`` it. Also for a function defined at a module's top level: a callback it
-    was passed and called (a nested function reading its definer's parameter, ``work(cursor)``
-    in a transaction runner) brings that other function's labels into its summary, which stay
-    for the definer's own summary (they were taken for the helper's arguments, and the data
-    was lost)."""
+    one): ``made_for`` it, for a module-level function too. A callback it was passed and called
+    (a nested function reading its definer's parameter: ``work(cursor)`` given to a
+    transaction runner) brings the definer's labels into its summary; they are replaced where
+    the definer's summary is applied, not by the runner's arguments."""
     return callee is None or made_for(label, callee)
 
 

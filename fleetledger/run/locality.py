@@ -7,7 +7,8 @@ analysed (``analysis.summary_sharing``), and the files of one folder call the sa
 When the workers take the pending tasks in plan order, one each in turn, every worker meets
 every folder and computes most summaries again; when each goes on from its own last task,
 each folder's summaries are computed by about one worker. On Django 5.1.4, two processes
-given alternate blocks spent 61 s of CPU on detect, and two given each half 55 s.
+given alternate blocks spent 61 s of CPU on detect, and two given each half 55 s; in a whole
+scan with two workers, the detect steps took 2% less in all (48.5 s against 49.4 s).
 
 The rule is that of work stealing over ranges (as in Cilk's and Rayon's schedulers, where an
 idle worker takes half of a busy one's range): a worker takes the task right after its last

@@ -52,13 +52,12 @@ BLOCK_CANDIDATES = 24
 BLOCK_MIN_CANDIDATES = 12
 """A task costs the run about 15 ms besides its steps (its lease and result recorded, its
 assignment sent and read), while a step of a small file or a candidate's model pass takes a few:
-small neighbouring folders share a task up to these sizes (Django 5.1.4: 146 detect tasks rather
-than 255; ``bench/scan_time.py``). A lost task redoes only its steps not yet recorded, so a
-larger task costs a resumed run nothing more. ``BLOCK_BYTES`` bounds a detect task's work,
+small neighbouring folders share a task up to these sizes (``bench/scan_time.py``). A lost
+task redoes only its steps not yet recorded, so a larger task costs a resumed run nothing more. ``BLOCK_BYTES`` bounds a detect task's work,
 which grows with its files' size: a sprint ends when its last task does, and a 17-file block
 of 470 KB (Django's ``db/models``) took 6 s, alone at the end of detect while the other worker
 waited (``run.locality`` gives each worker its own part of the plan, so the costly folders may
-come last). Django 5.1.4 then has 196 detect tasks."""
+come last). Django 5.1.4 has 196 detect tasks (255 with 8-file blocks and no byte bound)."""
 
 
 @dataclass(frozen=True, kw_only=True)
